@@ -1,0 +1,85 @@
+/**
+ * Dates are whole UTC days. In arrays they are "day numbers" (days since 1970-01-01, Int32) so
+ * calendars are cheap to compare and search; on the wire and on disk they are ISO `YYYY-MM-DD`.
+ */
+const MS_PER_DAY = 86_400_000
+
+export function dayFromParts(year: number, month: number, day: number): number {
+  return Math.floor(Date.UTC(year, month - 1, day) / MS_PER_DAY)
+}
+
+const ISO_RE = /^(\d{4})-(\d{2})-(\d{2})$/
+
+/** Strict ISO date to day number; null when not a real calendar date. */
+export function parseIsoDay(s: string): number | null {
+  const m = ISO_RE.exec(s)
+  if (!m) return null
+  return validDay(Number(m[1]), Number(m[2]), Number(m[3]))
+}
+
+function validDay(y: number, mo: number, d: number): number | null {
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || y < 1800 || y > 2200) return null
+  const day = dayFromParts(y, mo, d)
+  const back = new Date(day * MS_PER_DAY)
+  if (back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d) return null
+  return day
+}
+
+export function isoFromDay(day: number): string {
+  return new Date(day * MS_PER_DAY).toISOString().slice(0, 10)
+}
+
+/** 0 = Sunday … 6 = Saturday. 1970-01-01 was a Thursday. */
+export function weekday(day: number): number {
+  return (((day + 4) % 7) + 7) % 7
+}
+
+export function yearOf(day: number): number {
+  return new Date(day * MS_PER_DAY).getUTCFullYear()
+}
+
+export function monthOf(day: number): number {
+  return new Date(day * MS_PER_DAY).getUTCMonth() + 1
+}
+
+/**
+ * Accepted date spellings in user files: `YYYY-MM-DD`, the same followed by a time and zone
+ * (`2019-01-02 00:00:00+00:00`, `2019-01-02T00:00:00Z`; the time is ignored: files here are
+ * end-of-day), `YYYYMMDD`, `YYYY/MM/DD` and US `MM/DD/YYYY`.
+ */
+const DATE_FORMATS: { re: RegExp; order: 'ymd' | 'mdy' }[] = [
+  {
+    re: /^(\d{4})-(\d{2})-(\d{2})(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/,
+    order: 'ymd',
+  },
+  { re: /^(\d{4})(\d{2})(\d{2})$/, order: 'ymd' },
+  { re: /^(\d{4})\/(\d{1,2})\/(\d{1,2})$/, order: 'ymd' },
+  { re: /^(\d{1,2})\/(\d{1,2})\/(\d{4})$/, order: 'mdy' },
+]
+
+export function parseFlexibleDay(raw: string): number | null {
+  const s = raw.trim()
+  for (const f of DATE_FORMATS) {
+    const m = f.re.exec(s)
+    if (!m) continue
+    return f.order === 'ymd'
+      ? validDay(Number(m[1]), Number(m[2]), Number(m[3]))
+      : validDay(Number(m[3]), Number(m[1]), Number(m[2]))
+  }
+  return null
+}
+
+/** Index of the last element of a sorted Int32Array that is <= day, or -1. */
+export function lastIndexAtOrBefore(days: Int32Array, day: number): number {
+  let lo = 0
+  let hi = days.length - 1
+  let ans = -1
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1
+    if (days[mid] <= day) {
+      ans = mid
+      lo = mid + 1
+    } else hi = mid - 1
+  }
+  return ans
+}

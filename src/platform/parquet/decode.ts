@@ -1,0 +1,86 @@
+import { decodeChunk, UnsupportedChunk } from './chunk.ts'
+import { decodeWithHyparquet } from './fallback.ts'
+import { checkHeadMagic, type FileMeta, footerLength, parseFooter, type TopColumn } from './footer.ts'
+import { isNativeColumn, targetType } from './schema.ts'
+import { type ByteSource, memorySource } from './source.ts'
+import { Codec, type ColumnType, type DecodeOptions, Encoding, type ParquetColumn, type ParquetTable } from './types.ts'
+
+export async function decodeParquet(bytes: Uint8Array, opts?: DecodeOptions): Promise<ParquetTable> {
+  const src = memorySource(bytes)
+  return decodeSource(src, await readMeta(src), opts)
+}
+
+/** Reads and parses only the footer (plus the leading magic). */
+export async function readMeta(src: ByteSource): Promise<FileMeta> {
+  if (src.size < 12) throw new Error(`not a parquet file: only ${src.size} bytes`)
+  const len = footerLength(await src.read(src.size - 8, src.size), src.size)
+  checkHeadMagic(await src.read(0, 4))
+  return parseFooter(await src.read(src.size - 8 - len, src.size - 8), src.size)
+}
+
+export function selectColumns(meta: FileMeta, names: string[] | undefined): TopColumn[] {
+  if (names === undefined) return meta.columns
+  const byName = new Map(meta.columns.map((c) => [c.name, c]))
+  return [...new Set(names)].map((name) => {
+    const col = byName.get(name)
+    if (!col) {
+      const available = meta.columns.map((c) => JSON.stringify(c.name)).join(', ')
+      throw new Error(`parquet column "${name}" not found; available columns: ${available || '(none)'}`)
+    }
+    return col
+  })
+}
+
+export async function decodeSource(src: ByteSource, meta: FileMeta, opts?: DecodeOptions): Promise<ParquetTable> {
+  const selected = selectColumns(meta, opts?.columns)
+  const columns: ParquetColumn[] = []
+  const slow: ParquetColumn[] = []
+  for (const c of selected) {
+    const col = allocate(targetType(c), c.name, meta.numRows)
+    columns.push(col)
+    if (!(await decodeNative(src, meta, c, col))) slow.push(col)
+  }
+  // hyparquet rewrites every row, including any a half-done fast-path attempt left behind.
+  if (process.env.PQDEBUG) console.log("slow", slow.map((c) => c.name))
+  if (slow.length > 0) await decodeWithHyparquet(src, slow)
+  return { numRows: meta.numRows, columns, metadata: meta.metadata }
+}
+
+/** Decodes the column with our own page decoder; false when it needs the hyparquet fallback. */
+async function decodeNative(src: ByteSource, meta: FileMeta, c: TopColumn, col: ParquetColumn): Promise<boolean> {
+  if (!isNativeColumn(c, col.type)) return false
+  for (const rg of meta.rowGroups) {
+    const chunk = rg.chunks[c.leafIndex]
+    const plain = chunk.encodings.every((e) => e === Encoding.PLAIN || e === Encoding.RLE)
+    if (chunk.codec !== Codec.UNCOMPRESSED || chunk.hasDictionary || !plain || chunk.type !== c.leaf.type) return false
+    if (chunk.numValues !== rg.numRows) {
+      throw new Error(`corrupt parquet footer: column "${c.name}" has ${chunk.numValues} values in ${rg.numRows} rows`)
+    }
+  }
+  let at = 0
+  try {
+    for (const rg of meta.rowGroups) {
+      const chunk = rg.chunks[c.leafIndex]
+      decodeChunk(await src.read(chunk.start, chunk.start + chunk.size), rg.numRows, c.leaf, col, at)
+      at += rg.numRows
+    }
+  } catch (err) {
+    if (err instanceof UnsupportedChunk) return false
+    throw err
+  }
+  return true
+}
+
+function allocate(type: ColumnType, name: string, rows: number): ParquetColumn {
+  switch (type) {
+    case 'DOUBLE':
+      return { name, type, values: new Float64Array(rows) }
+    case 'FLOAT':
+      return { name, type, values: new Float32Array(rows) }
+    case 'INT32':
+    case 'DATE':
+      return { name, type, values: new Int32Array(rows) }
+    case 'STRING':
+      return { name, type, values: new Array<string | null>(rows).fill(null) }
+  }
+}

@@ -1,0 +1,190 @@
+import { CompactReader, type TStruct, type TValue } from './thrift.ts'
+import { MAGIC, MAX_ROWS, Repetition } from './types.ts'
+
+export interface SchemaNode {
+  name: string
+  type?: number
+  repetition?: number
+  numChildren: number
+  convertedType?: number
+  logical?: TStruct
+}
+
+export interface ChunkMeta {
+  type: number
+  codec: number
+  encodings: number[]
+  numValues: number
+  /** First byte of the chunk (dictionary page if any, else first data page) and its length. */
+  start: number
+  size: number
+  hasDictionary: boolean
+}
+
+export interface RowGroupMeta {
+  numRows: number
+  chunks: ChunkMeta[]
+}
+
+/** A top-level column: a leaf directly under the root, or a nested group (which we cannot decode). */
+export interface TopColumn {
+  name: string
+  leaf: SchemaNode
+  /** Index of its (first) leaf, which is also its column chunk index in every row group. */
+  leafIndex: number
+  nested: boolean
+}
+
+export interface FileMeta {
+  numRows: number
+  columns: TopColumn[]
+  rowGroups: RowGroupMeta[]
+  metadata: Record<string, string>
+}
+
+const text = new TextDecoder()
+
+/** Validates the 8-byte file tail and returns the footer length it announces. */
+export function footerLength(tail: Uint8Array, fileSize: number): number {
+  if (fileSize < 12) throw new Error(`not a parquet file: only ${fileSize} bytes`)
+  for (let i = 0; i < 4; i++) {
+    if (tail[4 + i] !== MAGIC[i]) throw new Error('not a parquet file: no PAR1 magic at the end (truncated?)')
+  }
+  const len = tail[0] | (tail[1] << 8) | (tail[2] << 16) | (tail[3] << 24)
+  if (len <= 0 || len > fileSize - 12) {
+    throw new Error(`corrupt parquet file: footer length ${len} does not fit a ${fileSize}-byte file`)
+  }
+  return len
+}
+
+export function checkHeadMagic(head: Uint8Array): void {
+  for (let i = 0; i < 4; i++) {
+    if (head[i] !== MAGIC[i]) throw new Error('not a parquet file: no PAR1 magic at the start')
+  }
+}
+
+export function parseFooter(bytes: Uint8Array, fileSize: number): FileMeta {
+  const r = new CompactReader(bytes, 0, bytes.length, 'footer')
+  const fm = r.readStruct()
+  const numRows = int(fm, 3, 'num_rows')
+  if (numRows < 0 || numRows > MAX_ROWS) throw new Error(`corrupt parquet footer: num_rows ${numRows}`)
+  const schema = list(fm, 2, 'schema').map(schemaNode)
+  const rowGroups = optList(fm, 4).map((rg) => rowGroup(rg, fileSize))
+  const total = rowGroups.reduce((sum, rg) => sum + rg.numRows, 0)
+  if (total !== numRows) throw new Error(`corrupt parquet footer: row groups hold ${total} rows, file says ${numRows}`)
+  const metadata: Record<string, string> = {}
+  for (const kv of optList(fm, 5)) {
+    const s = asStruct(kv, 'key_value_metadata')
+    metadata[str(s, 1, 'key')] = s[2] === undefined ? '' : str(s, 2, 'value')
+  }
+  const columns = topColumns(schema)
+  const leafCount = schema.filter((n) => n.numChildren === 0).length
+  for (const rg of rowGroups) {
+    if (rg.chunks.length !== leafCount) {
+      throw new Error(`corrupt parquet footer: row group has ${rg.chunks.length} chunks for ${leafCount} columns`)
+    }
+  }
+  return { numRows, columns, rowGroups, metadata }
+}
+
+function topColumns(schema: SchemaNode[]): TopColumn[] {
+  if (schema.length === 0) throw new Error('corrupt parquet footer: empty schema')
+  const columns: TopColumn[] = []
+  let idx = 1
+  let leafIndex = 0
+  for (let c = 0; c < schema[0].numChildren; c++) {
+    const node = schema[idx]
+    if (!node) throw new Error('corrupt parquet footer: schema ends early')
+    const start = leafIndex
+    // Walk this column's subtree to find where the next sibling starts.
+    let pending = 1
+    while (pending > 0) {
+      const n = schema[idx++]
+      if (!n) throw new Error('corrupt parquet footer: schema ends early')
+      pending += n.numChildren - 1
+      if (n.numChildren === 0) leafIndex++
+    }
+    const nested = node.numChildren > 0 || node.repetition === Repetition.REPEATED
+    columns.push({ name: node.name, leaf: node, leafIndex: start, nested })
+  }
+  return columns
+}
+
+function schemaNode(v: TValue): SchemaNode {
+  const s = asStruct(v, 'schema element')
+  const numChildren = s[5] === undefined ? 0 : int(s, 5, 'num_children')
+  if (numChildren < 0) throw new Error('corrupt parquet footer: negative num_children')
+  return {
+    name: str(s, 4, 'name'),
+    type: optInt(s, 1),
+    repetition: optInt(s, 3),
+    numChildren,
+    convertedType: optInt(s, 6),
+    logical: s[10] === undefined ? undefined : asStruct(s[10], 'logicalType'),
+  }
+}
+
+function rowGroup(v: TValue, fileSize: number): RowGroupMeta {
+  const s = asStruct(v, 'row group')
+  const numRows = int(s, 3, 'row group num_rows')
+  if (numRows < 0 || numRows > MAX_ROWS) throw new Error(`corrupt parquet footer: row group num_rows ${numRows}`)
+  return { numRows, chunks: list(s, 1, 'columns').map((c) => columnChunk(c, fileSize)) }
+}
+
+function columnChunk(v: TValue, fileSize: number): ChunkMeta {
+  const cc = asStruct(v, 'column chunk')
+  if (cc[1] !== undefined) throw new Error('unsupported parquet file: column chunk stored in another file')
+  const m = asStruct(cc[3], 'column metadata')
+  const dataPage = int(m, 9, 'data_page_offset')
+  const dictPage = optInt(m, 11)
+  const hasDictionary = dictPage !== undefined && dictPage > 0
+  const start = hasDictionary ? Math.min(dictPage, dataPage) : dataPage
+  const size = int(m, 7, 'total_compressed_size')
+  if (start < 4 || size < 0 || start + size > fileSize) {
+    throw new Error(`corrupt parquet footer: column chunk at ${start}+${size} lies outside the ${fileSize}-byte file`)
+  }
+  return {
+    type: int(m, 1, 'type'),
+    codec: int(m, 4, 'codec'),
+    encodings: list(m, 2, 'encodings').map((e) => (typeof e === 'number' ? e : -1)),
+    numValues: int(m, 5, 'num_values'),
+    start,
+    size,
+    hasDictionary,
+  }
+}
+
+export function asStruct(v: TValue | undefined, what: string): TStruct {
+  if (typeof v !== 'object' || v === null || Array.isArray(v) || v instanceof Uint8Array) {
+    throw new Error(`corrupt parquet metadata: ${what} is missing or not a struct`)
+  }
+  return v
+}
+
+export function int(s: TStruct, id: number, what: string): number {
+  const v = s[id]
+  if (typeof v !== 'number') throw new Error(`corrupt parquet metadata: ${what} is missing or not an integer`)
+  return v
+}
+
+export function optInt(s: TStruct, id: number): number | undefined {
+  const v = s[id]
+  return typeof v === 'number' ? v : undefined
+}
+
+function str(s: TStruct, id: number, what: string): string {
+  const v = s[id]
+  if (!(v instanceof Uint8Array)) throw new Error(`corrupt parquet metadata: ${what} is missing or not a string`)
+  return text.decode(v)
+}
+
+function list(s: TStruct, id: number, what: string): TValue[] {
+  const v = s[id]
+  if (!Array.isArray(v)) throw new Error(`corrupt parquet metadata: ${what} is missing or not a list`)
+  return v
+}
+
+function optList(s: TStruct, id: number): TValue[] {
+  const v = s[id]
+  return Array.isArray(v) ? v : []
+}

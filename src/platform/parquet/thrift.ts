@@ -1,0 +1,274 @@
+/**
+ * Thrift compact protocol, only as much as Parquet metadata needs. The writer emits fields in the
+ * order it is called (callers go by ascending field id); the reader parses any struct generically
+ * into `{ [fieldId]: value }` so unknown or future fields are skipped for free.
+ */
+
+export const CT = {
+  STOP: 0,
+  TRUE: 1,
+  FALSE: 2,
+  BYTE: 3,
+  I16: 4,
+  I32: 5,
+  I64: 6,
+  DOUBLE: 7,
+  BINARY: 8,
+  LIST: 9,
+  SET: 10,
+  MAP: 11,
+  STRUCT: 12,
+} as const
+
+export type TValue = number | boolean | Uint8Array | TValue[] | TStruct
+export interface TStruct {
+  [fieldId: number]: TValue | undefined
+}
+
+const utf8 = new TextEncoder()
+const MAX_DEPTH = 32
+
+export class CompactWriter {
+  private buf: Uint8Array
+  private pos = 0
+  private last = 0
+  private readonly stack: number[] = []
+
+  constructor(capacity = 256) {
+    this.buf = new Uint8Array(capacity)
+  }
+
+  /** Starts over, keeping the buffer (for writing many small structs such as page headers). */
+  reset(): void {
+    this.pos = 0
+    this.last = 0
+    this.stack.length = 0
+  }
+
+  /** Copy of the bytes written so far. */
+  bytes(): Uint8Array {
+    return this.buf.slice(0, this.pos)
+  }
+
+  i32(id: number, v: number): void {
+    this.field(id, CT.I32)
+    this.varint(zigzag(v))
+  }
+
+  i64(id: number, v: number): void {
+    this.field(id, CT.I64)
+    this.varint(zigzag(v))
+  }
+
+  bool(id: number, v: boolean): void {
+    this.field(id, v ? CT.TRUE : CT.FALSE)
+  }
+
+  string(id: number, s: string): void {
+    this.field(id, CT.BINARY)
+    this.rawString(s)
+  }
+
+  beginStruct(id: number): void {
+    this.field(id, CT.STRUCT)
+    this.push()
+  }
+
+  /** An empty struct field, e.g. a LogicalType marker such as DATE or STRING. */
+  emptyStruct(id: number): void {
+    this.beginStruct(id)
+    this.end()
+  }
+
+  /** Starts one struct element of a list (list elements carry no field header). */
+  beginElement(): void {
+    this.push()
+  }
+
+  /** Ends the current struct (element or field); at the top level this writes the final stop byte. */
+  end(): void {
+    this.byte(CT.STOP)
+    this.last = this.stack.pop() ?? 0
+  }
+
+  list(id: number, elementType: number, size: number): void {
+    this.field(id, CT.LIST)
+    if (size < 15) this.byte((size << 4) | elementType)
+    else {
+      this.byte(0xf0 | elementType)
+      this.varint(size)
+    }
+  }
+
+  listI32(v: number): void {
+    this.varint(zigzag(v))
+  }
+
+  listString(s: string): void {
+    this.rawString(s)
+  }
+
+  private push(): void {
+    this.stack.push(this.last)
+    this.last = 0
+  }
+
+  private field(id: number, type: number): void {
+    const delta = id - this.last
+    if (delta > 0 && delta <= 15) this.byte((delta << 4) | type)
+    else {
+      this.byte(type)
+      this.varint(zigzag(id))
+    }
+    this.last = id
+  }
+
+  private rawString(s: string): void {
+    const b = utf8.encode(s)
+    this.varint(b.length)
+    this.ensure(b.length)
+    this.buf.set(b, this.pos)
+    this.pos += b.length
+  }
+
+  private byte(b: number): void {
+    this.ensure(1)
+    this.buf[this.pos++] = b
+  }
+
+  /** Unsigned varint for values up to 2^53 (arithmetic, not bit ops, past 31 bits). */
+  private varint(v: number): void {
+    this.ensure(10)
+    while (v >= 0x80) {
+      this.buf[this.pos++] = (v % 0x80) | 0x80
+      v = Math.floor(v / 0x80)
+    }
+    this.buf[this.pos++] = v
+  }
+
+  private ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return
+    const next = new Uint8Array(Math.max(this.buf.length * 2, this.pos + n))
+    next.set(this.buf.subarray(0, this.pos))
+    this.buf = next
+  }
+}
+
+function zigzag(v: number): number {
+  return v >= 0 ? v * 2 : -v * 2 - 1
+}
+
+export class CompactReader {
+  constructor(
+    private readonly bytes: Uint8Array,
+    public pos: number,
+    private readonly end: number,
+    private readonly what: string,
+  ) {}
+
+  fail(message: string): never {
+    throw new Error(`corrupt parquet ${this.what}: ${message}`)
+  }
+
+  readStruct(depth = 0): TStruct {
+    if (depth > MAX_DEPTH) this.fail('structs nested too deeply')
+    const s: TStruct = {}
+    let last = 0
+    for (;;) {
+      const b = this.byte()
+      if (b === CT.STOP) return s
+      const type = b & 0x0f
+      const delta = b >> 4
+      const id = delta ? last + delta : this.zigzag()
+      last = id
+      s[id] = this.value(type, depth)
+    }
+  }
+
+  private value(type: number, depth: number): TValue {
+    switch (type) {
+      case CT.TRUE:
+        return true
+      case CT.FALSE:
+        return false
+      case CT.BYTE:
+        return (this.byte() << 24) >> 24
+      case CT.I16:
+      case CT.I32:
+      case CT.I64:
+        return this.zigzag()
+      case CT.DOUBLE:
+        return this.double()
+      case CT.BINARY:
+        return this.binary()
+      case CT.LIST:
+      case CT.SET:
+        return this.list(depth)
+      case CT.MAP:
+        return this.map(depth)
+      case CT.STRUCT:
+        return this.readStruct(depth + 1)
+      default:
+        return this.fail(`unknown field type ${type}`)
+    }
+  }
+
+  private list(depth: number): TValue[] {
+    const h = this.byte()
+    const type = h & 0x0f
+    const size = h >> 4 === 15 ? this.varint() : h >> 4
+    // Every element takes at least one byte, so a larger count can only come from corruption.
+    if (size > this.end - this.pos) this.fail(`list of ${size} elements exceeds the remaining bytes`)
+    const out: TValue[] = new Array(size)
+    const isBool = type === CT.TRUE || type === CT.FALSE
+    for (let i = 0; i < size; i++) out[i] = isBool ? this.byte() === CT.TRUE : this.value(type, depth + 1)
+    return out
+  }
+
+  private map(depth: number): TValue[] {
+    const size = this.varint()
+    if (size === 0) return []
+    if (size * 2 > this.end - this.pos) this.fail(`map of ${size} entries exceeds the remaining bytes`)
+    const kv = this.byte()
+    const out: TValue[] = []
+    for (let i = 0; i < size; i++) out.push([this.value(kv >> 4, depth + 1), this.value(kv & 0x0f, depth + 1)])
+    return out
+  }
+
+  private byte(): number {
+    if (this.pos >= this.end) this.fail('unexpected end of data')
+    return this.bytes[this.pos++]
+  }
+
+  private varint(): number {
+    let result = 0
+    let scale = 1
+    for (let i = 0; i < 10; i++) {
+      const b = this.byte()
+      result += (b & 0x7f) * scale
+      if (b < 0x80) return result
+      scale *= 0x80
+    }
+    return this.fail('varint longer than 10 bytes')
+  }
+
+  private zigzag(): number {
+    const n = this.varint()
+    return n % 2 === 0 ? n / 2 : -(n + 1) / 2
+  }
+
+  private double(): number {
+    if (this.pos + 8 > this.end) this.fail('unexpected end of data')
+    const v = new DataView(this.bytes.buffer, this.bytes.byteOffset + this.pos, 8).getFloat64(0, true)
+    this.pos += 8
+    return v
+  }
+
+  private binary(): Uint8Array {
+    const n = this.varint()
+    if (n > this.end - this.pos) this.fail(`binary of ${n} bytes exceeds the remaining bytes`)
+    const b = this.bytes.subarray(this.pos, this.pos + n)
+    this.pos += n
+    return b
+  }
+}

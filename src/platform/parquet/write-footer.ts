@@ -1,0 +1,145 @@
+import { CT, CompactWriter } from './thrift.ts'
+import {
+  Codec,
+  ConvertedType,
+  Encoding,
+  LogicalTypeId,
+  PageType,
+  type ParquetColumn,
+  PhysicalType,
+  Repetition,
+} from './types.ts'
+
+export interface ColumnSpec {
+  physical: number
+  optional: boolean
+  convertedType?: number
+  logicalType?: number
+  /** Bytes per PLAIN value, or 0 for variable-length byte arrays. */
+  width: number
+}
+
+export function columnSpec(col: ParquetColumn): ColumnSpec {
+  switch (col.type) {
+    case 'DOUBLE':
+      return { physical: PhysicalType.DOUBLE, optional: true, width: 8 }
+    case 'FLOAT':
+      return { physical: PhysicalType.FLOAT, optional: true, width: 4 }
+    case 'INT32':
+      return { physical: PhysicalType.INT32, optional: false, width: 4 }
+    case 'DATE':
+      return {
+        physical: PhysicalType.INT32,
+        optional: false,
+        convertedType: ConvertedType.DATE,
+        logicalType: LogicalTypeId.DATE,
+        width: 4,
+      }
+    case 'STRING':
+      return {
+        physical: PhysicalType.BYTE_ARRAY,
+        optional: true,
+        convertedType: ConvertedType.UTF8,
+        logicalType: LogicalTypeId.STRING,
+        width: 0,
+      }
+  }
+}
+
+/** What the footer needs to know about one written column chunk. */
+export interface WrittenChunk {
+  name: string
+  spec: ColumnSpec
+  offset: number
+  size: number
+  nulls: number
+}
+
+const headerWriter = new CompactWriter(64)
+
+export function dataPageHeader(numValues: number, size: number): Uint8Array {
+  const w = headerWriter
+  w.reset()
+  w.i32(1, PageType.DATA_PAGE)
+  w.i32(2, size)
+  w.i32(3, size)
+  w.beginStruct(5)
+  w.i32(1, numValues)
+  w.i32(2, Encoding.PLAIN)
+  w.i32(3, Encoding.RLE)
+  w.i32(4, Encoding.RLE)
+  w.end()
+  w.end()
+  return w.bytes()
+}
+
+export function fileFooter(chunks: WrittenChunk[], numRows: number, metadata: Record<string, string>): Uint8Array {
+  const w = new CompactWriter(64 * 1024)
+  w.i32(1, 1)
+  w.list(2, CT.STRUCT, chunks.length + 1)
+  w.beginElement()
+  w.string(4, 'schema')
+  w.i32(5, chunks.length)
+  w.end()
+  for (const c of chunks) schemaElement(w, c)
+  w.i64(3, numRows)
+  w.list(4, CT.STRUCT, 1)
+  w.beginElement()
+  w.list(1, CT.STRUCT, chunks.length)
+  for (const c of chunks) columnChunk(w, c, numRows)
+  const total = chunks.reduce((sum, c) => sum + c.size, 0)
+  w.i64(2, total)
+  w.i64(3, numRows)
+  if (chunks.length > 0) w.i64(5, chunks[0].offset)
+  w.i64(6, total)
+  w.end()
+  const entries = Object.entries(metadata)
+  if (entries.length > 0) {
+    w.list(5, CT.STRUCT, entries.length)
+    for (const [key, value] of entries) {
+      w.beginElement()
+      w.string(1, key)
+      w.string(2, value)
+      w.end()
+    }
+  }
+  w.string(6, 'erm3')
+  w.end()
+  return w.bytes()
+}
+
+function schemaElement(w: CompactWriter, c: WrittenChunk): void {
+  w.beginElement()
+  w.i32(1, c.spec.physical)
+  w.i32(3, c.spec.optional ? Repetition.OPTIONAL : Repetition.REQUIRED)
+  w.string(4, c.name)
+  if (c.spec.convertedType !== undefined) w.i32(6, c.spec.convertedType)
+  if (c.spec.logicalType !== undefined) {
+    w.beginStruct(10)
+    w.emptyStruct(c.spec.logicalType)
+    w.end()
+  }
+  w.end()
+}
+
+function columnChunk(w: CompactWriter, c: WrittenChunk, numRows: number): void {
+  w.beginElement()
+  w.i64(2, c.offset)
+  w.beginStruct(3)
+  w.i32(1, c.spec.physical)
+  const encodings = c.spec.optional ? [Encoding.PLAIN, Encoding.RLE] : [Encoding.PLAIN]
+  w.list(2, CT.I32, encodings.length)
+  for (const e of encodings) w.listI32(e)
+  w.list(3, CT.BINARY, 1)
+  w.listString(c.name)
+  w.i32(4, Codec.UNCOMPRESSED)
+  w.i64(5, numRows)
+  w.i64(6, c.size)
+  w.i64(7, c.size)
+  w.i64(9, c.offset)
+  w.beginStruct(12)
+  w.i64(3, c.nulls)
+  w.end()
+  w.end()
+  w.end()
+}
