@@ -47,7 +47,7 @@ export function checkFile(srcRoot: string, file: string, text: string): Violatio
   for (const m of text.matchAll(IMPORT_RE)) {
     const spec = m[1] ?? m[2] ?? m[3]
     if (!spec) continue
-    const line = text.slice(0, m.index).split('\n').length
+    const line = text.slice(0, (m.index ?? 0) + m[0].indexOf(spec)).split('\n').length
     if (spec.startsWith('.')) {
       const target = layerOf(srcRoot, resolve(dirname(file), spec))
       if (target === null) {

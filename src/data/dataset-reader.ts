@@ -163,7 +163,7 @@ async function readPanel(
 ): Promise<{ names: string[]; values: Panel }> {
   const table = await readParquetFile(join(dir, path))
   const [date, ...rest] = table.columns
-  if (!date || date.name !== 'date' || date.type !== 'DATE')
+  if (date?.name !== 'date' || date.type !== 'DATE')
     fail(dir, `${path}: first column must be the DATE column "date"`)
   if (date.values.length !== calendar.length || date.values.some((d, i) => d !== calendar[i])) {
     fail(dir, `${path}: dates differ from calendar.csv`)

@@ -22,18 +22,24 @@ interface Regime {
 }
 
 const REGIMES: Regime[] = [
+  { from: '2006-01-03', to: '2007-02-26', vol: 0.65, drift: 0 },
   { from: '2007-07-20', to: '2007-08-31', vol: 1.5, drift: -0.001 },
-  { from: '2008-09-15', to: '2008-11-20', vol: 2.8, drift: -0.005 },
-  { from: '2008-11-21', to: '2009-03-09', vol: 2.2, drift: -0.0012 },
-  { from: '2009-03-10', to: '2009-06-30', vol: 1.5, drift: 0.0028 },
+  { from: '2008-09-15', to: '2008-11-20', vol: 3.6, drift: -0.0075 },
+  { from: '2008-11-21', to: '2009-03-09', vol: 2.4, drift: -0.003 },
+  { from: '2009-03-10', to: '2009-06-30', vol: 1.5, drift: 0.004 },
   { from: '2010-05-06', to: '2010-06-30', vol: 1.4, drift: -0.001 },
   { from: '2011-08-01', to: '2011-10-31', vol: 1.8, drift: -0.0008 },
+  { from: '2013-01-02', to: '2014-09-30', vol: 0.7, drift: 0.0003 },
   { from: '2015-08-20', to: '2015-09-30', vol: 1.5, drift: -0.001 },
-  { from: '2018-02-02', to: '2018-02-28', vol: 1.6, drift: -0.001 },
+  { from: '2016-07-01', to: '2018-01-26', vol: 0.55, drift: 0.0003 },
+  { from: '2018-02-02', to: '2018-02-28', vol: 1.8, drift: -0.001 },
   { from: '2018-10-10', to: '2018-12-24', vol: 1.5, drift: -0.0018 },
-  { from: '2020-02-24', to: '2020-03-23', vol: 4.0, drift: -0.014 },
+  { from: '2019-01-02', to: '2020-01-31', vol: 0.75, drift: 0.0002 },
+  { from: '2020-02-24', to: '2020-03-23', vol: 5.0, drift: -0.014 },
   { from: '2020-03-24', to: '2020-06-10', vol: 2.0, drift: 0.0035 },
-  { from: '2022-01-15', to: '2022-10-12', vol: 1.35, drift: -0.0012 },
+  { from: '2021-01-04', to: '2021-12-31', vol: 0.75, drift: 0.0003 },
+  { from: '2022-01-15', to: '2022-10-12', vol: 1.5, drift: -0.0012 },
+  { from: '2023-11-01', to: '2024-07-15', vol: 0.7, drift: 0.0002 },
   { from: '2025-04-02', to: '2025-04-30', vol: 2.2, drift: -0.002 },
 ]
 
@@ -54,7 +60,9 @@ export function regimeSeries(calendar: Int32Array): RegimeSeries {
       if (d < from - 7 || d > to + 7) continue
       const edge = Math.min(d - (from - 7), to + 7 - d) / 7
       const w = Math.max(0, Math.min(1, edge))
-      vol[t] = Math.max(vol[t], 1 + (r.vol - 1) * w)
+      // Overlapping ramps: the stronger deviation from 1 wins.
+      const v = 1 + (r.vol - 1) * w
+      if (Math.abs(v - 1) > Math.abs(vol[t] - 1)) vol[t] = v
       drift[t] += r.drift * w
     }
   }

@@ -51,6 +51,7 @@ function decodePage(page: Uint8Array, n: number, optional: boolean, physical: nu
     if (levelScratch.length < n) levelScratch = new Uint8Array(n)
     levels = levelScratch
     present = decodeLevels(page, 4, 4 + len, levels, n)
+    if (present < 0) corrupt(col, 'invalid or truncated definition levels')
     values = page.subarray(4 + len)
   }
   switch (col.type) {

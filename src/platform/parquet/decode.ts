@@ -34,15 +34,14 @@ export function selectColumns(meta: FileMeta, names: string[] | undefined): TopC
 export async function decodeSource(src: ByteSource, meta: FileMeta, opts?: DecodeOptions): Promise<ParquetTable> {
   const selected = selectColumns(meta, opts?.columns)
   const columns: ParquetColumn[] = []
-  const slow: ParquetColumn[] = []
-  for (const c of selected) {
-    const col = allocate(targetType(c), c.name, meta.numRows)
+  const slow: { top: TopColumn; col: ParquetColumn }[] = []
+  for (const top of selected) {
+    const col = allocate(targetType(top), top.name, meta.numRows)
     columns.push(col)
-    if (!(await decodeNative(src, meta, c, col))) slow.push(col)
+    if (!(await decodeNative(src, meta, top, col))) slow.push({ top, col })
   }
   // hyparquet rewrites every row, including any a half-done fast-path attempt left behind.
-  if (process.env.PQDEBUG) console.log("slow", slow.map((c) => c.name))
-  if (slow.length > 0) await decodeWithHyparquet(src, slow)
+  if (slow.length > 0) await decodeWithHyparquet(src, meta, slow)
   return { numRows: meta.numRows, columns, metadata: meta.metadata }
 }
 

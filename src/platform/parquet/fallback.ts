@@ -1,7 +1,9 @@
 import { type AsyncBuffer, type ColumnData, parquetRead } from 'hyparquet'
 import { compressors } from 'hyparquet-compressors'
+import type { FileMeta, TopColumn } from './footer.ts'
+import { checkChunk } from './guard.ts'
 import type { ByteSource } from './source.ts'
-import type { ParquetColumn } from './types.ts'
+import { type ParquetColumn, Repetition } from './types.ts'
 
 const text = new TextDecoder()
 
@@ -24,7 +26,20 @@ function floorDiv(v: bigint | number, d: bigint): number {
  * Fills the given (preallocated, same-named) columns using hyparquet, for files or chunks the fast
  * path does not handle: compression, dictionaries, page v2, INT64, timestamps and so on.
  */
-export async function decodeWithHyparquet(src: ByteSource, columns: ParquetColumn[]): Promise<void> {
+export async function decodeWithHyparquet(
+  src: ByteSource,
+  meta: FileMeta,
+  targets: { top: TopColumn; col: ParquetColumn }[],
+): Promise<void> {
+  for (const { top } of targets) {
+    const optional = top.leaf.repetition !== Repetition.REQUIRED
+    for (const rg of meta.rowGroups) {
+      const chunk = rg.chunks[top.leafIndex]
+      const bytes = await src.read(chunk.start, chunk.start + chunk.size)
+      checkChunk(bytes, rg.numRows, chunk.codec, optional, top.name)
+    }
+  }
+  const columns = targets.map((t) => t.col)
   const file: AsyncBuffer = {
     byteLength: src.size,
     slice: async (start, end) => {
@@ -34,14 +49,20 @@ export async function decodeWithHyparquet(src: ByteSource, columns: ParquetColum
   }
   // Converting inside onChunk could throw where hyparquet cannot catch it, so collect first.
   const chunks: ColumnData[] = []
-  await parquetRead({
-    file,
-    columns: columns.map((c) => c.name),
-    compressors,
-    parsers,
-    utf8: true,
-    onChunk: (chunk) => chunks.push(chunk),
-  })
+  try {
+    await parquetRead({
+      file,
+      columns: columns.map((c) => c.name),
+      compressors,
+      parsers,
+      utf8: true,
+      onChunk: (chunk) => chunks.push(chunk),
+    })
+  } catch (err) {
+    // hyparquet's own messages can be cryptic on damaged files (e.g. a TypeError from deep inside).
+    const message = err instanceof Error ? err.message : String(err)
+    throw new Error(`parquet file could not be read (via hyparquet): ${message}`, { cause: err })
+  }
   const byName = new Map(columns.map((c) => [c.name, c]))
   for (const chunk of chunks) {
     const col = byName.get(chunk.columnName)

@@ -75,10 +75,12 @@ export function parseFooter(bytes: Uint8Array, fileSize: number): FileMeta {
   const metadata: Record<string, string> = {}
   for (const kv of optList(fm, 5)) {
     const s = asStruct(kv, 'key_value_metadata')
-    metadata[str(s, 1, 'key')] = s[2] === undefined ? '' : str(s, 2, 'value')
+    const value = s[2] === undefined ? '' : str(s, 2, 'value')
+    // defineProperty, so a key such as "__proto__" stays an ordinary entry.
+    Object.defineProperty(metadata, str(s, 1, 'key'), { value, enumerable: true, writable: true, configurable: true })
   }
   const columns = topColumns(schema)
-  const leafCount = schema.filter((n) => n.numChildren === 0).length
+  const leafCount = schema.slice(1).filter((n) => n.numChildren === 0).length
   for (const rg of rowGroups) {
     if (rg.chunks.length !== leafCount) {
       throw new Error(`corrupt parquet footer: row group has ${rg.chunks.length} chunks for ${leafCount} columns`)

@@ -66,8 +66,8 @@ export function writeVarint(out: Uint8Array, pos: number, v: number): number {
 }
 
 /**
- * Decodes n levels from bytes[pos..end) into levels[0..n) and returns how many are 1 (present).
- * Throws on anything a valid max-level-1 stream cannot contain.
+ * Decodes n levels from bytes[pos..end) into levels[0..n) and returns how many are 1 (present),
+ * or -1 when the stream is truncated or holds a level above 1 (the caller names the column).
  */
 export function decodeLevels(bytes: Uint8Array, pos: number, end: number, levels: Uint8Array, n: number): number {
   let i = 0
@@ -76,21 +76,21 @@ export function decodeLevels(bytes: Uint8Array, pos: number, end: number, levels
     let header = 0
     let scale = 1
     for (let b = 0x80; b >= 0x80; scale *= 0x80) {
-      if (pos >= end || scale > 2 ** 35) throw new Error('corrupt parquet page: truncated definition levels')
+      if (pos >= end || scale > 2 ** 35) return -1
       b = bytes[pos++]
       header += (b & 0x7f) * scale
     }
     if (header % 2 === 0) {
-      if (pos >= end) throw new Error('corrupt parquet page: truncated definition levels')
+      if (pos >= end) return -1
       const v = bytes[pos++]
-      if (v > 1) throw new Error(`corrupt parquet page: definition level ${v} in a flat column`)
+      if (v > 1) return -1
       const count = Math.min(header / 2, n - i)
       levels.fill(v, i, i + count)
       if (v) present += count
       i += count
     } else {
       const groups = (header - 1) / 2
-      if (groups > end - pos) throw new Error('corrupt parquet page: truncated bit-packed definition levels')
+      if (groups > end - pos) return -1
       const count = Math.min(groups * 8, n - i)
       for (let k = 0; k < count; k++) {
         const bit = (bytes[pos + (k >> 3)] >> (k & 7)) & 1

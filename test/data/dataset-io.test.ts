@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict'
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, describe, test } from 'node:test'
+import { readDataset, readManifest } from '../../src/data/dataset-reader.ts'
+import { writeDataset } from '../../src/data/dataset-writer.ts'
+import { generateSynthetic } from '../../src/data/synth/index.ts'
+import { synthesizeDataset } from '../../src/data/synthesize.ts'
+
+const dir = await mkdtemp(join(tmpdir(), 'erm3-dataset-io-'))
+after(() => rm(dir, { recursive: true, force: true }))
+const small = { seed: 11, stocks: 40, start: '2015-01-02', end: '2017-06-30' }
+
+describe('dataset directory', () => {
+  test('write → read round-trips every value bit for bit', async () => {
+    const ds = generateSynthetic(small)
+    const out = join(dir, 'rt')
+    const manifest = await writeDataset(ds, out)
+    const { dataset: back, manifest: m2 } = await readDataset(out, { fundamentals: true, truth: true })
+    assert.deepEqual(m2, manifest)
+    assert.deepEqual(back.symbols, ds.symbols)
+    assert.deepEqual(Array.from(back.calendar), Array.from(ds.calendar))
+    assert.deepEqual(back.securities, ds.securities)
+    assert.deepEqual(back.factors, ds.factors)
+    for (const field of ['adj_close', 'close', 'volume', 'shares_out'] as const) {
+      const a = ds.prices[field] ?? []
+      const b = back.prices[field] ?? []
+      assert.equal(b.length, a.length)
+      for (const [i, s] of a.entries()) {
+        assert.ok(
+          s.every((v, t) => Object.is(v, b[i][t])),
+          `${field} ${ds.symbols[i]}`,
+        )
+      }
+    }
+    assert.deepEqual(back.rates?.tenors, ds.rates?.tenors)
+    for (const [k, v] of (ds.rates?.values ?? []).entries()) {
+      assert.deepEqual(Array.from(back.rates?.values[k] ?? []), Array.from(v))
+    }
+    assert.equal(back.fundamentals.length, ds.fundamentals.length)
+    assert.deepEqual(
+      back.fundamentals[0].gzipped,
+      ds.fundamentals.find((f) => f.cik === back.fundamentals[0].cik)?.gzipped,
+    )
+    // truth is stored as FLOAT: equal after rounding to single precision
+    const tb = ds.truth?.fields.beta_mkt ?? []
+    for (const [i, s] of tb.entries()) {
+      assert.ok(s.every((v, t) => Object.is(Math.fround(v), back.truth?.fields.beta_mkt[i][t])))
+    }
+  })
+
+  test('same seed → byte-identical dataset digest; another seed → another digest', async () => {
+    const a = await synthesizeDataset(join(dir, 'a'), small)
+    const b = await synthesizeDataset(join(dir, 'b'), small)
+    const c = await synthesizeDataset(join(dir, 'c'), { ...small, seed: 12 })
+    assert.equal(a.manifest.digest, b.manifest.digest)
+    assert.deepEqual(a.manifest.files, b.manifest.files)
+    assert.notEqual(a.manifest.digest, c.manifest.digest)
+    const bytesA = await readFile(join(dir, 'a', 'prices', 'adj_close.parquet'))
+    const bytesB = await readFile(join(dir, 'b', 'prices', 'adj_close.parquet'))
+    assert.ok(bytesA.equals(bytesB))
+  })
+
+  test('a failing write leaves no dataset and keeps the previous one intact', async () => {
+    const out = join(dir, 'atomic')
+    await synthesizeDataset(out, small)
+    const before = await readFile(join(out, 'manifest.json'), 'utf8')
+    const bad = generateSynthetic(small)
+    bad.prices.adj_close[3] = new Float64Array(5) // wrong length: rejected
+    await assert.rejects(writeDataset(bad, out), /has 5 days/)
+    const bad2 = generateSynthetic(small)
+    bad2.fundamentals.push({ cik: bad2.fundamentals[0].cik, gzipped: new Uint8Array(1) })
+    Object.defineProperty(bad2, 'report', {
+      get: () => {
+        throw new Error('disk on fire')
+      },
+    })
+    await assert.rejects(writeDataset(bad2, out), /disk on fire/)
+    assert.equal(await readFile(join(out, 'manifest.json'), 'utf8'), before)
+    const leftovers = (await readdir(dir)).filter((n) => n.includes('.tmp-'))
+    assert.deepEqual(leftovers, [])
+  })
+
+  test('tampered files and unknown format versions are refused with a clear error', async () => {
+    const out = join(dir, 'tamper')
+    await synthesizeDataset(out, small)
+    await writeFile(join(out, 'calendar.csv'), 'date\r\n2015-01-02\r\n')
+    await assert.rejects(readDataset(out), /calendar\.csv does not match its manifest digest/)
+    const m = JSON.parse(await readFile(join(out, 'manifest.json'), 'utf8'))
+    await writeFile(join(out, 'manifest.json'), JSON.stringify({ ...m, format_version: 99 }))
+    await assert.rejects(readManifest(out), /format_version 99 is not supported/)
+    await assert.rejects(readManifest(join(dir, 'nowhere')), /no manifest\.json/)
+  })
+})
