@@ -1,0 +1,152 @@
+/**
+ * Daily cross-sectional rankings (METHODOLOGY §10): every metric × window, over three cohorts.
+ *
+ * - Universe cohort: active default-universe members at t with a non-NaN value. Sector and
+ *   subsector cohorts: the universe cohort members that share the stock's sector ETF (resp. the
+ *   subsector ETF in effect, i.e. the sector ETF on fallback days) that day; a stock without one
+ *   (-1) is in no such cohort.
+ * - Higher value ranks first; ties by symbol index, which is the symbol-key order because the
+ *   caller passes symbols sorted by key. A cohort ranking is the universe order restricted to the
+ *   cohort, so the three rankings always agree with one another.
+ * - Ordinals and cohort sizes are Int16 (0 = not in the cohort); a cohort over 32767 members is
+ *   a RangeError rather than a silent wrap (the default universe has 3000).
+ */
+import {
+  metricWindows,
+  RANKING_METRICS,
+  RANKING_WINDOWS,
+  type RankingInput,
+  type RankingMetric,
+  type RankingWindow,
+  rankingMetricValue,
+} from './ranking-values.ts'
+import { groupOrdinals, MAX_COHORT, orderBy, writeOrdinals } from './sort.ts'
+
+export const COHORTS = ['universe', 'sector', 'subsector'] as const
+export type Cohort = (typeof COHORTS)[number]
+
+export interface RankDay {
+  metric: RankingMetric
+  window: RankingWindow
+  /** Per symbol: the ranked value, NaN when not ranked (not active or no value). */
+  values: Float64Array
+  /** Per symbol: 1 = best, 0 = not in the cohort. */
+  ordinal: Record<Cohort, Int16Array>
+  /** Per symbol: the size of its cohort, 0 when not in it. */
+  cohortSize: Record<Cohort, Int16Array>
+}
+
+/** `100 × (1 - (ordinal - 1) / size)`: 100 for the best; NaN when not ranked (ordinal 0). */
+export function rankPercentile(ordinal: number, size: number): number {
+  return ordinal >= 1 && size >= 1 ? 100 * (1 - (ordinal - 1) / size) : Number.NaN
+}
+
+/** `ceil(10 × ordinal / size)`: 1 holds the best; 0 when not ranked (ordinal 0). */
+export function rankDecile(ordinal: number, size: number): number {
+  return ordinal >= 1 && size >= 1 ? Math.ceil((10 * ordinal) / size) : 0
+}
+
+/** Per-symbol column of a per-symbol series at day t. */
+function column(series: Int16Array[], t: number): Int16Array {
+  const out = new Int16Array(series.length)
+  for (let i = 0; i < series.length; i++) out[i] = series[i][t]
+  return out
+}
+
+interface DayContext {
+  active: Uint8Array
+  sector: Int16Array
+  subsector: Int16Array
+}
+
+function dayContext(x: RankingInput, t: number): DayContext {
+  const n = x.returns.length
+  const active = new Uint8Array(n)
+  for (let i = 0; i < n; i++) active[i] = x.active(i, t) ? 1 : 0
+  return { active, sector: column(x.sectorEtf, t), subsector: column(x.subsectorEtf, t) }
+}
+
+/** Ranks `values` (NaN = not ranked) into the three cohorts. */
+function rankValues(
+  metric: RankingMetric,
+  window: RankingWindow,
+  values: Float64Array,
+  ctx: DayContext,
+): RankDay {
+  const nSym = values.length
+  const members = new Int32Array(nSym)
+  let n = 0
+  for (let i = 0; i < nSym; i++) if (values[i] === values[i]) members[n++] = i
+  if (n > MAX_COHORT) throw new RangeError(`ranking cohort of ${n} exceeds ${MAX_COHORT}`)
+  const order = orderBy(values, members, n, true)
+  const ordinal = {
+    universe: new Int16Array(nSym),
+    sector: new Int16Array(nSym),
+    subsector: new Int16Array(nSym),
+  }
+  const cohortSize = {
+    universe: new Int16Array(nSym),
+    sector: new Int16Array(nSym),
+    subsector: new Int16Array(nSym),
+  }
+  writeOrdinals(order, ordinal.universe)
+  for (let r = 0; r < n; r++) cohortSize.universe[order[r]] = n
+  groupOrdinals(order, ctx.sector, ordinal.sector, cohortSize.sector)
+  groupOrdinals(order, ctx.subsector, ordinal.subsector, cohortSize.subsector)
+  return { metric, window, values, ordinal, cohortSize }
+}
+
+/** One metric × window ranking at day t. */
+export function rankDay(x: RankingInput, t: number, metric: RankingMetric, window: RankingWindow): RankDay {
+  const ctx = dayContext(x, t)
+  const values = new Float64Array(ctx.active.length).fill(Number.NaN)
+  for (let i = 0; i < values.length; i++) {
+    if (ctx.active[i]) values[i] = rankingMetricValue(x, metric, window, i, t)
+  }
+  return rankValues(metric, window, values, ctx)
+}
+
+/**
+ * All 28 metric × window rankings at day t, metric-major in RANKING_METRICS × RANKING_WINDOWS
+ * order. Each stock's windows come from one backward pass per metric; mkt_cap is ranked once
+ * and its result copied to the four windows.
+ */
+export function rankAllMetrics(x: RankingInput, t: number): RankDay[] {
+  const ctx = dayContext(x, t)
+  const nSym = ctx.active.length
+  const nW = RANKING_WINDOWS.length
+  const buf = new Float64Array(nW)
+  const out: RankDay[] = []
+  for (const metric of RANKING_METRICS) {
+    const values = RANKING_WINDOWS.map(() => new Float64Array(nSym).fill(Number.NaN))
+    for (let i = 0; i < nSym; i++) {
+      if (!ctx.active[i]) continue
+      metricWindows(x, metric, i, t, buf)
+      for (let w = 0; w < nW; w++) values[w][i] = buf[w]
+    }
+    if (metric === 'mkt_cap') {
+      const day = rankValues(metric, '1d', values[0], ctx)
+      for (const window of RANKING_WINDOWS) out.push(window === '1d' ? day : copyDay(day, window))
+    } else {
+      RANKING_WINDOWS.forEach((window, w) => {
+        out.push(rankValues(metric, window, values[w], ctx))
+      })
+    }
+  }
+  return out
+}
+
+function copyDay(d: RankDay, window: RankingWindow): RankDay {
+  const copy = (r: Record<Cohort, Int16Array>) => ({
+    universe: r.universe.slice(),
+    sector: r.sector.slice(),
+    subsector: r.subsector.slice(),
+  })
+  return {
+    metric: d.metric,
+    window,
+    values: d.values.slice(),
+    ordinal: copy(d.ordinal),
+    cohortSize: copy(d.cohortSize),
+  }
+}

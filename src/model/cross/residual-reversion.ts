@@ -1,0 +1,160 @@
+/**
+ * Residual reversion signal (METHODOLOGY §10):
+ * z = (sum of the last 5 l3_rr) / (std of the last 60 l3_rr × sqrt(5)).
+ *
+ * Null rules (chosen; the spec gives none):
+ * - the 5 short-window days t-4..t must all be non-null (a partial sum is not comparable);
+ * - the 60-day std is the sample std (n - 1) of the non-null values among t-59..t, and needs at
+ *   least 30 of them — half the window, the same proportion as the model's min_obs (126 of 252)
+ *   and the same count as the 30-pair minimum of the correlation products;
+ * - days before the start of the data count as null;
+ * - z is NaN when the std is 0 (or the variance rounds to <= 0).
+ *
+ * The 60-day variance is a sliding Welford update (mean and centred sum of squares, so a mean
+ * far from zero costs no precision), O(1) per day. Removing a value that dwarfed the rest of the
+ * window would leave its rounding error behind (DESIGN.md numeric note), so the state is rebuilt
+ * from the window by two passes whenever the centred sum falls below 1/16 of its peak since the
+ * last rebuild, and on a fixed schedule every 60th day (t % 60 === 0). Both rules depend only on
+ * the data, so a replay from a scheduled day reproduces the state bit for bit. The 5-day sum is
+ * summed directly (5 adds), which is exact enough and has no state.
+ */
+import type { Panel } from '../panel.ts'
+import { orderBy } from './sort.ts'
+
+export interface ReversionOptions {
+  /** Days in the summed residual (default 5). */
+  shortDays?: number
+  /** Days in the std window (default 60). */
+  longDays?: number
+  /** Non-null days the std needs among longDays (default 30). */
+  minObs?: number
+}
+
+export const REVERSION_DEFAULTS: Readonly<Required<ReversionOptions>> = {
+  shortDays: 5,
+  longDays: 60,
+  minObs: 30,
+}
+
+/** Two-pass count, mean and centred sum of squares of the non-null x over the L days ending at t. */
+function windowStats(x: Float64Array, t: number, L: number, st: Float64Array): void {
+  const first = Math.max(0, t - L + 1)
+  let n = 0
+  let sum = 0
+  for (let d = first; d <= t; d++) {
+    const v = x[d]
+    if (!Number.isNaN(v)) {
+      sum += v
+      n++
+    }
+  }
+  const mean = n > 0 ? sum / n : 0
+  let m2 = 0
+  for (let d = first; d <= t; d++) {
+    const v = x[d]
+    if (!Number.isNaN(v)) m2 += (v - mean) * (v - mean)
+  }
+  st[0] = n
+  st[1] = mean
+  st[2] = m2
+}
+
+/** z for one stock's series into `out`; one kernel so the loop stays monomorphic. */
+function reversionSeries(x: Float64Array, out: Float64Array, o: Required<ReversionOptions>): void {
+  const { shortDays: S, longDays: L, minObs } = o
+  const scale = Math.sqrt(S)
+  let n = 0
+  let mean = 0
+  let m2 = 0
+  let peak = 0
+  const st = new Float64Array(3)
+  for (let t = 0; t < x.length; t++) {
+    const v = x[t]
+    if (!Number.isNaN(v)) {
+      n++
+      const delta = v - mean
+      mean += delta / n
+      m2 += delta * (v - mean)
+      if (m2 > peak) peak = m2
+    }
+    const gone = t >= L ? x[t - L] : Number.NaN
+    if (!Number.isNaN(gone)) {
+      n--
+      if (n === 0) {
+        mean = 0
+        m2 = 0
+      } else {
+        const delta = gone - mean
+        mean -= delta / n
+        m2 -= delta * (gone - mean)
+      }
+    }
+    if (t % L === 0 || m2 < peak * 0.0625) {
+      windowStats(x, t, L, st)
+      n = st[0]
+      mean = st[1]
+      m2 = st[2]
+      peak = m2
+    }
+    out[t] = Number.NaN
+    if (t < S - 1 || n < minObs || n < 2) continue
+    let s = 0
+    for (let d = t - S + 1; d <= t; d++) s += x[d]
+    if (Number.isNaN(s)) continue
+    const variance = m2 / (n - 1)
+    if (variance > 0) out[t] = s / (Math.sqrt(variance) * scale)
+  }
+}
+
+/** The reversion z per stock and day (NaN where undefined; see the header for the rules). */
+export function residualReversion(l3Rr: Panel, options: ReversionOptions = {}): Panel {
+  const o = { ...REVERSION_DEFAULTS, ...options }
+  if (o.minObs > o.longDays || o.shortDays > o.longDays || o.longDays < 2) {
+    throw new RangeError('residualReversion: need 2 <= longDays, shortDays <= longDays, minObs <= longDays')
+  }
+  return l3Rr.map((x) => {
+    const out = new Float64Array(x.length)
+    reversionSeries(x, out, o)
+    return out
+  })
+}
+
+/**
+ * Cross-sectional buckets at day t over the active default-universe members:
+ * - decile 1..10 of z ascending (1 = most negative), ordinal k of n → ceil(10k / n), ties by
+ *   symbol index; 0 = no z or not active;
+ * - qualityQuintile 1..5 of l3_sub_er ascending (5 = highest), ceil(5k / n) over the members that
+ *   have a decile and a non-null l3_sub_er: the quintile qualifies the signal, so it is ranked
+ *   among the stocks that carry one; 0 = none.
+ */
+export function reversionDeciles(
+  z: Panel,
+  l3SubEr: Panel,
+  t: number,
+  active: (i: number) => boolean,
+): { decile: Int8Array; qualityQuintile: Int8Array } {
+  const nSym = z.length
+  const decile = new Int8Array(nSym)
+  const qualityQuintile = new Int8Array(nSym)
+  const zt = new Float64Array(nSym)
+  const qt = new Float64Array(nSym)
+  const withZ = new Int32Array(nSym)
+  const withQ = new Int32Array(nSym)
+  let nz = 0
+  let nq = 0
+  for (let i = 0; i < nSym; i++) {
+    zt[i] = z[i][t]
+    qt[i] = l3SubEr[i][t]
+    if (zt[i] !== zt[i] || !active(i)) continue
+    withZ[nz++] = i
+    if (qt[i] === qt[i]) withQ[nq++] = i
+  }
+  bucket(orderBy(zt, withZ, nz, false), 10, decile)
+  bucket(orderBy(qt, withQ, nq, false), 5, qualityQuintile)
+  return { decile, qualityQuintile }
+}
+
+function bucket(order: Int32Array, buckets: number, out: Int8Array): void {
+  const n = order.length
+  for (let k = 0; k < n; k++) out[order[k]] = Math.ceil((buckets * (k + 1)) / n)
+}

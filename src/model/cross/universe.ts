@@ -1,0 +1,169 @@
+/**
+ * Monthly universes (METHODOLOGY §9): on the last trading day of each month, valid stocks are
+ * ranked by market cap and by mean daily dollar volume; the ranking is the mask for every
+ * trading day of the next month, and a stock is an active member on a day when it is inside the
+ * mask and valid that day.
+ *
+ * Readings of the spec, each deliberate:
+ * - A month-end is a calendar day whose successor falls in another month (UTC month of the day
+ *   number). The calendar's last day is never a month-end: whether the month goes on is unknown,
+ *   and its ranking would apply to no day in the panel anyway. So appending days never changes a
+ *   mask already computed (full and incremental builds agree).
+ * - Days of the calendar's first month (before any month-end) have no mask: ranks 0, maskAsOf -1.
+ * - Ranked at a month-end e: stocks valid at e (a close and a non-null return) with a finite
+ *   market cap (mc), or with at least one finite close × volume among the last 63 calendar days
+ *   ending at e (dv; days before the data start simply do not exist, NaN days are skipped, the
+ *   mean is over the remaining days). A zero-volume day counts as a dollar volume of 0.
+ * - Order: value descending, ties by symbol index ascending (the lead passes symbols sorted by
+ *   key, so index order is key order).
+ * - Ranks are Int16; a rank beyond 32767 is stored as 32767 ("32767 or worse"). Universe sizes
+ *   are at most 3000, so membership tests are unaffected.
+ * - Without a volume panel every dv rank is 0 (no dollar-volume universes).
+ */
+import type { Panel } from '../panel.ts'
+import { orderBy } from './sort.ts'
+
+export interface UniverseInput {
+  /** Day numbers (days since 1970-01-01, UTC), ascending. */
+  calendar: Int32Array
+  /** Per symbol: 1 = stock, 0 = ETF (ETFs are never valid or ranked). */
+  isStock: Uint8Array
+  close: Panel
+  returns: Panel
+  marketCap: Panel
+  volume: Panel | null
+}
+
+export interface Universes {
+  /** Per symbol and day: market-cap rank from the previous month-end, 1 = largest, 0 = unranked. */
+  mcRank: Int16Array[]
+  /** Per symbol and day: dollar-volume rank from the previous month-end, 1 = largest, 0 = unranked. */
+  dvRank: Int16Array[]
+  /** Per day: day number of the month-end whose ranking applies, -1 before the first month-end. */
+  maskAsOf: Int32Array
+  /** Per symbol and day: 1 when a stock has a close and a non-null return. */
+  valid: Uint8Array[]
+}
+
+export type UniverseKind = 'mc' | 'dv'
+
+export const UNIVERSE_SIZES = [50, 500, 1000, 3000] as const
+/** The default universe (`uni_mc_3000`): cohorts of rankings, panel and reversion. */
+export const DEFAULT_UNIVERSE = { kind: 'mc', n: 3000 } as const satisfies { kind: UniverseKind; n: number }
+
+/** Trading days over which the mean daily dollar volume is taken. */
+export const DOLLAR_VOLUME_DAYS = 63
+const MAX_RANK = 32767
+
+/** Year × 12 + month (0-based) of a day number, UTC. */
+export function monthKey(day: number): number {
+  const d = new Date(day * 86_400_000)
+  return d.getUTCFullYear() * 12 + d.getUTCMonth()
+}
+
+/** Calendar indices of the month-ends (see the header for the rule), ascending. */
+export function monthEnds(calendar: Int32Array): Int32Array {
+  const out: number[] = []
+  let key = calendar.length > 0 ? monthKey(calendar[0]) : 0
+  for (let t = 0; t + 1 < calendar.length; t++) {
+    const next = monthKey(calendar[t + 1])
+    if (next !== key) out.push(t)
+    key = next
+  }
+  return Int32Array.from(out)
+}
+
+function validity(x: UniverseInput, nDays: number): Uint8Array[] {
+  return x.close.map((close, i) => {
+    const v = new Uint8Array(nDays)
+    if (!x.isStock[i]) return v
+    const r = x.returns[i]
+    for (let t = 0; t < nDays; t++) v[t] = close[t] === close[t] && r[t] === r[t] ? 1 : 0
+    return v
+  })
+}
+
+/** Mean of the finite close × volume over the 63 days ending at e; NaN without any. */
+function meanDollarVolume(close: Float64Array, volume: Float64Array, e: number): number {
+  let sum = 0
+  let n = 0
+  for (let d = Math.max(0, e - DOLLAR_VOLUME_DAYS + 1); d <= e; d++) {
+    const dv = close[d] * volume[d]
+    if (!Number.isNaN(dv)) {
+      sum += dv
+      n++
+    }
+  }
+  return n > 0 ? sum / n : Number.NaN
+}
+
+/** Ranks the finite keys of valid stocks at e and writes them over days [from, to). */
+function rankInto(
+  keys: Float64Array,
+  valid: Uint8Array[],
+  e: number,
+  ranks: Int16Array[],
+  from: number,
+  to: number,
+): void {
+  const members = new Int32Array(keys.length)
+  let n = 0
+  for (let i = 0; i < keys.length; i++) {
+    const v = keys[i]
+    if (valid[i][e] && !Number.isNaN(v)) members[n++] = i
+  }
+  const order = orderBy(keys, members, n, true)
+  for (let r = 0; r < n; r++) ranks[order[r]].fill(Math.min(r + 1, MAX_RANK), from, to)
+}
+
+export function computeUniverses(x: UniverseInput): Universes {
+  const nSym = x.isStock.length
+  const nDays = x.calendar.length
+  const valid = validity(x, nDays)
+  const mcRank = Array.from({ length: nSym }, () => new Int16Array(nDays))
+  const dvRank = Array.from({ length: nSym }, () => new Int16Array(nDays))
+  const maskAsOf = new Int32Array(nDays).fill(-1)
+  const ends = monthEnds(x.calendar)
+  const keys = new Float64Array(nSym)
+  for (let m = 0; m < ends.length; m++) {
+    const e = ends[m]
+    const to = m + 1 < ends.length ? ends[m + 1] + 1 : nDays
+    maskAsOf.fill(x.calendar[e], e + 1, to)
+    for (let i = 0; i < nSym; i++) keys[i] = x.isStock[i] ? x.marketCap[i][e] : Number.NaN
+    for (let i = 0; i < nSym; i++) if (!Number.isFinite(keys[i])) keys[i] = Number.NaN
+    rankInto(keys, valid, e, mcRank, e + 1, to)
+    const volume = x.volume
+    if (!volume) continue
+    for (let i = 0; i < nSym; i++) {
+      keys[i] = x.isStock[i] && valid[i][e] ? meanDollarVolume(x.close[i], volume[i], e) : Number.NaN
+    }
+    rankInto(keys, valid, e, dvRank, e + 1, to)
+  }
+  return { mcRank, dvRank, maskAsOf, valid }
+}
+
+/** Whether symbol i is an active member of `uni_<kind>_<n>` at day t (mask AND validity). */
+export function isActive(u: Universes, kind: UniverseKind, n: number, i: number, t: number): boolean {
+  const r = (kind === 'mc' ? u.mcRank : u.dvRank)[i][t]
+  return r >= 1 && r <= n && u.valid[i][t] === 1
+}
+
+/** Number of active members of `uni_<kind>_<n>` at day t. */
+export function activeCount(u: Universes, kind: UniverseKind, n: number, t: number): number {
+  let c = 0
+  for (let i = 0; i < u.valid.length; i++) if (isActive(u, kind, n, i, t)) c++
+  return c
+}
+
+/** Membership callback for the ranking, panel and reversion kernels. */
+export function activeMember(
+  u: Universes,
+  kind: UniverseKind = 'mc',
+  n = 3000,
+): (i: number, t: number) => boolean {
+  const ranks = kind === 'mc' ? u.mcRank : u.dvRank
+  return (i, t) => {
+    const r = ranks[i][t]
+    return r >= 1 && r <= n && u.valid[i][t] === 1
+  }
+}

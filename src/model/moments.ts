@@ -1,0 +1,105 @@
+/**
+ * Rolling half-life-weighted, uncentred moment matrices over a fixed calendar window
+ * (METHODOLOGY §4): S = Σ_k w_k x_{t-k} x_{t-k}ᵀ over the contributing days, w_k = λ^k.
+ *
+ * Updated in O(1) per day: S ← λS + x_t x_tᵀ − λ^W x_{t-W} x_{t-W}ᵀ. Subtracting a value that
+ * dwarfed the rest of the window leaves the rounding error of the large value behind (a property
+ * test found exactly this), so the sums are recomputed from the window whenever a departing
+ * term is large relative to what remains, and every `rebaseEvery` days on a fixed schedule.
+ * Both rules depend only on the data, so a replay from a scheduled rebase day reproduces the
+ * running state bit for bit.
+ *
+ * Variables are passed as series (index = day); the upper triangle is stored row by row.
+ */
+export class WindowMoments {
+  readonly k: number
+  readonly sums: Float64Array
+  count = 0
+  private readonly lambda: number
+  private readonly lambdaW: number
+  private readonly x: Float64Array
+  private readonly departing: Float64Array
+
+  constructor(
+    k: number,
+    private readonly weights: Float64Array,
+  ) {
+    this.k = k
+    this.sums = new Float64Array((k * (k + 1)) / 2)
+    this.lambda = weights.length > 1 ? weights[1] : 1
+    this.lambdaW = this.lambda * weights[weights.length - 1]
+    this.x = new Float64Array(k)
+    this.departing = new Float64Array(k)
+  }
+
+  /** Index of <x_a, x_b> (a <= b) in `sums`. */
+  idx(a: number, b: number): number {
+    return a * this.k - (a * (a - 1)) / 2 + (b - a)
+  }
+
+  /** Recomputes the sums for the window ending at t from scratch. */
+  rebase(vars: readonly Float64Array[], t: number): void {
+    const { k, sums, x, weights } = this
+    sums.fill(0)
+    this.count = 0
+    const first = Math.max(0, t - weights.length + 1)
+    for (let d = t; d >= first; d--) {
+      if (!load(vars, d, x)) continue
+      const w = weights[t - d]
+      let p = 0
+      for (let a = 0; a < k; a++) {
+        const wa = w * x[a]
+        for (let b = a; b < k; b++) sums[p++] += wa * x[b]
+      }
+      this.count++
+    }
+  }
+
+  /**
+   * Advances the window from t-1 to t. Returns false when a rebase was needed instead (the sums
+   * are then already recomputed).
+   */
+  advance(vars: readonly Float64Array[], t: number): boolean {
+    const { k, sums, x, departing, lambda, lambdaW } = this
+    for (let p = 0; p < sums.length; p++) sums[p] *= lambda
+    if (load(vars, t, x)) {
+      let p = 0
+      for (let a = 0; a < k; a++) for (let b = a; b < k; b++) sums[p++] += x[a] * x[b]
+      this.count++
+    }
+    const d = t - this.weights.length
+    if (d >= 0 && load(vars, d, departing)) {
+      let p = 0
+      let large = false
+      for (let a = 0; a < k; a++) {
+        for (let b = a; b < k; b++) {
+          const term = lambdaW * departing[a] * departing[b]
+          sums[p] -= term
+          // A departing square far above what remains would leave its rounding error behind.
+          if (a === b && term > 64 * Math.abs(sums[p])) large = true
+          p++
+        }
+      }
+      this.count--
+      if (large) {
+        this.rebase(vars, t)
+        return false
+      }
+    }
+    return true
+  }
+
+  get(a: number, b: number): number {
+    return a <= b ? this.sums[this.idx(a, b)] : this.sums[this.idx(b, a)]
+  }
+}
+
+/** Loads day d of every variable into out; false when any is null (not a contributing day). */
+function load(vars: readonly Float64Array[], d: number, out: Float64Array): boolean {
+  for (let a = 0; a < vars.length; a++) {
+    const v = vars[a][d]
+    if (Number.isNaN(v)) return false
+    out[a] = v
+  }
+  return true
+}
