@@ -113,31 +113,32 @@ export function runStock(
   const q: Moments = { rr: 0, rm: 0, mm: 0, rs: 0, sm: 0, ss: 0, ru: 0, um: 0, us: 0, uu: 0 }
   let prevSec = -2
   let prevU = -2
-  const none = new Float64Array(0)
+  // Variable lists are rebuilt only when an ETF changes identity (no allocation per day).
+  const v1 = [s.r, ctx.m]
+  const vv = [s.r, one]
+  let v2: Float64Array[] = []
+  let v3: Float64Array[] = []
   for (let t = start; t < T; t++) {
     const scheduled = t === start || t % p.rebaseEvery === 0
     const sec = s.sec[t]
     const reg = s.sub[t]
     const fallback = sec >= 0 && !(reg >= 0 && ctx.etfObs[reg][t] >= p.minObs)
     const u = sec < 0 ? -1 : fallback ? sec : reg
-    const sSeries = sec >= 0 ? ctx.etf[sec] : none
-    const uSeries = u >= 0 ? ctx.etf[u] : none
     // L1 (r, m)
-    const v1 = [s.r, ctx.m]
     if (scheduled) m1.rebase(v1, t)
     else m1.advance(v1, t)
     // L2 (r, m, s) and L3 (r, m, s, u): rebuilt when the ETF they use changes identity
     if (sec >= 0) {
-      const v2 = [s.r, ctx.m, sSeries]
+      if (sec !== prevSec) v2 = [s.r, ctx.m, ctx.etf[sec]]
       if (scheduled || sec !== prevSec) m2.rebase(v2, t)
       else m2.advance(v2, t)
       if (!fallback) {
-        const v3 = [s.r, ctx.m, sSeries, uSeries]
-        if (scheduled || sec !== prevSec || u !== prevU) m3.rebase(v3, t)
+        const changed = sec !== prevSec || u !== prevU
+        if (changed) v3 = [s.r, ctx.m, ctx.etf[sec], ctx.etf[u]]
+        if (scheduled || changed) m3.rebase(v3, t)
         else m3.advance(v3, t)
       }
     }
-    const vv = [s.r, one]
     if (scheduled) volW.rebase(vv, t)
     else volW.advance(vv, t)
     prevSec = sec
@@ -253,23 +254,30 @@ function copyFallback(f: Fields, t: number): void {
   f.l3_sub_beta[t] = Number.NaN
 }
 
-const LEVEL_FIELDS: Record<1 | 2 | 3, readonly StockField[]> = {
-  1: ['l1_mkt_hr', 'l1_mkt_er', 'l1_res_er', 'l1_mkt_beta'],
-  2: ['l2_mkt_hr', 'l2_sec_hr', 'l2_mkt_er', 'l2_sec_er', 'l2_res_er', 'l2_sec_beta'],
-  3: [
-    'l3_mkt_hr',
-    'l3_sec_hr',
-    'l3_sub_hr',
-    'l3_mkt_er',
-    'l3_sec_er',
-    'l3_sub_er',
-    'l3_res_er',
-    'l3_sub_beta',
-  ],
-}
-
 function clearLevel(f: Fields, t: number, level: 1 | 2 | 3): void {
-  for (const name of LEVEL_FIELDS[level]) f[name][t] = Number.NaN
+  const n = Number.NaN
+  if (level === 1) {
+    f.l1_mkt_hr[t] = n
+    f.l1_mkt_er[t] = n
+    f.l1_res_er[t] = n
+    f.l1_mkt_beta[t] = n
+  } else if (level === 2) {
+    f.l2_mkt_hr[t] = n
+    f.l2_sec_hr[t] = n
+    f.l2_mkt_er[t] = n
+    f.l2_sec_er[t] = n
+    f.l2_res_er[t] = n
+    f.l2_sec_beta[t] = n
+  } else {
+    f.l3_mkt_hr[t] = n
+    f.l3_sec_hr[t] = n
+    f.l3_sub_hr[t] = n
+    f.l3_mkt_er[t] = n
+    f.l3_sec_er[t] = n
+    f.l3_sub_er[t] = n
+    f.l3_res_er[t] = n
+    f.l3_sub_beta[t] = n
+  }
 }
 
 /** stock_var / vol_23d from the last 23 days directly; vol_252d_ann from rolling sums (METHODOLOGY §8). */

@@ -4,7 +4,9 @@
  * - Windows are the last w calendar (trading) days ending at t, inclusive; a window needs every
  *   one of its days non-null, and days before the start of the data are null, so a window
  *   reaching before day 0 has no value.
- * - gross_return, sector_residual, subsector_residual compound: prod(1 + x) - 1.
+ * - gross_return, sector_residual, subsector_residual compound: prod(1 + x) - 1, accumulated as
+ *   R ← R + x + R·x so that a one-day window returns x itself (1 + x - 1 would not) and small
+ *   returns keep their low bits.
  * - er_l1 = mean l1_mkt_er, er_l2 = mean(l2_mkt_er + l2_sec_er) (a day needs both), er_l3 =
  *   mean(1 - l3_res_er).
  * - mkt_cap is the value at t whatever the window (a level, not a flow: the spec says "value at
@@ -12,7 +14,7 @@
  *
  * One backward pass from t serves all four nested windows: the product (or sum) is read off as it
  * passes each window length, and the pass stops at the first null (every longer window is then
- * null too). Products run newest to oldest in every code path, so `rankDay` and `rankAllMetrics`
+ * null too). Products and sums run newest to oldest in every code path, so `rankDay` and `rankAllMetrics`
  * give bit-identical values.
  */
 import type { Panel } from '../panel.ts'
@@ -60,14 +62,14 @@ export interface RankingInput {
 
 /** Writes prod(1 + a) - 1 for each window into out[at + w] (NaN when the window has a null). */
 function compounded(a: Float64Array, t: number, out: Float64Array, at: number): void {
-  let p = 1
+  let p = 0
   let w = 0
   const last = Math.min(LONGEST, t + 1)
   for (let d = 0; d < last; d++) {
     const v = a[t - d]
     if (Number.isNaN(v)) break
-    p *= 1 + v
-    if (d + 1 === LENGTHS[w]) out[at + w++] = p - 1
+    p += v + p * v
+    if (d + 1 === LENGTHS[w]) out[at + w++] = p
   }
   for (; w < LENGTHS.length; w++) out[at + w] = Number.NaN
 }
@@ -117,13 +119,17 @@ export function metricWindows(
       return
     }
     case 'gross_return':
-      return compounded(x.returns[i], t, out, at)
+      compounded(x.returns[i], t, out, at)
+      return
     case 'sector_residual':
-      return compounded(x.l2Rr[i], t, out, at)
+      compounded(x.l2Rr[i], t, out, at)
+      return
     case 'subsector_residual':
-      return compounded(x.l3Rr[i], t, out, at)
+      compounded(x.l3Rr[i], t, out, at)
+      return
     default:
-      return averaged(metric, x, i, t, out, at)
+      averaged(metric, x, i, t, out, at)
+      return
   }
 }
 

@@ -36,9 +36,13 @@ export interface RankDay {
   cohortSize: Record<Cohort, Int16Array>
 }
 
-/** `100 × (1 - (ordinal - 1) / size)`: 100 for the best; NaN when not ranked (ordinal 0). */
+/**
+ * `100 × (1 - (ordinal - 1) / size)`: 100 for the best; NaN when not ranked (ordinal 0). Evaluated
+ * as 100 × (size - ordinal + 1) / size — the same number, but one rounding instead of three, so
+ * ordinal 10 of 10 gives exactly 10.
+ */
 export function rankPercentile(ordinal: number, size: number): number {
-  return ordinal >= 1 && size >= 1 ? 100 * (1 - (ordinal - 1) / size) : Number.NaN
+  return ordinal >= 1 && size >= 1 ? (100 * (size - ordinal + 1)) / size : Number.NaN
 }
 
 /** `ceil(10 × ordinal / size)`: 1 holds the best; 0 when not ranked (ordinal 0). */
@@ -76,7 +80,7 @@ function rankValues(
   const nSym = values.length
   const members = new Int32Array(nSym)
   let n = 0
-  for (let i = 0; i < nSym; i++) if (values[i] === values[i]) members[n++] = i
+  for (let i = 0; i < nSym; i++) if (!Number.isNaN(values[i])) members[n++] = i
   if (n > MAX_COHORT) throw new RangeError(`ranking cohort of ${n} exceeds ${MAX_COHORT}`)
   const order = orderBy(values, members, n, true)
   const ordinal = {

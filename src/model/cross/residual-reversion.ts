@@ -8,7 +8,8 @@
  *   least 30 of them — half the window, the same proportion as the model's min_obs (126 of 252)
  *   and the same count as the 30-pair minimum of the correlation products;
  * - days before the start of the data count as null;
- * - z is NaN when the std is 0 (or the variance rounds to <= 0).
+ * - z is NaN when the std is 0 (a constant window; the variance is then exactly 0, see
+ *   windowStats) or the variance rounds to <= 0.
  *
  * The 60-day variance is a sliding Welford update (mean and centred sum of squares, so a mean
  * far from zero costs no precision), O(1) per day. Removing a value that dwarfed the rest of the
@@ -41,18 +42,26 @@ function windowStats(x: Float64Array, t: number, L: number, st: Float64Array): v
   const first = Math.max(0, t - L + 1)
   let n = 0
   let sum = 0
+  let lo = Number.POSITIVE_INFINITY
+  let hi = Number.NEGATIVE_INFINITY
   for (let d = first; d <= t; d++) {
     const v = x[d]
     if (!Number.isNaN(v)) {
       sum += v
       n++
+      if (v < lo) lo = v
+      if (v > hi) hi = v
     }
   }
-  const mean = n > 0 ? sum / n : 0
+  // A constant window has mean exactly its value and no spread; sum / n could be off by an ulp
+  // and turn a zero std into a tiny one (and z into a huge number).
+  const mean = n === 0 ? 0 : lo === hi ? lo : sum / n
   let m2 = 0
-  for (let d = first; d <= t; d++) {
-    const v = x[d]
-    if (!Number.isNaN(v)) m2 += (v - mean) * (v - mean)
+  if (lo !== hi) {
+    for (let d = first; d <= t; d++) {
+      const v = x[d]
+      if (!Number.isNaN(v)) m2 += (v - mean) * (v - mean)
+    }
   }
   st[0] = n
   st[1] = mean
@@ -145,9 +154,9 @@ export function reversionDeciles(
   for (let i = 0; i < nSym; i++) {
     zt[i] = z[i][t]
     qt[i] = l3SubEr[i][t]
-    if (zt[i] !== zt[i] || !active(i)) continue
+    if (Number.isNaN(zt[i]) || !active(i)) continue
     withZ[nz++] = i
-    if (qt[i] === qt[i]) withQ[nq++] = i
+    if (!Number.isNaN(qt[i])) withQ[nq++] = i
   }
   bucket(orderBy(zt, withZ, nz, false), 10, decile)
   bucket(orderBy(qt, withQ, nq, false), 5, qualityQuintile)

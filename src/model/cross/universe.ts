@@ -78,7 +78,7 @@ function validity(x: UniverseInput, nDays: number): Uint8Array[] {
     const v = new Uint8Array(nDays)
     if (!x.isStock[i]) return v
     const r = x.returns[i]
-    for (let t = 0; t < nDays; t++) v[t] = close[t] === close[t] && r[t] === r[t] ? 1 : 0
+    for (let t = 0; t < nDays; t++) v[t] = Number.isNaN(close[t]) || Number.isNaN(r[t]) ? 0 : 1
     return v
   })
 }

@@ -1,0 +1,88 @@
+import type { ModelParams } from '../../model/params.ts'
+import { windowWeights } from '../../model/params.ts'
+import {
+  type MarketContext,
+  runStock,
+  STOCK_FIELDS,
+  type StockField,
+  type StockOutput,
+} from '../../model/stock-kernel.ts'
+import { type Progress, silentProgress } from '../../platform/progress.ts'
+import { type BuildInputs, etfObservationCounts } from './inputs.ts'
+
+/** Outputs of a block of consecutive symbols [first, first + count). */
+export interface EngineBlock {
+  first: number
+  count: number
+  /** fields[name][k] = symbol first+k's series (NaN for ETFs and days without a model). */
+  fields: Record<StockField, Float64Array[]>
+  subEff: Int16Array[]
+}
+
+export interface EngineRun {
+  /** Days to compute: [from, T). from > 0 is an incremental run: `prior` supplies earlier days. */
+  from: number
+  /** Earlier outputs of the block (an incremental build reads them from the previous store). */
+  prior?: (first: number, count: number) => Promise<EngineBlock>
+  blockSize: number
+}
+
+export function marketContext(x: BuildInputs, params: ModelParams): MarketContext {
+  const etf = Array.from(x.etfSymbols, (s) => x.returns[s])
+  return {
+    m: etf[0],
+    etf,
+    etfObs: etfObservationCounts(etf, params.window),
+    weights: windowWeights(params),
+    params,
+  }
+}
+
+/**
+ * Runs the per-stock kernel for every stock, one block of symbols at a time, handing each
+ * finished block to `sink` (which writes it and keeps what the cross-sectional stage needs), so
+ * the full output panel never has to sit in memory at once.
+ */
+export async function runEngine(
+  x: BuildInputs,
+  params: ModelParams,
+  run: EngineRun,
+  sink: (block: EngineBlock) => Promise<void>,
+  progress: Progress = silentProgress,
+): Promise<void> {
+  const T = x.calendar.length
+  const N = x.symbols.length
+  const ctx = marketContext(x, params)
+  progress.start('model', N)
+  for (let first = 0; first < N; first += run.blockSize) {
+    const count = Math.min(run.blockSize, N - first)
+    const block = run.prior ? await run.prior(first, count) : emptyBlock(first, count, T, x.isStock)
+    for (let k = 0; k < count; k++) {
+      const i = first + k
+      if (!x.isStock[i]) continue
+      const out: StockOutput = {
+        fields: Object.fromEntries(STOCK_FIELDS.map((f) => [f, block.fields[f][k]])) as StockOutput['fields'],
+        subEff: block.subEff[k],
+      }
+      runStock(ctx, { r: x.returns[i], sec: x.sec[i], sub: x.sub[i] }, out, run.from, T)
+    }
+    await sink(block)
+    progress.update(first + count)
+  }
+  progress.stop()
+}
+
+/**
+ * A block of output arrays. The kernel writes every field of a stock for every day it runs, so
+ * only the rows it never runs (ETFs) need the NaN fill.
+ */
+export function emptyBlock(first: number, count: number, days: number, isStock: Uint8Array): EngineBlock {
+  const fields = {} as Record<StockField, Float64Array[]>
+  for (const f of STOCK_FIELDS) {
+    fields[f] = Array.from({ length: count }, (_, k) => {
+      const a = new Float64Array(days)
+      return isStock[first + k] ? a : a.fill(Number.NaN)
+    })
+  }
+  return { first, count, fields, subEff: Array.from({ length: count }, () => new Int16Array(days).fill(-1)) }
+}
