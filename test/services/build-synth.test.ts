@@ -102,7 +102,11 @@ describe('build on the synthetic market', () => {
         const avg = (p: Float64Array[]) => {
           let s = 0
           let n = 0
-          for (let d = t - 125; d <= t; d++) if (!Number.isNaN(p[i][d])) (s += p[i][d]), n++
+          for (let d = t - 125; d <= t; d++) {
+            if (Number.isNaN(p[i][d])) continue
+            s += p[i][d]
+            n++
+          }
           return n > 100 ? s / n : Number.NaN
         }
         const add = (k: string, est: number, tru: number) => {

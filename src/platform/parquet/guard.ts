@@ -37,11 +37,15 @@ export function checkChunk(bytes: Uint8Array, rows: number, codec: number, optio
     const page = bytes.subarray(pos, pos + size)
     pos += size
     if (type === PageType.DICTIONARY_PAGE) {
-      const n = int(asStruct(h[7], 'dictionary_page_header'), 1, 'num_values')
+      const dict = asStruct(h[7], 'dictionary_page_header')
+      int(dict, 2, 'dictionary encoding')
+      const n = int(dict, 1, 'num_values')
       if (n < 0 || n > raw * 8 + 8) fail(`dictionary of ${n} values in ${raw} bytes`)
     } else if (type === PageType.DATA_PAGE || type === PageType.DATA_PAGE_V2) {
       const v2 = type === PageType.DATA_PAGE_V2
       const dh = asStruct(h[v2 ? 8 : 5], 'data page header')
+      // hyparquet misbehaves (up to looping forever) when a required field is missing.
+      for (const id of v2 ? [2, 3, 4, 5, 6] : [2, 3, 4]) int(dh, id, `data page header field ${id}`)
       const n = int(dh, 1, 'num_values')
       if (n < 0 || n > rows - seen) fail(`${n} values where ${rows - seen} rows remain`)
       let bad: string | undefined
@@ -98,14 +102,15 @@ function checkValues(data: Uint8Array, off: number, encoding: number | undefined
   if (encoding === undefined || !DICTIONARY_ENCODINGS.has(encoding) || off >= data.length) return undefined
   const width = data[off]
   if (width > 32) return `dictionary index width ${width}`
-  return runsFit(data, off + 1, data.length, n, width) ? undefined : 'dictionary index runs exceed the value count'
+  return runsFit(data, off + 1, data.length, n, width, false) ? undefined : 'dictionary index runs exceed the value count'
 }
 
 /**
- * Walks an RLE/bit-packed hybrid stream and checks that it covers exactly n values (plus padding)
- * within its bytes; hyparquet would otherwise read on past the end and take data for run headers.
+ * Walks an RLE/bit-packed hybrid stream and checks that no run reaches past n values (plus padding)
+ * and, if `complete`, that its bytes cover all n: hyparquet would otherwise read on past the end and
+ * take the following bytes for run headers. Dictionary indices skip nulls, so they can be fewer.
  */
-function runsFit(bytes: Uint8Array, pos: number, end: number, n: number, width: number): boolean {
+function runsFit(bytes: Uint8Array, pos: number, end: number, n: number, width: number, complete = true): boolean {
   let seen = 0
   while (seen < n && pos < end) {
     let header = 0
@@ -124,5 +129,5 @@ function runsFit(bytes: Uint8Array, pos: number, end: number, n: number, width: 
       pos += groups * width
     }
   }
-  return seen >= n
+  return !complete || seen >= n
 }
