@@ -56,7 +56,7 @@ async function median(fn: () => unknown): Promise<number> {
     await fn()
     times.push(performance.now() - t0)
   }
-  if (process.env.BENCH_VERBOSE) console.log(times.map((t) => t.toFixed(0)).join(" "))
+  if (process.env.BENCH_VERBOSE) console.log(times.map((t) => t.toFixed(0)).join(' '))
   times.sort((a, b) => a - b)
   return times[Math.floor(times.length / 2)]
 }
@@ -83,11 +83,22 @@ const oursWrite = await median(() => writeParquetFile(path, { columns }))
 const oursRead = await median(() => readParquetFile(path))
 await rm(dir, { recursive: true, force: true })
 
-const columnData = columns.map((c) =>
-  c.type === 'DATE'
-    ? { name: c.name, data: Array.from(c.values, (d) => new Date(d * 86_400_000)), type: 'TIMESTAMP' as const }
-    : { name: c.name, data: Array.from(c.values, (x) => (Number.isNaN(x) ? null : x)), type: 'DOUBLE' as const },
-)
+// The baseline gets the same panel in hyparquet-writer's shape: nulls as null, dates as timestamps.
+const columnData = columns.map((c) => {
+  if (c.type === 'DATE') {
+    return {
+      name: c.name,
+      data: Array.from(c.values, (d) => new Date(d * 86_400_000)),
+      type: 'TIMESTAMP' as const,
+    }
+  }
+  if (c.type !== 'DOUBLE') throw new Error('panel columns are DATE or DOUBLE')
+  return {
+    name: c.name,
+    data: Array.from(c.values, (x) => (Number.isNaN(x) ? null : x)),
+    type: 'DOUBLE' as const,
+  }
+})
 const theirs = parquetWriteBuffer({ columnData })
 const baseEncode = await median(() => parquetWriteBuffer({ columnData }))
 const baseDecode = await median(() => hyparquetDecode(theirs))
@@ -97,4 +108,6 @@ console.log(`            erm3 codec   hyparquet(-writer)   speed-up`)
 console.log(`encode   ${ms(oursEncode)}      ${ms(baseEncode)}      ${(baseEncode / oursEncode).toFixed(1)}×`)
 console.log(`decode   ${ms(oursDecode)}      ${ms(baseDecode)}      ${(baseDecode / oursDecode).toFixed(1)}×`)
 console.log(`file write ${ms(oursWrite)}, file read ${ms(oursRead)} (erm3 codec, includes file I/O)`)
-console.log(`size     ${(ours.length / 1e6).toFixed(1).padStart(6)} MB      ${(theirs.byteLength / 1e6).toFixed(1).padStart(6)} MB (SNAPPY)`)
+console.log(
+  `size     ${(ours.length / 1e6).toFixed(1).padStart(6)} MB      ${(theirs.byteLength / 1e6).toFixed(1).padStart(6)} MB (SNAPPY)`,
+)

@@ -1,5 +1,7 @@
 import { Command } from 'commander'
+import { registerBuild } from './commands/build.ts'
 import { registerDataCommands } from './commands/data.ts'
+import { registerExport } from './commands/export.ts'
 import { registerStart } from './commands/start.ts'
 import { runCli } from './run.ts'
 
@@ -8,6 +10,8 @@ const program = new Command('erm3')
   .showHelpAfterError()
 
 registerDataCommands(program)
+registerBuild(program)
+registerExport(program)
 registerStart(program)
 
 await runCli(program, process.argv)

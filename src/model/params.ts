@@ -46,3 +46,23 @@ export function windowWeights(p: ModelParams): Float64Array {
     w[k] = p.halfLife === Number.POSITIVE_INFINITY ? 1 : 0.5 ** (k / p.halfLife)
   return w
 }
+
+/** Problems with a parameter set (empty = valid); the build refuses invalid sets. */
+export function paramProblems(p: ModelParams): string[] {
+  const out: string[] = []
+  const int = (v: number, lo: number, hi: number) => Number.isInteger(v) && v >= lo && v <= hi
+  if (!int(p.window, 2, 5000)) out.push(`window must be an integer in 2..5000, got ${p.window}`)
+  if (!(p.halfLife > 0)) out.push(`halfLife must be > 0 (Infinity = equal weights), got ${p.halfLife}`)
+  if (!int(p.minObs, 1, p.window))
+    out.push(`minObs must be an integer in 1..window (${p.window}), got ${p.minObs}`)
+  if (!(p.theta >= 0 && p.theta <= 0.5)) out.push(`theta must be in [0, 0.5], got ${p.theta}`)
+  if (!(p.leverageCap > 0)) out.push(`leverageCap must be > 0, got ${p.leverageCap}`)
+  if (!(p.haircut > 0 && p.haircut <= 1)) out.push(`haircut must be in (0, 1], got ${p.haircut}`)
+  if (!(p.minMarginalEr >= 0 && p.minMarginalEr < 1))
+    out.push(`minMarginalEr must be in [0, 1), got ${p.minMarginalEr}`)
+  if (!(p.degenerateTol >= 0 && p.degenerateTol < 1))
+    out.push(`degenerateTol must be in [0, 1), got ${p.degenerateTol}`)
+  if (!int(p.rebaseEvery, 1, 1 << 20))
+    out.push(`rebaseEvery must be a positive integer, got ${p.rebaseEvery}`)
+  return out
+}

@@ -23,8 +23,12 @@ await runEngine(x, DEFAULT_PARAMS, { from: 0, blockSize: 128 }, async (b: Engine
 })
 const T = x.calendar.length
 const stocks = x.symbols.flatMap((_, i) => (x.isStock[i] ? [i] : []))
-const truth = ds.truth?.fields
-if (!truth) throw new Error('synthetic dataset without truth')
+const truthByDataset = ds.truth?.fields
+if (!truthByDataset) throw new Error('synthetic dataset without truth')
+// The build orders symbols by key; re-index the truth panels the same way.
+const truth = Object.fromEntries(
+  Object.entries(truthByDataset).map(([k, p]) => [k, x.symbols.map((s) => p[ds.symbols.indexOf(s)])]),
+) as typeof truthByDataset
 
 describe('build on the synthetic market', () => {
   test('identities on every stock-day', () => {

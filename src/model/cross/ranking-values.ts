@@ -4,20 +4,26 @@
  * - Windows are the last w calendar (trading) days ending at t, inclusive; a window needs every
  *   one of its days non-null, and days before the start of the data are null, so a window
  *   reaching before day 0 has no value.
- * - gross_return, sector_residual, subsector_residual compound: prod(1 + x) - 1, accumulated as
- *   R ← R + x + R·x so that a one-day window returns x itself (1 + x - 1 would not) and small
- *   returns keep their low bits.
+ * - gross_return, sector_residual, subsector_residual compound: prod(1 + x) - 1.
  * - er_l1 = mean l1_mkt_er, er_l2 = mean(l2_mkt_er + l2_sec_er) (a day needs both), er_l3 =
- *   mean(1 - l3_res_er).
+ *   mean(1 - l3_res_er) = 1 - mean(l3_res_er).
  * - mkt_cap is the value at t whatever the window (a level, not a flow: the spec says "value at
  *   teo"), so its four windows rank identically.
  *
- * One backward pass from t serves all four nested windows: the product (or sum) is read off as it
- * passes each window length, and the pass stops at the first null (every longer window is then
- * null too). Products and sums run newest to oldest in every code path, so `rankDay` and `rankAllMetrics`
- * give bit-identical values.
+ * All values come from the kernels of window-sums.ts (which say how they are computed), so
+ * `rankDay`, `rankAllMetrics`, `rankAllMetricsDays` and `rankingMetricValue` agree bit for bit.
  */
 import type { Panel } from '../panel.ts'
+import {
+  BLOCK_SHIFT,
+  blockTotals,
+  firstWholeBlock,
+  LANES,
+  type StockSeries,
+  sweepWindows,
+  WINDOW_LENGTHS,
+  windowAggregates,
+} from './window-sums.ts'
 
 export const RANKING_METRICS = [
   'mkt_cap',
@@ -41,7 +47,7 @@ export const WINDOW_DAYS: Readonly<Record<RankingWindow, number>> = {
   '252d': 252,
 }
 const LENGTHS = RANKING_WINDOWS.map((w) => WINDOW_DAYS[w])
-const LONGEST = LENGTHS[LENGTHS.length - 1]
+if (LENGTHS.some((n, w) => n !== WINDOW_LENGTHS[w])) throw new Error('window lengths out of sync')
 
 export interface RankingInput {
   returns: Panel
@@ -60,80 +66,86 @@ export interface RankingInput {
   active: (i: number, t: number) => boolean
 }
 
-/** Writes prod(1 + a) - 1 for each window into out[at + w] (NaN when the window has a null). */
-function compounded(a: Float64Array, t: number, out: Float64Array, at: number): void {
-  let p = 0
-  let w = 0
-  const last = Math.min(LONGEST, t + 1)
-  for (let d = 0; d < last; d++) {
-    const v = a[t - d]
-    if (Number.isNaN(v)) break
-    p += v + p * v
-    if (d + 1 === LENGTHS[w]) out[at + w++] = p
+const NW = LENGTHS.length
+/** Values per stock and day: metric-major (RANKING_METRICS order), then window. */
+export const METRIC_WINDOWS = RANKING_METRICS.length * NW
+
+function stockSeries(x: RankingInput, i: number): StockSeries {
+  return {
+    r: x.returns[i],
+    q2: x.l2Rr[i],
+    q3: x.l3Rr[i],
+    e1: x.l1MktEr[i],
+    e2a: x.l2MktEr[i],
+    e2b: x.l2SecEr[i],
+    e3: x.l3ResEr[i],
   }
-  for (; w < LENGTHS.length; w++) out[at + w] = Number.NaN
 }
 
-/** Writes the window means of f(day) into out[at + w]; `kind` picks the ER combination. */
-function averaged(
-  kind: 'er_l1' | 'er_l2' | 'er_l3',
-  x: RankingInput,
-  i: number,
-  t: number,
-  out: Float64Array,
-  at: number,
-): void {
-  const a = kind === 'er_l1' ? x.l1MktEr[i] : kind === 'er_l2' ? x.l2MktEr[i] : x.l3ResEr[i]
-  const b = x.l2SecEr[i]
-  let s = 0
-  let w = 0
-  const last = Math.min(LONGEST, t + 1)
-  for (let d = 0; d < last; d++) {
-    const v = kind === 'er_l2' ? a[t - d] + b[t - d] : kind === 'er_l3' ? 1 - a[t - d] : a[t - d]
-    if (Number.isNaN(v)) break
-    s += v
-    if (d + 1 === LENGTHS[w]) {
-      out[at + w] = s / LENGTHS[w]
-      w++
-    }
+/** Lane aggregates (window-sums.ts order) → metric values, at out[at + m · 4 + w]. */
+function writeMetrics(cap: number, lanes: Float64Array, out: Float64Array, at: number): void {
+  for (let w = 0; w < NW; w++) {
+    out[at + w] = cap
+    for (let l = 0; l < 5; l++) out[at + (l + 1) * NW + w] = lanes[l * NW + w]
+    // mean(1 - l3_res_er) taken as 1 - mean(l3_res_er): the same number, one rounding.
+    out[at + 6 * NW + w] = 1 - lanes[5 * NW + w]
   }
-  for (; w < LENGTHS.length; w++) out[at + w] = Number.NaN
 }
 
 /**
- * The metric's value for stock i at day t over each window, written into out[at .. at + 4) in
- * RANKING_WINDOWS order. NaN where undefined.
+ * Every metric × window value of every symbol on each of `days` (out[j][m · 4 + w][i], NaN where
+ * undefined or where `include(j, i)` is false). Stock by stock: for several days the block totals
+ * they need are computed once per stock and shared by all of them; a single day takes one sweep
+ * (`blocked` forces the block path, for tests). Both give the same numbers (window-sums.ts).
  */
-export function metricWindows(
+export function metricValues(
   x: RankingInput,
-  metric: RankingMetric,
-  i: number,
-  t: number,
-  out: Float64Array,
-  at = 0,
-): void {
-  switch (metric) {
-    case 'mkt_cap': {
-      const v = x.marketCap[i][t]
-      for (let w = 0; w < LENGTHS.length; w++) out[at + w] = v
-      return
-    }
-    case 'gross_return':
-      compounded(x.returns[i], t, out, at)
-      return
-    case 'sector_residual':
-      compounded(x.l2Rr[i], t, out, at)
-      return
-    case 'subsector_residual':
-      compounded(x.l3Rr[i], t, out, at)
-      return
-    default:
-      averaged(metric, x, i, t, out, at)
-      return
+  days: readonly number[],
+  include: (j: number, i: number) => boolean,
+  blocked = days.length > 1,
+): Float64Array[][] {
+  const nSym = x.returns.length
+  const out = days.map(() =>
+    Array.from({ length: METRIC_WINDOWS }, () => new Float64Array(nSym).fill(Number.NaN)),
+  )
+  let fromBlock = Number.POSITIVE_INFINITY
+  let toBlock = -1
+  for (const t of days) {
+    fromBlock = Math.min(fromBlock, firstWholeBlock(t))
+    toBlock = Math.max(toBlock, (t >> BLOCK_SHIFT) - 1)
   }
+  // Only blocks some day reads whole: days far apart must not pay for the gaps between them.
+  const needed = new Uint8Array(Math.max(0, toBlock + 1))
+  for (const t of days) needed.fill(1, firstWholeBlock(t), Math.max(firstWholeBlock(t), t >> BLOCK_SHIFT))
+  const blocks = new Float64Array(needed.length * LANES)
+  const lanes = new Float64Array(LANES * NW)
+  const vals = new Float64Array(METRIC_WINDOWS)
+  const scratch = new Float64Array(3 * LANES)
+  const single = days.length === 1 && !blocked
+  for (let i = 0; i < nSym; i++) {
+    let any = false
+    for (let j = 0; j < days.length && !any; j++) any = include(j, i)
+    if (!any) continue
+    const s = stockSeries(x, i)
+    if (single) {
+      sweepWindows(s, days[0], lanes, 0)
+      writeMetrics(x.marketCap[i][days[0]], lanes, vals, 0)
+      for (let k = 0; k < METRIC_WINDOWS; k++) out[0][k][i] = vals[k]
+      continue
+    }
+    for (let b = needed.length - 1; b >= Math.max(0, fromBlock); b--)
+      if (needed[b]) blockTotals(s, b, b, blocks)
+    for (let j = 0; j < days.length; j++) {
+      if (!include(j, i)) continue
+      const t = days[j]
+      windowAggregates(s, blocks, t, lanes, 0, scratch)
+      writeMetrics(x.marketCap[i][t], lanes, vals, 0)
+      const o = out[j]
+      for (let k = 0; k < METRIC_WINDOWS; k++) o[k][i] = vals[k]
+    }
+  }
+  return out
 }
-
-const scratch = new Float64Array(LENGTHS.length)
 
 /** The metric's value for stock i at day t over `window`; NaN when undefined. */
 export function rankingMetricValue(
@@ -143,6 +155,9 @@ export function rankingMetricValue(
   i: number,
   t: number,
 ): number {
-  metricWindows(x, metric, i, t, scratch)
-  return scratch[RANKING_WINDOWS.indexOf(window)]
+  const lanes = new Float64Array(LANES * NW)
+  sweepWindows(stockSeries(x, i), t, lanes, 0)
+  const vals = new Float64Array(METRIC_WINDOWS)
+  writeMetrics(x.marketCap[i][t], lanes, vals, 0)
+  return vals[RANKING_METRICS.indexOf(metric) * NW + RANKING_WINDOWS.indexOf(window)]
 }

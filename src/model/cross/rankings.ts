@@ -12,7 +12,7 @@
  *   a RangeError rather than a silent wrap (the default universe has 3000).
  */
 import {
-  metricWindows,
+  metricValues,
   RANKING_METRICS,
   RANKING_WINDOWS,
   type RankingInput,
@@ -20,7 +20,7 @@ import {
   type RankingWindow,
   rankingMetricValue,
 } from './ranking-values.ts'
-import { groupOrdinals, MAX_COHORT, orderBy, writeOrdinals } from './sort.ts'
+import { groupOrdinals, MAX_COHORT, orderBy } from './sort.ts'
 
 export const COHORTS = ['universe', 'sector', 'subsector'] as const
 export type Cohort = (typeof COHORTS)[number]
@@ -93,14 +93,16 @@ function rankValues(
     sector: new Int16Array(nSym),
     subsector: new Int16Array(nSym),
   }
-  writeOrdinals(order, ordinal.universe)
-  for (let r = 0; r < n; r++) cohortSize.universe[order[r]] = n
+  for (let r = 0; r < n; r++) {
+    ordinal.universe[order[r]] = r + 1
+    cohortSize.universe[order[r]] = n
+  }
   groupOrdinals(order, ctx.sector, ordinal.sector, cohortSize.sector)
   groupOrdinals(order, ctx.subsector, ordinal.subsector, cohortSize.subsector)
   return { metric, window, values, ordinal, cohortSize }
 }
 
-/** One metric × window ranking at day t. */
+/** One metric × window ranking at day t (all metrics at once cost about the same: prefer those). */
 export function rankDay(x: RankingInput, t: number, metric: RankingMetric, window: RankingWindow): RankDay {
   const ctx = dayContext(x, t)
   const values = new Float64Array(ctx.active.length).fill(Number.NaN)
@@ -112,32 +114,49 @@ export function rankDay(x: RankingInput, t: number, metric: RankingMetric, windo
 
 /**
  * All 28 metric × window rankings at day t, metric-major in RANKING_METRICS × RANKING_WINDOWS
- * order. Each stock's windows come from one backward pass per metric; mkt_cap is ranked once
- * and its result copied to the four windows.
+ * order. mkt_cap is ranked once and its result copied to the four windows.
  */
 export function rankAllMetrics(x: RankingInput, t: number): RankDay[] {
-  const ctx = dayContext(x, t)
-  const nSym = ctx.active.length
-  const nW = RANKING_WINDOWS.length
-  const buf = new Float64Array(nW)
-  const out: RankDay[] = []
-  for (const metric of RANKING_METRICS) {
-    const values = RANKING_WINDOWS.map(() => new Float64Array(nSym).fill(Number.NaN))
-    for (let i = 0; i < nSym; i++) {
-      if (!ctx.active[i]) continue
-      metricWindows(x, metric, i, t, buf)
-      for (let w = 0; w < nW; w++) values[w][i] = buf[w]
-    }
-    if (metric === 'mkt_cap') {
-      const day = rankValues(metric, '1d', values[0], ctx)
-      for (const window of RANKING_WINDOWS) out.push(window === '1d' ? day : copyDay(day, window))
-    } else {
-      RANKING_WINDOWS.forEach((window, w) => {
-        out.push(rankValues(metric, window, values[w], ctx))
-      })
-    }
+  return rankChunk(x, [t], false)[0]
+}
+
+/**
+ * `rankAllMetrics` for many days, yielded in the order given. Days are computed `chunk` at a time
+ * stock by stock, so each stock's series are read from memory once per chunk rather than once
+ * per day (month-end days 21 apart share most of their 252-day windows); memory stays bounded
+ * by the chunk. Results are identical to `rankAllMetrics` day by day.
+ */
+export function* rankAllMetricsDays(
+  x: RankingInput,
+  days: ArrayLike<number>,
+  chunk = 12,
+): Generator<{ t: number; rankings: RankDay[] }> {
+  for (let k = 0; k < days.length; k += chunk) {
+    const ts = Array.from({ length: Math.min(chunk, days.length - k) }, (_, j) => days[k + j])
+    const ranked = rankChunk(x, ts, true)
+    for (let j = 0; j < ts.length; j++) yield { t: ts[j], rankings: ranked[j] }
   }
-  return out
+}
+
+function rankChunk(x: RankingInput, ts: number[], blocked: boolean): RankDay[][] {
+  const ctxs = ts.map((t) => dayContext(x, t))
+  const values = metricValues(x, ts, (j, i) => ctxs[j].active[i] === 1, blocked)
+  return ts.map((_, j) => {
+    const out: RankDay[] = []
+    RANKING_METRICS.forEach((metric, m) => {
+      if (metric === 'mkt_cap') {
+        const day = rankValues(metric, RANKING_WINDOWS[0], values[j][0], ctxs[j])
+        RANKING_WINDOWS.forEach((window, w) => {
+          out.push(w === 0 ? day : copyDay(day, window))
+        })
+      } else {
+        RANKING_WINDOWS.forEach((window, w) => {
+          out.push(rankValues(metric, window, values[j][m * RANKING_WINDOWS.length + w], ctxs[j]))
+        })
+      }
+    })
+    return out
+  })
 }
 
 function copyDay(d: RankDay, window: RankingWindow): RankDay {

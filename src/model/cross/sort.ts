@@ -1,44 +1,58 @@
 /**
  * Ordering kernels shared by the cross-sectional products.
  *
- * A JS comparator per element (`idx.sort((a, b) => …)`) is the obvious way to sort symbols by a
- * key with an index tie-break, but the comparator call dominates. Instead the keys are copied into
- * a Float64Array and sorted by the engine's native numeric sort (no comparator), and every member
- * is then placed at the lower bound of its key in the sorted copy; members that share a key fill
- * the run in the order they are visited. Visiting the members in ascending symbol index makes the
- * tie-break "lower index first" exact. `bench/cross.ts` measures it against the comparator sort.
+ * Sorting symbol indices with a JS comparator (`idx.sort((a, b) => …)`) pays a function call per
+ * comparison. `orderBy` instead packs each member's position into the low mantissa bits of its
+ * key and sorts the packed keys with the engine's native numeric sort (no comparator). Replacing
+ * the low bits moves a key only within the bucket of doubles that share its high bits, and buckets
+ * keep their numeric order (for either sign), so after the sort only runs of members that share a
+ * bucket — exact ties, or keys equal to ~12 significant digits — can be out of order; those runs
+ * are re-sorted with the exact comparator. The result is exactly the comparator sort's order.
+ * `bench/cross.ts` measures both (≈0.1 ms against ≈0.6 ms for 3,000 keys).
  */
 
-/**
- * Symbol indices of `members` in rank order: by `keys[member]` descending (or ascending), ties by
- * the members' order in `members` (pass them in ascending symbol index). Keys must not be NaN;
- * -0 and +0 are the same key. Returns a new array of length `n`.
- */
-export function orderBy(keys: Float64Array, members: Int32Array, n: number, descending: boolean): Int32Array {
-  const k = new Float64Array(n)
-  // `+ 0` turns -0 into +0: the native sort orders -0 before +0, a comparator sees them equal.
-  if (descending) for (let j = 0; j < n; j++) k[j] = -keys[members[j]] + 0
-  else for (let j = 0; j < n; j++) k[j] = keys[members[j]] + 0
-  const sorted = k.slice().sort()
-  const taken = new Int32Array(n)
-  const out = new Int32Array(n)
-  for (let j = 0; j < n; j++) {
-    const v = k[j]
-    let lo = 0
-    let hi = n
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1
-      if (sorted[mid] < v) lo = mid + 1
-      else hi = mid
-    }
-    out[lo + taken[lo]++] = members[j]
-  }
-  return out
+const exactCompare = (keys: Float64Array, descending: boolean) => (a: number, b: number) => {
+  const ka = keys[a]
+  const kb = keys[b]
+  return ka === kb ? a - b : descending ? kb - ka : ka - kb
 }
 
-/** 1-based position of each ordered member (`ordinal[order[r]] = r + 1`), written into `ordinal`. */
-export function writeOrdinals(order: Int32Array, ordinal: Int16Array | Int32Array): void {
-  for (let r = 0; r < order.length; r++) ordinal[order[r]] = r + 1
+/**
+ * Symbol indices of `members[0 .. n)` in rank order: by `keys[member]` descending (or ascending),
+ * ties by symbol index ascending. Keys must not be NaN; -0 and +0 are the same key. Returns a
+ * new array of length n.
+ */
+export function orderBy(keys: Float64Array, members: Int32Array, n: number, descending: boolean): Int32Array {
+  const out = new Int32Array(n)
+  let bits = 0
+  while (1 << bits < n) bits++
+  const packed = new Float64Array(n)
+  let finite = bits <= 26
+  for (let j = 0; j < n; j++) {
+    // `+ 0` turns -0 into +0 (a comparator sees them equal; their bit patterns differ).
+    const v = (descending ? -keys[members[j]] : keys[members[j]]) + 0
+    if (v - v !== 0) finite = false
+    packed[j] = v
+  }
+  if (!finite) {
+    // Infinities would turn into NaNs when their mantissa is written: use the comparator.
+    out.set(members.subarray(0, n))
+    return out.sort(exactCompare(keys, descending))
+  }
+  const low = (1 << bits) - 1
+  const high = ~low
+  const word = new Uint32Array(packed.buffer) // little-endian: word[2j] holds the low 32 bits
+  for (let j = 0; j < n; j++) word[2 * j] = (word[2 * j] & high) | j
+  packed.sort()
+  for (let r = 0; r < n; r++) out[r] = members[word[2 * r] & low]
+  let start = 0
+  for (let r = 1; r <= n; r++) {
+    if (r < n && word[2 * r + 1] === word[2 * r - 1] && ((word[2 * r] ^ word[2 * r - 2]) & high) === 0)
+      continue
+    if (r - start > 1) out.subarray(start, r).sort(exactCompare(keys, descending))
+    start = r
+  }
+  return out
 }
 
 /** Largest size a cohort may have: ordinals and sizes are stored as Int16. */

@@ -12,7 +12,13 @@ let levelScratch = new Uint8Array(1024)
  * Decodes one column chunk of `rows` rows (uncompressed PLAIN v1 data pages) into col.values
  * starting at row `at`. Everything is synchronous, so the shared scratch buffer is safe to reuse.
  */
-export function decodeChunk(bytes: Uint8Array, rows: number, leaf: SchemaNode, col: ParquetColumn, at: number): void {
+export function decodeChunk(
+  bytes: Uint8Array,
+  rows: number,
+  leaf: SchemaNode,
+  col: ParquetColumn,
+  at: number,
+): void {
   const optional = leaf.repetition !== Repetition.REQUIRED
   const what = `page in column "${col.name}"`
   let pos = 0
@@ -23,15 +29,18 @@ export function decodeChunk(bytes: Uint8Array, rows: number, leaf: SchemaNode, c
     pos = r.pos
     const type = int(h, 1, 'page type')
     const size = int(h, 3, 'compressed_page_size')
-    if (size < 0 || size > bytes.length - pos) throw new Error(`corrupt parquet ${what}: ${size} bytes overrun the chunk`)
+    if (size < 0 || size > bytes.length - pos)
+      throw new Error(`corrupt parquet ${what}: ${size} bytes overrun the chunk`)
     if (type === PageType.INDEX_PAGE) {
       pos += size
       continue
     }
-    if (type !== PageType.DATA_PAGE || int(h, 2, 'uncompressed_page_size') !== size) throw new UnsupportedChunk()
+    if (type !== PageType.DATA_PAGE || int(h, 2, 'uncompressed_page_size') !== size)
+      throw new UnsupportedChunk()
     const dph = asStruct(h[5], 'data_page_header')
     const n = int(dph, 1, 'num_values')
-    if (n < 0 || n > rows - done) throw new Error(`corrupt parquet ${what}: ${n} values where ${rows - done} remain`)
+    if (n < 0 || n > rows - done)
+      throw new Error(`corrupt parquet ${what}: ${n} values where ${rows - done} remain`)
     if (int(dph, 2, 'encoding') !== Encoding.PLAIN) throw new UnsupportedChunk()
     if (optional && int(dph, 3, 'definition_level_encoding') !== Encoding.RLE) throw new UnsupportedChunk()
     decodePage(bytes.subarray(pos, pos + size), n, optional, leaf.type ?? -1, col, at + done)
@@ -40,7 +49,14 @@ export function decodeChunk(bytes: Uint8Array, rows: number, leaf: SchemaNode, c
   }
 }
 
-function decodePage(page: Uint8Array, n: number, optional: boolean, physical: number, col: ParquetColumn, at: number) {
+function decodePage(
+  page: Uint8Array,
+  n: number,
+  optional: boolean,
+  physical: number,
+  col: ParquetColumn,
+  at: number,
+) {
   let present = n
   let values = page
   let levels: Uint8Array | undefined
@@ -64,7 +80,8 @@ function decodePage(page: Uint8Array, n: number, optional: boolean, physical: nu
       return
     case 'INT32':
     case 'DATE':
-      if (present < n) throw new Error(`parquet column "${col.name}" has nulls, which a ${col.type} column cannot hold`)
+      if (present < n)
+        throw new Error(`parquet column "${col.name}" has nulls, which a ${col.type} column cannot hold`)
       copyDense(col, col.values, values, at, n)
       return
     case 'STRING':

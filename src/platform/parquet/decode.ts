@@ -3,7 +3,14 @@ import { decodeWithHyparquet } from './fallback.ts'
 import { checkHeadMagic, type FileMeta, footerLength, parseFooter, type TopColumn } from './footer.ts'
 import { isNativeColumn, targetType } from './schema.ts'
 import { type ByteSource, memorySource } from './source.ts'
-import { Codec, type ColumnType, type DecodeOptions, Encoding, type ParquetColumn, type ParquetTable } from './types.ts'
+import {
+  Codec,
+  type ColumnType,
+  type DecodeOptions,
+  Encoding,
+  type ParquetColumn,
+  type ParquetTable,
+} from './types.ts'
 
 export async function decodeParquet(bytes: Uint8Array, opts?: DecodeOptions): Promise<ParquetTable> {
   const src = memorySource(bytes)
@@ -31,7 +38,11 @@ export function selectColumns(meta: FileMeta, names: string[] | undefined): TopC
   })
 }
 
-export async function decodeSource(src: ByteSource, meta: FileMeta, opts?: DecodeOptions): Promise<ParquetTable> {
+export async function decodeSource(
+  src: ByteSource,
+  meta: FileMeta,
+  opts?: DecodeOptions,
+): Promise<ParquetTable> {
   const selected = selectColumns(meta, opts?.columns)
   const columns: ParquetColumn[] = []
   const slow: { top: TopColumn; col: ParquetColumn }[] = []
@@ -46,14 +57,22 @@ export async function decodeSource(src: ByteSource, meta: FileMeta, opts?: Decod
 }
 
 /** Decodes the column with our own page decoder; false when it needs the hyparquet fallback. */
-async function decodeNative(src: ByteSource, meta: FileMeta, c: TopColumn, col: ParquetColumn): Promise<boolean> {
+async function decodeNative(
+  src: ByteSource,
+  meta: FileMeta,
+  c: TopColumn,
+  col: ParquetColumn,
+): Promise<boolean> {
   if (!isNativeColumn(c, col.type)) return false
   for (const rg of meta.rowGroups) {
     const chunk = rg.chunks[c.leafIndex]
     const plain = chunk.encodings.every((e) => e === Encoding.PLAIN || e === Encoding.RLE)
-    if (chunk.codec !== Codec.UNCOMPRESSED || chunk.hasDictionary || !plain || chunk.type !== c.leaf.type) return false
+    if (chunk.codec !== Codec.UNCOMPRESSED || chunk.hasDictionary || !plain || chunk.type !== c.leaf.type)
+      return false
     if (chunk.numValues !== rg.numRows) {
-      throw new Error(`corrupt parquet footer: column "${c.name}" has ${chunk.numValues} values in ${rg.numRows} rows`)
+      throw new Error(
+        `corrupt parquet footer: column "${c.name}" has ${chunk.numValues} values in ${rg.numRows} rows`,
+      )
     }
   }
   let at = 0

@@ -60,7 +60,8 @@ export function encodeParts(table: ParquetInput, maxPageBytes = MAX_PAGE_BYTES):
 function* columnPages(col: ParquetColumn, numRows: number, maxPageBytes: number, scratch: Scratch) {
   if (col.type === 'STRING') {
     const lens = stringLengths(col.values)
-    for (const [s, e] of stringPageRanges(lens, maxPageBytes)) yield stringPage(col.values, lens, s, e, scratch)
+    for (const [s, e] of stringPageRanges(lens, maxPageBytes))
+      yield stringPage(col.values, lens, s, e, scratch)
     return
   }
   const rowsPerPage = Math.max(1, Math.floor(maxPageBytes / col.values.BYTES_PER_ELEMENT))
@@ -68,7 +69,9 @@ function* columnPages(col: ParquetColumn, numRows: number, maxPageBytes: number,
   do {
     const e = Math.min(numRows, s + rowsPerPage)
     const page: PageBody =
-      col.type === 'DOUBLE' || col.type === 'FLOAT' ? floatPage(col.values, s, e, scratch) : densePage(col.values, s, e)
+      col.type === 'DOUBLE' || col.type === 'FLOAT'
+        ? floatPage(col.values, s, e, scratch)
+        : densePage(col.values, s, e)
     yield page
     s = e
   } while (s < numRows)
@@ -108,7 +111,8 @@ function validate(columns: ParquetColumn[]): number {
   for (const col of columns) {
     if (names.has(col.name)) throw new Error(`parquet: duplicate column name "${col.name}"`)
     names.add(col.name)
-    if (!valuesMatchType(col)) throw new Error(`parquet: column "${col.name}" values do not match type ${col.type}`)
+    if (!valuesMatchType(col))
+      throw new Error(`parquet: column "${col.name}" values do not match type ${col.type}`)
     if (col.values.length !== numRows) {
       throw new Error(
         `parquet: column "${col.name}" has ${col.values.length} values, expected ${numRows} like "${columns[0].name}"`,

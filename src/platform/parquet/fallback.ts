@@ -72,7 +72,9 @@ export async function decodeWithHyparquet(
 
 function fill(col: ParquetColumn, data: ArrayLike<unknown>, at: number): void {
   if (at < 0 || at + data.length > col.values.length) {
-    throw new Error(`parquet column "${col.name}": rows ${at}..${at + data.length} exceed the file's row count`)
+    throw new Error(
+      `parquet column "${col.name}": rows ${at}..${at + data.length} exceed the file's row count`,
+    )
   }
   switch (col.type) {
     case 'DOUBLE':

@@ -4,7 +4,10 @@ import { encodeParts } from './encode.ts'
 import { memorySource, withFileSource } from './source.ts'
 import type { DecodeOptions, ParquetInput, ParquetTable } from './types.ts'
 
-/** Writes the parts straight from the table's arrays (writev), skipping an in-memory copy of the file. */
+/**
+ * Writes the parts straight from the table's arrays (writev), skipping an in-memory copy of the
+ * file; the arrays must therefore not change until the returned promise settles.
+ */
 export async function writeParquetFile(path: string, table: ParquetInput): Promise<void> {
   const parts = encodeParts(table)
   const fh = await open(path, 'w')
@@ -48,7 +51,9 @@ export async function readParquetFile(path: string, opts?: DecodeOptions): Promi
 }
 
 export async function readParquetColumnNames(path: string): Promise<string[]> {
-  return withPath(path, () => withFileSource(path, async (file) => (await readMeta(file)).columns.map((c) => c.name)))
+  return withPath(path, () =>
+    withFileSource(path, async (file) => (await readMeta(file)).columns.map((c) => c.name)),
+  )
 }
 
 /** Prefixes errors about the file's content with its path; I/O errors already name it. */

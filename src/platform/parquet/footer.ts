@@ -71,19 +71,27 @@ export function parseFooter(bytes: Uint8Array, fileSize: number): FileMeta {
   const schema = list(fm, 2, 'schema').map(schemaNode)
   const rowGroups = optList(fm, 4).map((rg) => rowGroup(rg, fileSize))
   const total = rowGroups.reduce((sum, rg) => sum + rg.numRows, 0)
-  if (total !== numRows) throw new Error(`corrupt parquet footer: row groups hold ${total} rows, file says ${numRows}`)
+  if (total !== numRows)
+    throw new Error(`corrupt parquet footer: row groups hold ${total} rows, file says ${numRows}`)
   const metadata: Record<string, string> = {}
   for (const kv of optList(fm, 5)) {
     const s = asStruct(kv, 'key_value_metadata')
     const value = s[2] === undefined ? '' : str(s, 2, 'value')
     // defineProperty, so a key such as "__proto__" stays an ordinary entry.
-    Object.defineProperty(metadata, str(s, 1, 'key'), { value, enumerable: true, writable: true, configurable: true })
+    Object.defineProperty(metadata, str(s, 1, 'key'), {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    })
   }
   const columns = topColumns(schema)
   const leafCount = schema.slice(1).filter((n) => n.numChildren === 0).length
   for (const rg of rowGroups) {
     if (rg.chunks.length !== leafCount) {
-      throw new Error(`corrupt parquet footer: row group has ${rg.chunks.length} chunks for ${leafCount} columns`)
+      throw new Error(
+        `corrupt parquet footer: row group has ${rg.chunks.length} chunks for ${leafCount} columns`,
+      )
     }
   }
   return { numRows, columns, rowGroups, metadata }
@@ -129,7 +137,8 @@ function schemaNode(v: TValue): SchemaNode {
 function rowGroup(v: TValue, fileSize: number): RowGroupMeta {
   const s = asStruct(v, 'row group')
   const numRows = int(s, 3, 'row group num_rows')
-  if (numRows < 0 || numRows > MAX_ROWS) throw new Error(`corrupt parquet footer: row group num_rows ${numRows}`)
+  if (numRows < 0 || numRows > MAX_ROWS)
+    throw new Error(`corrupt parquet footer: row group num_rows ${numRows}`)
   return { numRows, chunks: list(s, 1, 'columns').map((c) => columnChunk(c, fileSize)) }
 }
 
@@ -143,7 +152,9 @@ function columnChunk(v: TValue, fileSize: number): ChunkMeta {
   const start = hasDictionary ? Math.min(dictPage, dataPage) : dataPage
   const size = int(m, 7, 'total_compressed_size')
   if (start < 4 || size < 0 || start + size > fileSize) {
-    throw new Error(`corrupt parquet footer: column chunk at ${start}+${size} lies outside the ${fileSize}-byte file`)
+    throw new Error(
+      `corrupt parquet footer: column chunk at ${start}+${size} lies outside the ${fileSize}-byte file`,
+    )
   }
   return {
     type: int(m, 1, 'type'),
@@ -176,7 +187,8 @@ export function optInt(s: TStruct, id: number): number | undefined {
 
 function str(s: TStruct, id: number, what: string): string {
   const v = s[id]
-  if (!(v instanceof Uint8Array)) throw new Error(`corrupt parquet metadata: ${what} is missing or not a string`)
+  if (!(v instanceof Uint8Array))
+    throw new Error(`corrupt parquet metadata: ${what} is missing or not a string`)
   return text.decode(v)
 }
 

@@ -10,15 +10,26 @@ import { PageType } from './types.ts'
  * an ordinary Error on sizes, counts or runs no valid flat column can have.
  */
 
-/** No sane writer produces pages this large; a header claiming more is corrupt. */
+/**
+ * Writers keep pages to a few MiB, so a header claiming a large page that also inflates from a
+ * tiny one is corrupt; rejecting it spares allocating its claimed size.
+ */
 const MAX_PAGE_BYTES = 1024 * 1024 * 1024
+const LARGE_PAGE_BYTES = 64 * 1024 * 1024
+const MAX_RATIO = 2048
 /** RLE/bit-packed streams may overshoot their value count by the padding of one bit-packed group. */
 const RUN_SLACK = 8
 
 const CODECS = ['UNCOMPRESSED', 'SNAPPY', 'GZIP', 'LZO', 'BROTLI', 'LZ4', 'ZSTD', 'LZ4_RAW'] as const
 const DICTIONARY_ENCODINGS = new Set([2, 8]) // PLAIN_DICTIONARY, RLE_DICTIONARY
 
-export function checkChunk(bytes: Uint8Array, rows: number, codec: number, optional: boolean, name: string): void {
+export function checkChunk(
+  bytes: Uint8Array,
+  rows: number,
+  codec: number,
+  optional: boolean,
+  name: string,
+): void {
   const fail = (message: string): never => {
     throw new Error(`corrupt parquet page in column "${name}": ${message}`)
   }
@@ -33,7 +44,9 @@ export function checkChunk(bytes: Uint8Array, rows: number, codec: number, optio
     const raw = int(h, 2, 'uncompressed_page_size')
     const size = int(h, 3, 'compressed_page_size')
     if (size < 0 || size > bytes.length - pos) fail(`${size} bytes overrun the chunk`)
-    if (raw < 0 || raw > MAX_PAGE_BYTES) fail(`implausible page size ${raw}`)
+    if (raw < 0 || raw > MAX_PAGE_BYTES || (raw > LARGE_PAGE_BYTES && raw > size * MAX_RATIO)) {
+      fail(`implausible page size ${raw} (stored in ${size} bytes)`)
+    }
     const page = bytes.subarray(pos, pos + size)
     pos += size
     if (type === PageType.DICTIONARY_PAGE) {
@@ -77,7 +90,7 @@ function checkV1(page: Uint8Array, dh: TStruct, raw: number, n: number, optional
     if (data.length < 4) return 'definition levels are truncated'
     const len = data[0] | (data[1] << 8) | (data[2] << 16) | (data[3] << 24)
     if (len < 0 || len > data.length - 4) return 'definition levels overrun the page'
-    if (!runsFit(data, 4, 4 + len, n, 1)) return 'definition level runs exceed the value count'
+    if (!runsFit(data, 4, 4 + len, n, 1)) return 'definition level runs do not match the value count'
     off = 4 + len
   }
   return checkValues(data, off, optInt(dh, 2), n)
@@ -89,7 +102,8 @@ function checkV2(page: Uint8Array, dh: TStruct, raw: number, n: number, optional
   if (defLen < 0 || repLen < 0 || defLen + repLen > page.length || defLen + repLen > raw) {
     return 'level sections overrun the page'
   }
-  if (optional && !runsFit(page, repLen, repLen + defLen, n, 1)) return 'definition level runs exceed the value count'
+  if (optional && !runsFit(page, repLen, repLen + defLen, n, 1))
+    return 'definition level runs do not match the value count'
   const rest = page.subarray(repLen + defLen)
   const compressed = dh[7] !== false
   if (compressed && !inflate) return undefined
@@ -98,11 +112,18 @@ function checkV2(page: Uint8Array, dh: TStruct, raw: number, n: number, optional
 }
 
 /** Dictionary indices are another RLE/bit-packed stream, prefixed by their bit width. */
-function checkValues(data: Uint8Array, off: number, encoding: number | undefined, n: number): string | undefined {
+function checkValues(
+  data: Uint8Array,
+  off: number,
+  encoding: number | undefined,
+  n: number,
+): string | undefined {
   if (encoding === undefined || !DICTIONARY_ENCODINGS.has(encoding) || off >= data.length) return undefined
   const width = data[off]
   if (width > 32) return `dictionary index width ${width}`
-  return runsFit(data, off + 1, data.length, n, width, false) ? undefined : 'dictionary index runs exceed the value count'
+  return runsFit(data, off + 1, data.length, n, width, false)
+    ? undefined
+    : 'dictionary index runs exceed the value count'
 }
 
 /**
@@ -110,7 +131,14 @@ function checkValues(data: Uint8Array, off: number, encoding: number | undefined
  * and, if `complete`, that its bytes cover all n: hyparquet would otherwise read on past the end and
  * take the following bytes for run headers. Dictionary indices skip nulls, so they can be fewer.
  */
-function runsFit(bytes: Uint8Array, pos: number, end: number, n: number, width: number, complete = true): boolean {
+function runsFit(
+  bytes: Uint8Array,
+  pos: number,
+  end: number,
+  n: number,
+  width: number,
+  complete = true,
+): boolean {
   let seen = 0
   while (seen < n && pos < end) {
     let header = 0

@@ -1,3 +1,8 @@
+/**
+ * A small Parquet codec for flat, wide numeric tables. Writing produces one row group of
+ * uncompressed PLAIN pages, which both we and other readers decode at memory speed; reading takes
+ * a fast path for such chunks (ours or anyone's) and hands everything else to hyparquet.
+ */
 export { decodeParquet } from './decode.ts'
 export { encodeParquet } from './encode.ts'
 export { readParquetColumnNames, readParquetFile, writeParquetFile } from './file.ts'

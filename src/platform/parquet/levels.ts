@@ -40,6 +40,8 @@ export function encodeLevels(levels: Uint8Array, n: number, out: Uint8Array, pos
     for (let k = from; k < to; k++) out[pos + ((k - from) >> 3)] |= levels[k] << ((k - from) & 7)
     pos += groups
   }
+  // Typed arrays drop out-of-range writes silently; make a broken size bound loud instead.
+  if (pos > out.length) throw new Error('parquet encoder bug: definition levels overflowed their buffer')
   const len = pos - start - 4
   out[start] = len & 0xff
   out[start + 1] = (len >>> 8) & 0xff
@@ -69,7 +71,13 @@ export function writeVarint(out: Uint8Array, pos: number, v: number): number {
  * Decodes n levels from bytes[pos..end) into levels[0..n) and returns how many are 1 (present),
  * or -1 when the stream is truncated or holds a level above 1 (the caller names the column).
  */
-export function decodeLevels(bytes: Uint8Array, pos: number, end: number, levels: Uint8Array, n: number): number {
+export function decodeLevels(
+  bytes: Uint8Array,
+  pos: number,
+  end: number,
+  levels: Uint8Array,
+  n: number,
+): number {
   let i = 0
   let present = 0
   while (i < n) {
@@ -109,7 +117,12 @@ export function decodeLevels(bytes: Uint8Array, pos: number, end: number, levels
  * levels[0..n) and fills null rows with NaN. Walks backwards run by run, so every move goes to an
  * equal or higher index and nothing is overwritten before it is read.
  */
-export function expandNulls(dest: Float64Array | Float32Array, levels: Uint8Array, n: number, present: number): void {
+export function expandNulls(
+  dest: Float64Array | Float32Array,
+  levels: Uint8Array,
+  n: number,
+  present: number,
+): void {
   let j = present
   let i = n
   while (i > 0) {

@@ -15,9 +15,11 @@ export class Scratch {
   levels = new Uint8Array(0)
   encoded = new Uint8Array(0)
   bounds = new Int32Array(0)
+  private capacity = -1
 
   fit(rows: number): void {
-    if (this.levels.length >= rows) return
+    if (this.capacity >= rows) return
+    this.capacity = rows
     this.levels = new Uint8Array(rows)
     this.bounds = new Int32Array(maxRuns(rows) + 1)
     this.encoded = new Uint8Array(Math.max(maxEncodedLevelsSize(rows), 6 * this.bounds.length + 4))
@@ -35,7 +37,12 @@ export function densePage(values: Int32Array, start: number, end: number): PageB
 }
 
 /** OPTIONAL float page; NaN is null. */
-export function floatPage(values: Float64Array | Float32Array, start: number, end: number, scratch: Scratch): PageBody {
+export function floatPage(
+  values: Float64Array | Float32Array,
+  start: number,
+  end: number,
+  scratch: Scratch,
+): PageBody {
   const rows = end - start
   scratch.fit(rows)
   const runs = floatRuns(values, start, end, scratch.bounds, maxRuns(rows))
@@ -63,7 +70,13 @@ export function floatPage(values: Float64Array | Float32Array, start: number, en
 }
 
 /** Ends of the alternating present/absent runs, or -1 when there are more than `max` of them. */
-function floatRuns(values: Float64Array | Float32Array, start: number, end: number, bounds: Int32Array, max: number) {
+function floatRuns(
+  values: Float64Array | Float32Array,
+  start: number,
+  end: number,
+  bounds: Int32Array,
+  max: number,
+) {
   if (start === end) return 0
   let runs = 0
   // biome-ignore lint/suspicious/noSelfCompare: NaN test
@@ -71,7 +84,7 @@ function floatRuns(values: Float64Array | Float32Array, start: number, end: numb
   for (let i = start + 1; i < end; i++) {
     const v = values[i]
     // biome-ignore lint/suspicious/noSelfCompare: NaN test
-    if (v === v !== cur) {
+    if ((v === v) !== cur) {
       if (runs === max) return -1
       bounds[runs++] = i
       cur = !cur
@@ -81,7 +94,12 @@ function floatRuns(values: Float64Array | Float32Array, start: number, end: numb
   return runs
 }
 
-function scatteredFloatPage(values: Float64Array | Float32Array, start: number, end: number, scratch: Scratch) {
+function scatteredFloatPage(
+  values: Float64Array | Float32Array,
+  start: number,
+  end: number,
+  scratch: Scratch,
+) {
   const { levels, encoded } = scratch
   const dense = values instanceof Float64Array ? new Float64Array(end - start) : new Float32Array(end - start)
   let j = 0

@@ -1,16 +1,28 @@
 import type { SchemaNode, TopColumn } from './footer.ts'
 import type { TStruct } from './thrift.ts'
-import { type ColumnType, ConvertedType as CT, LogicalTypeId as LT, PhysicalType as PT, Repetition } from './types.ts'
+import {
+  type ColumnType,
+  ConvertedType as CT,
+  LogicalTypeId as LT,
+  PhysicalType as PT,
+  Repetition,
+} from './types.ts'
 
 /**
  * Which in-memory column shape a file column becomes. It depends on the schema alone (never on
  * the encoding), so a file reads the same whether the fast path or the hyparquet fallback decodes it.
  */
 export function targetType(col: TopColumn): ColumnType {
-  if (col.nested) throw new Error(`parquet column "${col.name}" is nested (list/struct/map), which is not supported`)
+  if (col.nested)
+    throw new Error(`parquet column "${col.name}" is nested (list/struct/map), which is not supported`)
   const { type, convertedType: ct, logical } = col.leaf
   if (ct === CT.DATE || has(logical, LT.DATE)) return 'DATE'
-  if (ct === CT.TIMESTAMP_MILLIS || ct === CT.TIMESTAMP_MICROS || has(logical, LT.TIMESTAMP) || type === PT.INT96) {
+  if (
+    ct === CT.TIMESTAMP_MILLIS ||
+    ct === CT.TIMESTAMP_MICROS ||
+    has(logical, LT.TIMESTAMP) ||
+    type === PT.INT96
+  ) {
     return 'DATE'
   }
   switch (type) {
@@ -57,7 +69,8 @@ function isInt32(leaf: SchemaNode): boolean {
   const lt = leaf.logical
   if (lt === undefined) return true
   const int = lt[LT.INTEGER]
-  if (int === undefined || typeof int !== 'object' || Array.isArray(int) || int instanceof Uint8Array) return false
+  if (int === undefined || typeof int !== 'object' || Array.isArray(int) || int instanceof Uint8Array)
+    return false
   return int[2] === true || (typeof int[1] === 'number' && int[1] < 32)
 }
 

@@ -25,7 +25,8 @@ export async function withFileSource<T>(path: string, fn: (src: ByteSource) => P
 }
 
 async function readRange(fh: FileHandle, start: number, end: number, size: number): Promise<Uint8Array> {
-  if (start < 0 || end > size || end < start) throw new Error(`read of bytes ${start}..${end} outside a ${size}-byte file`)
+  if (start < 0 || end > size || end < start)
+    throw new Error(`read of bytes ${start}..${end} outside a ${size}-byte file`)
   const out = new Uint8Array(end - start)
   let done = 0
   while (done < out.length) {

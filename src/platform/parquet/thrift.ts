@@ -231,7 +231,8 @@ export class CompactReader {
     if (size * 2 > this.end - this.pos) this.fail(`map of ${size} entries exceeds the remaining bytes`)
     const kv = this.byte()
     const out: TValue[] = []
-    for (let i = 0; i < size; i++) out.push([this.value(kv >> 4, depth + 1), this.value(kv & 0x0f, depth + 1)])
+    for (let i = 0; i < size; i++)
+      out.push([this.value(kv >> 4, depth + 1), this.value(kv & 0x0f, depth + 1)])
     return out
   }
 

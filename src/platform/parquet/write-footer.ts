@@ -1,4 +1,4 @@
-import { CT, CompactWriter } from './thrift.ts'
+import { CompactWriter, CT } from './thrift.ts'
 import {
   Codec,
   ConvertedType,
@@ -73,7 +73,11 @@ export function dataPageHeader(numValues: number, size: number): Uint8Array {
   return w.bytes()
 }
 
-export function fileFooter(chunks: WrittenChunk[], numRows: number, metadata: Record<string, string>): Uint8Array {
+export function fileFooter(
+  chunks: WrittenChunk[],
+  numRows: number,
+  metadata: Record<string, string>,
+): Uint8Array {
   const w = new CompactWriter(64 * 1024)
   w.i32(1, 1)
   w.list(2, CT.STRUCT, chunks.length + 1)
@@ -81,12 +85,12 @@ export function fileFooter(chunks: WrittenChunk[], numRows: number, metadata: Re
   w.string(4, 'schema')
   w.i32(5, chunks.length)
   w.end()
-  for (const c of chunks) schemaElement(w, c)
+  for (const c of chunks) schemaElementMeta(w, c)
   w.i64(3, numRows)
   w.list(4, CT.STRUCT, 1)
   w.beginElement()
   w.list(1, CT.STRUCT, chunks.length)
-  for (const c of chunks) columnChunk(w, c, numRows)
+  for (const c of chunks) columnChunkMeta(w, c, numRows)
   const total = chunks.reduce((sum, c) => sum + c.size, 0)
   w.i64(2, total)
   w.i64(3, numRows)
@@ -108,7 +112,7 @@ export function fileFooter(chunks: WrittenChunk[], numRows: number, metadata: Re
   return w.bytes()
 }
 
-function schemaElement(w: CompactWriter, c: WrittenChunk): void {
+export function schemaElementMeta(w: CompactWriter, c: WrittenChunk): void {
   w.beginElement()
   w.i32(1, c.spec.physical)
   w.i32(3, c.spec.optional ? Repetition.OPTIONAL : Repetition.REQUIRED)
@@ -122,7 +126,7 @@ function schemaElement(w: CompactWriter, c: WrittenChunk): void {
   w.end()
 }
 
-function columnChunk(w: CompactWriter, c: WrittenChunk, numRows: number): void {
+export function columnChunkMeta(w: CompactWriter, c: WrittenChunk, numRows: number): void {
   w.beginElement()
   w.i64(2, c.offset)
   w.beginStruct(3)

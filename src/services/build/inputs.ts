@@ -41,13 +41,19 @@ export function returnsOf(adj: Float64Array): Float64Array {
 export function buildInputs(ds: Dataset): BuildInputs {
   const T = ds.calendar.length
   const N = ds.symbols.length
-  const index = new Map(ds.symbols.map((s, i) => [s, i]))
+  // Symbols in key order (code units): rankings break ties by key, lookups can bisect.
+  const order = ds.symbols
+    .map((_, i) => i)
+    .sort((a, b) => (ds.symbols[a] < ds.symbols[b] ? -1 : ds.symbols[a] > ds.symbols[b] ? 1 : 0))
+  const symbols = order.map((i) => ds.symbols[i])
+  const pick = (p: Float64Array[]) => order.map((i) => p[i])
+  const index = new Map(symbols.map((s, i) => [s, i]))
   const rows = new Map<string, SecurityRow[]>()
   for (const row of ds.securities) rows.set(row.symbol, [...(rows.get(row.symbol) ?? []), row])
-  const isStock = Uint8Array.from(ds.symbols, (s) => ((rows.get(s) ?? [])[0]?.assetType === 'stock' ? 1 : 0))
-  const returns = ds.prices.adj_close.map(returnsOf)
-  const close = ds.prices.close ?? ds.prices.adj_close
-  const shares = ds.prices.shares_out
+  const isStock = Uint8Array.from(symbols, (s) => ((rows.get(s) ?? [])[0]?.assetType === 'stock' ? 1 : 0))
+  const returns = pick(ds.prices.adj_close).map(returnsOf)
+  const close = pick(ds.prices.close ?? ds.prices.adj_close)
+  const shares = ds.prices.shares_out ? pick(ds.prices.shares_out) : null
   const marketCap = close.map((c, i) => {
     const cap = new Float64Array(T).fill(Number.NaN)
     const sh = shares?.[i]
@@ -82,7 +88,7 @@ export function buildInputs(ds: Dataset): BuildInputs {
     const u = new Int16Array(T).fill(-1)
     const ind = new Int16Array(T).fill(-1)
     if (isStock[i]) {
-      for (const [from, to, row] of windows(rows.get(ds.symbols[i]) ?? [], ds.calendar)) {
+      for (const [from, to, row] of windows(rows.get(symbols[i]) ?? [], ds.calendar)) {
         const se = row.sector ? (sectorEtf.get(row.sector) ?? -1) : -1
         const ue = row.industry ? (subEtf.get(row.industry) ?? -1) : -1
         const ie = row.industry ? (industryIdx.get(row.industry) ?? -1) : -1
@@ -98,12 +104,12 @@ export function buildInputs(ds: Dataset): BuildInputs {
   const etfSymbols = Int32Array.from(etfTickers, (t) => index.get(t) ?? -1)
   return {
     calendar: ds.calendar,
-    symbols: ds.symbols,
+    symbols,
     isStock,
     returns,
     close,
     marketCap,
-    volume: ds.prices.volume,
+    volume: ds.prices.volume ? pick(ds.prices.volume) : null,
     etfSymbols,
     etfTickers,
     sec,

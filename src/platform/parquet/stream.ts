@@ -1,0 +1,194 @@
+import { type FileHandle, open as openFile } from 'node:fs/promises'
+import { encodeLevels, maxEncodedLevelsSize } from './levels.ts'
+import { floatPage, type PageBody, Scratch, stringPage } from './pages.ts'
+import { CompactWriter, CT } from './thrift.ts'
+import { ConvertedType, LogicalTypeId, MAGIC, PhysicalType } from './types.ts'
+import {
+  type ColumnSpec,
+  columnChunkMeta,
+  dataPageHeader,
+  schemaElementMeta,
+  type WrittenChunk,
+} from './write-footer.ts'
+
+/**
+ * Writes a Parquet file one row group at a time, for tables too large to hold in memory (the
+ * long-panel export). Same page layout as encodeParquet (v1 data pages, PLAIN, RLE definition
+ * levels, uncompressed), plus nullable INT64 for integer columns given as Float64Array with NaN
+ * for null (the interface spec asks for INT64 integers).
+ */
+export type StreamColumn =
+  | { name: string; type: 'DOUBLE'; values: Float64Array }
+  | { name: string; type: 'INT64'; values: Float64Array }
+  | { name: string; type: 'DATE'; values: Int32Array }
+  | { name: string; type: 'STRING'; values: (string | null)[] }
+
+export type StreamColumnType = StreamColumn['type']
+
+function specOf(type: StreamColumnType): ColumnSpec {
+  switch (type) {
+    case 'DOUBLE':
+      return { physical: PhysicalType.DOUBLE, optional: true, width: 8 }
+    case 'INT64':
+      return { physical: PhysicalType.INT64, optional: true, width: 8 }
+    case 'DATE':
+      return {
+        physical: PhysicalType.INT32,
+        optional: false,
+        convertedType: ConvertedType.DATE,
+        logicalType: LogicalTypeId.DATE,
+        width: 4,
+      }
+    case 'STRING':
+      return {
+        physical: PhysicalType.BYTE_ARRAY,
+        optional: true,
+        convertedType: ConvertedType.UTF8,
+        logicalType: LogicalTypeId.STRING,
+        width: 0,
+      }
+  }
+}
+
+export class ParquetStreamWriter {
+  private offset = MAGIC.length
+  private readonly groups: { chunks: WrittenChunk[]; rows: number }[] = []
+  private readonly scratch = new Scratch()
+
+  private constructor(
+    private readonly fh: FileHandle,
+    private readonly schema: { name: string; type: StreamColumnType }[],
+    private readonly metadata: Record<string, string>,
+  ) {}
+
+  static async open(
+    path: string,
+    schema: { name: string; type: StreamColumnType }[],
+    metadata: Record<string, string> = {},
+  ) {
+    const fh = await openFile(path, 'w')
+    await fh.write(MAGIC)
+    return new ParquetStreamWriter(fh, schema, metadata)
+  }
+
+  async writeRowGroup(columns: StreamColumn[]): Promise<void> {
+    if (columns.length !== this.schema.length) throw new Error('parquet: row group does not match the schema')
+    const rows = columns.length ? columns[0].values.length : 0
+    if (rows === 0) return
+    const chunks: WrittenChunk[] = []
+    const parts: Uint8Array[] = []
+    columns.forEach((col, k) => {
+      const want = this.schema[k]
+      if (col.name !== want.name || col.type !== want.type)
+        throw new Error(`parquet: column ${k} is ${col.name}:${col.type}, expected ${want.name}:${want.type}`)
+      if (col.values.length !== rows)
+        throw new Error(`parquet: column ${col.name} has ${col.values.length} rows, expected ${rows}`)
+      const page = this.page(col, rows)
+      const header = dataPageHeader(rows, page.size)
+      parts.push(header)
+      if (page.levels) parts.push(page.levels)
+      parts.push(...page.values)
+      const size = header.length + page.size
+      chunks.push({
+        name: col.name,
+        spec: specOf(col.type),
+        offset: this.offset,
+        size,
+        nulls: rows - page.present,
+      })
+      this.offset += size
+    })
+    await this.fh.writev(parts)
+    this.groups.push({ chunks, rows })
+  }
+
+  private page(col: StreamColumn, rows: number): PageBody {
+    switch (col.type) {
+      case 'DOUBLE':
+        return floatPage(col.values, 0, rows, this.scratch)
+      case 'INT64':
+        return int64Page(col.values, rows, this.scratch)
+      case 'DATE': {
+        const bytes = new Uint8Array(col.values.buffer, col.values.byteOffset, rows * 4)
+        return { rows, present: rows, levels: undefined, values: [bytes], size: bytes.length }
+      }
+      case 'STRING': {
+        const lens = Int32Array.from(col.values, (s) => (s === null ? -1 : Buffer.byteLength(s)))
+        return stringPage(col.values, lens, 0, rows, this.scratch)
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    const footer = groupsFooter(
+      this.schema.map((s) => ({ name: s.name, spec: specOf(s.type) })),
+      this.groups,
+      this.metadata,
+    )
+    const tail = new Uint8Array(8)
+    new DataView(tail.buffer).setUint32(0, footer.length, true)
+    tail.set(MAGIC, 4)
+    await this.fh.writev([footer, tail])
+    await this.fh.close()
+  }
+}
+
+/** OPTIONAL INT64 page from integer-valued doubles; NaN is null. */
+function int64Page(values: Float64Array, rows: number, scratch: Scratch): PageBody {
+  scratch.fit(rows)
+  const levels = scratch.levels
+  const dense = new BigInt64Array(rows)
+  let j = 0
+  for (let i = 0; i < rows; i++) {
+    const v = values[i]
+    const present = Number.isNaN(v) ? 0 : 1
+    levels[i] = present
+    if (present) dense[j++] = BigInt(Math.trunc(v))
+  }
+  const encoded = new Uint8Array(maxEncodedLevelsSize(rows) + 4)
+  const len = encodeLevels(levels, rows, encoded, 0)
+  const data = new Uint8Array(dense.buffer, 0, j * 8)
+  return { rows, present: j, levels: encoded.subarray(0, len), values: [data], size: len + data.length }
+}
+
+function groupsFooter(
+  schema: { name: string; spec: ColumnSpec }[],
+  groups: { chunks: WrittenChunk[]; rows: number }[],
+  metadata: Record<string, string>,
+): Uint8Array {
+  const w = new CompactWriter(64 * 1024)
+  const totalRows = groups.reduce((s, g) => s + g.rows, 0)
+  w.i32(1, 1)
+  w.list(2, CT.STRUCT, schema.length + 1)
+  w.beginElement()
+  w.string(4, 'schema')
+  w.i32(5, schema.length)
+  w.end()
+  for (const c of schema) schemaElementMeta(w, { ...c, offset: 0, size: 0, nulls: 0 })
+  w.i64(3, totalRows)
+  w.list(4, CT.STRUCT, groups.length)
+  for (const g of groups) {
+    w.beginElement()
+    w.list(1, CT.STRUCT, g.chunks.length)
+    for (const c of g.chunks) columnChunkMeta(w, c, g.rows)
+    const total = g.chunks.reduce((s, c) => s + c.size, 0)
+    w.i64(2, total)
+    w.i64(3, g.rows)
+    if (g.chunks.length > 0) w.i64(5, g.chunks[0].offset)
+    w.i64(6, total)
+    w.end()
+  }
+  const entries = Object.entries(metadata)
+  if (entries.length > 0) {
+    w.list(5, CT.STRUCT, entries.length)
+    for (const [key, value] of entries) {
+      w.beginElement()
+      w.string(1, key)
+      w.string(2, value)
+      w.end()
+    }
+  }
+  w.string(6, 'erm3')
+  w.end()
+  return w.bytes()
+}

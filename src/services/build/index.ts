@@ -1,0 +1,144 @@
+import { readDataset } from '../../data/dataset-reader.ts'
+import type { Dataset } from '../../data/format.ts'
+import { DEFAULT_PARAMS, type ModelParams, paramProblems } from '../../model/params.ts'
+import { isoFromDay } from '../../platform/dates.ts'
+import { AppError } from '../../platform/errors.ts'
+import { type Progress, silentProgress } from '../../platform/progress.ts'
+import {
+  CODE_FIELDS,
+  FACTOR_SET_ID,
+  FLOAT_FIELDS,
+  METHODOLOGY_VERSION,
+  MODEL_VERSION,
+  STORE_FILES,
+  STORE_FORMAT,
+  STORE_VERSION,
+  type StoreManifest,
+  type SymbolMeta,
+} from '../../store/model-store/layout.ts'
+import { StoreBuildWriter } from '../../store/model-store/writer.ts'
+import { runEngine } from './engine.ts'
+import { emptyKept, writeBlockFields } from './fields.ts'
+import { type BuildInputs, buildInputs } from './inputs.ts'
+import { writeProducts } from './products.ts'
+
+export interface BuildOptions {
+  dataset: string
+  store: string
+  params?: Partial<ModelParams>
+  /** Symbols per engine block (a multiple of the store's 256-symbol chunks). */
+  blockSize?: number
+  /** Append the dataset's new days to the current build instead of rebuilding everything. */
+  incremental?: boolean
+}
+
+/**
+ * `erm3 build`: dataset → model store. Builds into a new directory and switches the store's
+ * CURRENT pointer only at the end, so a failed or interrupted build is never served.
+ */
+export async function buildStore(
+  opts: BuildOptions,
+  progress: Progress = silentProgress,
+): Promise<StoreManifest> {
+  const params: ModelParams = { ...DEFAULT_PARAMS, ...opts.params }
+  const problems = paramProblems(params)
+  if (problems.length > 0) throw new AppError('INVALID_REQUEST', `model parameters: ${problems.join('; ')}`)
+  const timings: Record<string, number> = {}
+  const started = performance.now()
+  const lap = (name: string, t0: number) => {
+    timings[name] = Math.round(performance.now() - t0) / 1000
+    return performance.now()
+  }
+  let t = performance.now()
+  const { dataset: ds, manifest: dm } = await readDataset(opts.dataset)
+  t = lap('read_dataset', t)
+  const x = buildInputs(ds)
+  t = lap('inputs', t)
+  const writer = await StoreBuildWriter.begin(opts.store)
+  try {
+    await writer.writeMeta(x.calendar, symbolMeta(ds, x.symbols), x.etfTickers, x.industries)
+    const T = x.calendar.length
+    const N = x.symbols.length
+    for (const f of FLOAT_FIELDS)
+      await writer.createArray(STORE_FILES.field(f), { dtype: 'float64', days: T, symbols: N })
+    for (const c of CODE_FIELDS) {
+      const int16 = c === 'sector_etf' || c === 'subsector_etf'
+      await writer.createArray(STORE_FILES.code(c), {
+        dtype: int16 ? 'int16' : 'int8',
+        days: T,
+        symbols: N,
+        fillValue: int16 ? -1 : 0,
+      })
+    }
+    const kept = emptyKept()
+    await runEngine(
+      x,
+      params,
+      { from: 0, blockSize: opts.blockSize ?? 256 },
+      (b) => writeBlockFields(writer, x, b, kept),
+      progress,
+    )
+    t = lap('engine_and_fields', t)
+    const products = await writeProducts(writer, x, kept, progress)
+    t = lap('products', t)
+    timings.total = Math.round(performance.now() - started) / 1000
+    const manifest = storeManifest(ds, dm.digest, x, params, products.universeSize, products.names, timings)
+    await writer.commit(manifest)
+    return manifest
+  } catch (err) {
+    await writer.abort()
+    throw err
+  }
+}
+
+function storeManifest(
+  ds: Dataset,
+  digest: string,
+  x: BuildInputs,
+  params: ModelParams,
+  universeSize: number,
+  products: string[],
+  timings: Record<string, number>,
+): StoreManifest {
+  const T = x.calendar.length
+  let stocks = 0
+  for (const v of x.isStock) stocks += v
+  return {
+    format: STORE_FORMAT,
+    store_version: STORE_VERSION,
+    model_version: MODEL_VERSION,
+    methodology_version: METHODOLOGY_VERSION,
+    data_as_of: isoFromDay(x.calendar[T - 1]),
+    factor_set_id: FACTOR_SET_ID,
+    universe_size: universeSize,
+    parameters: params,
+    dataset: { digest, source: ds.source },
+    calendar: { first: isoFromDay(x.calendar[0]), last: isoFromDay(x.calendar[T - 1]), days: T },
+    counts: { symbols: x.symbols.length, stocks, etfs: x.symbols.length - stocks },
+    float_fields: [...FLOAT_FIELDS],
+    code_fields: [...CODE_FIELDS],
+    products,
+    incremental_from: null,
+    timings_s: timings,
+    built_at: new Date().toISOString(),
+  }
+}
+
+/** Metadata in the build's symbol order (the arrays' symbol axis). */
+function symbolMeta(ds: Dataset, symbols: string[]): SymbolMeta[] {
+  const rows = new Map<string, Dataset['securities']>()
+  for (const r of ds.securities) rows.set(r.symbol, [...(rows.get(r.symbol) ?? []), r])
+  return symbols.map((symbol) => {
+    const rs = [...(rows.get(symbol) ?? [])].sort((a, b) => a.validFrom.localeCompare(b.validFrom))
+    const last = rs[rs.length - 1]
+    return {
+      symbol,
+      tickers: rs.map((r) => ({ ticker: r.ticker, from: r.validFrom, to: r.validTo })),
+      name: last?.name ?? symbol,
+      asset_type: last?.assetType ?? 'etf',
+      sector: last?.sector ?? null,
+      industry: last?.industry ?? null,
+      cik: last?.cik ?? null,
+    }
+  })
+}

@@ -1,0 +1,50 @@
+import type { Array2DSpec, Column } from '../zarr/index.ts'
+import { chunkCount } from '../zarr/layout.ts'
+import { allocColumn } from '../zarr/types.ts'
+import { prepareArrayDir, resolveGrid, writeArrayJson2D, writeChunks2D } from '../zarr/writer.ts'
+
+/**
+ * A 2-D [day, symbol] array written one block of symbols at a time, so a build never holds the
+ * whole panel of a field in memory. Blocks must start on a chunk boundary of the symbol axis;
+ * the chunk files a block writes are exactly those of a one-shot write of the same data.
+ */
+export class BlockArray {
+  private constructor(
+    private readonly dir: string,
+    private readonly spec: Required<Pick<Array2DSpec, 'chunkSymbols'>> & Array2DSpec,
+    private readonly filler: Column,
+  ) {}
+
+  static async create(root: string, path: string, spec: Array2DSpec): Promise<BlockArray> {
+    const filler = allocColumn(
+      spec.dtype,
+      spec.days,
+      spec.fillValue ?? (spec.dtype.startsWith('float') ? Number.NaN : 0),
+    )
+    const full = { ...spec, chunkSymbols: spec.chunkSymbols ?? 256 }
+    const g = resolveGrid(
+      Array.from({ length: spec.symbols }, () => filler),
+      full,
+      path,
+    )
+    const dir = await prepareArrayDir(root, path)
+    await writeArrayJson2D(dir, g, full)
+    return new BlockArray(dir, full, filler)
+  }
+
+  /** Writes symbols [first, first + columns.length); `skip(i, k)` leaves chunk (i, k) alone (already linked). */
+  async writeBlock(
+    first: number,
+    columns: Column[],
+    skip: (i: number, k: number) => boolean = () => false,
+  ): Promise<void> {
+    const cs = this.spec.chunkSymbols
+    if (first % cs !== 0) throw new RangeError(`block must start on a chunk boundary (${cs}), got ${first}`)
+    const all: Column[] = new Array(this.spec.symbols).fill(this.filler)
+    for (let k = 0; k < columns.length; k++) all[first + k] = columns[k]
+    const g = resolveGrid(all, this.spec, this.dir)
+    const k0 = first / cs
+    const k1 = chunkCount(first + columns.length, cs)
+    await writeChunks2D(this.dir, all, g, (i, k) => k >= k0 && k < k1 && !skip(i, k))
+  }
+}

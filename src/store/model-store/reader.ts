@@ -1,0 +1,163 @@
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { isoFromDay, parseIsoDay } from '../../platform/dates.ts'
+import { AppError } from '../../platform/errors.ts'
+import { type Column, openZarrStore, type ZarrStoreReader } from '../zarr/index.ts'
+import {
+  CODE_FIELDS,
+  type CodeField,
+  FLOAT_FIELDS,
+  type FloatField,
+  METHODOLOGY_VERSION,
+  STORE_FILES,
+  STORE_FORMAT,
+  STORE_VERSION,
+  type StoreManifest,
+  type SymbolMeta,
+} from './layout.ts'
+import { currentBuild } from './writer.ts'
+
+export type StoreField = FloatField | CodeField
+export const STORE_FIELDS: readonly StoreField[] = [...FLOAT_FIELDS, ...CODE_FIELDS]
+
+function refuse(message: string): never {
+  throw new AppError('INVALID_INPUT', `model store: ${message}`)
+}
+
+/**
+ * Read access to one build of the model store. Opening resolves CURRENT once, checks the format,
+ * store and methodology versions, and keeps the array handles open; requests never re-open.
+ */
+export class ModelStore {
+  private readonly tickerIndex: Map<string, { symbol: number; from: number; to: number }[]>
+
+  private constructor(
+    readonly dir: string,
+    readonly manifest: StoreManifest,
+    readonly calendar: Int32Array,
+    readonly symbols: SymbolMeta[],
+    readonly etfs: string[],
+    readonly industries: string[],
+    private readonly zarr: ZarrStoreReader,
+  ) {
+    this.tickerIndex = new Map()
+    symbols.forEach((s, i) => {
+      for (const w of s.tickers) {
+        const list = this.tickerIndex.get(w.ticker) ?? []
+        list.push({
+          symbol: i,
+          from: parseIsoDay(w.from) ?? 0,
+          to: w.to ? (parseIsoDay(w.to) ?? 0) : Number.POSITIVE_INFINITY,
+        })
+        this.tickerIndex.set(w.ticker, list)
+      }
+    })
+  }
+
+  /** Opens the build CURRENT points at (or `root` itself when it is a build directory). */
+  static async open(root: string, opts: { cacheBytes?: number } = {}): Promise<ModelStore> {
+    const id = await currentBuild(root)
+    const dir = id ? join(root, STORE_FILES.builds, id) : root
+    let manifest: StoreManifest
+    try {
+      manifest = JSON.parse(await readFile(join(dir, STORE_FILES.manifest), 'utf8')) as StoreManifest
+    } catch {
+      refuse(`no built store at ${root} (run erm3 build)`)
+    }
+    if (manifest.format !== STORE_FORMAT) refuse(`${dir} is not an erm3 model store`)
+    if (manifest.store_version !== STORE_VERSION) {
+      refuse(
+        `store_version ${manifest.store_version} is not supported (this erm3 reads ${STORE_VERSION}); rebuild the store`,
+      )
+    }
+    if (manifest.methodology_version !== METHODOLOGY_VERSION) {
+      refuse(
+        `methodology version ${manifest.methodology_version} differs from this erm3's ${METHODOLOGY_VERSION}; rebuild the store`,
+      )
+    }
+    const zarr = await openZarrStore(dir, { cacheBytes: opts.cacheBytes })
+    const json = async <T>(p: string) => JSON.parse(await readFile(join(dir, p), 'utf8')) as T
+    const calendar = (await zarr.readArray1D(STORE_FILES.calendar)) as Int32Array
+    return new ModelStore(
+      dir,
+      manifest,
+      calendar,
+      await json<SymbolMeta[]>(STORE_FILES.symbols),
+      await json<string[]>(STORE_FILES.etfs),
+      await json<string[]>(STORE_FILES.industries),
+      zarr,
+    )
+  }
+
+  get dataAsOf(): string {
+    return this.manifest.data_as_of
+  }
+
+  /** Symbol index of a (canonical) ticker as of `day` (default: the latest holder), or -1. */
+  resolve(ticker: string, day = Number.POSITIVE_INFINITY): number {
+    const list = this.tickerIndex.get(ticker)
+    if (!list) return -1
+    const hit = list.find((w) => day >= w.from && day <= w.to)
+    if (hit) return hit.symbol
+    // Past every window (delisted) or before it: the most recent holder that started by `day`.
+    const started = list.filter((w) => w.from <= day)
+    return (started.length ? started[started.length - 1] : list[0]).symbol
+  }
+
+  dayIndex(iso: string): number {
+    const d = parseIsoDay(iso)
+    return d === null ? -1 : this.calendar.indexOf(d)
+  }
+
+  date(t: number): string {
+    return isoFromDay(this.calendar[t])
+  }
+
+  private path(field: StoreField): string {
+    return (CODE_FIELDS as readonly string[]).includes(field)
+      ? STORE_FILES.code(field)
+      : STORE_FILES.field(field)
+  }
+
+  /** One symbol's days [from, to) of each field. */
+  async history(
+    symbol: number,
+    fields: readonly StoreField[],
+    from = 0,
+    to = this.calendar.length,
+  ): Promise<Record<string, Column>> {
+    const out: Record<string, Column> = {}
+    await Promise.all(
+      fields.map(async (f) => {
+        out[f] = await this.zarr.readColumn(this.path(f), symbol, from, to)
+      }),
+    )
+    return out
+  }
+
+  /** One day's values of a field across all symbols. */
+  crossSection(field: StoreField, t: number): Promise<Column> {
+    return this.zarr.readRow(this.path(field), t)
+  }
+
+  /** Any array of the build (products, rankings) by path. */
+  readColumn(path: string, symbol: number, from?: number, to?: number): Promise<Column> {
+    return this.zarr.readColumn(path, symbol, from, to)
+  }
+
+  readRow(path: string, t: number): Promise<Column> {
+    return this.zarr.readRow(path, t)
+  }
+
+  readArray1D(path: string): Promise<Column> {
+    return this.zarr.readArray1D(path)
+  }
+
+  readAll(path: string): Promise<Column[]> {
+    return this.zarr.readAll2D(path)
+  }
+
+  close(): Promise<void> {
+    return this.zarr.close()
+  }
+}

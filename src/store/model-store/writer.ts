@@ -1,0 +1,101 @@
+import { randomBytes } from 'node:crypto'
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Array2DSpec, Column } from '../zarr/index.ts'
+import { writeArray1D, writeGroup } from '../zarr/index.ts'
+import { BlockArray } from './block-array.ts'
+import { STORE_FILES, type StoreManifest, type SymbolMeta } from './layout.ts'
+
+/**
+ * Writes one build of the model store into <root>/builds/<id> and, only when everything is on
+ * disk, points <root>/CURRENT at it (write a temporary file, then rename: atomic on POSIX). A
+ * failed or interrupted build leaves CURRENT untouched; `abort()` removes the partial build and
+ * the next build sweeps any left by a crash.
+ */
+export class StoreBuildWriter {
+  readonly dir: string
+  private readonly arrays = new Map<string, BlockArray>()
+
+  private constructor(
+    readonly root: string,
+    readonly id: string,
+  ) {
+    this.dir = join(root, STORE_FILES.builds, id)
+  }
+
+  static async begin(root: string): Promise<StoreBuildWriter> {
+    const stamp = new Date()
+      .toISOString()
+      .replace(/[-:]/g, '')
+      .replace(/\.\d+Z$/, 'Z')
+    const w = new StoreBuildWriter(root, `${stamp}-${randomBytes(3).toString('hex')}`)
+    await mkdir(w.dir, { recursive: true })
+    await writeGroup(w.dir, '', { format: 'erm3-model-store' })
+    return w
+  }
+
+  async writeMeta(
+    calendar: Int32Array,
+    symbols: SymbolMeta[],
+    etfs: string[],
+    industries: string[],
+  ): Promise<void> {
+    await writeArray1D(this.dir, STORE_FILES.calendar, calendar, {
+      attributes: { units: 'days since 1970-01-01' },
+    })
+    await mkdir(join(this.dir, 'meta'), { recursive: true })
+    await writeFile(join(this.dir, STORE_FILES.symbols), JSON.stringify(symbols))
+    await writeFile(join(this.dir, STORE_FILES.etfs), JSON.stringify(etfs))
+    await writeFile(join(this.dir, STORE_FILES.industries), JSON.stringify(industries))
+  }
+
+  async createArray(path: string, spec: Array2DSpec): Promise<void> {
+    this.arrays.set(path, await BlockArray.create(this.dir, path, spec))
+  }
+
+  async writeBlock(path: string, first: number, columns: Column[]): Promise<void> {
+    const a = this.arrays.get(path)
+    if (!a) throw new Error(`store: array ${path} was not created`)
+    await a.writeBlock(first, columns)
+  }
+
+  async writeJson(path: string, value: unknown): Promise<void> {
+    await mkdir(join(this.dir, path, '..'), { recursive: true })
+    await writeFile(join(this.dir, path), JSON.stringify(value))
+  }
+
+  /** Writes the manifest, then switches CURRENT to this build and prunes older builds. */
+  async commit(manifest: StoreManifest, keepPrevious = 1): Promise<void> {
+    await writeFile(join(this.dir, STORE_FILES.manifest), `${JSON.stringify(manifest, null, 2)}\n`)
+    const previous = await currentBuild(this.root)
+    const tmp = join(this.root, `.${STORE_FILES.current}.${this.id}`)
+    await writeFile(tmp, `${JSON.stringify({ build: this.id })}\n`)
+    await rename(tmp, join(this.root, STORE_FILES.current))
+    await pruneBuilds(this.root, new Set([this.id, ...(previous && keepPrevious > 0 ? [previous] : [])]))
+  }
+
+  async abort(): Promise<void> {
+    await rm(this.dir, { recursive: true, force: true })
+  }
+}
+
+/** The build id CURRENT points at, or null for an empty store root. */
+export async function currentBuild(root: string): Promise<string | null> {
+  try {
+    const parsed = JSON.parse(await readFile(join(root, STORE_FILES.current), 'utf8')) as { build?: unknown }
+    return typeof parsed.build === 'string' ? parsed.build : null
+  } catch {
+    return null
+  }
+}
+
+async function pruneBuilds(root: string, keep: Set<string>): Promise<void> {
+  let names: string[] = []
+  try {
+    names = await readdir(join(root, STORE_FILES.builds))
+  } catch {
+    return
+  }
+  for (const n of names)
+    if (!keep.has(n)) await rm(join(root, STORE_FILES.builds, n), { recursive: true, force: true })
+}

@@ -1,0 +1,127 @@
+/**
+ * Open chunk files, kept open across requests in a bounded LRU (opening costs more than the
+ * small positioned read that follows). A handle in use is never closed under a reader; files
+ * found missing are remembered, because the store is immutable once opened.
+ */
+import { read, readSync } from 'node:fs'
+import { type FileHandle, open } from 'node:fs/promises'
+
+interface Entry {
+  handle: Promise<FileHandle | null>
+  /** Set once the open has succeeded: lets the hot path skip awaiting `handle`. */
+  fd: number
+  refs: number
+}
+
+export class FilePool {
+  private readonly entries = new Map<string, Entry>()
+  private readonly missing = new Set<string>()
+
+  constructor(readonly maxOpen: number) {}
+
+  get openCount(): number {
+    return this.entries.size
+  }
+
+  /** Runs fn with the file's descriptor; undefined (fn not called) when the file does not exist. */
+  use<T>(file: string, fn: (fd: number) => Promise<T>): Promise<T | undefined> {
+    const e = this.entries.get(file)
+    if (e === undefined || e.fd < 0) return this.openAndUse(file, fn)
+    this.entries.delete(file)
+    this.entries.set(file, e)
+    e.refs++
+    return fn(e.fd).finally(() => this.release(e))
+  }
+
+  private async openAndUse<T>(file: string, fn: (fd: number) => Promise<T>): Promise<T | undefined> {
+    if (this.missing.has(file)) return undefined
+    let e = this.entries.get(file)
+    if (!e) {
+      const entry: Entry = { handle: openOrNull(file), fd: -1, refs: 0 }
+      entry.handle.then((h) => {
+        if (h) entry.fd = h.fd
+      }, noop)
+      this.entries.set(file, entry)
+      e = entry
+    }
+    e.refs++
+    try {
+      const h = await e.handle.catch((err: unknown) => {
+        // Do not keep a failed open (EMFILE, EACCES…) around: the next call retries.
+        if (this.entries.get(file) === e) this.entries.delete(file)
+        throw err
+      })
+      if (h === null) {
+        this.missing.add(file)
+        if (this.entries.get(file) === e) this.entries.delete(file)
+        return undefined
+      }
+      return await fn(h.fd)
+    } finally {
+      this.release(e)
+    }
+  }
+
+  private release(e: Entry): void {
+    e.refs--
+    if (this.entries.size <= this.maxOpen) return
+    for (const [file, old] of this.entries) {
+      if (this.entries.size <= this.maxOpen) break
+      if (old.refs > 0) continue
+      this.entries.delete(file)
+      void old.handle.then((h) => h?.close()).catch(noop)
+    }
+  }
+
+  async close(): Promise<void> {
+    const handles = [...this.entries.values()].map((e) => e.handle)
+    this.entries.clear()
+    this.missing.clear()
+    await Promise.all(handles.map((p) => p.then((h) => h?.close()).catch(noop)))
+  }
+}
+
+function noop(): void {}
+
+async function openOrNull(file: string): Promise<FileHandle | null> {
+  try {
+    return await open(file, 'r')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
+    throw err
+  }
+}
+
+/**
+ * Positioned read filling `buf` from byte `pos`; resolves to the bytes read (less only at end
+ * of file). Uses the callback API on the raw fd: measured about 2x faster than FileHandle.read
+ * for the many 2 KiB reads of a column fetch.
+ */
+export function preadFully(fd: number, buf: Uint8Array, pos: number, done = 0): Promise<number> {
+  return new Promise<number>((res, rej) =>
+    read(fd, buf, done, buf.length - done, pos + done, (err, n) => {
+      if (err) rej(err)
+      else if (n === 0 || done + n === buf.length) res(done + n)
+      else preadFully(fd, buf, pos, done + n).then(res, rej)
+    }),
+  )
+}
+
+/**
+ * The same read, blocking. From a warm page cache it takes a couple of microseconds, less than
+ * a thread-pool round trip, and it does not degrade when the CPUs are busy (measured under
+ * load: 0.6 ms vs 2-6 ms for a 10-field history); but a cold disk would stall the event loop.
+ */
+export function preadFullySync(fd: number, buf: Uint8Array, pos: number): Promise<number> {
+  let done = 0
+  try {
+    while (done < buf.length) {
+      const n = readSync(fd, buf, done, buf.length - done, pos + done)
+      if (n === 0) break
+      done += n
+    }
+  } catch (err) {
+    return Promise.reject(err)
+  }
+  return Promise.resolve(done)
+}

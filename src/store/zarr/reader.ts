@@ -1,0 +1,234 @@
+/**
+ * Reads the model store with positioned reads of only the bytes a request needs: one symbol's
+ * day run inside each chunk for a column, whole chunks for a row. File handles stay open and
+ * decoded pieces are cached, both bounded LRUs.
+ */
+import { AppError } from '../../platform/errors.ts'
+import { ByteLru } from './cache.ts'
+import { FilePool, preadFully, preadFullySync } from './files.ts'
+import {
+  chunkCount,
+  chunkFile,
+  chunkKey,
+  decodeChunk2D,
+  type Grid2D,
+  gatherRow,
+  normalizePath,
+} from './layout.ts'
+import { ZarrFormatError } from './metadata.ts'
+import { runBounded } from './pool.ts'
+import { type ArrayMeta, allocColumn, assertLittleEndian, bytesOf, type Column } from './types.ts'
+import { type ArrayNode, type StoreTree, walkStore } from './walk.ts'
+
+export interface ZarrStoreReader {
+  meta(path: string): ArrayMeta
+  attributes(path: string): Record<string, unknown>
+  /** One symbol's days [from, to). */
+  readColumn(path: string, symbol: number, from?: number, to?: number): Promise<Column>
+  /** One day across all symbols. */
+  readRow(path: string, day: number): Promise<Column>
+  readArray1D(path: string): Promise<Column>
+  /** The whole array as per-symbol columns (incremental builds, export). */
+  readAll2D(path: string): Promise<Column[]>
+  close(): Promise<void>
+}
+
+export interface OpenOptions {
+  /** Budget of the decoded-piece cache; default 256 MiB. */
+  cacheBytes?: number
+  /** Open chunk files kept; default 4096 (Node raises the fd soft limit to the hard limit). */
+  maxOpenFiles?: number
+  /**
+   * Read column runs (≤ one chunk's days of one symbol) with blocking preads: faster and steadier
+   * than the thread pool when the page cache is warm, but stalls the event loop on a cold disk.
+   * Whole-chunk reads stay asynchronous. Default false.
+   */
+  blockingReads?: boolean
+}
+
+const READ_ALL_CONCURRENCY = 8
+
+export async function openZarrStore(root: string, opts: OpenOptions = {}): Promise<ZarrStoreReader> {
+  assertLittleEndian()
+  const tree = await walkStore(root)
+  const cache = new ByteLru(opts.cacheBytes ?? 256 * 2 ** 20)
+  const pread = opts.blockingReads ? preadFullySync : preadFully
+  return new StoreReader(root, tree, cache, new FilePool(opts.maxOpenFiles ?? 4096), pread)
+}
+
+class StoreReader implements ZarrStoreReader {
+  constructor(
+    private readonly root: string,
+    private readonly tree: StoreTree,
+    private readonly cache: ByteLru,
+    private readonly files: FilePool,
+    private readonly preadRun: (fd: number, buf: Uint8Array, pos: number) => Promise<number>,
+  ) {}
+
+  meta(path: string): ArrayMeta {
+    return this.node(path).meta
+  }
+
+  attributes(path: string): Record<string, unknown> {
+    const p = normalizePath(path)
+    const group = this.tree.groups.get(p)
+    if (group) return group
+    return this.node(p).meta.attributes
+  }
+
+  async readColumn(path: string, symbol: number, from = 0, to?: number): Promise<Column> {
+    const a = this.node(path)
+    const g = grid2D(a, 'readColumn')
+    const end = to ?? g.days
+    checkIndex(symbol, g.symbols, a, 'symbol')
+    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(end) || from < 0 || end < from || end > g.days)
+      throw new RangeError(
+        `zarr: array "${a.meta.path}": day range [${from}, ${end}) is outside [0, ${g.days})`,
+      )
+    // Whole columns are the cached unit: one symbol's history is the request that repeats.
+    const key = `${a.meta.path}\0s${symbol}`
+    const hit = this.cache.get(key)
+    if (hit) return hit.slice(from, end)
+    const out = allocColumn(g.dtype, end - from)
+    const jobs: Promise<void>[] = []
+    for (let i = Math.floor(from / g.cd); from < end && i * g.cd < end; i++)
+      jobs.push(this.readRun(a, g, i, symbol, from, end, out))
+    await Promise.all(jobs)
+    if (from === 0 && end === g.days) this.cache.set(key, out.slice())
+    return out
+  }
+
+  async readRow(path: string, day: number): Promise<Column> {
+    const a = this.node(path)
+    const g = grid2D(a, 'readRow')
+    checkIndex(day, g.days, a, 'day')
+    const out = allocColumn(g.dtype, g.symbols)
+    const i = Math.floor(day / g.cd)
+    const jobs: Promise<void>[] = []
+    // Whole-chunk reads: a day is strided across the symbol-major chunk, and one read of
+    // 512 KiB beats 256 reads of 8 bytes by ~20x (measured), and the chunk serves nearby days.
+    for (let k = 0; k < chunkCount(g.symbols, g.cs); k++) {
+      jobs.push(
+        this.chunk(a, [i, k]).then((chunk) => {
+          if (chunk) gatherRow(chunk, g, k, day - i * g.cd, out)
+          else out.fill(g.fill, k * g.cs, Math.min(g.symbols, (k + 1) * g.cs))
+        }),
+      )
+    }
+    await Promise.all(jobs)
+    return out
+  }
+
+  async readArray1D(path: string): Promise<Column> {
+    const a = this.node(path)
+    if (a.meta.shape.length !== 1) throw new Error(`zarr: array "${a.meta.path}" is not 1-D`)
+    const [n] = a.meta.shape
+    const [c] = a.meta.chunks
+    const out = allocColumn(a.meta.dtype, n, a.meta.fillValue)
+    const jobs: Promise<void>[] = []
+    for (let q = 0; q < chunkCount(n, c); q++) {
+      jobs.push(
+        this.chunk(a, [q]).then((chunk) => {
+          if (chunk) out.set(chunk.subarray(0, Math.min(c, n - q * c)), q * c)
+        }),
+      )
+    }
+    await Promise.all(jobs)
+    return out
+  }
+
+  async readAll2D(path: string): Promise<Column[]> {
+    const a = this.node(path)
+    const g = grid2D(a, 'readAll2D')
+    const columns: Column[] = []
+    for (let j = 0; j < g.symbols; j++) columns.push(allocColumn(g.dtype, g.days, g.fill))
+    const nk = chunkCount(g.symbols, g.cs)
+    await runBounded(
+      chunkCount(g.days, g.cd) * nk,
+      READ_ALL_CONCURRENCY,
+      () => allocColumn(g.dtype, g.cd * g.cs),
+      async (scratch, n) => {
+        const i = Math.floor(n / nk)
+        const k = n % nk
+        const chunk = await this.chunk(a, [i, k], scratch)
+        if (chunk) decodeChunk2D(chunk, g, i, k, columns)
+      },
+    )
+    return columns
+  }
+
+  async close(): Promise<void> {
+    this.cache.clear()
+    await this.files.close()
+  }
+
+  private node(path: string): ArrayNode {
+    const p = normalizePath(path)
+    const a = this.tree.arrays.get(p)
+    if (a) return a
+    const what = this.tree.groups.has(p) ? 'is a group, not an array' : 'does not exist'
+    throw new AppError('NOT_FOUND', `zarr: array "${p}" ${what} in store ${this.root}`)
+  }
+
+  /**
+   * Days [from, end) ∩ day-chunk i of symbol j, read straight into `out` (which starts at day
+   * `from`) with one positioned read: the symbol's days are contiguous inside the chunk.
+   */
+  private readRun(a: ArrayNode, g: Grid2D, i: number, j: number, from: number, end: number, out: Column) {
+    const k = Math.floor(j / g.cs)
+    const d0 = i * g.cd
+    const s = Math.max(from, d0)
+    const e = Math.min(end, d0 + g.cd)
+    const inChunk = (j - k * g.cs) * g.cd + (s - d0)
+    const whole = this.cache.get(chunkCacheKey(a, [i, k]))
+    if (whole) {
+      out.set(whole.subarray(inChunk, inChunk + (e - s)), s - from)
+      return Promise.resolve()
+    }
+    const dst = new Uint8Array(out.buffer, out.byteOffset + (s - from) * a.itemSize, (e - s) * a.itemSize)
+    const file = chunkFile(a.dir, [i, k], a.separator)
+    return this.files
+      .use(file, (fd) => this.preadRun(fd, dst, inChunk * a.itemSize))
+      .then((got) => {
+        if (got === undefined) out.fill(g.fill, s - from, e - from)
+        else if (got < dst.length) throw truncated(a, file)
+      })
+  }
+
+  /**
+   * A whole chunk, or null when its file is absent (all fill). Read into `scratch` when given
+   * (bulk reads reuse buffers and bypass the cache, which they would only flush), else into a
+   * new buffer that is cached.
+   */
+  private async chunk(a: ArrayNode, idx: number[], scratch?: Column): Promise<Column | null> {
+    const key = chunkCacheKey(a, idx)
+    const hit = this.cache.get(key)
+    if (hit) return hit
+    const chunkLength = a.meta.chunks.reduce((x, y) => x * y, 1)
+    const buf = scratch ?? allocColumn(a.meta.dtype, chunkLength)
+    const file = chunkFile(a.dir, idx, a.separator)
+    const got = await this.files.use(file, (fd) => preadFully(fd, bytesOf(buf), 0))
+    if (got === undefined) return null
+    if (got < buf.byteLength) throw truncated(a, file)
+    if (!scratch) this.cache.set(key, buf)
+    return buf
+  }
+}
+
+function chunkCacheKey(a: ArrayNode, idx: number[]): string {
+  return `${a.meta.path}\0${chunkKey(idx)}`
+}
+
+function grid2D(a: ArrayNode, op: string): Grid2D {
+  if (!a.grid) throw new Error(`zarr: array "${a.meta.path}" is 1-D; ${op} needs a [day, symbol] array`)
+  return a.grid
+}
+
+function checkIndex(v: number, n: number, a: ArrayNode, what: string): void {
+  if (!Number.isSafeInteger(v) || v < 0 || v >= n)
+    throw new RangeError(`zarr: array "${a.meta.path}": ${what} ${v} is outside [0, ${n})`)
+}
+
+function truncated(a: ArrayNode, file: string): ZarrFormatError {
+  return new ZarrFormatError(`array "${a.meta.path}"`, `chunk file ${file} is shorter than the chunk shape`)
+}
