@@ -4,11 +4,14 @@ import { synthesizeDataset } from '../data/synthesize.ts'
 import { exists } from '../platform/atomic-dir.ts'
 import { loadConfig } from '../platform/config.ts'
 import type { Progress } from '../platform/progress.ts'
+import { buildStore } from '../services/build/index.ts'
+import type { StoreManifest } from '../store/model-store/layout.ts'
+import { ModelStore } from '../store/model-store/reader.ts'
 
 /**
- * `npm start` / `erm3 start`: the embedded pipeline with no servers. Stage 1 (this version):
- * make sure a dataset exists under ERM3_HOME, generating the default synthetic market when it
- * does not. Later stages (model build, API) are added by the engine and the API.
+ * `npm start` / `erm3 start`: the embedded pipeline with no servers. Makes sure a dataset exists
+ * under ERM3_HOME (generating the default synthetic market when it does not), then builds the
+ * model store when it is missing or was built from another dataset. The API stage comes later.
  */
 export async function startLocal(
   env: Record<string, string | undefined>,
@@ -31,5 +34,32 @@ export async function startLocal(
         `${manifest.calendar.days} trading days (${manifest.calendar.first} … ${manifest.calendar.last}), digest ${manifest.digest.slice(0, 12)}`,
     )
   }
-  say('model build and API: not part of this version yet (the data stage is complete)')
+  const storeDir = join(config.home, 'store')
+  const dataset = await readManifest(datasetDir)
+  const current = await storeManifestIfAny(storeDir)
+  if (current && current.dataset.digest === dataset.digest) {
+    say(`model: store ${storeDir} is up to date (${current.model_version}, data as of ${current.data_as_of})`)
+  } else {
+    say(
+      current
+        ? 'model: the dataset changed since the last build; rebuilding …'
+        : `model: no store under ${config.home}; building …`,
+    )
+    const m = await buildStore({ dataset: datasetDir, store: storeDir }, progress)
+    say(
+      `model: built ${storeDir} in ${m.timings_s.total} s — ${m.model_version}, data as of ${m.data_as_of}, universe_size ${m.universe_size}`,
+    )
+  }
+  say('API: not part of this version yet (the data and model stages are complete)')
+}
+
+async function storeManifestIfAny(storeDir: string): Promise<StoreManifest | null> {
+  try {
+    const store = await ModelStore.open(storeDir)
+    const m = store.manifest
+    await store.close()
+    return m
+  } catch {
+    return null
+  }
 }
