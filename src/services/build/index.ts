@@ -1,7 +1,8 @@
 import { readDataset } from '../../data/dataset-reader.ts'
-import type { Dataset } from '../../data/format.ts'
+import type { Dataset, DatasetManifest } from '../../data/format.ts'
 import { DEFAULT_PARAMS, type ModelParams, paramProblems } from '../../model/params.ts'
 import { isoFromDay } from '../../platform/dates.ts'
+import { sha256Hex } from '../../platform/digest.ts'
 import { AppError } from '../../platform/errors.ts'
 import { type Progress, silentProgress } from '../../platform/progress.ts'
 import {
@@ -19,6 +20,7 @@ import {
 import { StoreBuildWriter } from '../../store/model-store/writer.ts'
 import { runEngine } from './engine.ts'
 import { emptyKept, writeBlockFields } from './fields.ts'
+import { type IncrementalPlan, planIncremental, priorLoader } from './incremental.ts'
 import { type BuildInputs, buildInputs } from './inputs.ts'
 import { writeProducts } from './products.ts'
 
@@ -54,50 +56,66 @@ export async function buildStore(
   t = lap('read_dataset', t)
   const x = buildInputs(ds)
   t = lap('inputs', t)
+  const classification = classificationDigest(dm)
+  const notes: string[] = []
+  let plan: IncrementalPlan | null = null
+  if (opts.incremental) {
+    const p = await planIncremental(opts.store, x, params, classification)
+    if ('reason' in p) notes.push(`incremental build not possible (${p.reason}): full build`)
+    else plan = p
+  }
   const writer = await StoreBuildWriter.begin(opts.store)
   try {
     await writer.writeMeta(x.calendar, symbolMeta(ds, x.symbols), x.etfTickers, x.industries)
     const T = x.calendar.length
     const N = x.symbols.length
-    for (const f of FLOAT_FIELDS)
-      await writer.createArray(STORE_FILES.field(f), { dtype: 'float64', days: T, symbols: N })
+    const link = plan ? { prevDir: plan.prev.dir, fromDay: plan.from } : undefined
+    for (const f of FLOAT_FIELDS) {
+      await writer.createArray(STORE_FILES.field(f), { dtype: 'float64', days: T, symbols: N }, link)
+    }
     for (const c of CODE_FIELDS) {
       const int16 = c === 'sector_etf' || c === 'subsector_etf'
-      await writer.createArray(STORE_FILES.code(c), {
-        dtype: int16 ? 'int16' : 'int8',
+      const spec = {
+        dtype: int16 ? ('int16' as const) : ('int8' as const),
         days: T,
         symbols: N,
         fillValue: int16 ? -1 : 0,
-      })
+      }
+      await writer.createArray(STORE_FILES.code(c), spec, link)
     }
     const kept = emptyKept()
-    await runEngine(
-      x,
-      params,
-      { from: 0, blockSize: opts.blockSize ?? 256 },
-      (b) => writeBlockFields(writer, x, b, kept),
-      progress,
-    )
+    const blockSize = opts.blockSize ?? 256
+    const run = plan ? { from: plan.from, prior: priorLoader(plan, x), blockSize } : { from: 0, blockSize }
+    await runEngine(x, params, run, (b) => writeBlockFields(writer, x, b, kept), progress)
     t = lap('engine_and_fields', t)
-    const products = await writeProducts(writer, x, kept, progress)
+    const products = await writeProducts(writer, x, kept, progress, plan)
     t = lap('products', t)
     timings.total = Math.round(performance.now() - started) / 1000
-    const manifest = storeManifest(ds, dm.digest, x, params, products.universeSize, products.names, timings)
+    const manifest = storeManifest(ds, dm.digest, classification, x, params, products, timings)
+    manifest.incremental_from = plan ? isoFromDay(x.calendar[plan.from]) : null
+    manifest.notes = notes
+    await plan?.prev.close()
     await writer.commit(manifest)
     return manifest
   } catch (err) {
+    await plan?.prev.close()
     await writer.abort()
     throw err
   }
 }
 
+/** Identity of the classification inputs (securities and factor registry). */
+function classificationDigest(dm: DatasetManifest): string {
+  return sha256Hex(`${dm.files['securities.csv']?.sha256 ?? ''} ${dm.files['factors.csv']?.sha256 ?? ''}`)
+}
+
 function storeManifest(
   ds: Dataset,
   digest: string,
+  classification: string,
   x: BuildInputs,
   params: ModelParams,
-  universeSize: number,
-  products: string[],
+  products: { universeSize: number; names: string[] },
   timings: Record<string, number>,
 ): StoreManifest {
   const T = x.calendar.length
@@ -110,15 +128,16 @@ function storeManifest(
     methodology_version: METHODOLOGY_VERSION,
     data_as_of: isoFromDay(x.calendar[T - 1]),
     factor_set_id: FACTOR_SET_ID,
-    universe_size: universeSize,
+    universe_size: products.universeSize,
     parameters: params,
-    dataset: { digest, source: ds.source },
+    dataset: { digest, classification, source: ds.source },
     calendar: { first: isoFromDay(x.calendar[0]), last: isoFromDay(x.calendar[T - 1]), days: T },
     counts: { symbols: x.symbols.length, stocks, etfs: x.symbols.length - stocks },
     float_fields: [...FLOAT_FIELDS],
     code_fields: [...CODE_FIELDS],
-    products,
+    products: products.names,
     incremental_from: null,
+    notes: [],
     timings_s: timings,
     built_at: new Date().toISOString(),
   }

@@ -1,5 +1,7 @@
+import { join } from 'node:path'
+import { linkChunks } from '../zarr/incremental.ts'
 import type { Array2DSpec, Column } from '../zarr/index.ts'
-import { chunkCount } from '../zarr/layout.ts'
+import { chunkCount, normalizePath } from '../zarr/layout.ts'
 import { allocColumn } from '../zarr/types.ts'
 import { prepareArrayDir, resolveGrid, writeArrayJson2D, writeChunks2D } from '../zarr/writer.ts'
 
@@ -13,7 +15,32 @@ export class BlockArray {
     private readonly dir: string,
     private readonly spec: Required<Pick<Array2DSpec, 'chunkSymbols'>> & Array2DSpec,
     private readonly filler: Column,
+    /** Day-chunks below this index were hard-linked from the previous build: never rewritten. */
+    private readonly linkedDayChunks = 0,
   ) {}
+
+  /**
+   * Like `create`, but hard-links every chunk of the previous build's array whose days all lie
+   * before `fromDay` (same symbols and layout required); blocks then write only the rest.
+   */
+  static async createIncremental(
+    root: string,
+    prevRoot: string,
+    path: string,
+    spec: Array2DSpec,
+    fromDay: number,
+  ): Promise<BlockArray> {
+    const fresh = await BlockArray.create(root, path, spec)
+    const cd = spec.chunkDays ?? 256
+    const linked = Math.floor(fromDay / cd)
+    const g = resolveGrid(
+      Array.from({ length: spec.symbols }, () => fresh.filler),
+      fresh.spec,
+      path,
+    )
+    await linkChunks(join(prevRoot, normalizePath(path)), fresh.dir, g, linked, () => true)
+    return new BlockArray(fresh.dir, fresh.spec, fresh.filler, linked)
+  }
 
   static async create(root: string, path: string, spec: Array2DSpec): Promise<BlockArray> {
     const filler = allocColumn(
@@ -45,6 +72,11 @@ export class BlockArray {
     const g = resolveGrid(all, this.spec, this.dir)
     const k0 = first / cs
     const k1 = chunkCount(first + columns.length, cs)
-    await writeChunks2D(this.dir, all, g, (i, k) => k >= k0 && k < k1 && !skip(i, k))
+    await writeChunks2D(
+      this.dir,
+      all,
+      g,
+      (i, k) => k >= k0 && k < k1 && i >= this.linkedDayChunks && !skip(i, k),
+    )
   }
 }

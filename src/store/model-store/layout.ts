@@ -92,7 +92,8 @@ export interface StoreManifest {
   factor_set_id: string
   universe_size: number
   parameters: ModelParams
-  dataset: { digest: string; source: unknown }
+  /** classification = hash of the securities and factor tables (an incremental build needs them unchanged). */
+  dataset: { digest: string; classification: string; source: unknown }
   calendar: { first: string; last: string; days: number }
   counts: { symbols: number; stocks: number; etfs: number }
   float_fields: string[]
@@ -100,6 +101,8 @@ export interface StoreManifest {
   products: string[]
   /** null for a full build; the first recomputed day for an incremental one. */
   incremental_from: string | null
+  /** What the build decided (e.g. why an incremental request became a full build). */
+  notes: string[]
   timings_s: Record<string, number>
   built_at: string
 }

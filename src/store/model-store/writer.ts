@@ -49,8 +49,16 @@ export class StoreBuildWriter {
     await writeFile(join(this.dir, STORE_FILES.industries), JSON.stringify(industries))
   }
 
-  async createArray(path: string, spec: Array2DSpec): Promise<void> {
-    this.arrays.set(path, await BlockArray.create(this.dir, path, spec))
+  /** Creates a block-written array; with `link`, the previous build's chunks before `fromDay` are hard-linked. */
+  async createArray(
+    path: string,
+    spec: Array2DSpec,
+    link?: { prevDir: string; fromDay: number },
+  ): Promise<void> {
+    const a = link
+      ? await BlockArray.createIncremental(this.dir, link.prevDir, path, spec, link.fromDay)
+      : await BlockArray.create(this.dir, path, spec)
+    this.arrays.set(path, a)
   }
 
   async writeBlock(path: string, first: number, columns: Column[]): Promise<void> {

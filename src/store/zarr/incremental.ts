@@ -76,7 +76,7 @@ function sameLayout(prev: ArrayMeta, g: Grid2D): boolean {
 }
 
 /** Links every existing chunk file (i < dayChunks, reusable k) of the previous array. */
-async function linkChunks(
+export async function linkChunks(
   prevDir: string,
   dir: string,
   g: Grid2D,

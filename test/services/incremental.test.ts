@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict'
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join, relative } from 'node:path'
+import { after, describe, test } from 'node:test'
+import { readDataset } from '../../src/data/dataset-reader.ts'
+import { writeDataset } from '../../src/data/dataset-writer.ts'
+import type { Dataset } from '../../src/data/format.ts'
+import { synthesizeDataset } from '../../src/data/synthesize.ts'
+import { buildStore } from '../../src/services/build/index.ts'
+
+const dir = await mkdtemp(join(tmpdir(), 'erm3-incremental-'))
+after(() => rm(dir, { recursive: true, force: true }))
+const fullDir = join(dir, 'full')
+await synthesizeDataset(fullDir, {
+  seed: 33,
+  stocks: 50,
+  start: '2014-01-02',
+  end: '2016-12-30',
+  fundamentals: false,
+})
+const { dataset: full } = await readDataset(fullDir)
+
+/** The same dataset without its last `drop` days: what yesterday's update looked like. */
+async function prefix(drop: number, out: string): Promise<void> {
+  const T = full.calendar.length - drop
+  const cut = (p: Float64Array[] | null) => p?.map((s) => s.slice(0, T)) ?? null
+  const ds: Dataset = {
+    ...full,
+    calendar: full.calendar.slice(0, T),
+    prices: {
+      adj_close: cut(full.prices.adj_close) ?? [],
+      close: cut(full.prices.close),
+      volume: cut(full.prices.volume),
+      shares_out: cut(full.prices.shares_out),
+    },
+    series: full.series ? { ...full.series, values: full.series.values.map((v) => v.slice(0, T)) } : null,
+  }
+  await writeDataset(ds, out)
+}
+
+async function files(root: string): Promise<Map<string, string>> {
+  const cur = JSON.parse(await readFile(join(root, 'CURRENT'), 'utf8')).build as string
+  const base = join(root, 'builds', cur)
+  const out = new Map<string, string>()
+  const walk = async (d: string) => {
+    for (const e of await readdir(d, { withFileTypes: true })) {
+      const p = join(d, e.name)
+      if (e.isDirectory()) await walk(p)
+      else out.set(relative(base, p), p)
+    }
+  }
+  await walk(base)
+  return out
+}
+
+async function assertSameBuild(a: string, b: string): Promise<number> {
+  const fa = await files(a)
+  const fb = await files(b)
+  assert.deepEqual([...fa.keys()].sort(), [...fb.keys()].sort())
+  let n = 0
+  for (const [rel, pa] of fa) {
+    if (rel === 'manifest.json') continue
+    const pb = fb.get(rel) ?? ''
+    assert.ok((await readFile(pa)).equals(await readFile(pb)), `${rel} differs`)
+    n++
+  }
+  return n
+}
+
+describe('incremental build', () => {
+  const reference = join(dir, 'store-full')
+  test('reference full build', async () => {
+    await buildStore({ dataset: fullDir, store: reference })
+  })
+
+  for (const drop of [1, 7, 300]) {
+    test(`appending ${drop} day(s) gives a store byte-identical to a full build`, async () => {
+      const pre = join(dir, `prefix-${drop}`)
+      const store = join(dir, `store-${drop}`)
+      await prefix(drop, pre)
+      await buildStore({ dataset: pre, store })
+      const m = await buildStore({ dataset: fullDir, store, incremental: true })
+      assert.deepEqual(m.notes, [])
+      assert.equal(m.incremental_from, m.calendar.last === '2016-12-30' ? incrementalFrom(drop) : '')
+      const compared = await assertSameBuild(store, reference)
+      assert.ok(compared > 100, `compared ${compared} files`)
+      // Old day-chunks were hard-linked, not rewritten.
+      const cur = await files(store)
+      const linked = [...cur.entries()].filter(([rel]) => rel.startsWith('fields/l3_mkt_hr/c/0/'))
+      assert.ok(linked.length > 0, 'old chunks present')
+      assert.ok((await stat(linked[0][1])).nlink >= 2, 'old chunks are hard links')
+    })
+  }
+
+  test('anything but appended days falls back to a full build and says why', async () => {
+    const store = join(dir, 'store-restated')
+    await buildStore({ dataset: fullDir, store })
+    const m = await buildStore({ dataset: fullDir, store, incremental: true })
+    assert.match(m.notes.join(), /no new days/)
+    assert.equal(m.incremental_from, null)
+    const other = await buildStore({ dataset: fullDir, store, incremental: true, params: { halfLife: 60 } })
+    assert.match(other.notes.join(), /parameters changed/)
+  })
+})
+
+function incrementalFrom(drop: number): string {
+  const d = full.calendar[full.calendar.length - drop]
+  return new Date(d * 86_400_000).toISOString().slice(0, 10)
+}
