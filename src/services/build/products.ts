@@ -94,7 +94,7 @@ export async function writeProducts(
   await write2D('products/reversion_decile', decile, spec('int8'))
   await write2D('products/quality_quintile', quality, spec('int8'))
 
-  await writeIndustryPanel(w, x, kept, active, start, write2D)
+  await writeIndustryPanel(x, kept, active, start, write2D)
   const rankDays = await writeRankings(w, x, kept, active, progress, inc)
   return {
     universeSize: activeCount(u, 'mc', 3000, T - 1),
@@ -104,7 +104,6 @@ export async function writeProducts(
 
 /** Per level and day, each industry's weighted beta stats, stored as [day, industry] arrays. */
 async function writeIndustryPanel(
-  w: StoreBuildWriter,
   x: BuildInputs,
   kept: Kept,
   active: (i: number, t: number) => boolean,
