@@ -63,8 +63,7 @@ export class WindowMoments {
     const { k, sums, x, departing, lambda, lambdaW } = this
     for (let p = 0; p < sums.length; p++) sums[p] *= lambda
     if (load(vars, t, x)) {
-      let p = 0
-      for (let a = 0; a < k; a++) for (let b = a; b < k; b++) sums[p++] += x[a] * x[b]
+      addOuter(sums, x, k)
       this.count++
     }
     const d = t - this.weights.length
@@ -91,6 +90,45 @@ export class WindowMoments {
 
   get(a: number, b: number): number {
     return a <= b ? this.sums[this.idx(a, b)] : this.sums[this.idx(b, a)]
+  }
+}
+
+/** sums += x xᵀ (upper triangle); unrolled for the sizes the model uses, the hottest loop of a build. */
+function addOuter(sums: Float64Array, x: Float64Array, k: number): void {
+  if (k === 2) {
+    const a = x[0]
+    const b = x[1]
+    sums[0] += a * a
+    sums[1] += a * b
+    sums[2] += b * b
+  } else if (k === 3) {
+    const a = x[0]
+    const b = x[1]
+    const c = x[2]
+    sums[0] += a * a
+    sums[1] += a * b
+    sums[2] += a * c
+    sums[3] += b * b
+    sums[4] += b * c
+    sums[5] += c * c
+  } else if (k === 4) {
+    const a = x[0]
+    const b = x[1]
+    const c = x[2]
+    const d = x[3]
+    sums[0] += a * a
+    sums[1] += a * b
+    sums[2] += a * c
+    sums[3] += a * d
+    sums[4] += b * b
+    sums[5] += b * c
+    sums[6] += b * d
+    sums[7] += c * c
+    sums[8] += c * d
+    sums[9] += d * d
+  } else {
+    let p = 0
+    for (let i = 0; i < k; i++) for (let j = i; j < k; j++) sums[p++] += x[i] * x[j]
   }
 }
 

@@ -54,6 +54,9 @@ export async function runEngine(
   const N = x.symbols.length
   const ctx = marketContext(x, params)
   progress.start('model', N)
+  // One block is written while the next is computed: the writes run in libuv's thread pool, so
+  // the second core does I/O while this thread runs the kernel.
+  let pending: Promise<void> | null = null
   for (let first = 0; first < N; first += run.blockSize) {
     const count = Math.min(run.blockSize, N - first)
     const block = run.prior ? await run.prior(first, count) : emptyBlock(first, count, T, x.isStock)
@@ -66,9 +69,11 @@ export async function runEngine(
       }
       runStock(ctx, { r: x.returns[i], sec: x.sec[i], sub: x.sub[i] }, out, run.from, T)
     }
-    await sink(block)
+    if (pending) await pending
+    pending = sink(block)
     progress.update(first + count)
   }
+  if (pending) await pending
   progress.stop()
 }
 

@@ -40,8 +40,12 @@ const INPUT_FIELDS: Partial<Record<FloatField, (x: BuildInputs) => Panel>> = {
 }
 
 function levelCodes(series: Float64Array[]): Int8Array[] {
-  // Levels 1..3 as int8; 0 stands for null.
-  return series.map((s) => Int8Array.from(s, (v) => (Number.isNaN(v) ? 0 : v)))
+  // Levels 1..3 as int8; 0 stands for null (NaN converts to 0 in an Int8Array).
+  return series.map((s) => {
+    const out = new Int8Array(s.length)
+    for (let t = 0; t < s.length; t++) out[t] = s[t]
+    return out
+  })
 }
 
 /** Writes every stored field of one engine block and keeps what the cross-sectional stage needs. */

@@ -1,0 +1,112 @@
+/**
+ * Engine and store benchmark (DESIGN.md §5 budgets: full build of the default synthetic dataset
+ * ≤ 60 s, incremental one-day build ≤ 5 s, peak ≤ 6 GB; one ticker's 15-year history of 10
+ * fields ≤ 5 ms and one day's cross-section of one field ≤ 20 ms from a warm store).
+ * Each build runs in its own process so its peak RSS is its own. The baseline, side by side, is
+ * reading the dataset and writing the store's number of bytes with plain fs.writeFile: the I/O
+ * floor of any build.
+ */
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const stocks = Number(process.env.BENCH_STOCKS ?? 3000)
+const runs = Number(process.env.BENCH_RUNS ?? 2)
+const work = mkdtempSync(join(tmpdir(), 'erm3-bench-build-'))
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+
+function child(code: string, ...args: string[]): Record<string, number | string> {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code, ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    maxBuffer: 1 << 26,
+  })
+  if (r.status !== 0) throw new Error(r.stderr)
+  return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}')
+}
+
+const src = (p: string) => JSON.stringify(join(root, p))
+const SYNTH = `import { synthesizeDataset } from ${src('src/data/synthesize.ts')}
+import { readDataset } from ${src('src/data/dataset-reader.ts')}
+import { writeDataset } from ${src('src/data/dataset-writer.ts')}
+await synthesizeDataset(process.argv[1], { stocks: ${stocks}, fundamentals: false })
+const { dataset: ds } = await readDataset(process.argv[1])
+const T = ds.calendar.length - 1
+const cut = (p) => p?.map((s) => s.slice(0, T)) ?? null
+await writeDataset({ ...ds, calendar: ds.calendar.slice(0, T), prices: { adj_close: cut(ds.prices.adj_close), close: cut(ds.prices.close), volume: cut(ds.prices.volume), shares_out: cut(ds.prices.shares_out) }, series: ds.series ? { ...ds.series, values: ds.series.values.map((v) => v.slice(0, T)) } : null, truth: null }, process.argv[2])
+console.log('{}')`
+const BUILD = `import { buildStore } from ${src('src/services/build/index.ts')}
+const m = await buildStore({ dataset: process.argv[1], store: process.argv[2], incremental: process.argv[3] === 'inc' })
+console.log(JSON.stringify({ seconds: m.timings_s.total, rssMB: process.resourceUsage().maxRSS / 1024, note: m.notes.join(';'), ...Object.fromEntries(Object.entries(m.timings_s).map(([k, v]) => ['t_' + k, v])) }))`
+const READS = `import { ModelStore } from ${src('src/store/model-store/reader.ts')}
+const s = await ModelStore.open(process.argv[1])
+const T = s.calendar.length
+const fields = ['returns_gross', 'price_close', 'l3_mkt_hr', 'l3_sec_hr', 'l3_sub_hr', 'l3_mkt_er', 'l3_sec_er', 'l3_sub_er', 'l3_res_er', 'lstar_level']
+const stocks = s.symbols.flatMap((m, i) => (m.asset_type === 'stock' ? [i] : []))
+const from = Math.max(0, T - 15 * 252)
+let seed = 7
+const rnd = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n }
+for (let k = 0; k < 20; k++) await s.history(stocks[rnd(stocks.length)], fields, from, T)
+const hist = []
+for (let k = 0; k < 200; k++) { const t0 = performance.now(); await s.history(stocks[rnd(stocks.length)], fields, from, T); hist.push(performance.now() - t0) }
+for (let k = 0; k < 20; k++) await s.crossSection('l3_res_er', rnd(T))
+const row = []
+for (let k = 0; k < 200; k++) { const t0 = performance.now(); await s.crossSection('l3_res_er', rnd(T)); row.push(performance.now() - t0) }
+const med = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1]
+const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)]
+console.log(JSON.stringify({ historyMs: med(hist), historyP90: p90(hist), rowMs: med(row), rowP90: p90(row) }))`
+
+function duBytes(dir: string): number {
+  let n = 0
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name)
+    n += e.isDirectory() ? duBytes(p) : statSync(p).size
+  }
+  return n
+}
+
+const full = join(work, 'full')
+const prefix = join(work, 'prefix')
+console.log(`building the benchmark datasets (${stocks} stocks, default history) …`)
+child(SYNTH, full, prefix)
+const builds: Record<string, number | string>[] = []
+for (let r = 0; r < runs; r++) {
+  rmSync(join(work, 'store'), { recursive: true, force: true })
+  builds.push(child(BUILD, full, join(work, 'store')))
+}
+const storeBytes = duBytes(join(work, 'store'))
+const reads = child(READS, join(work, 'store'))
+rmSync(join(work, 'store-inc'), { recursive: true, force: true })
+child(BUILD, prefix, join(work, 'store-inc'))
+const incs: Record<string, number | string>[] = []
+for (let r = 0; r < runs; r++) {
+  // Each run appends the same day to the prefix build.
+  rmSync(join(work, 'store-inc2'), { recursive: true, force: true })
+  spawnSync('cp', ['-al', join(work, 'store-inc'), join(work, 'store-inc2')])
+  incs.push(child(BUILD, full, join(work, 'store-inc2'), 'inc'))
+}
+// Baseline: plain write of the store's byte count.
+const chunk = Buffer.alloc(64 << 20, 1)
+const t0 = performance.now()
+for (let w = 0, k = 0; w < storeBytes; w += chunk.length, k++)
+  writeFileSync(join(work, `raw${k}`), chunk.subarray(0, Math.min(chunk.length, storeBytes - w)))
+const rawSeconds = (performance.now() - t0) / 1000
+const fullS = median(builds.map((b) => Number(b.seconds)))
+const incS = median(incs.map((b) => Number(b.seconds)))
+const peak = Math.max(...builds.map((b) => Number(b.rssMB)), ...incs.map((b) => Number(b.rssMB)))
+console.log(`full build: median ${fullS.toFixed(1)} s over ${runs} runs (${JSON.stringify(builds[0])})`)
+console.log(`incremental one-day build: median ${incS.toFixed(2)} s (${JSON.stringify(incs[0])})`)
+console.log(`peak RSS ${peak.toFixed(0)} MB; store on disk ${(storeBytes / 1e9).toFixed(2)} GB`)
+console.log(
+  `baseline: writing ${(storeBytes / 1e9).toFixed(2)} GB with fs.writeFile took ${rawSeconds.toFixed(1)} s → build/baseline ${(fullS / rawSeconds).toFixed(1)}×`,
+)
+console.log(
+  `reads (warm): 15-year history of 10 fields median ${Number(reads.historyMs).toFixed(2)} ms (p90 ${Number(reads.historyP90).toFixed(2)}), one day's cross-section median ${Number(reads.rowMs).toFixed(2)} ms (p90 ${Number(reads.rowP90).toFixed(2)})`,
+)
+console.log(
+  `budgets: full ≤ 60 s ${fullS <= 60 ? 'ok' : 'OVER'}; incremental ≤ 5 s ${incS <= 5 ? 'ok' : 'OVER'}; peak ≤ 6144 MB ${peak <= 6144 ? 'ok' : 'OVER'}; history ≤ 5 ms ${Number(reads.historyMs) <= 5 ? 'ok' : 'OVER'}; row ≤ 20 ms ${Number(reads.rowMs) <= 20 ? 'ok' : 'OVER'}`,
+)
+rmSync(work, { recursive: true, force: true })
