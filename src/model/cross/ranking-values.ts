@@ -105,6 +105,11 @@ export function metricValues(
   blocked = days.length > 1,
 ): Float64Array[][] {
   const nSym = x.returns.length
+  const nDays = nSym > 0 ? x.returns[0].length : 0
+  for (const t of days) {
+    if (!Number.isInteger(t) || t < 0 || t >= nDays)
+      throw new RangeError(`day ${t} is not in 0..${nDays - 1}`)
+  }
   const out = days.map(() =>
     Array.from({ length: METRIC_WINDOWS }, () => new Float64Array(nSym).fill(Number.NaN)),
   )

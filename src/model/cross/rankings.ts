@@ -20,7 +20,7 @@ import {
   type RankingWindow,
   rankingMetricValue,
 } from './ranking-values.ts'
-import { groupOrdinals, MAX_COHORT, orderBy } from './sort.ts'
+import { denseGroups, groupOrdinals, MAX_COHORT, type OrderScratch, orderBy, orderScratch } from './sort.ts'
 
 export const COHORTS = ['universe', 'sector', 'subsector'] as const
 export type Cohort = (typeof COHORTS)[number]
@@ -61,13 +61,27 @@ interface DayContext {
   active: Uint8Array
   sector: Int16Array
   subsector: Int16Array
+  nSector: number
+  nSubsector: number
+  members: Int32Array
+  scratch: OrderScratch
 }
 
 function dayContext(x: RankingInput, t: number): DayContext {
   const n = x.returns.length
   const active = new Uint8Array(n)
   for (let i = 0; i < n; i++) active[i] = x.active(i, t) ? 1 : 0
-  return { active, sector: column(x.sectorEtf, t), subsector: column(x.subsectorEtf, t) }
+  const sector = denseGroups(column(x.sectorEtf, t))
+  const subsector = denseGroups(column(x.subsectorEtf, t))
+  return {
+    active,
+    sector: sector.ids,
+    subsector: subsector.ids,
+    nSector: sector.n,
+    nSubsector: subsector.n,
+    members: new Int32Array(n),
+    scratch: orderScratch(n),
+  }
 }
 
 /** Ranks `values` (NaN = not ranked) into the three cohorts. */
@@ -78,31 +92,29 @@ function rankValues(
   ctx: DayContext,
 ): RankDay {
   const nSym = values.length
-  const members = new Int32Array(nSym)
+  const members = ctx.members
   let n = 0
   for (let i = 0; i < nSym; i++) if (!Number.isNaN(values[i])) members[n++] = i
   if (n > MAX_COHORT) throw new RangeError(`ranking cohort of ${n} exceeds ${MAX_COHORT}`)
-  const order = orderBy(values, members, n, true)
-  const ordinal = {
-    universe: new Int16Array(nSym),
-    sector: new Int16Array(nSym),
-    subsector: new Int16Array(nSym),
-  }
-  const cohortSize = {
-    universe: new Int16Array(nSym),
-    sector: new Int16Array(nSym),
-    subsector: new Int16Array(nSym),
-  }
+  const order = orderBy(values, members, n, true, ctx.scratch)
+  // One allocation for the six per-symbol columns (hundreds of RankDays per build).
+  const cols = new Int16Array(6 * nSym)
+  const col = (k: number) => cols.subarray(k * nSym, (k + 1) * nSym)
+  const ordinal = { universe: col(0), sector: col(1), subsector: col(2) }
+  const cohortSize = { universe: col(3), sector: col(4), subsector: col(5) }
   for (let r = 0; r < n; r++) {
     ordinal.universe[order[r]] = r + 1
     cohortSize.universe[order[r]] = n
   }
-  groupOrdinals(order, ctx.sector, ordinal.sector, cohortSize.sector)
-  groupOrdinals(order, ctx.subsector, ordinal.subsector, cohortSize.subsector)
+  groupOrdinals(order, ctx.sector, ctx.nSector, ordinal.sector, cohortSize.sector)
+  groupOrdinals(order, ctx.subsector, ctx.nSubsector, ordinal.subsector, cohortSize.subsector)
   return { metric, window, values, ordinal, cohortSize }
 }
 
-/** One metric × window ranking at day t (all metrics at once cost about the same: prefer those). */
+/**
+ * One metric × window ranking at day t. Each value takes the same window pass as all 28 do, so
+ * for more than one ranking of a day use `rankAllMetrics` (or `rankAllMetricsDays`).
+ */
 export function rankDay(x: RankingInput, t: number, metric: RankingMetric, window: RankingWindow): RankDay {
   const ctx = dayContext(x, t)
   const values = new Float64Array(ctx.active.length).fill(Number.NaN)
@@ -124,7 +136,8 @@ export function rankAllMetrics(x: RankingInput, t: number): RankDay[] {
  * `rankAllMetrics` for many days, yielded in the order given. Days are computed `chunk` at a time
  * stock by stock, so each stock's series are read from memory once per chunk rather than once
  * per day (month-end days 21 apart share most of their 252-day windows); memory stays bounded
- * by the chunk. Results are identical to `rankAllMetrics` day by day.
+ * by the chunk. Pass days ascending (or at least clustered) to get that sharing. Results are
+ * identical to `rankAllMetrics` day by day, whatever the order or chunking.
  */
 export function* rankAllMetricsDays(
   x: RankingInput,

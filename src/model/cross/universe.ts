@@ -10,9 +10,11 @@
  *   and its ranking would apply to no day in the panel anyway. So appending days never changes a
  *   mask already computed (full and incremental builds agree).
  * - Days of the calendar's first month (before any month-end) have no mask: ranks 0, maskAsOf -1.
+ * - "The next month" is the next one with trading days: a month-end's ranking applies up to the
+ *   following month-end (real calendars have no empty month; gapped test calendars do).
  * - Ranked at a month-end e: stocks valid at e (a close and a non-null return) with a finite
- *   market cap (mc), or with at least one finite close × volume among the last 63 calendar days
- *   ending at e (dv; days before the data start simply do not exist, NaN days are skipped, the
+ *   market cap (mc), or with at least one finite close × volume among the last 63 trading days
+ *   (calendar entries) ending at e (dv; days before the data start simply do not exist, NaN days are skipped, the
  *   mean is over the remaining days). A zero-volume day counts as a dollar volume of 0.
  * - Order: value descending, ties by symbol index ascending (the lead passes symbols sorted by
  *   key, so index order is key order).
@@ -97,48 +99,59 @@ function meanDollarVolume(close: Float64Array, volume: Float64Array, e: number):
   return n > 0 ? sum / n : Number.NaN
 }
 
-/** Ranks the finite keys of valid stocks at e and writes them over days [from, to). */
-function rankInto(
-  keys: Float64Array,
-  valid: Uint8Array[],
-  e: number,
-  ranks: Int16Array[],
-  from: number,
-  to: number,
-): void {
-  const members = new Int32Array(keys.length)
-  let n = 0
-  for (let i = 0; i < keys.length; i++) {
-    const v = keys[i]
-    if (valid[i][e] && !Number.isNaN(v)) members[n++] = i
-  }
-  const order = orderBy(keys, members, n, true)
-  for (let r = 0; r < n; r++) ranks[order[r]].fill(Math.min(r + 1, MAX_RANK), from, to)
+/** Ranks per month-end (rank[m][i], 0 = unranked) of the non-NaN keys (key[m][i]). */
+function rankMonths(keys: Float64Array[]): Int16Array[] {
+  return keys.map((key) => {
+    const members = new Int32Array(key.length)
+    let n = 0
+    for (let i = 0; i < key.length; i++) if (!Number.isNaN(key[i])) members[n++] = i
+    const order = orderBy(key, members, n, true)
+    const rank = new Int16Array(key.length)
+    for (let r = 0; r < n; r++) rank[order[r]] = Math.min(r + 1, MAX_RANK)
+    return rank
+  })
+}
+
+/** Spreads each month-end's ranks over the trading days of the next month, symbol by symbol. */
+function spread(monthRank: Int16Array[], ends: Int32Array, nDays: number, nSym: number): Int16Array[] {
+  return Array.from({ length: nSym }, (_, i) => {
+    const out = new Int16Array(nDays)
+    for (let m = 0; m < ends.length; m++) {
+      const r = monthRank[m][i]
+      if (r === 0) continue
+      const to = m + 1 < ends.length ? ends[m + 1] + 1 : nDays
+      for (let d = ends[m] + 1; d < to; d++) out[d] = r
+    }
+    return out
+  })
 }
 
 export function computeUniverses(x: UniverseInput): Universes {
   const nSym = x.isStock.length
   const nDays = x.calendar.length
   const valid = validity(x, nDays)
-  const mcRank = Array.from({ length: nSym }, () => new Int16Array(nDays))
-  const dvRank = Array.from({ length: nSym }, () => new Int16Array(nDays))
-  const maskAsOf = new Int32Array(nDays).fill(-1)
   const ends = monthEnds(x.calendar)
-  const keys = new Float64Array(nSym)
+  const maskAsOf = new Int32Array(nDays).fill(-1)
   for (let m = 0; m < ends.length; m++) {
-    const e = ends[m]
-    const to = m + 1 < ends.length ? ends[m + 1] + 1 : nDays
-    maskAsOf.fill(x.calendar[e], e + 1, to)
-    for (let i = 0; i < nSym; i++) keys[i] = x.isStock[i] ? x.marketCap[i][e] : Number.NaN
-    for (let i = 0; i < nSym; i++) if (!Number.isFinite(keys[i])) keys[i] = Number.NaN
-    rankInto(keys, valid, e, mcRank, e + 1, to)
-    const volume = x.volume
-    if (!volume) continue
-    for (let i = 0; i < nSym; i++) {
-      keys[i] = x.isStock[i] && valid[i][e] ? meanDollarVolume(x.close[i], volume[i], e) : Number.NaN
-    }
-    rankInto(keys, valid, e, dvRank, e + 1, to)
+    maskAsOf.fill(x.calendar[ends[m]], ends[m] + 1, m + 1 < ends.length ? ends[m + 1] + 1 : nDays)
   }
+  // Ranking keys per month-end, gathered symbol by symbol so each symbol's series is read
+  // sequentially (the 63-day dollar-volume windows of successive month-ends overlap).
+  const capKey = Array.from(ends, () => new Float64Array(nSym).fill(Number.NaN))
+  const dvKey = Array.from(ends, () => new Float64Array(nSym).fill(Number.NaN))
+  for (let i = 0; i < nSym; i++) {
+    if (!x.isStock[i]) continue
+    const cap = x.marketCap[i]
+    const volume = x.volume?.[i]
+    for (let m = 0; m < ends.length; m++) {
+      const e = ends[m]
+      if (!valid[i][e]) continue
+      if (Number.isFinite(cap[e])) capKey[m][i] = cap[e]
+      if (volume) dvKey[m][i] = meanDollarVolume(x.close[i], volume, e)
+    }
+  }
+  const mcRank = spread(rankMonths(capKey), ends, nDays, nSym)
+  const dvRank = spread(rankMonths(dvKey), ends, nDays, nSym)
   return { mcRank, dvRank, maskAsOf, valid }
 }
 
@@ -155,11 +168,11 @@ export function activeCount(u: Universes, kind: UniverseKind, n: number, t: numb
   return c
 }
 
-/** Membership callback for the ranking, panel and reversion kernels. */
+/** Membership callback for the ranking, panel and reversion kernels (default: `uni_mc_3000`). */
 export function activeMember(
   u: Universes,
-  kind: UniverseKind = 'mc',
-  n = 3000,
+  kind: UniverseKind = DEFAULT_UNIVERSE.kind,
+  n: number = DEFAULT_UNIVERSE.n,
 ): (i: number, t: number) => boolean {
   const ranks = kind === 'mc' ? u.mcRank : u.dvRank
   return (i, t) => {

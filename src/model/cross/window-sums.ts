@@ -9,8 +9,8 @@
  * the part of t's own block up to t, the whole blocks in between, and the part of the window's
  * first block. Block totals depend only on the data, so a batch of days computes each block once
  * per stock and reuses it (month-ends 21 days apart share most of their 252-day windows), and
- * a single day computes the same blocks on the fly: the value of a window is the same number
- * either way. Nulls need no test: NaN propagates through every sum and product, so any window
+ * a single day gets bit-identical numbers from one backward sweep (`sweepWindows`) that adds the
+ * same days in the same order. Nulls need no test: NaN propagates through every sum and product, so any window
  * with a null day ends NaN, as the spec requires.
  *
  * Compounding uses R ← R·(1 + x) + x (= (1 + R)(1 + x) - 1) from the newest day back: a one-day
