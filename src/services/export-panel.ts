@@ -1,6 +1,7 @@
 import { canonicalTicker } from '../data/aliases.ts'
 import { parseIsoDay } from '../platform/dates.ts'
 import { AppError } from '../platform/errors.ts'
+import { FLOAT_FIELDS } from '../store/model-store/layout.ts'
 import type { ModelStore, StoreField } from '../store/model-store/reader.ts'
 import type { Column } from '../store/zarr/index.ts'
 
@@ -11,45 +12,13 @@ import type { Column } from '../store/zarr/index.ts'
  * blocks, so an export of the whole store never sits in memory.
  */
 export const EXPORT_FIELDS = [
-  'returns_gross',
-  'price_close',
-  'market_cap',
-  'stock_var',
-  'vol_23d',
-  'vol_252d_ann',
-  'l1_mkt_hr',
-  'l1_mkt_er',
-  'l1_res_er',
-  'l2_mkt_hr',
-  'l2_sec_hr',
-  'l2_mkt_er',
-  'l2_sec_er',
-  'l2_res_er',
-  'l3_mkt_hr',
-  'l3_sec_hr',
-  'l3_sub_hr',
-  'l3_mkt_er',
-  'l3_sec_er',
-  'l3_sub_er',
-  'l3_res_er',
-  'l1_cfr',
-  'l2_cfr',
-  'l3_cfr',
-  'l1_fr',
-  'l2_fr',
-  'l3_fr',
-  'l1_rr',
-  'l2_rr',
-  'l3_rr',
-  'lstar_rr',
+  ...FLOAT_FIELDS.slice(0, FLOAT_FIELDS.indexOf('lstar_rr') + 1),
   'lstar_level',
-  'l1_mkt_beta',
-  'l2_sec_beta',
-  'l3_sub_beta',
+  ...FLOAT_FIELDS.slice(FLOAT_FIELDS.indexOf('lstar_rr') + 1),
   'recommended_level',
   'sector_etf',
   'subsector_etf',
-] as const
+] as const satisfies readonly StoreField[]
 export type ExportField = (typeof EXPORT_FIELDS)[number]
 
 /** Integer-valued export columns (levels); null where the model has none. */

@@ -2,12 +2,13 @@ import { type FileHandle, open as openFile } from 'node:fs/promises'
 import { encodeLevels, maxEncodedLevelsSize } from './levels.ts'
 import { floatPage, type PageBody, Scratch, stringPage } from './pages.ts'
 import { CompactWriter, CT } from './thrift.ts'
-import { ConvertedType, LogicalTypeId, MAGIC, PhysicalType } from './types.ts'
+import { MAGIC } from './types.ts'
 import {
   type ColumnSpec,
   columnChunkMeta,
   dataPageHeader,
   schemaElementMeta,
+  specOfType,
   type WrittenChunk,
 } from './write-footer.ts'
 
@@ -25,30 +26,7 @@ export type StreamColumn =
 
 export type StreamColumnType = StreamColumn['type']
 
-function specOf(type: StreamColumnType): ColumnSpec {
-  switch (type) {
-    case 'DOUBLE':
-      return { physical: PhysicalType.DOUBLE, optional: true, width: 8 }
-    case 'INT64':
-      return { physical: PhysicalType.INT64, optional: true, width: 8 }
-    case 'DATE':
-      return {
-        physical: PhysicalType.INT32,
-        optional: false,
-        convertedType: ConvertedType.DATE,
-        logicalType: LogicalTypeId.DATE,
-        width: 4,
-      }
-    case 'STRING':
-      return {
-        physical: PhysicalType.BYTE_ARRAY,
-        optional: true,
-        convertedType: ConvertedType.UTF8,
-        logicalType: LogicalTypeId.STRING,
-        width: 0,
-      }
-  }
-}
+const specOf = (type: StreamColumnType): ColumnSpec => specOfType(type)
 
 export class ParquetStreamWriter {
   private offset = MAGIC.length

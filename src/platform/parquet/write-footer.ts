@@ -20,13 +20,20 @@ export interface ColumnSpec {
 }
 
 export function columnSpec(col: ParquetColumn): ColumnSpec {
-  switch (col.type) {
+  return specOfType(col.type)
+}
+
+/** Physical layout of each column type; INT64 (nullable) is used by the streaming writer. */
+export function specOfType(type: ParquetColumn['type'] | 'INT64'): ColumnSpec {
+  switch (type) {
     case 'DOUBLE':
       return { physical: PhysicalType.DOUBLE, optional: true, width: 8 }
     case 'FLOAT':
       return { physical: PhysicalType.FLOAT, optional: true, width: 4 }
     case 'INT32':
       return { physical: PhysicalType.INT32, optional: false, width: 4 }
+    case 'INT64':
+      return { physical: PhysicalType.INT64, optional: true, width: 8 }
     case 'DATE':
       return {
         physical: PhysicalType.INT32,
