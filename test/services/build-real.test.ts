@@ -1,12 +1,22 @@
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { writeDataset } from '../../src/data/dataset-writer.ts'
 import { buildImportedDataset } from '../../src/data/import/index.ts'
+import { CsvTableWriter } from '../../src/export/csv-table.ts'
+import { ParquetTableWriter } from '../../src/export/parquet-table.ts'
 import { DEFAULT_PARAMS } from '../../src/model/params.ts'
 import type { StockField } from '../../src/model/stock-kernel.ts'
+import { sha256Hex } from '../../src/platform/digest.ts'
 import { type EngineBlock, runEngine } from '../../src/services/build/engine.ts'
+import { buildStore } from '../../src/services/build/index.ts'
 import { type BuildInputs, buildInputs } from '../../src/services/build/inputs.ts'
+import { exportBlocks, INTEGER_FIELDS, planExport, TEXT_FIELDS } from '../../src/services/export-panel.ts'
+import { ModelStore } from '../../src/store/model-store/reader.ts'
 
 const REAL = fileURLToPath(new URL('../../../shared/data/real/', import.meta.url))
 const present = existsSync(REAL)
@@ -81,6 +91,39 @@ describe('build on real data (../shared/data/real)', {
           assert.ok(Number.isNaN(fields.l2_sec_er[i][t]) && Number.isNaN(fields.l3_mkt_hr[i][t]))
     }
     assert.ok(comm.every((i) => !Number.isNaN(fields.l2_sec_er[i][T()])))
+  })
+
+  test('the real-data build exports byte-identical CSV and Parquet across runs', async () => {
+    const work = await mkdtemp(join(tmpdir(), 'erm3-real-export-'))
+    try {
+      const ds = await buildImportedDataset({
+        prices: [`${REAL}fixture_adjclose_2019-01-02_2026-07-31.csv`],
+        securities: `${REAL}classification/sp500_constituents_gics_2026-08-08.csv`,
+        classificationMap: `${REAL}classification/gics_to_etf_map.csv`,
+        out: join(work, 'unused'),
+      })
+      await writeDataset(ds, join(work, 'dataset'))
+      const digests: string[] = []
+      for (const run of [1, 2]) {
+        await buildStore({ dataset: join(work, 'dataset'), store: join(work, `store${run}`) })
+        const store = await ModelStore.open(join(work, `store${run}`))
+        const plan = planExport(store, {})
+        for (const ext of ['csv', 'parquet']) {
+          const out = join(work, `panel${run}.${ext}`)
+          const w =
+            ext === 'csv'
+              ? new CsvTableWriter(out, plan.fields)
+              : new ParquetTableWriter(out, plan.fields, { integers: INTEGER_FIELDS, texts: TEXT_FIELDS })
+          for await (const b of exportBlocks(store, plan)) await w.write(b)
+          await w.close()
+          digests.push(`${ext} ${sha256Hex(await readFile(out))}`)
+        }
+        await store.close()
+      }
+      assert.deepEqual(digests.slice(0, 2), digests.slice(2))
+    } finally {
+      await rm(work, { recursive: true, force: true })
+    }
   })
 
   test('identities hold on every real stock-day', () => {

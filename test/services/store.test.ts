@@ -71,6 +71,12 @@ describe('model store', () => {
     assert.ok(!Number.isNaN(e.returns_gross[T - 1]))
     assert.ok(Number.isNaN(e.l1_mkt_hr[T - 1]))
     assert.equal(s.resolve('NO_SUCH'), -1)
+    const last = await s.latest(stock, ['l3_mkt_hr', 'lstar_level'])
+    assert.equal(last.t, T - 1)
+    assert.ok(Object.is(last.values.l3_mkt_hr, h.l3_mkt_hr[T - 1]))
+    const xlk = await s.etfSeries('XLK')
+    assert.ok(xlk && !Number.isNaN(xlk.returns[T - 1]) && xlk.close[T - 1] > 0)
+    assert.equal(await s.etfSeries(s.symbols[stock].symbol), null)
     await s.close()
   })
 

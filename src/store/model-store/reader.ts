@@ -135,6 +135,32 @@ export class ModelStore {
     return out
   }
 
+  /**
+   * The latest state of a symbol: its fields on the last day it has a price (data_as_of for a
+   * listed stock, the last trading day for a delisted one). `t` is -1 when it never traded.
+   */
+  async latest(
+    symbol: number,
+    fields: readonly StoreField[],
+  ): Promise<{ t: number; values: Record<string, number> }> {
+    const price = await this.zarr.readColumn(STORE_FILES.field('price_close'), symbol)
+    let t = price.length - 1
+    while (t >= 0 && Number.isNaN(price[t])) t--
+    const values: Record<string, number> = {}
+    if (t < 0) return { t, values }
+    const h = await this.history(symbol, fields, t, t + 1)
+    for (const f of fields) values[f] = h[f][0]
+    return { t, values }
+  }
+
+  /** An ETF's daily returns and closes over the whole calendar (NaN before inception). */
+  async etfSeries(ticker: string): Promise<{ returns: Float64Array; close: Float64Array } | null> {
+    const i = this.resolve(ticker)
+    if (i < 0 || this.symbols[i].asset_type !== 'etf') return null
+    const h = await this.history(i, ['returns_gross', 'price_close'])
+    return { returns: h.returns_gross as Float64Array, close: h.price_close as Float64Array }
+  }
+
   /** One day's values of a field across all symbols. */
   crossSection(field: StoreField, t: number): Promise<Column> {
     return this.zarr.readRow(this.path(field), t)
