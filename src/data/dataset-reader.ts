@@ -64,8 +64,14 @@ export async function readManifest(dir: string): Promise<DatasetManifest> {
   return m
 }
 
-export async function verifyDataset(dir: string, manifest: DatasetManifest): Promise<void> {
+/** Checks files against the manifest: all of them, or those `only` accepts (the ones being read). */
+export async function verifyDataset(
+  dir: string,
+  manifest: DatasetManifest,
+  only: (path: string) => boolean = () => true,
+): Promise<void> {
   for (const [path, want] of Object.entries(manifest.files)) {
+    if (!only(path)) continue
     let got: { sha256: string; bytes: number }
     try {
       got = await sha256File(join(dir, path))
@@ -84,7 +90,11 @@ export async function readDataset(
   opts: ReadOptions = {},
 ): Promise<{ dataset: Dataset; manifest: DatasetManifest }> {
   const manifest = await readManifest(dir)
-  if (opts.verify ?? true) await verifyDataset(dir, manifest)
+  // Verify what this read loads: fundamentals and truth only when they are asked for.
+  const loads = (path: string) =>
+    (opts.fundamentals === true || !path.startsWith('fundamentals/')) &&
+    (opts.truth === true || !path.startsWith('truth/'))
+  if (opts.verify ?? true) await verifyDataset(dir, manifest, loads)
   const calendar = Int32Array.from(await readCsv(dir, DATASET_FILES.calendar), (r) => dayOrFail(dir, r.date))
   const adj = await readPanel(dir, DATASET_FILES.price('adj_close'), calendar)
   const symbols = adj.names

@@ -79,23 +79,27 @@ export function priorLoader(plan: IncrementalPlan, x: BuildInputs) {
   const T = x.calendar.length
   return async (first: number, count: number): Promise<EngineBlock> => {
     const fields = {} as Record<StockField, Float64Array[]>
-    for (const f of STOCK_FIELDS) fields[f] = []
-    const subEff: Int16Array[] = []
-    for (let k = 0; k < count; k++) {
-      const i = first + k
-      for (const f of STOCK_FIELDS) {
-        const a = new Float64Array(T).fill(Number.NaN)
-        if (x.isStock[i]) {
-          const path = LEVEL_CODES.has(f) ? `codes/${f}` : `fields/${f}`
-          const old = await plan.prev.readColumn(path, i, plan.loadFrom, plan.from)
-          for (let j = 0; j < old.length; j++)
-            a[plan.loadFrom + j] = LEVEL_CODES.has(f) && old[j] === 0 ? Number.NaN : old[j]
-        }
-        fields[f].push(a)
+    for (const f of STOCK_FIELDS) {
+      // Zero pages before loadFrom are never touched (no NaN fill): those days live in linked
+      // chunks and no later stage reads them.
+      const cols = Array.from({ length: count }, (_, k) =>
+        x.isStock[first + k] ? new Float64Array(T) : new Float64Array(T).fill(Number.NaN),
+      )
+      if (LEVEL_CODES.has(f)) {
+        const codes = cols.map(() => new Int8Array(plan.from))
+        await plan.prev.readInto(`codes/${f}`, first, plan.loadFrom, plan.from, codes)
+        cols.forEach((c, k) => {
+          if (!x.isStock[first + k]) return
+          for (let t = plan.loadFrom; t < plan.from; t++) c[t] = codes[k][t] === 0 ? Number.NaN : codes[k][t]
+        })
+      } else {
+        const stocks = cols.map((c, k) => (x.isStock[first + k] ? c : new Float64Array(T)))
+        await plan.prev.readInto(`fields/${f}`, first, plan.loadFrom, plan.from, stocks)
       }
-      // subEff needs no loading: the replay rewrites it from the rebase day, which is chunkStart.
-      subEff.push(new Int16Array(T).fill(-1))
+      fields[f] = cols
     }
+    // subEff needs no loading: the replay rewrites it from the rebase day, which is chunkStart.
+    const subEff = Array.from({ length: count }, () => new Int16Array(T).fill(-1))
     return { first, count, fields, subEff }
   }
 }

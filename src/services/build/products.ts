@@ -4,14 +4,12 @@ import {
   COHORTS,
   computeUniverses,
   industryPanelDay,
-  monthEnds,
   type PanelLevel,
-  RANKING_METRICS,
-  RANKING_WINDOWS,
-  rankAllMetricsDays,
+  rankAllMetrics,
   residualReversion,
   reversionDeciles,
 } from '../../model/cross/index.ts'
+import { isoFromDay } from '../../platform/dates.ts'
 import { type Progress, silentProgress } from '../../platform/progress.ts'
 import type { StoreBuildWriter } from '../../store/model-store/writer.ts'
 import {
@@ -32,9 +30,6 @@ function writer2D(w: StoreBuildWriter, inc: IncrementalPlan | null) {
       ? writeArray2DIncremental(w.dir, inc.prev.dir, path, columns, spec, inc.from)
       : writeArray2D(w.dir, path, columns, spec)
 }
-
-/** Trading days at the end of the history whose rankings are precomputed besides every month-end. */
-export const RECENT_RANK_DAYS = 63
 
 const LEVELS: PanelLevel[] = ['market', 'sector', 'subsector']
 
@@ -95,10 +90,10 @@ export async function writeProducts(
   await write2D('products/quality_quintile', quality, spec('int8'))
 
   await writeIndustryPanel(x, kept, active, start, write2D)
-  const rankDays = await writeRankings(w, x, kept, active, progress, inc)
+  await writeRankings(w, x, kept, active)
   return {
     universeSize: activeCount(u, 'mc', 3000, T - 1),
-    names: ['universe', 'reversion', 'industry_panel', `rankings(${rankDays} days)`],
+    names: ['universe', 'reversion', 'industry_panel', 'rankings(data_as_of)'],
   }
 }
 
@@ -148,27 +143,19 @@ async function writeIndustryPanel(
 }
 
 /**
- * Rankings for every month-end and the last RECENT_RANK_DAYS days (other days are computed on
- * request by the same kernel): per metric × window the ranked values, and per cohort the
- * ordinal and cohort size, as [rank day, symbol] arrays.
+ * Rankings of data_as_of, precomputed (METHODOLOGY §10): per metric × window the ranked values
+ * and, per cohort, the ordinal and the cohort size, as [symbol] arrays under
+ * rankings/<metric>_<window>/. Rankings of any other day come from the same kernel on request
+ * (all 28 combinations in ≈20 ms), so a build never pays for days nobody asks for, and an
+ * incremental build only recomputes the new last day.
  */
 async function writeRankings(
   w: StoreBuildWriter,
   x: BuildInputs,
   kept: Kept,
   active: (i: number, t: number) => boolean,
-  progress: Progress,
-  inc: IncrementalPlan | null,
-): Promise<number> {
+): Promise<void> {
   const T = x.calendar.length
-  const N = x.symbols.length
-  const days = [
-    ...new Set([
-      ...monthEnds(x.calendar),
-      ...Array.from({ length: Math.min(T, RECENT_RANK_DAYS) }, (_, k) => T - 1 - k),
-    ]),
-  ].sort((a, b) => a - b)
-  const D = days.length
   const input = {
     returns: x.returns,
     marketCap: x.marketCap,
@@ -182,78 +169,13 @@ async function writeRankings(
     subsectorEtf: kept.subEff,
     active,
   }
-  const values = new Map<string, Float64Array[]>()
-  const ordinals = new Map<string, Int16Array[]>()
-  const sizes = new Map<string, Int16Array[]>()
-  const panel = <A>(m: Map<string, A[]>, key: string, make: () => A): A[] => {
-    let p = m.get(key)
-    if (!p) {
-      p = Array.from({ length: N }, make)
-      m.set(key, p)
-    }
-    return p
-  }
-  // Days the previous build already ranked are copied (same kernel, same inputs, same numbers).
-  const oldDays = inc ? Array.from(await inc.prev.readArray1D('rankings/days')) : []
-  const oldRow = new Map(oldDays.map((t, r) => [t, r]))
-  const fresh = days.filter((t) => !oldRow.has(t))
-  if (inc) {
-    for (const path of rankingPaths()) {
-      const old = await inc.prev.readAll(`rankings/${path}`)
-      const isValue = path.endsWith('/value')
-      const cols = (isValue ? values : path.includes('/ordinal_') ? ordinals : sizes) as Map<string, Column[]>
-      const key = isValue ? path.slice(0, -'/value'.length) : path
-      const target = panel(cols, key, () =>
-        isValue ? new Float64Array(D).fill(Number.NaN) : new Int16Array(D),
-      )
-      days.forEach((t, dd) => {
-        const r = oldRow.get(t)
-        if (r !== undefined) for (let i = 0; i < N; i++) target[i][dd] = old[i][r]
-      })
+  const attributes = { day: T - 1, date: isoFromDay(x.calendar[T - 1]) }
+  for (const r of rankAllMetrics(input, T - 1)) {
+    const key = `rankings/${r.metric}_${r.window}`
+    await writeArray1D(w.dir, `${key}/value`, r.values, { attributes })
+    for (const c of COHORTS) {
+      await writeArray1D(w.dir, `${key}/ordinal_${c}`, r.ordinal[c], { attributes })
+      await writeArray1D(w.dir, `${key}/size_${c}`, r.cohortSize[c], { attributes })
     }
   }
-  const row = new Map(days.map((t, dd) => [t, dd]))
-  progress.start('rankings', fresh.length)
-  let done = 0
-  for (const { t, rankings } of rankAllMetricsDays(input, fresh)) {
-    const d = row.get(t) ?? 0
-    for (const r of rankings) {
-      const key = `${r.metric}_${r.window}`
-      const v = panel(values, key, () => new Float64Array(D).fill(Number.NaN))
-      for (let i = 0; i < N; i++) v[i][d] = r.values[i]
-      for (const c of COHORTS) {
-        const o = panel(ordinals, `${key}/ordinal_${c}`, () => new Int16Array(D))
-        const s = panel(sizes, `${key}/size_${c}`, () => new Int16Array(D))
-        for (let i = 0; i < N; i++) {
-          o[i][d] = r.ordinal[c][i]
-          s[i][d] = r.cohortSize[c][i]
-        }
-      }
-    }
-    progress.update(++done)
-  }
-  progress.stop()
-  await writeArray1D(w.dir, 'rankings/days', Int32Array.from(days), {
-    attributes: { units: 'calendar index' },
-  })
-  for (const [key, v] of values)
-    await writeArray2D(w.dir, `rankings/${key}/value`, v, { dtype: 'float64', days: D, symbols: N })
-  for (const [key, v] of ordinals)
-    await writeArray2D(w.dir, `rankings/${key}`, v, { dtype: 'int16', days: D, symbols: N })
-  for (const [key, v] of sizes)
-    await writeArray2D(w.dir, `rankings/${key}`, v, { dtype: 'int16', days: D, symbols: N })
-  return D
-}
-
-/** Paths (under rankings/) of every ranking array. */
-function rankingPaths(): string[] {
-  const out: string[] = []
-  for (const m of RANKING_METRICS) {
-    for (const wdw of RANKING_WINDOWS) {
-      const key = `${m}_${wdw}`
-      out.push(`${key}/value`)
-      for (const c of COHORTS) out.push(`${key}/ordinal_${c}`, `${key}/size_${c}`)
-    }
-  }
-  return out
 }

@@ -179,6 +179,11 @@ export class ModelStore {
     return this.zarr.readArray1D(path)
   }
 
+  /** Days [from, to) of symbols [first, first + targets.length) into `targets`. */
+  readInto(path: string, first: number, from: number, to: number, targets: Column[]): Promise<void> {
+    return this.zarr.readInto(path, first, from, to, targets)
+  }
+
   readAll(path: string): Promise<Column[]> {
     return this.zarr.readAll2D(path)
   }

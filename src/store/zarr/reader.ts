@@ -30,6 +30,11 @@ export interface ZarrStoreReader {
   readArray1D(path: string): Promise<Column>
   /** The whole array as per-symbol columns (incremental builds, export). */
   readAll2D(path: string): Promise<Column[]>
+  /**
+   * Days [from, to) of symbols [first, first + targets.length) into `targets` (at the same day
+   * offsets), reading each needed chunk once: the bulk path for incremental builds.
+   */
+  readInto(path: string, first: number, from: number, to: number, targets: Column[]): Promise<void>
   close(): Promise<void>
 }
 
@@ -135,6 +140,40 @@ class StoreReader implements ZarrStoreReader {
     }
     await Promise.all(jobs)
     return out
+  }
+
+  async readInto(path: string, first: number, from: number, to: number, targets: Column[]): Promise<void> {
+    const a = this.node(path)
+    const g = grid2D(a, 'readInto')
+    const last = Math.min(g.symbols, first + targets.length)
+    const stop = Math.min(to, g.days)
+    if (first >= last || from >= stop) return
+    const k0 = Math.floor(first / g.cs)
+    const k1 = Math.floor((last - 1) / g.cs)
+    const i0 = Math.floor(from / g.cd)
+    const i1 = Math.floor((stop - 1) / g.cd)
+    const jobs: [number, number][] = []
+    for (let i = i0; i <= i1; i++) for (let k = k0; k <= k1; k++) jobs.push([i, k])
+    await runBounded(
+      jobs.length,
+      READ_ALL_CONCURRENCY,
+      () => allocColumn(g.dtype, g.cd * g.cs),
+      async (scratch, n) => {
+        const [i, k] = jobs[n]
+        const chunk = await this.chunk(a, [i, k], scratch)
+        const d0 = Math.max(from, i * g.cd)
+        const d1 = Math.min(stop, (i + 1) * g.cd)
+        for (let j = Math.max(first, k * g.cs); j < Math.min(last, (k + 1) * g.cs); j++) {
+          const target = targets[j - first]
+          if (!chunk) {
+            target.fill(g.fill, d0, d1)
+            continue
+          }
+          const base = (j - k * g.cs) * g.cd - i * g.cd
+          target.set(chunk.subarray(base + d0, base + d1), d0)
+        }
+      },
+    )
   }
 
   async readAll2D(path: string): Promise<Column[]> {
