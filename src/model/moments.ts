@@ -15,10 +15,11 @@ export class WindowMoments {
   readonly k: number
   readonly sums: Float64Array
   count = 0
-  private readonly lambda: number
-  private readonly lambdaW: number
-  private readonly x: Float64Array
-  private readonly departing: Float64Array
+  readonly lambda: number
+  readonly lambdaW: number
+  /** Scratch rows (not state). */
+  readonly x: Float64Array
+  readonly departing: Float64Array
 
   constructor(
     k: number,
