@@ -74,7 +74,8 @@ describe('incremental build', () => {
     await buildStore({ dataset: fullDir, store: reference })
   })
 
-  for (const drop of [1, 7, 300]) {
+  // 242: the previous build ends just past a chunk boundary (514 days), the tightest tail case.
+  for (const drop of [1, 7, 242, 300]) {
     test(`appending ${drop} day(s) gives a store byte-identical to a full build`, async () => {
       const pre = join(dir, `prefix-${drop}`)
       const store = join(dir, `store-${drop}`)

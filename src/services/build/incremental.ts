@@ -1,12 +1,27 @@
+import { createHash } from 'node:crypto'
 import type { ModelParams } from '../../model/params.ts'
 import { STOCK_FIELDS, type StockField } from '../../model/stock-kernel.ts'
 import { ModelStore } from '../../store/model-store/reader.ts'
 import type { EngineBlock } from './engine.ts'
 import type { BuildInputs } from './inputs.ts'
 
-/** Days of history before the first rewritten chunk that the tail stages read back (rankings need 252). */
-const TAIL_DAYS = 320
 const CHUNK_DAYS = 256
+/**
+ * History the reversion z of the rewritten rows needs: its rolling variance is rebuilt exactly
+ * on days t % 60 == 0 from the 60-day window, so a row depends on at most 59 + 59 earlier days.
+ */
+const REVERSION_TAIL = 128
+/** History the data_as_of rankings need (252-day windows, with margin). */
+const RANKING_TAIL = 256
+/** Fields read back beyond the rewritten chunk rows: the inputs of reversion and rankings. */
+const TAIL_FIELDS: ReadonlySet<StockField> = new Set([
+  'l2_rr',
+  'l3_rr',
+  'l1_mkt_er',
+  'l2_mkt_er',
+  'l2_sec_er',
+  'l3_res_er',
+])
 
 export interface IncrementalPlan {
   prev: ModelStore
@@ -14,7 +29,7 @@ export interface IncrementalPlan {
   from: number
   /** First day of the first day-chunk that is rewritten; earlier chunks are hard-linked. */
   chunkStart: number
-  /** First day whose previous outputs are loaded (the tail the rankings and reversion need). */
+  /** First day of the reversion/ranking inputs loaded back (other fields load from chunkStart). */
   loadFrom: number
 }
 
@@ -49,23 +64,35 @@ export async function planIncremental(
   if (prev.symbols.length !== x.symbols.length || prev.symbols.some((s, i) => s.symbol !== x.symbols[i])) {
     return no('the symbol list changed (new listings)')
   }
+  // The old days' inputs must be bit-identical: compare digests, not the store's arrays.
+  if (!m.input_digests) return no('the current build has no input digests')
+  const now = inputDigests(x, T0)
+  for (const [field, digest] of Object.entries(m.input_digests)) {
+    if (now[field] !== digest) return no(`${field} changed before ${prev.date(T0 - 1)} (restated history)`)
+  }
+  const chunkStart = Math.floor(T0 / CHUNK_DAYS) * CHUNK_DAYS
+  const T = x.calendar.length
+  return {
+    prev,
+    from: T0,
+    chunkStart,
+    loadFrom: Math.max(0, Math.min(chunkStart - REVERSION_TAIL, T - 1 - RANKING_TAIL)),
+  }
+}
+
+/** sha256 of each input panel over days [0, days), symbols in build order. */
+export function inputDigests(x: BuildInputs, days: number): Record<string, string> {
+  const out: Record<string, string> = {}
   for (const [field, panel] of [
     ['returns_gross', x.returns],
     ['price_close', x.close],
     ['market_cap', x.marketCap],
   ] as const) {
-    const old = (await prev.readAll(`fields/${field}`)) as Float64Array[]
-    for (let i = 0; i < old.length; i++) {
-      const a = old[i]
-      const b = panel[i]
-      for (let t = 0; t < T0; t++) {
-        if (!Object.is(a[t], b[t]))
-          return no(`${field} of ${x.symbols[i]} changed on ${prev.date(t)} (restated history)`)
-      }
-    }
+    const h = createHash('sha256')
+    for (const s of panel) h.update(new Uint8Array(s.buffer, s.byteOffset, days * 8))
+    out[field] = h.digest('hex')
   }
-  const chunkStart = Math.floor(T0 / CHUNK_DAYS) * CHUNK_DAYS
-  return { prev, from: T0, chunkStart, loadFrom: Math.max(0, chunkStart - TAIL_DAYS) }
+  return out
 }
 
 const LEVEL_CODES: ReadonlySet<StockField> = new Set(['lstar_level', 'recommended_level'])
@@ -80,21 +107,25 @@ export function priorLoader(plan: IncrementalPlan, x: BuildInputs) {
   return async (first: number, count: number): Promise<EngineBlock> => {
     const fields = {} as Record<StockField, Float64Array[]>
     for (const f of STOCK_FIELDS) {
-      // Zero pages before loadFrom are never touched (no NaN fill): those days live in linked
-      // chunks and no later stage reads them.
-      const cols = Array.from({ length: count }, (_, k) =>
-        x.isStock[first + k] ? new Float64Array(T) : new Float64Array(T).fill(Number.NaN),
-      )
+      // One large buffer per field and block: the OS zero-fills it lazily, so the pages of days
+      // before loadFrom (linked chunks no later stage reads) are never touched.
+      const buf = new Float64Array(count * T)
+      const cols = Array.from({ length: count }, (_, k) => {
+        const a = buf.subarray(k * T, (k + 1) * T)
+        return x.isStock[first + k] ? a : a.fill(Number.NaN)
+      })
       if (LEVEL_CODES.has(f)) {
         const codes = cols.map(() => new Int8Array(plan.from))
-        await plan.prev.readInto(`codes/${f}`, first, plan.loadFrom, plan.from, codes)
+        await plan.prev.readInto(`codes/${f}`, first, plan.chunkStart, plan.from, codes)
         cols.forEach((c, k) => {
           if (!x.isStock[first + k]) return
-          for (let t = plan.loadFrom; t < plan.from; t++) c[t] = codes[k][t] === 0 ? Number.NaN : codes[k][t]
+          for (let t = plan.chunkStart; t < plan.from; t++)
+            c[t] = codes[k][t] === 0 ? Number.NaN : codes[k][t]
         })
       } else {
         const stocks = cols.map((c, k) => (x.isStock[first + k] ? c : new Float64Array(T)))
-        await plan.prev.readInto(`fields/${f}`, first, plan.loadFrom, plan.from, stocks)
+        const from = TAIL_FIELDS.has(f) ? plan.loadFrom : plan.chunkStart
+        await plan.prev.readInto(`fields/${f}`, first, from, plan.from, stocks)
       }
       fields[f] = cols
     }

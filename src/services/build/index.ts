@@ -20,7 +20,7 @@ import {
 import { StoreBuildWriter } from '../../store/model-store/writer.ts'
 import { runEngine } from './engine.ts'
 import { emptyKept, writeBlockFields } from './fields.ts'
-import { type IncrementalPlan, planIncremental, priorLoader } from './incremental.ts'
+import { type IncrementalPlan, inputDigests, planIncremental, priorLoader } from './incremental.ts'
 import { type BuildInputs, buildInputs } from './inputs.ts'
 import { writeProducts } from './products.ts'
 
@@ -63,6 +63,7 @@ export async function buildStore(
     const p = await planIncremental(opts.store, x, params, classification)
     if ('reason' in p) notes.push(`incremental build not possible (${p.reason}): full build`)
     else plan = p
+    t = lap('incremental_check', t)
   }
   const writer = await StoreBuildWriter.begin(opts.store)
   try {
@@ -93,6 +94,7 @@ export async function buildStore(
     timings.total = Math.round(performance.now() - started) / 1000
     const manifest = storeManifest(ds, dm.digest, classification, x, params, products, timings)
     manifest.incremental_from = plan ? isoFromDay(x.calendar[plan.from]) : null
+    manifest.input_digests = inputDigests(x, x.calendar.length)
     manifest.notes = notes
     await plan?.prev.close()
     await writer.commit(manifest)
@@ -137,6 +139,7 @@ function storeManifest(
     code_fields: [...CODE_FIELDS],
     products: products.names,
     incremental_from: null,
+    input_digests: {},
     notes: [],
     timings_s: timings,
     built_at: new Date().toISOString(),

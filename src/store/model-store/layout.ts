@@ -101,6 +101,8 @@ export interface StoreManifest {
   products: string[]
   /** null for a full build; the first recomputed day for an incremental one. */
   incremental_from: string | null
+  /** sha256 of the input panels (returns_gross, price_close, market_cap) over all days: lets an incremental build check that history was not restated without reading it back. */
+  input_digests: Record<string, string>
   /** What the build decided (e.g. why an incremental request became a full build). */
   notes: string[]
   timings_s: Record<string, number>
