@@ -8,6 +8,7 @@ import {
   type StockOutput,
 } from '../../model/stock-kernel.ts'
 import { type Progress, silentProgress } from '../../platform/progress.ts'
+import { BlockBuffers } from './block-buffers.ts'
 import { type BuildInputs, etfObservationCounts } from './inputs.ts'
 
 /** Outputs of a block of consecutive symbols [first, first + count). */
@@ -17,14 +18,18 @@ export interface EngineBlock {
   /** fields[name][k] = symbol first+k's series (NaN for ETFs and days without a model). */
   fields: Record<StockField, Float64Array[]>
   subEff: Int16Array[]
+  /** Pooled buffers behind `fields`, returned to the pool once the block is written. */
+  recyclable: Float64Array[]
 }
 
 export interface EngineRun {
   /** Days to compute: [from, T). from > 0 is an incremental run: `prior` supplies earlier days. */
   from: number
   /** Earlier outputs of the block (an incremental build reads them from the previous store). */
-  prior?: (first: number, count: number) => Promise<EngineBlock>
+  prior?: (first: number, count: number, buffers: BlockBuffers) => Promise<EngineBlock>
   blockSize: number
+  /** Fields whose arrays outlive their block (the cross-sectional stage reads them); default all. */
+  kept?: ReadonlySet<StockField>
 }
 
 export function marketContext(x: BuildInputs, params: ModelParams): MarketContext {
@@ -57,9 +62,13 @@ export async function runEngine(
   // One block is written while the next is computed: the writes run in libuv's thread pool, so
   // the second core does I/O while this thread runs the kernel.
   let pending: Promise<void> | null = null
+  let previous: EngineBlock | null = null
+  const buffers = new BlockBuffers(N, T, run.blockSize, run.kept ?? new Set(STOCK_FIELDS))
   for (let first = 0; first < N; first += run.blockSize) {
     const count = Math.min(run.blockSize, N - first)
-    const block = run.prior ? await run.prior(first, count) : emptyBlock(first, count, T, x.isStock)
+    const block = run.prior
+      ? await run.prior(first, count, buffers)
+      : emptyBlock(first, count, T, x.isStock, buffers)
     for (let k = 0; k < count; k++) {
       const i = first + k
       if (!x.isStock[i]) continue
@@ -70,6 +79,8 @@ export async function runEngine(
       runStock(ctx, { r: x.returns[i], sec: x.sec[i], sub: x.sub[i] }, out, run.from, T)
     }
     if (pending) await pending
+    if (previous) buffers.recycle(previous.recyclable)
+    previous = block
     pending = sink(block)
     progress.update(first + count)
   }
@@ -81,13 +92,21 @@ export async function runEngine(
  * A block of output arrays. The kernel writes every field of a stock for every day it runs, so
  * only the rows it never runs (ETFs) need the NaN fill.
  */
-export function emptyBlock(first: number, count: number, days: number, isStock: Uint8Array): EngineBlock {
+export function emptyBlock(
+  first: number,
+  count: number,
+  days: number,
+  isStock: Uint8Array,
+  buffers: BlockBuffers,
+): EngineBlock {
   const fields = {} as Record<StockField, Float64Array[]>
+  const recyclable: Float64Array[] = []
   for (const f of STOCK_FIELDS) {
-    fields[f] = Array.from({ length: count }, (_, k) => {
-      const a = new Float64Array(days)
-      return isStock[first + k] ? a : a.fill(Number.NaN)
+    fields[f] = buffers.columns(f, first, count, recyclable)
+    fields[f].forEach((a, k) => {
+      if (!isStock[first + k]) a.fill(Number.NaN)
     })
   }
-  return { first, count, fields, subEff: Array.from({ length: count }, () => new Int16Array(days).fill(-1)) }
+  const subEff = Array.from({ length: count }, () => new Int16Array(days).fill(-1))
+  return { first, count, fields, subEff, recyclable }
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import type { ModelParams } from '../../model/params.ts'
 import { STOCK_FIELDS, type StockField } from '../../model/stock-kernel.ts'
 import { ModelStore } from '../../store/model-store/reader.ts'
+import type { BlockBuffers } from './block-buffers.ts'
 import type { EngineBlock } from './engine.ts'
 import type { BuildInputs } from './inputs.ts'
 
@@ -104,15 +105,15 @@ const LEVEL_CODES: ReadonlySet<StockField> = new Set(['lstar_level', 'recommende
  */
 export function priorLoader(plan: IncrementalPlan, x: BuildInputs) {
   const T = x.calendar.length
-  return async (first: number, count: number): Promise<EngineBlock> => {
+  return async (first: number, count: number, buffers: BlockBuffers): Promise<EngineBlock> => {
     const fields = {} as Record<StockField, Float64Array[]>
+    const recyclable: Float64Array[] = []
     for (const f of STOCK_FIELDS) {
-      // One large buffer per field and block: the OS zero-fills it lazily, so the pages of days
-      // before loadFrom (linked chunks no later stage reads) are never touched.
-      const buf = new Float64Array(count * T)
-      const cols = Array.from({ length: count }, (_, k) => {
-        const a = buf.subarray(k * T, (k + 1) * T)
-        return x.isStock[first + k] ? a : a.fill(Number.NaN)
+      // Pooled arrays hold stale days before chunkStart: those days live in linked chunks and no
+      // later stage reads them (kept fields are read back from loadFrom).
+      const cols = buffers.columns(f, first, count, recyclable)
+      cols.forEach((a, k) => {
+        if (!x.isStock[first + k]) a.fill(Number.NaN)
       })
       if (LEVEL_CODES.has(f)) {
         const codes = cols.map(() => new Int8Array(plan.from))
@@ -131,6 +132,6 @@ export function priorLoader(plan: IncrementalPlan, x: BuildInputs) {
     }
     // subEff needs no loading: the replay rewrites it from the rebase day, which is chunkStart.
     const subEff = Array.from({ length: count }, () => new Int16Array(T).fill(-1))
-    return { first, count, fields, subEff }
+    return { first, count, fields, subEff, recyclable }
   }
 }

@@ -1,6 +1,7 @@
 import { readDataset } from '../../data/dataset-reader.ts'
 import type { Dataset, DatasetManifest } from '../../data/format.ts'
 import { DEFAULT_PARAMS, type ModelParams, paramProblems } from '../../model/params.ts'
+import type { StockField } from '../../model/stock-kernel.ts'
 import { isoFromDay } from '../../platform/dates.ts'
 import { sha256Hex } from '../../platform/digest.ts'
 import { AppError } from '../../platform/errors.ts'
@@ -19,7 +20,7 @@ import {
 } from '../../store/model-store/layout.ts'
 import { StoreBuildWriter } from '../../store/model-store/writer.ts'
 import { runEngine } from './engine.ts'
-import { emptyKept, writeBlockFields } from './fields.ts'
+import { emptyKept, KEPT_FIELDS, writeBlockFields } from './fields.ts'
 import { type IncrementalPlan, inputDigests, planIncremental, priorLoader } from './incremental.ts'
 import { type BuildInputs, buildInputs } from './inputs.ts'
 import { writeProducts } from './products.ts'
@@ -86,7 +87,11 @@ export async function buildStore(
     }
     const kept = emptyKept()
     const blockSize = opts.blockSize ?? 256
-    const run = plan ? { from: plan.from, prior: priorLoader(plan, x), blockSize } : { from: 0, blockSize }
+    // Only the panels the cross-sectional stage reads outlive their block; the rest are pooled.
+    const keep = new Set<StockField>(KEPT_FIELDS)
+    const run = plan
+      ? { from: plan.from, prior: priorLoader(plan, x), blockSize, kept: keep }
+      : { from: 0, blockSize, kept: keep }
     await runEngine(x, params, run, (b) => writeBlockFields(writer, x, b, kept), progress)
     t = lap('engine_and_fields', t)
     const products = await writeProducts(writer, x, kept, progress, plan)
