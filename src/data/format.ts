@@ -51,8 +51,10 @@ export interface FactorRow {
 export const PRICE_FIELDS = ['adj_close', 'close', 'volume', 'shares_out'] as const
 export type PriceField = (typeof PRICE_FIELDS)[number]
 
-/** Per-symbol series aligned to the calendar; NaN = missing. */
-export type Panel = Float64Array[]
+/** Per-symbol series aligned to the calendar; NaN = missing (the engine's layout). */
+export type { Panel } from '../model/panel.ts'
+
+import type { Panel } from '../model/panel.ts'
 
 export interface Prices {
   /** Required: total-return adjusted close. */

@@ -5,9 +5,6 @@
  */
 export type Panel = Float64Array[]
 
-/** Per-symbol small-integer series (levels, ETF indices, ranks); -1 or 0 documents "none" per use. */
-export type IntPanel = Int16Array[]
-
 export function nanPanel(symbols: number, days: number): Panel {
   return Array.from({ length: symbols }, () => new Float64Array(days).fill(Number.NaN))
 }

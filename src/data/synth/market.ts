@@ -1,7 +1,7 @@
+import { nanPanel, type Panel } from '../../model/panel.ts'
 import type { Rng } from '../../model/random.ts'
 import { monthOf } from '../../platform/dates.ts'
 import type { Progress } from '../../platform/progress.ts'
-import type { Panel } from '../format.ts'
 import { BlockPanel } from './block-panel.ts'
 import { type EtfDef, inceptionIndex, MACRO_ETFS, memberEtfs, STYLE_ETFS, type StyleRule } from './etfs.ts'
 import { garchPath, latentFactors, regimeSeries } from './factors.ts'
@@ -27,9 +27,6 @@ const RARE_JUMP_P = 0.0006
 const RARE_JUMP_SD = 0.14
 const IDIO_ALPHA = 0.05
 const IDIO_BETA = 0.92
-
-const nanPanel = (n: number, t: number): Panel =>
-  Array.from({ length: n }, () => new Float64Array(t).fill(Number.NaN))
 
 /**
  * Simulates every stock and ETF day by day. One long loop on purpose: each day needs the

@@ -1,13 +1,12 @@
 import { type FileHandle, open as openFile } from 'node:fs/promises'
 import { encodeLevels, maxEncodedLevelsSize } from './levels.ts'
 import { floatPage, type PageBody, Scratch, stringPage } from './pages.ts'
-import { CompactWriter, CT } from './thrift.ts'
 import { MAGIC } from './types.ts'
 import {
   type ColumnSpec,
-  columnChunkMeta,
   dataPageHeader,
-  schemaElementMeta,
+  groupsFooter,
+  type RowGroup,
   specOfType,
   type WrittenChunk,
 } from './write-footer.ts'
@@ -30,7 +29,7 @@ const specOf = (type: StreamColumnType): ColumnSpec => specOfType(type)
 
 export class ParquetStreamWriter {
   private offset = MAGIC.length
-  private readonly groups: { chunks: WrittenChunk[]; rows: number }[] = []
+  private readonly groups: RowGroup[] = []
   private readonly scratch = new Scratch()
 
   private constructor(
@@ -98,11 +97,14 @@ export class ParquetStreamWriter {
   }
 
   async close(): Promise<void> {
-    const footer = groupsFooter(
-      this.schema.map((s) => ({ name: s.name, spec: specOf(s.type) })),
-      this.groups,
-      this.metadata,
-    )
+    const schema = this.schema.map((s) => ({
+      name: s.name,
+      spec: specOf(s.type),
+      offset: 0,
+      size: 0,
+      nulls: 0,
+    }))
+    const footer = groupsFooter(schema, this.groups, this.metadata)
     const tail = new Uint8Array(8)
     new DataView(tail.buffer).setUint32(0, footer.length, true)
     tail.set(MAGIC, 4)
@@ -127,46 +129,4 @@ function int64Page(values: Float64Array, rows: number, scratch: Scratch): PageBo
   const len = encodeLevels(levels, rows, encoded, 0)
   const data = new Uint8Array(dense.buffer, 0, j * 8)
   return { rows, present: j, levels: encoded.subarray(0, len), values: [data], size: len + data.length }
-}
-
-function groupsFooter(
-  schema: { name: string; spec: ColumnSpec }[],
-  groups: { chunks: WrittenChunk[]; rows: number }[],
-  metadata: Record<string, string>,
-): Uint8Array {
-  const w = new CompactWriter(64 * 1024)
-  const totalRows = groups.reduce((s, g) => s + g.rows, 0)
-  w.i32(1, 1)
-  w.list(2, CT.STRUCT, schema.length + 1)
-  w.beginElement()
-  w.string(4, 'schema')
-  w.i32(5, schema.length)
-  w.end()
-  for (const c of schema) schemaElementMeta(w, { ...c, offset: 0, size: 0, nulls: 0 })
-  w.i64(3, totalRows)
-  w.list(4, CT.STRUCT, groups.length)
-  for (const g of groups) {
-    w.beginElement()
-    w.list(1, CT.STRUCT, g.chunks.length)
-    for (const c of g.chunks) columnChunkMeta(w, c, g.rows)
-    const total = g.chunks.reduce((s, c) => s + c.size, 0)
-    w.i64(2, total)
-    w.i64(3, g.rows)
-    if (g.chunks.length > 0) w.i64(5, g.chunks[0].offset)
-    w.i64(6, total)
-    w.end()
-  }
-  const entries = Object.entries(metadata)
-  if (entries.length > 0) {
-    w.list(5, CT.STRUCT, entries.length)
-    for (const [key, value] of entries) {
-      w.beginElement()
-      w.string(1, key)
-      w.string(2, value)
-      w.end()
-    }
-  }
-  w.string(6, 'erm3')
-  w.end()
-  return w.bytes()
 }

@@ -80,30 +80,50 @@ export function dataPageHeader(numValues: number, size: number): Uint8Array {
   return w.bytes()
 }
 
+export interface RowGroup {
+  chunks: WrittenChunk[]
+  rows: number
+}
+
+/** The file footer for one row group (encodeParquet). */
 export function fileFooter(
   chunks: WrittenChunk[],
   numRows: number,
   metadata: Record<string, string>,
 ): Uint8Array {
+  return groupsFooter(chunks, [{ chunks, rows: numRows }], metadata)
+}
+
+/** The file footer; `schema` gives the columns, `groups` their chunks per row group. */
+export function groupsFooter(
+  schema: readonly WrittenChunk[],
+  groups: readonly RowGroup[],
+  metadata: Record<string, string>,
+): Uint8Array {
   const w = new CompactWriter(64 * 1024)
   w.i32(1, 1)
-  w.list(2, CT.STRUCT, chunks.length + 1)
+  w.list(2, CT.STRUCT, schema.length + 1)
   w.beginElement()
   w.string(4, 'schema')
-  w.i32(5, chunks.length)
+  w.i32(5, schema.length)
   w.end()
-  for (const c of chunks) schemaElementMeta(w, c)
-  w.i64(3, numRows)
-  w.list(4, CT.STRUCT, 1)
-  w.beginElement()
-  w.list(1, CT.STRUCT, chunks.length)
-  for (const c of chunks) columnChunkMeta(w, c, numRows)
-  const total = chunks.reduce((sum, c) => sum + c.size, 0)
-  w.i64(2, total)
-  w.i64(3, numRows)
-  if (chunks.length > 0) w.i64(5, chunks[0].offset)
-  w.i64(6, total)
-  w.end()
+  for (const c of schema) schemaElementMeta(w, c)
+  w.i64(
+    3,
+    groups.reduce((s, g) => s + g.rows, 0),
+  )
+  w.list(4, CT.STRUCT, groups.length)
+  for (const g of groups) {
+    w.beginElement()
+    w.list(1, CT.STRUCT, g.chunks.length)
+    for (const c of g.chunks) columnChunkMeta(w, c, g.rows)
+    const total = g.chunks.reduce((sum, c) => sum + c.size, 0)
+    w.i64(2, total)
+    w.i64(3, g.rows)
+    if (g.chunks.length > 0) w.i64(5, g.chunks[0].offset)
+    w.i64(6, total)
+    w.end()
+  }
   const entries = Object.entries(metadata)
   if (entries.length > 0) {
     w.list(5, CT.STRUCT, entries.length)

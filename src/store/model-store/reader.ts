@@ -175,17 +175,9 @@ export class ModelStore {
     return this.zarr.readRow(path, t)
   }
 
-  readArray1D(path: string): Promise<Column> {
-    return this.zarr.readArray1D(path)
-  }
-
   /** Days [from, to) of symbols [first, first + targets.length) into `targets`. */
   readInto(path: string, first: number, from: number, to: number, targets: Column[]): Promise<void> {
     return this.zarr.readInto(path, first, from, to, targets)
-  }
-
-  readAll(path: string): Promise<Column[]> {
-    return this.zarr.readAll2D(path)
   }
 
   close(): Promise<void> {

@@ -67,11 +67,6 @@ export class StoreBuildWriter {
     await a.writeBlock(first, columns)
   }
 
-  async writeJson(path: string, value: unknown): Promise<void> {
-    await mkdir(join(this.dir, path, '..'), { recursive: true })
-    await writeFile(join(this.dir, path), JSON.stringify(value))
-  }
-
   /** Writes the manifest, then switches CURRENT to this build and prunes older builds. */
   async commit(manifest: StoreManifest, keepPrevious = 1): Promise<void> {
     await writeFile(join(this.dir, STORE_FILES.manifest), `${JSON.stringify(manifest, null, 2)}\n`)
