@@ -1,0 +1,35 @@
+import { randomBytes } from 'node:crypto'
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
+
+/** `n` characters of base62 from a cryptographic source (rejection sampling: no modulo bias). */
+export function randomBase62(n: number): string {
+  let out = ''
+  while (out.length < n) {
+    const bytes = randomBytes(n * 2)
+    for (let i = 0; i < bytes.length && out.length < n; i++) {
+      const b = bytes[i] as number
+      if (b < 248) out += BASE62[b % 62]
+    }
+  }
+  return out
+}
+
+/** Base62 of a non-negative integer, left-padded with '0' to `width`. */
+export function toBase62(value: number, width: number): string {
+  let s = ''
+  let v = Math.floor(value)
+  while (v > 0) {
+    s = BASE62[v % 62] + s
+    v = Math.floor(v / 62)
+  }
+  return s.padStart(width, '0')
+}
+
+/**
+ * Prefixed, time-sortable id: `<prefix>_` + 8 base62 chars of epoch milliseconds (sorts by time
+ * until the year 8000) + 14 random base62 chars (≈83 bits).
+ */
+export function newId(prefix: string, now: number = Date.now()): string {
+  return `${prefix}_${toBase62(now, 8)}${randomBase62(14)}`
+}

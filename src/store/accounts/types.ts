@@ -1,0 +1,161 @@
+/**
+ * The account store: accounts, API keys (hashed), the append-only money ledger with
+ * reserve-then-settle, and one-time sign-in tokens. One interface, two implementations
+ * (SQLite embedded, PostgreSQL scale-out), one conformance suite (test/store/accounts-conformance.ts).
+ *
+ * Units: money is integer micro-dollars (1 USD = 1_000_000), named `…Micros`; times are epoch
+ * milliseconds. Ids are prefixed and sortable (`acct_`, `key_`, `led_`, `res_`).
+ */
+
+export type Environment = 'live' | 'test'
+export type KeyKind = 'agent' | 'user'
+export type RateTier = 'default' | 'premium'
+export type AccountKind = 'user' | 'anonymous'
+
+export interface Account {
+  id: string
+  email: string | null
+  kind: AccountKind
+  createdAt: number
+}
+
+export interface ApiKeyRecord {
+  id: string
+  accountId: string
+  kind: KeyKind
+  environment: Environment
+  /** Display prefix only (e.g. `erm_agent_live_AbCd…`); never enough to use the key. */
+  prefix: string
+  name: string | null
+  tier: RateTier
+  createdAt: number
+  lastUsedAt: number | null
+  revokedAt: number | null
+  expiresAt: number | null
+  /** OAuth client the key was issued to (access tokens), else null. */
+  clientId: string | null
+}
+
+export interface NewApiKey {
+  id: string
+  accountId: string
+  kind: KeyKind
+  environment: Environment
+  prefix: string
+  name: string | null
+  tier: RateTier
+  /** HMAC-SHA256(pepper, key) as lowercase hex; the only form of the secret that is stored. */
+  hash: string
+  createdAt: number
+  expiresAt: number | null
+  clientId: string | null
+}
+
+export type LedgerKind = 'topup' | 'credit' | 'refund' | 'debit'
+
+export interface LedgerEntry {
+  id: string
+  accountId: string
+  kind: LedgerKind
+  /** Signed: positive for topup/credit/refund, negative for debit. */
+  amountMicros: number
+  requestId: string | null
+  capability: string | null
+  /** Idempotency reference of a top-up/credit (unique per account), else null. */
+  reference: string | null
+  keyId: string | null
+  createdAt: number
+}
+
+export interface CreditInput {
+  kind: 'topup' | 'credit' | 'refund'
+  amountMicros: number
+  reference: string | null
+  note?: string | null
+}
+
+export interface Charge {
+  /** Final amount, 0 ≤ amountMicros ≤ the reserved amount. 0 settles without a ledger row. */
+  amountMicros: number
+  requestId: string
+  capability: string
+  keyId: string | null
+}
+
+export type ReserveResult =
+  | { ok: true; reservationId: string }
+  | { ok: false; balanceMicros: number; availableMicros: number }
+
+export interface BalanceView {
+  balanceMicros: number
+  reservedMicros: number
+}
+
+export interface SpendSummary {
+  spentMicros: number
+  /** Number of debit entries (charged requests). */
+  requests: number
+  topUpsMicros: number
+}
+
+export interface ReconcileReport {
+  /** Reservations older than the cutoff released (their requests never settled). */
+  releasedReservations: number
+  /** Accounts whose cached balance disagreed with the ledger sum and were corrected. */
+  correctedBalances: number
+}
+
+export interface AccountStore {
+  readonly backend: 'sqlite' | 'postgres'
+
+  /** Applies pending migrations (idempotent); called once at start. */
+  migrate(): Promise<void>
+  close(): Promise<void>
+  health(): Promise<{ ok: boolean; detail: string }>
+
+  // accounts
+  createAccount(input: { id: string; email: string | null; kind: AccountKind; createdAt: number }): Promise<Account>
+  getAccount(id: string): Promise<Account | null>
+  /** Case-insensitive on the e-mail address. */
+  findAccountByEmail(email: string): Promise<Account | null>
+
+  // keys
+  insertKey(key: NewApiKey): Promise<ApiKeyRecord>
+  /** The key and its account by hash, or null. Returns revoked/expired keys too (the caller decides). */
+  findKeyByHash(hash: string): Promise<ApiKeyRecord | null>
+  getKey(id: string): Promise<ApiKeyRecord | null>
+  listKeys(accountId: string): Promise<ApiKeyRecord[]>
+  /** Sets revoked_at if not yet revoked; returns the (possibly already revoked) record or null. */
+  revokeKey(id: string, at: number): Promise<ApiKeyRecord | null>
+  /** Batched last-used updates: only ever moves last_used_at forward. */
+  touchKeys(lastUsed: ReadonlyMap<string, number>): Promise<void>
+
+  // money
+  /**
+   * Reserves `amountMicros` if balance − reserved ≥ amount, atomically with respect to every
+   * other reserve on the account (across processes for PostgreSQL). A reservation that is never
+   * settled or released is released by `reconcile` after its expiry.
+   */
+  reserve(accountId: string, amountMicros: number, now: number): Promise<ReserveResult>
+  /**
+   * Turns a reservation into a debit (ledger row + balance update) and frees it. Resolves only
+   * when the debit is durable (implementations may group-commit concurrent settles).
+   */
+  settle(reservationId: string, charge: Charge, now: number): Promise<LedgerEntry | null>
+  /** Frees a reservation without charging (failed request). Unknown ids are ignored. */
+  release(reservationId: string): Promise<void>
+  balance(accountId: string): Promise<BalanceView>
+  /** Adds money. Idempotent per (account, reference): a repeat returns the first entry, duplicate=true. */
+  credit(accountId: string, input: CreditInput, now: number): Promise<{ entry: LedgerEntry; duplicate: boolean }>
+  /** Ledger rows of an account in [from, to), oldest first, at most `limit`. */
+  entries(accountId: string, range: { from: number; to: number; limit: number }): Promise<LedgerEntry[]>
+  summary(accountId: string, range: { from: number; to: number }): Promise<SpendSummary>
+  /** Releases reservations created before `reservationsBefore` and re-derives cached balances from the ledger. */
+  reconcile(reservationsBefore: number): Promise<ReconcileReport>
+
+  // passwordless sign-in
+  /** Stores a one-time sign-in token by hash. */
+  createLoginToken(input: { hash: string; email: string; expiresAt: number; createdAt: number }): Promise<void>
+  /** Consumes a token once: returns its e-mail if it exists, is unused and unexpired, else null. */
+  consumeLoginToken(hash: string, now: number): Promise<string | null>
+}
