@@ -1,0 +1,163 @@
+/**
+ * In-process limits: the embedded default (DESIGN.md §2) and the local fallback when Redis is
+ * down. State is plain Maps with no timers: idle entries are swept lazily when a map has doubled
+ * since the last sweep, so memory stays proportional to the keys actually busy (amortised O(1)).
+ */
+import { newId } from '../../platform/ids.ts'
+import { gcraDecision, gcraParams, gcraStep, rescaleTat } from './gcra.ts'
+import type {
+  ConcurrencyDecision,
+  ConcurrencyLimiter,
+  LimitsBackend,
+  RateDecision,
+  RateLimiter,
+  RateRule,
+  ResponseCache,
+} from './types.ts'
+
+export interface MemoryLimitsOptions {
+  /** Upper bound on cached bytes (values plus keys); least recently used entries go first. */
+  cacheMaxBytes?: number
+  /** Clock for cache TTLs (the limiters take `now` per call); tests may drive it. */
+  clock?: () => number
+}
+
+const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
+/** Below this many entries a sweep is not worth the pass over the map. */
+const MIN_SWEEP = 1024
+
+/** Lazily swept map: `sweep` runs a full pass only when the size has doubled since the last one. */
+function sweeper<V>(map: Map<string, V>, idle: (v: V) => boolean): () => void {
+  let sweepAt = MIN_SWEEP
+  return () => {
+    if (map.size < sweepAt) return
+    for (const [k, v] of map) if (idle(v)) map.delete(k)
+    sweepAt = Math.max(MIN_SWEEP, 2 * map.size)
+  }
+}
+
+interface Bucket {
+  /** Theoretical arrival time in ticks of `scale` (see gcra.ts). */
+  tat: number
+  scale: number
+}
+
+export function createMemoryRateLimiter(): RateLimiter & { readonly size: number } {
+  const buckets = new Map<string, Bucket>()
+  let sweepNow = 0
+  // A bucket whose TAT has passed is full: identical to having no entry at all.
+  const sweep = sweeper(buckets, (b) => b.tat <= sweepNow * b.scale)
+  return {
+    get size() {
+      return buckets.size
+    },
+    async take(key: string, rule: RateRule, now: number, cost = 1): Promise<RateDecision> {
+      const p = gcraParams(rule, now, cost)
+      sweepNow = Math.floor(now)
+      sweep()
+      const b = buckets.get(key)
+      const stored = b ? rescaleTat(b.tat, b.scale, p.scale) : null
+      const { allowed, tat } = gcraStep(stored, p)
+      if (b) {
+        b.tat = tat
+        b.scale = p.scale
+      } else buckets.set(key, { tat, scale: p.scale })
+      return gcraDecision(allowed, tat, p)
+    },
+  }
+}
+
+export function createMemoryConcurrencyLimiter(): ConcurrencyLimiter & { readonly size: number } {
+  /** key → (lease id → expiry, epoch ms). Small maps: at most `max` live leases each. */
+  const leases = new Map<string, Map<string, number>>()
+  let sweepNow = 0
+  const sweep = sweeper(leases, (held) => {
+    for (const exp of held.values()) if (exp > sweepNow) return false
+    return true
+  })
+  return {
+    get size() {
+      return leases.size
+    },
+    async acquire(key: string, max: number, ttlMs: number, now: number): Promise<ConcurrencyDecision> {
+      sweepNow = now
+      sweep()
+      let held = leases.get(key)
+      if (held) for (const [id, exp] of held) if (exp <= now) held.delete(id)
+      const active = held?.size ?? 0
+      if (active >= max) return { ok: false, leaseId: null, active }
+      if (!held) {
+        held = new Map()
+        leases.set(key, held)
+      }
+      const leaseId = newId('lse', now)
+      held.set(leaseId, now + ttlMs)
+      return { ok: true, leaseId, active: active + 1 }
+    },
+    async release(key: string, leaseId: string): Promise<void> {
+      const held = leases.get(key)
+      if (!held) return
+      held.delete(leaseId)
+      if (held.size === 0) leases.delete(key)
+    },
+  }
+}
+
+interface CacheEntry {
+  value: Buffer
+  expiresAt: number
+  bytes: number
+}
+
+export function createMemoryCache(
+  opts: MemoryLimitsOptions = {},
+): ResponseCache & { readonly bytes: number } {
+  const maxBytes = opts.cacheMaxBytes ?? DEFAULT_CACHE_BYTES
+  const clock = opts.clock ?? Date.now
+  // Map iteration order is insertion order: re-inserting on every hit makes the first entry the LRU.
+  const entries = new Map<string, CacheEntry>()
+  let bytes = 0
+  const drop = (key: string, e: CacheEntry) => {
+    entries.delete(key)
+    bytes -= e.bytes
+  }
+  return {
+    get bytes() {
+      return bytes
+    },
+    async get(key: string): Promise<Buffer | null> {
+      const e = entries.get(key)
+      if (!e) return null
+      drop(key, e)
+      if (e.expiresAt <= clock()) return null
+      entries.set(key, e)
+      bytes += e.bytes
+      return e.value
+    },
+    async set(key: string, value: Buffer, ttlMs: number): Promise<void> {
+      const old = entries.get(key)
+      if (old) drop(key, old)
+      const size = value.byteLength + key.length
+      if (size > maxBytes || ttlMs <= 0) return
+      entries.set(key, { value, expiresAt: clock() + ttlMs, bytes: size })
+      bytes += size
+      for (const [k, e] of entries) {
+        if (bytes <= maxBytes) break
+        drop(k, e)
+      }
+    },
+  }
+}
+
+export function createMemoryLimits(opts: MemoryLimitsOptions = {}): LimitsBackend {
+  return {
+    backend: 'memory',
+    rate: createMemoryRateLimiter(),
+    concurrency: createMemoryConcurrencyLimiter(),
+    cache: createMemoryCache(opts),
+    async health() {
+      return { ok: true, degraded: false, detail: 'in-process limits' }
+    },
+    async close() {},
+  }
+}
