@@ -84,6 +84,9 @@ export function createRedisLimits(url: string, opts: RedisLimitsOptions = {}): L
     commandTimeout: opts.commandTimeoutMs ?? 1000,
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
+    // How long close() waits for a half-dead socket before destroying it (default 2 s keeps a
+    // process alive after close on a refused connection).
+    disconnectTimeout: 200,
     // Keep reconnecting in the background (capped back-off) so the fallback's probe finds it.
     retryStrategy: (times) => Math.min(times * 200, 2000),
   }) as Redis & Scripts
@@ -98,6 +101,7 @@ export function createRedisLimits(url: string, opts: RedisLimitsOptions = {}): L
   // is not ready fails immediately and the fallback serves while ioredis reconnects.
   const firstConnect = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('redis connect timeout')), connectTimeout + 100)
+    timer.unref()
     client.once('ready', () => {
       clearTimeout(timer)
       resolve()

@@ -1,0 +1,116 @@
+/**
+ * Shared limits with a local safety net. DECISIONS.md: backends never fail open silently — when
+ * the primary (Redis) fails, each operation is served by the local in-process backend, the
+ * node says so in /health, and the primary is probed again after a short, growing back-off.
+ * While degraded each node limits on its own, so a key may get up to N× its rate across N
+ * nodes; that is the price of staying up, and /health makes it visible.
+ */
+import type { ConcurrencyDecision, LimitsBackend, RateDecision, RateRule } from './types.ts'
+
+const MIN_BACKOFF_MS = 500
+const MAX_BACKOFF_MS = 10_000
+/** Marks lease ids handed out by the local backend, so a release goes back to the right place. */
+const LOCAL_LEASE = 'local:'
+const DEGRADED = { ok: true, degraded: true, detail: 'redis unreachable: using local limits' } as const
+
+export interface FallbackLimits extends LimitsBackend {
+  /** True while the local backend is serving. */
+  readonly degraded: boolean
+}
+
+export function createFallbackLimits(
+  primary: LimitsBackend,
+  local: LimitsBackend,
+  log: (msg: string) => void = () => {},
+): FallbackLimits {
+  let degraded = false
+  let retryAt = 0
+  let backoff = MIN_BACKOFF_MS
+  /** One probe at a time: while it is in flight everyone else stays local. */
+  let probing = false
+
+  const fail = (e: unknown) => {
+    const msg = e instanceof Error ? e.message : String(e)
+    if (!degraded) log(`limits: primary failed (${msg}); using local limits`)
+    else backoff = Math.min(2 * backoff, MAX_BACKOFF_MS)
+    degraded = true
+    retryAt = Date.now() + backoff
+  }
+  const recover = () => {
+    degraded = false
+    backoff = MIN_BACKOFF_MS
+    log('limits: primary reachable again; using shared limits')
+  }
+  const waiting = () => degraded && (probing || Date.now() < retryAt)
+
+  async function run<T>(op: (b: LimitsBackend) => Promise<T>): Promise<T> {
+    if (waiting()) return op(local)
+    const probe = degraded
+    if (probe) probing = true
+    try {
+      const r = await op(primary)
+      if (probe) recover()
+      return r
+    } catch (e) {
+      // A malformed rule is the caller's bug, not an outage: the local backend would refuse it too.
+      if (e instanceof RangeError) throw e
+      fail(e)
+      return op(local)
+    } finally {
+      if (probe) probing = false
+    }
+  }
+
+  return {
+    get backend() {
+      return primary.backend
+    },
+    get degraded() {
+      return degraded
+    },
+    rate: {
+      take: (key: string, rule: RateRule, now: number, cost?: number): Promise<RateDecision> =>
+        run((b) => b.rate.take(key, rule, now, cost)),
+    },
+    concurrency: {
+      async acquire(key: string, max: number, ttlMs: number, now: number): Promise<ConcurrencyDecision> {
+        let usedLocal = false
+        const d = await run((b) => {
+          usedLocal = b === local
+          return b.concurrency.acquire(key, max, ttlMs, now)
+        })
+        return usedLocal && d.leaseId ? { ...d, leaseId: LOCAL_LEASE + d.leaseId } : d
+      },
+      async release(key: string, leaseId: string): Promise<void> {
+        if (leaseId.startsWith(LOCAL_LEASE))
+          return local.concurrency.release(key, leaseId.slice(LOCAL_LEASE.length))
+        // A shared lease we cannot return now expires on its TTL; don't stall on a primary known down.
+        if (waiting()) return
+        try {
+          await primary.concurrency.release(key, leaseId)
+        } catch (e) {
+          fail(e)
+        }
+      },
+    },
+    cache: {
+      get: (key: string) => run((b) => b.cache.get(key)),
+      set: (key: string, value: Buffer, ttlMs: number) => run((b) => b.cache.set(key, value, ttlMs)),
+    },
+    async health() {
+      if (waiting()) return DEGRADED
+      const h = await primary
+        .health()
+        .catch((e: unknown) => ({ ok: false, degraded: false, detail: String(e) }))
+      if (h.ok) {
+        if (degraded) recover()
+        return h
+      }
+      fail(new Error(h.detail))
+      return DEGRADED
+    },
+    async close() {
+      await Promise.all([primary.close(), local.close()])
+    },
+  }
+}
