@@ -10,6 +10,27 @@ export interface Config {
   home: string
   /** Overrides for the default synthetic dataset created by `erm3 start`. */
   synth: { seed?: number; stocks?: number; end?: string }
+  server: ServerConfig
+}
+
+export interface ServerConfig {
+  host: string
+  port: number
+  /** Externally visible origin (no trailing slash): links, error `type` URIs, OAuth issuer. */
+  publicUrl: string
+  /** Model store served to live keys (default `<home>/store`). */
+  store: string | null
+  databaseUrl: string | null
+  redisUrl: string | null
+  /** Key-hash pepper and session-signing secret; required with DATABASE_URL (shared by all nodes). */
+  pepper: string | null
+  sessionSecret: string | null
+  smtpUrl: string | null
+  mailFrom: string
+  /** When set, /metrics-prom requires `Authorization: Bearer <METRICS_TOKEN>`. */
+  metricsToken: string | null
+  /** Trust X-Forwarded-For from a proxy in front (per-IP limits). */
+  trustProxy: boolean
 }
 
 type Env = Record<string, string | undefined>
@@ -35,8 +56,70 @@ function dateVar(env: Env, name: string): string | undefined {
   return raw
 }
 
+function str(env: Env, name: string): string | null {
+  const raw = env[name]
+  return raw === undefined || raw === '' ? null : raw
+}
+
+function urlVar(env: Env, name: string, protocols: string[]): string | null {
+  const raw = str(env, name)
+  if (raw === null) return null
+  let u: URL
+  try {
+    u = new URL(raw)
+  } catch {
+    throw new AppError('CONFIG_INVALID', `${name} must be a URL, got ${JSON.stringify(raw)}`)
+  }
+  if (!protocols.includes(u.protocol))
+    throw new AppError('CONFIG_INVALID', `${name} must use ${protocols.join(' or ')}, got ${u.protocol}`)
+  return raw
+}
+
+function secretVar(env: Env, name: string): string | null {
+  const raw = str(env, name)
+  if (raw !== null && raw.length < 32)
+    throw new AppError('CONFIG_INVALID', `${name} must be at least 32 characters of random data`)
+  return raw
+}
+
+function serverConfig(env: Env): ServerConfig {
+  const host = str(env, 'HOST') ?? '127.0.0.1'
+  const port = intVar(env, 'PORT', 0, 65535) ?? 8080
+  const publicUrl = (
+    urlVar(env, 'PUBLIC_URL', ['http:', 'https:']) ??
+    `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+  ).replace(/\/+$/, '')
+  const databaseUrl = urlVar(env, 'DATABASE_URL', ['postgres:', 'postgresql:'])
+  const pepper = secretVar(env, 'ERM3_PEPPER')
+  const sessionSecret = secretVar(env, 'ERM3_SESSION_SECRET')
+  if (databaseUrl && (!pepper || !sessionSecret)) {
+    throw new AppError(
+      'CONFIG_INVALID',
+      'with DATABASE_URL, ERM3_PEPPER and ERM3_SESSION_SECRET must be set (the same on every node; e.g. `openssl rand -base64 48`)',
+    )
+  }
+  const trust = str(env, 'TRUST_PROXY')
+  if (trust !== null && !['true', 'false', '1', '0'].includes(trust))
+    throw new AppError('CONFIG_INVALID', `TRUST_PROXY must be true or false, got ${JSON.stringify(trust)}`)
+  return {
+    host,
+    port,
+    publicUrl,
+    store: str(env, 'ERM3_STORE') ? resolve(str(env, 'ERM3_STORE') as string) : null,
+    databaseUrl,
+    redisUrl: urlVar(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    pepper,
+    sessionSecret,
+    smtpUrl: urlVar(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    mailFrom: str(env, 'MAIL_FROM') ?? 'erm3 <no-reply@localhost>',
+    metricsToken: str(env, 'METRICS_TOKEN'),
+    trustProxy: trust === 'true' || trust === '1',
+  }
+}
+
 export function loadConfig(env: Env = process.env): Config {
   return {
+    server: serverConfig(env),
     home: resolve(env.ERM3_HOME && env.ERM3_HOME !== '' ? env.ERM3_HOME : '.erm3'),
     synth: {
       seed: intVar(env, 'ERM3_SYNTH_SEED', 0, 0xffffffff),

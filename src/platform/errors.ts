@@ -5,18 +5,54 @@
 export type ErrorCode =
   | 'INVALID_REQUEST'
   | 'INVALID_INPUT'
+  | 'INVALID_TICKER'
+  | 'TOO_MANY_TICKERS'
+  | 'MISSING_CREDENTIALS'
+  | 'INVALID_KEY'
+  | 'REVOKED_KEY'
+  | 'EXPIRED_KEY'
+  | 'INSUFFICIENT_BALANCE'
+  | 'FORBIDDEN'
+  | 'TICKER_NOT_FOUND'
   | 'NOT_FOUND'
+  | 'DATE_NOT_AVAILABLE'
   | 'CONFLICT'
   | 'UNSUPPORTED_FORMAT'
+  | 'RATE_LIMITED'
+  | 'CONCURRENCY_LIMITED'
+  | 'MODEL_NOT_READY'
+  | 'UNAVAILABLE'
   | 'CONFIG_INVALID'
   | 'INTERNAL'
 
+/** Field-level problems of an invalid request (`errors[]` of the wire error). */
+export interface FieldProblem {
+  field: string
+  message: string
+}
+
+export interface AppErrorOptions {
+  cause?: unknown
+  /** Error-specific members of the wire error (e.g. suggestions, balance_usd). */
+  extra?: Record<string, unknown>
+  /** For INVALID_REQUEST: which fields are wrong and why. */
+  fields?: FieldProblem[]
+  /** For limits: seconds until a retry can succeed. */
+  retryAfterSeconds?: number
+}
+
 export class AppError extends Error {
   readonly code: ErrorCode
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options)
+  readonly extra: Record<string, unknown>
+  readonly fields: FieldProblem[]
+  readonly retryAfterSeconds: number | null
+  constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.name = 'AppError'
     this.code = code
+    this.extra = options.extra ?? {}
+    this.fields = options.fields ?? []
+    this.retryAfterSeconds = options.retryAfterSeconds ?? null
   }
 }
 

@@ -1,0 +1,136 @@
+import cookie from '@fastify/cookie'
+import formbody from '@fastify/formbody'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import { API_VERSION } from '../contract/openapi.ts'
+import type { Operation } from '../contract/operation.ts'
+import { OPERATIONS } from '../contract/operations.ts'
+import { type Capability, capabilityByOperation } from '../contract/pricing.ts'
+import { newId } from '../platform/ids.ts'
+import type { ServiceContext } from '../services/context.ts'
+import { KeyUsage } from '../services/identity/keys.ts'
+import { createAuthHook } from './auth-hook.ts'
+import { mapError, problem, sendProblem } from './problem.ts'
+import { createPromMetrics } from './prom.ts'
+import './request-state.ts'
+import { accountRoutes } from './routes/account.ts'
+import { authRoutes } from './routes/auth.ts'
+import { docsRoutes } from './routes/docs.ts'
+import { metricsRoutes } from './routes/metrics.ts'
+import type { RouteTable } from './routes/types.ts'
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,64}$/
+
+export interface App {
+  fastify: FastifyInstance
+  /** Flushes batched writes (key last-used) and closes the HTTP server. */
+  close(): Promise<void>
+}
+
+function priced(opId: string): Capability {
+  const c = capabilityByOperation(opId)
+  if (!c) throw new Error(`operation ${opId} is metered but has no price in the pricing table`)
+  return c
+}
+
+/** Builds the Fastify application: every operation of the contract, and nothing else. */
+export async function createApp(ctx: ServiceContext, opts: { bodyLimit?: number } = {}): Promise<App> {
+  const fastify = Fastify({
+    loggerInstance: ctx.log as FastifyBaseLogger,
+    disableRequestLogging: true,
+    bodyLimit: opts.bodyLimit ?? 1024 * 1024,
+    trustProxy: ctx.config.trustProxy,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id']
+      return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : newId('req')
+    },
+    ajv: {
+      customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: true, useDefaults: true },
+    },
+    routerOptions: { ignoreTrailingSlash: true },
+  })
+  const prom = createPromMetrics()
+  const usage = new KeyUsage(ctx)
+  await fastify.register(cookie)
+  await fastify.register(formbody)
+  fastify.decorateRequest('principal', null)
+  fastify.decorateRequest('session', null)
+  fastify.decorateRequest('startedAt', 0)
+
+  fastify.addHook('onRequest', async (req, reply) => {
+    req.startedAt = performance.now()
+    reply.header('X-Request-ID', String(req.id))
+    reply.header('X-API-Version', API_VERSION)
+  })
+  fastify.addHook('onRequest', createAuthHook(ctx, usage))
+  fastify.addHook('onResponse', async (req, reply) => {
+    const op = req.routeOptions.config.op
+    prom.observe(op?.id ?? 'unmatched', reply.statusCode, (performance.now() - req.startedAt) / 1000)
+  })
+
+  fastify.setErrorHandler(async (err, req, reply) => {
+    const mapped = mapError(ctx.config.publicUrl, req, err)
+    if (mapped.internal) req.log.error({ err, request_id: req.id }, 'unhandled error')
+    return sendProblem(reply, mapped)
+  })
+  fastify.setNotFoundHandler(async (req, reply) => {
+    const path = req.url.split('?')[0] ?? '/'
+    const allowed = OPERATIONS.filter(
+      (o) => o.method !== req.method && fastify.hasRoute({ url: path, method: o.method }),
+    )
+    if (allowed.length) {
+      reply.header('Allow', [...new Set(allowed.map((o) => o.method))].join(', '))
+      return sendProblem(reply, {
+        problem: problem(
+          ctx.config.publicUrl,
+          req,
+          'METHOD_NOT_ALLOWED',
+          `${req.method} is not allowed on ${path}`,
+        ),
+        retryAfterSeconds: null,
+        rate: null,
+        internal: false,
+      })
+    }
+    return sendProblem(reply, {
+      problem: problem(ctx.config.publicUrl, req, 'NOT_FOUND', `No such endpoint: ${req.method} ${path}`),
+      retryAfterSeconds: null,
+      rate: null,
+      internal: false,
+    })
+  })
+
+  const handlers: RouteTable = {
+    ...accountRoutes(ctx),
+    ...authRoutes(ctx),
+    ...docsRoutes(ctx, prom),
+    ...metricsRoutes(ctx, priced),
+  }
+  for (const op of OPERATIONS) register(fastify, op, handlers)
+  await fastify.ready()
+  return {
+    fastify,
+    async close() {
+      await usage.flush()
+      await fastify.close()
+    },
+  }
+}
+
+function register(fastify: FastifyInstance, op: Operation, handlers: RouteTable): void {
+  const handler = handlers[op.id]
+  if (!handler) throw new Error(`operation ${op.id} has no handler`)
+  const json = !op.contentType && op.id !== 'getOpenApi'
+  fastify.route({
+    method: op.method,
+    url: op.path,
+    config: { op },
+    schema: {
+      ...(op.params ? { params: op.params } : {}),
+      ...(op.querystring ? { querystring: op.querystring } : {}),
+      ...(op.body ? { body: op.body } : {}),
+      ...(json ? { response: { [op.status]: op.response } } : {}),
+    },
+    handler,
+  })
+}

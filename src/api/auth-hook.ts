@@ -1,0 +1,49 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { ServiceContext } from '../services/context.ts'
+import { authenticateKey, type KeyUsage } from '../services/identity/keys.ts'
+import { verifySession } from '../services/identity/session.ts'
+import { acquireKeySlot, type RateHeaders, takeKeyToken } from '../services/limits.ts'
+
+export const SESSION_COOKIE = 'erm3_session'
+
+export function bearerOf(req: FastifyRequest): string | null {
+  const h = req.headers.authorization
+  if (!h) return null
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h)
+  return m ? (m[1] as string) : h.trim() === '' ? null : h.trim()
+}
+
+export function setRateHeaders(reply: FastifyReply, h: RateHeaders): void {
+  reply.header('X-RateLimit-Limit', String(h.limit))
+  reply.header('X-RateLimit-Remaining', String(h.remaining))
+  reply.header('X-RateLimit-Reset', String(h.resetEpochS))
+}
+
+/**
+ * onRequest: authentication, rate limit and concurrency slot — before the body is even parsed,
+ * so an unauthenticated request with a bad body is a 401, not a 400.
+ */
+export function createAuthHook(ctx: ServiceContext, usage: KeyUsage) {
+  return async function authHook(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const op = req.routeOptions.config.op
+    if (!op || op.auth === 'none') return
+    if (op.auth === 'key') {
+      const principal = await authenticateKey(ctx, bearerOf(req))
+      req.principal = principal
+      reply.header('X-Environment', principal.environment)
+      usage.touch(principal.keyId, ctx.now())
+      setRateHeaders(reply, await takeKeyToken(ctx, principal))
+      const release = await acquireKeySlot(ctx, principal)
+      const free = () => {
+        release().catch((e: Error) =>
+          req.log.warn({ err: e.message }, 'could not release a concurrency slot'),
+        )
+      }
+      reply.raw.once('close', free)
+      reply.raw.once('finish', free)
+      return
+    }
+    const cookie = req.cookies?.[SESSION_COOKIE] ?? null
+    req.session = await verifySession(ctx, bearerOf(req) ?? cookie)
+  }
+}

@@ -1,0 +1,143 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { errorTypeUri, WIRE_ERRORS, type WireErrorCode, wireCode } from '../contract/errors.ts'
+import { AppError, type FieldProblem } from '../platform/errors.ts'
+
+export interface Problem {
+  type: string
+  title: string
+  status: number
+  detail: string
+  instance: string
+  code: WireErrorCode
+  request_id: string
+  [member: string]: unknown
+}
+
+export function problem(
+  publicUrl: string,
+  req: FastifyRequest,
+  code: WireErrorCode,
+  detail: string,
+  extra: Record<string, unknown> = {},
+): Problem {
+  const e = WIRE_ERRORS[code]
+  return {
+    type: errorTypeUri(publicUrl, code),
+    title: e.title,
+    status: e.status,
+    detail,
+    instance: req.url.split('?')[0] ?? req.url,
+    code,
+    request_id: String(req.id),
+    ...extra,
+  }
+}
+
+/** Turns an ajv error list (Fastify validation) into `errors[]` members. */
+function fieldProblems(err: FastifyError): FieldProblem[] {
+  const where = err.validationContext ?? 'request'
+  return (err.validation ?? []).map((v) => {
+    const params = v.params as Record<string, unknown>
+    const path = v.instancePath.replace(/^\//, '').replaceAll('/', '.')
+    const missing = typeof params.missingProperty === 'string' ? params.missingProperty : null
+    const extra = typeof params.additionalProperty === 'string' ? params.additionalProperty : null
+    const field = [where, path, missing ?? extra].filter((x) => x).join('.')
+    return { field, message: extra ? 'unknown field' : (v.message ?? 'invalid') }
+  })
+}
+
+const FASTIFY_CODES: Record<string, WireErrorCode> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'INVALID_REQUEST',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'INVALID_REQUEST',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'INVALID_REQUEST',
+}
+
+const BY_STATUS: Record<number, WireErrorCode> = {
+  400: 'INVALID_REQUEST',
+  401: 'INVALID_KEY',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  406: 'NOT_ACCEPTABLE',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'RATE_LIMITED',
+  503: 'UNAVAILABLE',
+}
+
+export interface MappedError {
+  problem: Problem
+  retryAfterSeconds: number | null
+  rate: { limit: number; remaining: number; resetEpochS: number } | null
+  /** Unexpected: log it with the stack. */
+  internal: boolean
+}
+
+/** The one mapping from any thrown value to a wire problem. Never leaks exception text in a 500. */
+export function mapError(publicUrl: string, req: FastifyRequest, err: unknown): MappedError {
+  if (err instanceof AppError) {
+    const code = wireCode(err.code)
+    const { rate, ...extra } = err.extra as { rate?: MappedError['rate'] } & Record<string, unknown>
+    if (err.fields.length) extra.errors = err.fields
+    if (err.retryAfterSeconds !== null) extra.retry_after_seconds = err.retryAfterSeconds
+    const internal = code === 'INTERNAL'
+    const detail = internal
+      ? 'An internal error occurred; it has been logged with this request_id'
+      : err.message
+    return {
+      problem: problem(publicUrl, req, code, detail, extra),
+      retryAfterSeconds: err.retryAfterSeconds,
+      rate: rate ?? null,
+      internal,
+    }
+  }
+  const fe = err as FastifyError
+  if (fe && Array.isArray(fe.validation)) {
+    const fields = fieldProblems(fe)
+    const detail = fields.map((f) => `${f.field}: ${f.message}`).join('; ') || 'The request is not valid'
+    return {
+      problem: problem(publicUrl, req, 'INVALID_REQUEST', detail, { errors: fields }),
+      retryAfterSeconds: null,
+      rate: null,
+      internal: false,
+    }
+  }
+  const status = typeof fe?.statusCode === 'number' ? fe.statusCode : 500
+  const code = (fe?.code && FASTIFY_CODES[fe.code]) || (status < 500 ? BY_STATUS[status] : undefined)
+  if (code && status < 500) {
+    const extra = code === 'INVALID_REQUEST' ? { errors: [{ field: 'body', message: fe.message }] } : {}
+    return {
+      problem: problem(publicUrl, req, code, fe.message, extra),
+      retryAfterSeconds: null,
+      rate: null,
+      internal: false,
+    }
+  }
+  return {
+    problem: problem(
+      publicUrl,
+      req,
+      'INTERNAL',
+      'An internal error occurred; it has been logged with this request_id',
+    ),
+    retryAfterSeconds: null,
+    rate: null,
+    internal: true,
+  }
+}
+
+export function sendProblem(reply: FastifyReply, m: MappedError): FastifyReply {
+  if (m.retryAfterSeconds !== null) reply.header('Retry-After', String(m.retryAfterSeconds))
+  if (m.rate) {
+    reply.header('X-RateLimit-Limit', String(m.rate.limit))
+    reply.header('X-RateLimit-Remaining', String(m.rate.remaining))
+    reply.header('X-RateLimit-Reset', String(m.rate.resetEpochS))
+  }
+  return reply
+    .code(m.problem.status)
+    .header('Content-Type', 'application/problem+json; charset=utf-8')
+    .send(JSON.stringify(m.problem))
+}

@@ -1,0 +1,29 @@
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client'
+
+/** Operator metrics (Prometheus text format at /metrics-prom). Labels are operation ids, never tickers or keys. */
+export function createPromMetrics() {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry })
+  const requests = new Counter({
+    name: 'erm3_http_requests_total',
+    help: 'HTTP requests by operation and status',
+    labelNames: ['operation', 'status'] as const,
+    registers: [registry],
+  })
+  const duration = new Histogram({
+    name: 'erm3_http_request_duration_seconds',
+    help: 'Server time per request by operation',
+    labelNames: ['operation'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
+    registers: [registry],
+  })
+  return {
+    registry,
+    observe(operation: string, status: number, seconds: number) {
+      requests.inc({ operation, status: String(status) })
+      duration.observe({ operation }, seconds)
+    },
+  }
+}
+
+export type PromMetrics = ReturnType<typeof createPromMetrics>

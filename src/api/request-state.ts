@@ -1,0 +1,27 @@
+import type { Operation } from '../contract/operation.ts'
+import type { Principal } from '../services/identity/keys.ts'
+import type { Session } from '../services/identity/session.ts'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the auth hook on `auth: 'key'` operations. */
+    principal: Principal | null
+    /** Set by the auth hook on `auth: 'session'` operations. */
+    session: Session | null
+    /** performance.now() at arrival, for `_agent.latency_ms`. */
+    startedAt: number
+  }
+  interface FastifyContextConfig {
+    op?: Operation
+  }
+}
+
+export function requirePrincipal(p: Principal | null): Principal {
+  if (!p) throw new Error('route declared auth: key but no principal was set')
+  return p
+}
+
+export function requireSession(s: Session | null): Session {
+  if (!s) throw new Error('route declared auth: session but no session was set')
+  return s
+}

@@ -1,0 +1,76 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { microsToUsd } from '../../contract/pricing.ts'
+import type { ServiceContext } from '../../services/context.ts'
+import { completeLogin, normaliseEmail, requestLogin } from '../../services/identity/login.ts'
+import { provisionFree, provisionKey } from '../../services/identity/provision.ts'
+import { SESSION_TTL_S } from '../../services/identity/session.ts'
+import { takeIpToken } from '../../services/limits.ts'
+import { SESSION_COOKIE } from '../auth-hook.ts'
+import { requireSession } from '../request-state.ts'
+import type { RouteTable } from './types.ts'
+
+const iso = (ms: number) => new Date(ms).toISOString()
+
+export function authRoutes(ctx: ServiceContext): RouteTable {
+  const secure = ctx.config.publicUrl.startsWith('https:')
+  return {
+    login: async (req, reply) => {
+      const b = req.body as { email: string; next?: string }
+      await takeIpToken(ctx, 'login', req.ip)
+      await takeIpToken(ctx, 'loginEmail', normaliseEmail(b.email))
+      await requestLogin(ctx, b.email, b.next)
+      reply.code(202)
+      return {
+        status: 'sent',
+        expires_in: 900,
+        detail: 'If the address can receive mail, a sign-in link is on its way.',
+      }
+    },
+    loginCallback: async (req: FastifyRequest, reply: FastifyReply) => {
+      const q = req.query as { token: string; next?: string }
+      const done = await completeLogin(ctx, q.token, q.next)
+      reply.setCookie(SESSION_COOKIE, done.sessionJwt, {
+        httpOnly: true,
+        secure,
+        sameSite: 'lax',
+        path: '/',
+        maxAge: SESSION_TTL_S,
+      })
+      reply.header('Cache-Control', 'no-store')
+      if (done.next) return reply.redirect(done.next, 303)
+      return {
+        session_jwt: done.sessionJwt,
+        token_type: 'Bearer',
+        expires_in: done.expiresIn,
+        account_id: done.accountId,
+        email: done.email,
+      }
+    },
+    provision: async (req, reply) => {
+      const b = req.body as { name?: string; environment: 'live' | 'test' }
+      const k = await provisionKey(ctx, requireSession(req.session), b)
+      reply.code(201).header('Cache-Control', 'no-store')
+      return {
+        api_key: k.apiKey,
+        key_id: k.record.id,
+        environment: k.record.environment,
+        created_at: iso(k.record.createdAt),
+        account_id: k.record.accountId,
+      }
+    },
+    provisionFree: async (req, reply) => {
+      await takeIpToken(ctx, 'provisionFree', req.ip)
+      const b = (req.body ?? {}) as { name?: string }
+      const k = await provisionFree(ctx, b)
+      reply.code(201).header('Cache-Control', 'no-store')
+      return {
+        api_key: k.apiKey,
+        key_id: k.record.id,
+        environment: 'live',
+        created_at: iso(k.record.createdAt),
+        account_id: k.record.accountId,
+        balance_usd: microsToUsd(k.balanceMicros),
+      }
+    },
+  }
+}

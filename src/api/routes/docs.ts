@@ -1,0 +1,55 @@
+import { readFile } from 'node:fs/promises'
+import { WIRE_ERRORS } from '../../contract/errors.ts'
+import { buildOpenApi } from '../../contract/openapi.ts'
+import { AppError } from '../../platform/errors.ts'
+import type { ServiceContext } from '../../services/context.ts'
+import { bearerOf } from '../auth-hook.ts'
+import type { PromMetrics } from '../prom.ts'
+import type { RouteTable } from './types.ts'
+
+const METHODOLOGY = new URL('../../../docs/methodology.md', import.meta.url)
+
+const escapeHtml = (s: string) =>
+  s.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
+  )
+
+function errorsPage(): string {
+  const rows = Object.entries(WIRE_ERRORS)
+    .map(
+      ([code, e]) =>
+        `<tr id="${code.toLowerCase()}"><td><code>${code}</code></td><td>${e.status}</td><td>${escapeHtml(e.title)}</td></tr>`,
+    )
+    .join('\n')
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>erm3 errors</title></head><body>
+<h1>erm3 errors</h1>
+<p>Every error is <code>application/problem+json</code> (RFC 9457) with <code>type</code>, <code>title</code>, <code>status</code>,
+<code>detail</code>, <code>instance</code>, <code>code</code> and <code>request_id</code>. OAuth endpoints answer
+<code>{error, error_description}</code> (RFC 6749).</p>
+<table><thead><tr><th>code</th><th>status</th><th>meaning</th></tr></thead><tbody>
+${rows}
+</tbody></table></body></html>`
+}
+
+export function docsRoutes(ctx: ServiceContext, prom: PromMetrics): RouteTable {
+  const openapi = JSON.stringify(buildOpenApi({ publicUrl: ctx.config.publicUrl }))
+  const errors = errorsPage()
+  let methodology: string | null = null
+  return {
+    getOpenApi: async (_req, reply) =>
+      reply.header('Content-Type', 'application/json; charset=utf-8').send(openapi),
+    getErrorDocs: async (_req, reply) =>
+      reply.header('Content-Type', 'text/html; charset=utf-8').send(errors),
+    getMethodologyDocs: async (_req, reply) => {
+      methodology ??= await readFile(METHODOLOGY, 'utf8')
+      return reply.header('Content-Type', 'text/markdown; charset=utf-8').send(methodology)
+    },
+    getPrometheusMetrics: async (req, reply) => {
+      const token = ctx.config.metricsToken
+      if (token !== null && bearerOf(req) !== token)
+        throw new AppError('MISSING_CREDENTIALS', 'Send Authorization: Bearer <METRICS_TOKEN>')
+      return reply.header('Content-Type', prom.registry.contentType).send(await prom.registry.metrics())
+    },
+  }
+}

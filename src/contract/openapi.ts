@@ -1,0 +1,142 @@
+import type { TSchema } from 'typebox'
+import { problemSchema, WIRE_ERRORS } from './errors.ts'
+import { type Operation, openApiPath } from './operation.ts'
+import { OPERATIONS } from './operations.ts'
+import { CAPABILITIES, microsToUsd } from './pricing.ts'
+
+/** Interface version (DECISIONS.md): OpenAPI info.version and the X-API-Version header. */
+export const API_VERSION = '3.0.0-agent'
+
+type Json = Record<string, unknown>
+
+/**
+ * Replaces nested schemas that carry a `$id` by `$ref`s into components, so the document keeps
+ * the contract's names (AgentMeta, RiskMetadata …) and each is defined once.
+ */
+function hoist(schema: unknown, components: Record<string, unknown>, top = true): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => hoist(s, components, false))
+  if (schema === null || typeof schema !== 'object') return schema
+  const s = schema as Json
+  const id = typeof s.$id === 'string' ? s.$id : null
+  const copy: Json = {}
+  for (const [k, v] of Object.entries(s)) {
+    if (k === '$id') continue
+    copy[k] =
+      k === 'properties' || k === 'patternProperties'
+        ? mapValues(v as Json, components)
+        : hoist(v, components, false)
+  }
+  if (id && !top) {
+    components[id] = copy
+    return { $ref: `#/components/schemas/${id}` }
+  }
+  if (id) components[id] = copy
+  return id ? { $ref: `#/components/schemas/${id}` } : copy
+}
+
+function mapValues(props: Json, components: Record<string, unknown>): Json {
+  return Object.fromEntries(Object.entries(props).map(([k, v]) => [k, hoist(v, components, false)]))
+}
+
+function parameters(op: Operation): Json[] {
+  const out: Json[] = []
+  const add = (where: 'path' | 'query', schema: TSchema | undefined) => {
+    const s = schema as Json | undefined
+    const props = (s?.properties ?? {}) as Record<string, Json>
+    const required = new Set((s?.required ?? []) as string[])
+    for (const [name, p] of Object.entries(props)) {
+      const { description, ...rest } = p
+      out.push({
+        name,
+        in: where,
+        required: where === 'path' || required.has(name),
+        ...(description ? { description } : {}),
+        schema: rest,
+      })
+    }
+  }
+  add('path', op.params)
+  add('query', op.querystring)
+  return out
+}
+
+function pricingOf(op: Operation): Json | undefined {
+  const c = CAPABILITIES.find((x) => x.operationId === op.id)
+  if (!c) return undefined
+  return {
+    capability_id: c.id,
+    tier: c.tier,
+    model: c.model,
+    cost_usd: microsToUsd(c.unitMicros),
+    billing_code: c.billingCode,
+    ...(c.minChargeMicros !== null ? { min_charge: microsToUsd(c.minChargeMicros) } : {}),
+  }
+}
+
+function operationObject(op: Operation, components: Record<string, unknown>): Json {
+  const okContent = op.contentType
+    ? { [op.contentType.split(';')[0] as string]: { schema: { type: 'string' } } }
+    : { 'application/json': { schema: hoist(op.response, components) } }
+  const responses: Json = {
+    [String(op.status)]: { description: 'Success', content: okContent },
+  }
+  for (const status of [...op.errors, 500]) {
+    const codes = Object.entries(WIRE_ERRORS)
+      .filter(([, e]) => e.status === status)
+      .map(([c]) => c)
+    responses[String(status)] = {
+      description: codes.join(', ') || 'Error',
+      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+    }
+  }
+  const pricing = pricingOf(op)
+  return {
+    operationId: op.id,
+    summary: op.summary,
+    ...(op.description ? { description: op.description } : {}),
+    tags: op.tags,
+    security: op.auth === 'key' ? [{ bearerKey: [] }] : op.auth === 'session' ? [{ sessionJwt: [] }] : [],
+    parameters: parameters(op),
+    ...(op.body
+      ? {
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: hoist(op.body, components) } },
+          },
+        }
+      : {}),
+    responses,
+    ...(pricing ? { 'x-pricing': pricing } : {}),
+  }
+}
+
+/** The OpenAPI 3.1 document of every operation in the contract. */
+export function buildOpenApi(opts: { publicUrl: string; operations?: readonly Operation[] }): Json {
+  const components: Record<string, unknown> = {}
+  hoist(problemSchema, components)
+  const paths: Record<string, Json> = {}
+  for (const op of opts.operations ?? OPERATIONS) {
+    const p = openApiPath(op.path)
+    paths[p] ??= {}
+    ;(paths[p] as Json)[op.method.toLowerCase()] = operationObject(op, components)
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'erm3 — equity risk decomposition API',
+      version: API_VERSION,
+      description:
+        'Market / sector / subsector / residual decomposition of US equities. Metered against a prepaid balance; cached responses are free.',
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
+    servers: [{ url: opts.publicUrl }],
+    paths,
+    components: {
+      schemas: components,
+      securitySchemes: {
+        bearerKey: { type: 'http', scheme: 'bearer', description: 'API key erm_{agent|user}_{live|test}_…' },
+        sessionJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+      },
+    },
+  }
+}

@@ -1,0 +1,38 @@
+import type { TSchema } from 'typebox'
+
+/**
+ * One HTTP operation of the interface, declared once: the server registers it (validation and
+ * serialisation), the OpenAPI document, the MCP tool schemas and the typed client derive from it.
+ */
+export type AuthMode = 'key' | 'session' | 'none'
+
+export interface Operation {
+  id: string
+  method: 'GET' | 'POST' | 'DELETE'
+  /** Fastify-style path (`/metrics/:ticker`); OpenAPI gets `{ticker}`. */
+  path: string
+  summary: string
+  description?: string
+  tags: string[]
+  auth: AuthMode
+  /** Data endpoints: lineage headers and `_metadata`. */
+  lineage?: boolean
+  params?: TSchema
+  querystring?: TSchema
+  body?: TSchema
+  /** Success status and schema. For non-JSON documents, `contentType` says what is served. */
+  status: 200 | 201 | 202 | 204
+  response: TSchema
+  contentType?: string
+  /** Statuses this operation may answer with an error (problem+json), besides 500. */
+  errors: number[]
+}
+
+export function defineOperation(op: Operation): Operation {
+  return op
+}
+
+/** `/metrics/:ticker` → `/metrics/{ticker}`. */
+export function openApiPath(path: string): string {
+  return path.replace(/:([A-Za-z_]+)/g, '{$1}')
+}

@@ -1,0 +1,205 @@
+import { Type } from 'typebox'
+import { defineOperation } from '../operation.ts'
+import { IsoDate, IsoDateTime, Nullable } from '../schemas.ts'
+
+/** Free account operations: balance, invoices, pricing, estimate, health. */
+
+export const balanceResponseSchema = Type.Object(
+  {
+    account_id: Type.String(),
+    balance_usd: Type.Number(),
+    currency: Type.Literal('USD'),
+    environment: Type.Union([Type.Literal('live'), Type.Literal('test')]),
+    status: Type.Object({
+      can_make_requests: Type.Boolean(),
+      billing: Type.String({ description: 'prepaid | sandbox (test keys never move the balance)' }),
+    }),
+    limits: Type.Object({
+      requests_per_minute: Type.Integer(),
+      burst: Type.Integer(),
+      max_concurrent: Type.Integer(),
+    }),
+  },
+  { $id: 'BalanceResponse' },
+)
+
+export const getBalance = defineOperation({
+  id: 'getBalance',
+  method: 'GET',
+  path: '/balance',
+  summary: 'Prepaid balance, whether the key can make requests, and its real limits',
+  tags: ['account'],
+  auth: 'key',
+  status: 200,
+  response: balanceResponseSchema,
+  errors: [401, 429],
+})
+
+const invoiceSchema = Type.Object({
+  id: Type.String(),
+  kind: Type.Union([
+    Type.Literal('topup'),
+    Type.Literal('credit'),
+    Type.Literal('refund'),
+    Type.Literal('debit'),
+  ]),
+  amount_usd: Type.Number({ description: 'Signed: debits are negative' }),
+  capability: Nullable(Type.String()),
+  request_id: Nullable(Type.String()),
+  reference: Nullable(Type.String()),
+  created_at: IsoDateTime,
+})
+
+export const invoicesQuerySchema = Type.Object(
+  {
+    period: Type.Optional(
+      Type.Union(
+        [Type.Literal('month'), Type.Literal('quarter'), Type.Literal('year'), Type.Literal('all')],
+        {
+          default: 'month',
+          description: 'Current calendar month, quarter or year (UTC), or all time',
+        },
+      ),
+    ),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+  },
+  { additionalProperties: false },
+)
+
+export const getInvoices = defineOperation({
+  id: 'getInvoices',
+  method: 'GET',
+  path: '/invoices',
+  summary: 'Ledger-backed spend summary and entries for a period',
+  tags: ['account'],
+  auth: 'key',
+  querystring: invoicesQuerySchema,
+  status: 200,
+  response: Type.Object(
+    {
+      account_id: Type.String(),
+      summary: Type.Object({
+        period: Type.String(),
+        from: Nullable(IsoDate),
+        to: IsoDate,
+        spent_usd: Type.Number(),
+        requests: Type.Integer(),
+        top_ups_usd: Type.Number(),
+      }),
+      invoices: Type.Array(invoiceSchema),
+      truncated: Type.Boolean(),
+    },
+    { $id: 'InvoicesResponse' },
+  ),
+  errors: [400, 401, 429],
+})
+
+const pricingEntrySchema = Type.Object({
+  capability_id: Type.String(),
+  method: Type.String(),
+  path: Type.String(),
+  model: Type.String(),
+  cost_usd: Type.Number(),
+  min_charge: Nullable(Type.Number()),
+  billing_code: Type.String(),
+  tier: Type.String(),
+  description: Type.String(),
+})
+
+export const getPricing = defineOperation({
+  id: 'getPricing',
+  method: 'GET',
+  path: '/pricing',
+  summary: 'Per-capability prices (USD) of every metered operation',
+  tags: ['account'],
+  auth: 'none',
+  status: 200,
+  response: Type.Object(
+    {
+      currency: Type.Literal('USD'),
+      cached_responses_free: Type.Boolean(),
+      min_top_up_usd: Type.Number(),
+      capabilities: Type.Array(pricingEntrySchema),
+      free: Type.Array(Type.String()),
+    },
+    { $id: 'PricingResponse' },
+  ),
+  errors: [],
+})
+
+export const estimateRequestSchema = Type.Object(
+  {
+    operation: Type.String({
+      description: 'Operation id (e.g. getMetrics), capability id, or "METHOD /path"',
+    }),
+    params: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  },
+  { additionalProperties: false },
+)
+
+export const estimate = defineOperation({
+  id: 'estimate',
+  method: 'POST',
+  path: '/estimate',
+  summary: 'Cost of an operation with given parameters, before calling it',
+  tags: ['account'],
+  auth: 'none',
+  body: estimateRequestSchema,
+  status: 200,
+  response: Type.Object(
+    {
+      estimated_cost_usd: Type.Number(),
+      capability: Type.String(),
+      pricing_model: Type.Union([
+        Type.Literal('per_request'),
+        Type.Literal('per_position'),
+        Type.Literal('per_token'),
+        Type.Literal('subscription'),
+      ]),
+      note: Type.String(),
+      estimated_rows: Type.Optional(Type.Integer()),
+      unit_cost_usd: Type.Optional(Type.Number()),
+      min_charge: Type.Optional(Type.Number()),
+    },
+    { $id: 'EstimateResponse' },
+  ),
+  errors: [400, 404, 415],
+})
+
+const componentSchema = Type.Object({ ok: Type.Boolean(), backend: Type.String(), detail: Type.String() })
+
+export const getHealth = defineOperation({
+  id: 'getHealth',
+  method: 'GET',
+  path: '/health',
+  summary: 'Service health: model store freshness, database and limiter backends, degraded states',
+  tags: ['account'],
+  auth: 'none',
+  status: 200,
+  response: Type.Object(
+    {
+      status: Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('down')]),
+      version: Type.String(),
+      uptime_s: Type.Number(),
+      model: Type.Object({
+        ok: Type.Boolean(),
+        model_version: Nullable(Type.String()),
+        data_as_of: Nullable(IsoDate),
+        built_at: Nullable(Type.String()),
+        stale_days: Nullable(
+          Type.Integer({ description: 'Trading-calendar-free age of data_as_of in days' }),
+        ),
+        sandbox_data_as_of: Nullable(IsoDate),
+      }),
+      database: componentSchema,
+      limits: Type.Object({
+        ok: Type.Boolean(),
+        backend: Type.String(),
+        degraded: Type.Boolean(),
+        detail: Type.String(),
+      }),
+    },
+    { $id: 'HealthResponse' },
+  ),
+  errors: [],
+})

@@ -1,0 +1,118 @@
+import { Type } from 'typebox'
+import { defineOperation } from '../operation.ts'
+import {
+  agentMetaSchema,
+  IsoDate,
+  Nullable,
+  NullableNumber,
+  riskMetadataSchema,
+  TickerParam,
+} from '../schemas.ts'
+
+/** GET /metrics/{ticker}: MetricsSnapshotResponse (spec §2.1–§2.3). */
+
+export const METRICS_V3_FIELDS = [
+  'vol_23d',
+  'vol_252d_ann',
+  'price_close',
+  'market_cap',
+  'stock_var',
+  'l1_mkt_hr',
+  'l1_mkt_er',
+  'l1_res_er',
+  'l2_mkt_hr',
+  'l2_sec_hr',
+  'l2_mkt_er',
+  'l2_sec_er',
+  'l2_res_er',
+  'l3_mkt_hr',
+  'l3_sec_hr',
+  'l3_sub_hr',
+  'l3_mkt_er',
+  'l3_sec_er',
+  'l3_sub_er',
+  'l3_res_er',
+  'l1_cfr',
+  'l2_cfr',
+  'l3_cfr',
+  'l1_fr',
+  'l2_fr',
+  'l3_fr',
+  'l1_rr',
+  'l2_rr',
+  'l3_rr',
+  'lstar_rr',
+  'l1_mkt_beta',
+  'l2_sec_beta',
+  'l3_sub_beta',
+] as const
+
+export const metricsV3Schema = Type.Object(
+  {
+    ...Object.fromEntries(METRICS_V3_FIELDS.map((f) => [f, NullableNumber])),
+    lstar_level: Nullable(Type.Union([Type.Literal(1), Type.Literal(2), Type.Literal(3)])),
+  },
+  { $id: 'MetricsV3' },
+)
+
+const levelEnum = Nullable(Type.Union([Type.Literal('L1'), Type.Literal('L2'), Type.Literal('L3')]))
+
+export const levelHedgeSnapshotSchema = Type.Object(
+  {
+    market_hr: NullableNumber,
+    sector_hr: NullableNumber,
+    subsector_hr: NullableNumber,
+    market_er: NullableNumber,
+    sector_er: NullableNumber,
+    subsector_er: NullableNumber,
+    residual_er: NullableNumber,
+    hedge_etfs: Type.Object({
+      market: Type.String(),
+      sector: Nullable(Type.String()),
+      subsector: Nullable(Type.String()),
+    }),
+  },
+  { $id: 'LevelHedgeSnapshot' },
+)
+
+export const hedgeLevelsSchema = Type.Object(
+  {
+    L1: levelHedgeSnapshotSchema,
+    L2: levelHedgeSnapshotSchema,
+    L3: levelHedgeSnapshotSchema,
+    recommended_level: Type.Optional(levelEnum),
+    statistical_lstar: Type.Optional(levelEnum),
+  },
+  { $id: 'HedgeLevelsBlock' },
+)
+
+export const metricsSnapshotSchema = Type.Object(
+  {
+    symbol: Type.String(),
+    ticker: Type.String(),
+    teo: IsoDate,
+    periodicity: Type.String(),
+    metrics: metricsV3Schema,
+    display: Type.Record(Type.String(), Type.String()),
+    meta: Type.Object({ sector_etf: Nullable(Type.String()), asset_type: Nullable(Type.String()) }),
+    hedge_levels: Type.Optional(Nullable(hedgeLevelsSchema)),
+    _metadata: riskMetadataSchema,
+    _agent: agentMetaSchema,
+  },
+  { $id: 'MetricsSnapshotResponse' },
+)
+
+export const getMetrics = defineOperation({
+  id: 'getMetrics',
+  method: 'GET',
+  path: '/metrics/:ticker',
+  summary:
+    'Latest MetricsV3 snapshot of a ticker: HR, ER, betas, factor/residual returns, Lstar, hedge levels',
+  tags: ['data'],
+  auth: 'key',
+  lineage: true,
+  params: Type.Object({ ticker: TickerParam }),
+  status: 200,
+  response: metricsSnapshotSchema,
+  errors: [400, 401, 402, 404, 429],
+})

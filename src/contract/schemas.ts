@@ -1,0 +1,43 @@
+import { type TSchema, Type } from 'typebox'
+
+/** Schema helpers shared by the contract's operations. */
+export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()])
+export const NullableNumber = Nullable(Type.Number())
+export const IsoDate = Type.String({ format: 'date', description: 'YYYY-MM-DD' })
+export const IsoDateTime = Type.String({ format: 'date-time' })
+
+export const agentMetaSchema = Type.Object(
+  {
+    cost_usd: Type.Number({ description: 'Charged for this call; 0 when served from cache' }),
+    latency_ms: Type.Integer(),
+    request_id: Type.String(),
+    confidence: Type.Object({
+      overall: Type.Number({ minimum: 0, maximum: 1 }),
+      factors: Type.Record(Type.String(), Type.Number()),
+    }),
+    data_freshness: IsoDateTime,
+    billing_code: Type.String(),
+    cache_status: Type.Union([Type.Literal('HIT'), Type.Literal('MISS'), Type.Literal('BYPASS')]),
+  },
+  { $id: 'AgentMeta' },
+)
+
+export const riskMetadataSchema = Type.Object(
+  {
+    model_version: Type.String({ pattern: '^ERM3-L3-v[0-9]+$' }),
+    data_as_of: IsoDate,
+    factor_set_id: Type.String(),
+    universe_size: Type.Integer(),
+    wiki_uri: Type.String({ format: 'uri' }),
+    factors: Type.Array(Type.String()),
+    data_source: Type.Literal('zarr'),
+    range: Type.Optional(Type.Array(IsoDate, { minItems: 2, maxItems: 2 })),
+  },
+  { $id: 'RiskMetadata' },
+)
+
+export const TickerParam = Type.String({
+  minLength: 1,
+  maxLength: 32,
+  description: 'Ticker (case-insensitive)',
+})

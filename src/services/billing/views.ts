@@ -1,0 +1,178 @@
+import { openApiPath } from '../../contract/operation.ts'
+import { OPERATIONS, operationById } from '../../contract/operations.ts'
+import { CAPABILITIES, type Capability, chargeMicros, microsToUsd } from '../../contract/pricing.ts'
+import { AppError } from '../../platform/errors.ts'
+import type { LedgerEntry } from '../../store/accounts/types.ts'
+import type { ServiceContext } from '../context.ts'
+import type { Principal } from '../identity/keys.ts'
+import { KEY_RULES, MAX_CONCURRENT } from '../limits.ts'
+import { MIN_TOP_UP_USD } from './meter.ts'
+
+/** Capabilities whose operation this server actually exposes (nothing is priced that does not exist). */
+export function servedCapabilities(): Capability[] {
+  return CAPABILITIES.filter((c) => operationById(c.operationId))
+}
+
+export async function balanceView(ctx: ServiceContext, p: Principal) {
+  const rule = KEY_RULES[p.tier]
+  const limits = { requests_per_minute: rule.limit, burst: rule.burst, max_concurrent: MAX_CONCURRENT }
+  if (p.environment === 'test') {
+    const b = await ctx.accounts.balance(p.accountId)
+    return {
+      account_id: p.accountId,
+      balance_usd: microsToUsd(b.balanceMicros),
+      currency: 'USD' as const,
+      environment: 'test' as const,
+      status: { can_make_requests: true, billing: 'sandbox' },
+      limits,
+    }
+  }
+  const b = await ctx.accounts.balance(p.accountId)
+  const cheapest = Math.min(...servedCapabilities().map((c) => chargeMicros(c)))
+  return {
+    account_id: p.accountId,
+    balance_usd: microsToUsd(b.balanceMicros),
+    currency: 'USD' as const,
+    environment: 'live' as const,
+    status: { can_make_requests: b.balanceMicros - b.reservedMicros >= cheapest, billing: 'prepaid' },
+    limits,
+  }
+}
+
+export type InvoicePeriod = 'month' | 'quarter' | 'year' | 'all'
+
+/** [from, to) of the current calendar period in UTC. */
+export function periodRange(period: InvoicePeriod, now: number): { from: number; to: number } {
+  const d = new Date(now)
+  const y = d.getUTCFullYear()
+  const m = d.getUTCMonth()
+  const to = Date.UTC(y, m + 1, 1)
+  if (period === 'all') return { from: 0, to: Number.MAX_SAFE_INTEGER }
+  if (period === 'year') return { from: Date.UTC(y, 0, 1), to: Date.UTC(y + 1, 0, 1) }
+  if (period === 'quarter') {
+    const q = Math.floor(m / 3) * 3
+    return { from: Date.UTC(y, q, 1), to: Date.UTC(y, q + 3, 1) }
+  }
+  return { from: Date.UTC(y, m, 1), to }
+}
+
+const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10)
+
+export async function invoicesView(ctx: ServiceContext, p: Principal, period: InvoicePeriod, limit: number) {
+  const now = ctx.now()
+  const range = periodRange(period, now)
+  const [summary, rows] = await Promise.all([
+    ctx.accounts.summary(p.accountId, range),
+    ctx.accounts.entries(p.accountId, { ...range, limit: limit + 1 }),
+  ])
+  const shown = rows.slice(0, limit)
+  return {
+    account_id: p.accountId,
+    summary: {
+      period,
+      from: period === 'all' ? null : isoDay(range.from),
+      to: isoDay(Math.min(range.to, now + 86_400_000) - 1),
+      spent_usd: microsToUsd(summary.spentMicros),
+      requests: summary.requests,
+      top_ups_usd: microsToUsd(summary.topUpsMicros),
+    },
+    invoices: shown.map((e: LedgerEntry) => ({
+      id: e.id,
+      kind: e.kind,
+      amount_usd: microsToUsd(e.amountMicros),
+      capability: e.capability,
+      request_id: e.requestId,
+      reference: e.reference,
+      created_at: new Date(e.createdAt).toISOString(),
+    })),
+    truncated: rows.length > limit,
+  }
+}
+
+const FREE_OPERATIONS = ['getTickers', 'getBalance', 'getInvoices', 'getHealth', 'getPricing', 'estimate']
+
+export function pricingView() {
+  return {
+    currency: 'USD' as const,
+    cached_responses_free: true,
+    min_top_up_usd: MIN_TOP_UP_USD,
+    capabilities: servedCapabilities().map((c) => {
+      const op = operationById(c.operationId) as NonNullable<ReturnType<typeof operationById>>
+      return {
+        capability_id: c.id,
+        method: op.method,
+        path: openApiPath(op.path),
+        model: c.model,
+        cost_usd: microsToUsd(c.unitMicros),
+        min_charge: c.minChargeMicros === null ? null : microsToUsd(c.minChargeMicros),
+        billing_code: c.billingCode,
+        tier: c.tier,
+        description: c.description,
+      }
+    }),
+    free: OPERATIONS.filter((o) => FREE_OPERATIONS.includes(o.id)).map(
+      (o) => `${o.method} ${openApiPath(o.path)}`,
+    ),
+  }
+}
+
+/** Finds the capability of `operation` given as an operation id, a capability id or "METHOD /path". */
+function findCapability(operation: string): Capability | null {
+  const text = operation.trim()
+  const m = /^(GET|POST)\s+(\S+)$/i.exec(text)
+  const served = servedCapabilities()
+  if (m) {
+    const [method, path] = [(m[1] as string).toUpperCase(), m[2] as string]
+    return (
+      served.find((c) => {
+        const op = operationById(c.operationId)
+        if (!op || op.method !== method) return false
+        const re = new RegExp(`^${openApiPath(op.path).replace(/\{[^}]+\}/g, '[^/]+')}$`)
+        return re.test(path)
+      }) ?? null
+    )
+  }
+  return served.find((c) => c.id === text || c.operationId === text) ?? null
+}
+
+function positionsOf(params: Record<string, unknown>): number {
+  const t = params.tickers ?? params.portfolio
+  return Array.isArray(t) ? t.length : 1
+}
+
+export function estimateCost(operation: string, params: Record<string, unknown> = {}) {
+  const c = findCapability(operation)
+  if (!c) {
+    const op = OPERATIONS.find(
+      (o) => o.id === operation || `${o.method} ${openApiPath(o.path)}` === operation,
+    )
+    if (op) {
+      return {
+        estimated_cost_usd: 0,
+        capability: op.id,
+        pricing_model: 'per_request' as const,
+        note: 'This operation is free.',
+      }
+    }
+    throw new AppError(
+      'NOT_FOUND',
+      `Unknown operation ${JSON.stringify(operation)}: see GET /pricing for capability ids`,
+    )
+  }
+  const positions = positionsOf(params)
+  if (c.model === 'per_position' && positions > 100)
+    throw new AppError('TOO_MANY_TICKERS', `At most 100 tickers per call, got ${positions}`)
+  const cost = chargeMicros(c, positions)
+  return {
+    estimated_cost_usd: microsToUsd(cost),
+    capability: c.id,
+    pricing_model: c.model,
+    note:
+      c.model === 'per_position'
+        ? `${microsToUsd(c.unitMicros)} USD per successful position${c.minChargeMicros ? `, minimum ${microsToUsd(c.minChargeMicros)} USD per call` : ''}; failed positions are not charged; cached responses are free.`
+        : 'Charged per successful call; errors and cached responses are free.',
+    ...(c.model === 'per_position' ? { estimated_rows: positions } : {}),
+    unit_cost_usd: microsToUsd(c.unitMicros),
+    ...(c.minChargeMicros !== null ? { min_charge: microsToUsd(c.minChargeMicros) } : {}),
+  }
+}

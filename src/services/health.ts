@@ -1,0 +1,38 @@
+import type { ServiceContext } from './context.ts'
+
+const startedAt = Date.now()
+export const SERVICE_VERSION = '0.1.0'
+
+/** Whole days between a data_as_of date and now (calendar days; weekends count). */
+function ageDays(iso: string, now: number): number {
+  return Math.floor((now - Date.parse(`${iso}T00:00:00Z`)) / 86_400_000)
+}
+
+/** GET /health: every component, and the worst of them as `status`. */
+export async function healthView(ctx: ServiceContext) {
+  const live = ctx.models.peek('live')
+  const sandbox = ctx.models.peek('test')
+  const [database, limits] = await Promise.all([
+    ctx.accounts.health().catch((e: Error) => ({ ok: false, detail: e.message })),
+    ctx.limits.health().catch((e: Error) => ({ ok: false, degraded: true, detail: e.message })),
+  ])
+  const now = ctx.now()
+  const model = {
+    ok: live !== null,
+    model_version: live?.manifest.model_version ?? null,
+    data_as_of: live?.dataAsOf ?? null,
+    built_at: live?.manifest.built_at ?? null,
+    stale_days: live ? ageDays(live.dataAsOf, now) : null,
+    sandbox_data_as_of: sandbox?.dataAsOf ?? null,
+  }
+  const down = !database.ok || !model.ok || !limits.ok
+  const degraded = limits.degraded || sandbox === null
+  return {
+    status: down ? ('down' as const) : degraded ? ('degraded' as const) : ('ok' as const),
+    version: SERVICE_VERSION,
+    uptime_s: Math.round((Date.now() - startedAt) / 1000),
+    model,
+    database: { ok: database.ok, backend: ctx.accounts.backend, detail: database.detail },
+    limits: { ok: limits.ok, backend: ctx.limits.backend, degraded: limits.degraded, detail: limits.detail },
+  }
+}

@@ -1,0 +1,107 @@
+import { METRICS_V3_FIELDS } from '../contract/ops/metrics.ts'
+import { etfName, MARKET_ETF } from '../data/etf-registry.ts'
+import type { ModelStore } from '../store/model-store/reader.ts'
+import type { ModelEnvironment, ModelRegistry } from './models.ts'
+import { resolveTicker } from './tickers.ts'
+
+type Num = number | null
+const num = (v: number | undefined): Num => (v === undefined || Number.isNaN(v) ? null : v)
+const LEVEL_CODE_FIELDS = ['lstar_level', 'recommended_level', 'sector_etf', 'subsector_etf'] as const
+
+function levelName(code: number | undefined): 'L1' | 'L2' | 'L3' | null {
+  return code === 1 ? 'L1' : code === 2 ? 'L2' : code === 3 ? 'L3' : null
+}
+
+function etfOf(store: ModelStore, code: number | undefined): string | null {
+  return code === undefined || code < 0 ? null : (store.etfs[code] ?? null)
+}
+
+/** A confidence in [0, 1] per factor and overall (their minimum); see docs/api.md. */
+export function confidenceOf(
+  m: Record<string, Num>,
+  fresh: boolean,
+): { overall: number; factors: Record<string, number> } {
+  const ers = [m.l3_mkt_er, m.l3_sec_er, m.l3_sub_er, m.l3_res_er]
+  const populated = ers.filter((x) => x !== null).length / 4
+  const sum = ers.reduce<number>((a, x) => a + (x ?? 0), 0)
+  const factors = {
+    model_coverage: populated,
+    er_identity: populated === 0 ? 0 : Math.max(0, 1 - Math.abs(sum - 1) / 0.05),
+    freshness: fresh ? 1 : 0.5,
+  }
+  return { overall: Math.min(...Object.values(factors)), factors }
+}
+
+/** MetricsSnapshotResponse (spec §2.2) of a ticker's latest model state, without `_agent`. */
+export async function metricsSnapshot(models: ModelRegistry, env: ModelEnvironment, rawTicker: string) {
+  const store = models.store(env)
+  const r = resolveTicker(store, rawTicker)
+  const meta = store.symbols[r.index]
+  const { t, values } = await store.latest(r.index, [...METRICS_V3_FIELDS, ...LEVEL_CODE_FIELDS])
+  const metrics: Record<string, Num> = {}
+  for (const f of METRICS_V3_FIELDS) metrics[f] = num(values[f])
+  const lstar = values.lstar_level
+  metrics.lstar_level = lstar === 1 || lstar === 2 || lstar === 3 ? lstar : null
+  const sectorEtf = etfOf(store, values.sector_etf)
+  const subsectorEtf = etfOf(store, values.subsector_etf)
+  const teo = t >= 0 ? store.date(t) : store.dataAsOf
+  const level = (
+    mkt: Num,
+    sec: Num,
+    sub: Num,
+    ers: [Num, Num, Num, Num],
+    etfs: [string | null, string | null],
+  ) => ({
+    market_hr: mkt,
+    sector_hr: sec,
+    subsector_hr: sub,
+    market_er: ers[0],
+    sector_er: ers[1],
+    subsector_er: ers[2],
+    residual_er: ers[3],
+    hedge_etfs: { market: MARKET_ETF, sector: etfs[0], subsector: etfs[1] },
+  })
+  const m = metrics
+  const hedgeLevels =
+    m.l1_mkt_hr === null
+      ? null
+      : {
+          L1: level(m.l1_mkt_hr, null, null, [m.l1_mkt_er, null, null, m.l1_res_er], [null, null]),
+          L2: level(
+            m.l2_mkt_hr,
+            m.l2_sec_hr,
+            null,
+            [m.l2_mkt_er, m.l2_sec_er, null, m.l2_res_er],
+            [sectorEtf, null],
+          ),
+          L3: level(
+            m.l3_mkt_hr,
+            m.l3_sec_hr,
+            m.l3_sub_hr,
+            [m.l3_mkt_er, m.l3_sec_er, m.l3_sub_er, m.l3_res_er],
+            [sectorEtf, subsectorEtf],
+          ),
+          recommended_level: levelName(values.recommended_level),
+          statistical_lstar: levelName(values.lstar_level),
+        }
+  const display: Record<string, string> = {
+    name: meta?.name ?? r.symbol,
+    market_etf: `${MARKET_ETF} — ${etfName(MARKET_ETF)}`,
+  }
+  if (sectorEtf) display.sector_etf = `${sectorEtf} — ${etfName(sectorEtf)}`
+  if (subsectorEtf) display.subsector_etf = `${subsectorEtf} — ${etfName(subsectorEtf)}`
+  if (meta?.sector) display.sector = meta.sector
+  if (meta?.industry) display.industry = meta.industry
+  const body = {
+    symbol: r.symbol,
+    ticker: r.ticker,
+    teo,
+    periodicity: 'daily',
+    metrics,
+    display,
+    meta: { sector_etf: sectorEtf, asset_type: meta?.asset_type ?? null },
+    hedge_levels: hedgeLevels,
+    _metadata: models.metadata(store, [teo, teo]),
+  }
+  return { body, store, confidence: confidenceOf(metrics, teo === store.dataAsOf) }
+}

@@ -1,0 +1,73 @@
+import { MARKET_ETF, SECTOR_ETFS } from '../data/etf-registry.ts'
+import { AppError } from '../platform/errors.ts'
+import type { ModelStore } from '../store/model-store/reader.ts'
+
+export type ModelEnvironment = 'live' | 'test'
+
+/** `_metadata` of data responses (spec §2.10). */
+export interface RiskMetadata {
+  model_version: string
+  data_as_of: string
+  factor_set_id: string
+  universe_size: number
+  wiki_uri: string
+  factors: string[]
+  data_source: 'zarr'
+  range?: [string, string]
+}
+
+export const L3_FACTORS: readonly string[] = [MARKET_ETF, ...[...new Set(Object.values(SECTOR_ETFS))].sort()]
+
+/**
+ * The model stores a node serves: the live build and the sandbox build that test keys read.
+ * Either may be missing while a build is running (requests then get 503 MODEL_NOT_READY).
+ */
+export class ModelRegistry {
+  constructor(
+    private live: ModelStore | null,
+    private sandbox: ModelStore | null,
+    private readonly publicUrl: string,
+  ) {}
+
+  store(env: ModelEnvironment): ModelStore {
+    const s = env === 'live' ? this.live : this.sandbox
+    if (!s) {
+      throw new AppError(
+        'MODEL_NOT_READY',
+        env === 'live' ? 'The model store is not built yet' : 'The sandbox store is not built yet',
+        { retryAfterSeconds: 30 },
+      )
+    }
+    return s
+  }
+
+  peek(env: ModelEnvironment): ModelStore | null {
+    return env === 'live' ? this.live : this.sandbox
+  }
+
+  /** Swaps in a newly built store; the old one is closed after in-flight reads had time to finish. */
+  replace(env: ModelEnvironment, next: ModelStore): void {
+    const old = env === 'live' ? this.live : this.sandbox
+    if (env === 'live') this.live = next
+    else this.sandbox = next
+    if (old && old !== next) setTimeout(() => void old.close(), 30_000).unref()
+  }
+
+  metadata(store: ModelStore, range?: [string, string]): RiskMetadata {
+    const m = store.manifest
+    return {
+      model_version: m.model_version,
+      data_as_of: m.data_as_of,
+      factor_set_id: m.factor_set_id,
+      universe_size: m.universe_size,
+      wiki_uri: `${this.publicUrl}/docs/methodology`,
+      factors: [...L3_FACTORS],
+      data_source: 'zarr',
+      ...(range ? { range } : {}),
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.live?.close(), this.sandbox?.close()])
+  }
+}
