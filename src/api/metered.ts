@@ -6,13 +6,12 @@ import { beginMetered, releaseMetered, settleMetered } from '../services/billing
 import type { ServiceContext } from '../services/context.ts'
 import type { Principal } from '../services/identity/keys.ts'
 import type { RiskMetadata } from '../services/models.ts'
-import type { ModelStore } from '../store/model-store/reader.ts'
 import { requirePrincipal } from './request-state.ts'
 
 /** What a metered service call returns: the body without `_agent`, and what `_agent` needs. */
 export interface MeteredResult {
   body: { _metadata?: RiskMetadata } & Record<string, unknown>
-  store: ModelStore
+  store: { readonly dataAsOf: string }
   confidence: AgentMeta['confidence']
   /** Positions that succeeded (per-position pricing). */
   positions?: number
