@@ -126,15 +126,22 @@ function spread(monthRank: Int16Array[], ends: Int32Array, nDays: number, nSym: 
   })
 }
 
+/** Per day: the day number of the month-end whose ranking applies, -1 before the first one. */
+export function maskDates(calendar: Int32Array, ends: Int32Array = monthEnds(calendar)): Int32Array {
+  const nDays = calendar.length
+  const maskAsOf = new Int32Array(nDays).fill(-1)
+  for (let m = 0; m < ends.length; m++) {
+    maskAsOf.fill(calendar[ends[m]], ends[m] + 1, m + 1 < ends.length ? ends[m + 1] + 1 : nDays)
+  }
+  return maskAsOf
+}
+
 export function computeUniverses(x: UniverseInput): Universes {
   const nSym = x.isStock.length
   const nDays = x.calendar.length
   const valid = validity(x, nDays)
   const ends = monthEnds(x.calendar)
-  const maskAsOf = new Int32Array(nDays).fill(-1)
-  for (let m = 0; m < ends.length; m++) {
-    maskAsOf.fill(x.calendar[ends[m]], ends[m] + 1, m + 1 < ends.length ? ends[m + 1] + 1 : nDays)
-  }
+  const maskAsOf = maskDates(x.calendar, ends)
   // Ranking keys per month-end, gathered symbol by symbol so each symbol's series is read
   // sequentially (the 63-day dollar-volume windows of successive month-ends overlap).
   const capKey = Array.from(ends, () => new Float64Array(nSym).fill(Number.NaN))

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { ModelParams } from '../../model/params.ts'
 import { STOCK_FIELDS, type StockField } from '../../model/stock-kernel.ts'
+import { MODEL_VERSION, STORE_VERSION } from '../../store/model-store/layout.ts'
 import { ModelStore } from '../../store/model-store/reader.ts'
 import type { BlockBuffers } from './block-buffers.ts'
 import type { EngineBlock } from './engine.ts'
@@ -56,6 +57,9 @@ export async function planIncremental(
     return { reason }
   }
   const m = prev.manifest
+  // The same versions write the same arrays and layouts: only those can be extended in place.
+  if (m.model_version !== MODEL_VERSION || m.store_version !== STORE_VERSION)
+    return no('the current build was made by another model or store version')
   if (JSON.stringify(m.parameters) !== JSON.stringify(params)) return no('model parameters changed')
   if (m.dataset.classification !== classificationDigest) return no('securities or factor registry changed')
   const T0 = prev.calendar.length

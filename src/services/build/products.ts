@@ -2,11 +2,9 @@ import {
   activeCount,
   activeMember,
   COHORTS,
-  computeUniverses,
   industryPanelDay,
   type PanelLevel,
   rankAllMetrics,
-  residualReversion,
   reversionDeciles,
 } from '../../model/cross/index.ts'
 import { isoFromDay } from '../../platform/dates.ts'
@@ -22,12 +20,16 @@ import {
 import type { Kept } from './fields.ts'
 import type { IncrementalPlan } from './incremental.ts'
 import type { BuildInputs } from './inputs.ts'
+import { columnsOf, reversionFrom, universesFrom } from './tail.ts'
 
-/** Writes a [day, ·] array; incrementally (old day-chunks hard-linked) when a plan is given. */
+/**
+ * Writes a [day, ·] array; incrementally (old day-chunks hard-linked) when a plan is given, in
+ * which case the columns hold only the rewritten days (see tail.ts).
+ */
 function writer2D(w: StoreBuildWriter, inc: IncrementalPlan | null) {
   return (path: string, columns: Column[], spec: Array2DSpec) =>
     inc
-      ? writeArray2DIncremental(w.dir, inc.prev.dir, path, columns, spec, inc.from)
+      ? writeArray2DIncremental(w.dir, inc.prev.dir, path, columns, spec, inc.from, { requirePrevious: true })
       : writeArray2D(w.dir, path, columns, spec)
 }
 
@@ -50,14 +52,7 @@ export async function writeProducts(
   const write2D = writer2D(w, inc)
   // An incremental build recomputes only the rewritten tail; older chunks are linked.
   const start = inc ? inc.chunkStart : 0
-  const u = computeUniverses({
-    calendar: x.calendar,
-    isStock: x.isStock,
-    close: x.close,
-    returns: x.returns,
-    marketCap: x.marketCap,
-    volume: x.volume,
-  })
+  const u = universesFrom(x, start)
   const spec = (dtype: 'int16' | 'uint8' | 'int8' | 'float64', days = T, symbols = N) => ({
     dtype,
     days,
@@ -72,10 +67,10 @@ export async function writeProducts(
   const active = activeMember(u)
 
   // Residual reversion: z for every stock-day, deciles and quality quintiles for every day.
-  const z = residualReversion(kept.fields.l3_rr)
+  const z = reversionFrom(kept.fields.l3_rr, start)
   await write2D('products/reversion_z', z, spec('float64'))
-  const decile = Array.from({ length: N }, () => new Int8Array(T))
-  const quality = Array.from({ length: N }, () => new Int8Array(T))
+  const decile = columnsOf(Int8Array, N, T)
+  const quality = columnsOf(Int8Array, N, T)
   progress.start('cross-sections', T)
   for (let t = start; t < T; t++) {
     const d = reversionDeciles(z, kept.fields.l3_sub_er, t, (i) => active(i, t))
@@ -117,10 +112,12 @@ async function writeIndustryPanel(
     active,
   }
   for (const level of LEVELS) {
-    const mean = Array.from({ length: nInd }, () => new Float64Array(T).fill(Number.NaN))
-    const variance = Array.from({ length: nInd }, () => new Float64Array(T).fill(Number.NaN))
-    const weight = Array.from({ length: nInd }, () => new Float64Array(T).fill(Number.NaN))
-    const count = Array.from({ length: nInd }, () => new Int32Array(T))
+    // Days before start are never written (linked chunks), so only the rest needs the NaN fill.
+    const nanFrom = (cols: Float64Array[]) => cols.map((c) => c.fill(Number.NaN, start))
+    const mean = nanFrom(columnsOf(Float64Array, nInd, T))
+    const variance = nanFrom(columnsOf(Float64Array, nInd, T))
+    const weight = nanFrom(columnsOf(Float64Array, nInd, T))
+    const count = columnsOf(Int32Array, nInd, T)
     for (let t = start; t < T; t++) {
       // minPeers 1: every industry is stored; the API applies the caller's min_peers.
       const day = industryPanelDay(input, t, level, 1)
@@ -170,12 +167,15 @@ async function writeRankings(
     active,
   }
   const attributes = { day: T - 1, date: isoFromDay(x.calendar[T - 1]) }
+  const writes: [string, Column][] = []
   for (const r of rankAllMetrics(input, T - 1)) {
     const key = `rankings/${r.metric}_${r.window}`
-    await writeArray1D(w.dir, `${key}/value`, r.values, { attributes })
+    writes.push([`${key}/value`, r.values])
     for (const c of COHORTS) {
-      await writeArray1D(w.dir, `${key}/ordinal_${c}`, r.ordinal[c], { attributes })
-      await writeArray1D(w.dir, `${key}/size_${c}`, r.cohortSize[c], { attributes })
+      writes.push([`${key}/ordinal_${c}`, r.ordinal[c]])
+      writes.push([`${key}/size_${c}`, r.cohortSize[c]])
     }
   }
+  // Nearly 200 tiny arrays: in flight together, their directory and file creations overlap.
+  await Promise.all(writes.map(([path, values]) => writeArray1D(w.dir, path, values, { attributes })))
 }

@@ -31,6 +31,9 @@ export async function writeArray2DIncremental(
   columns: Column[],
   spec: Array2DSpec,
   fromDay: number,
+  /** Fail instead of writing everything when the previous array is missing or laid out differently:
+   * for callers whose columns hold only the days from `fromDay`'s chunk on. */
+  opts: { requirePrevious?: boolean } = {},
 ): Promise<void> {
   const g = resolveGrid(columns, spec, path)
   if (!Number.isSafeInteger(fromDay) || fromDay < 0 || fromDay > g.days)
@@ -39,7 +42,11 @@ export async function writeArray2DIncremental(
     throw new Error(`zarr: ${path}: incremental write needs a new root, not the previous store itself`)
   const prevDir = join(prevRoot, normalizePath(path))
   const prev = await readPrevMeta(prevDir, path)
-  if (!prev || !sameLayout(prev, g)) return writeArray2D(root, path, columns, spec)
+  if (!prev || !sameLayout(prev, g)) {
+    if (opts.requirePrevious)
+      throw new Error(`zarr: ${path}: the previous store has no array of this layout to extend`)
+    return writeArray2D(root, path, columns, spec)
+  }
 
   const [prevDays, prevSymbols] = prev.shape
   // Only full day-chunks that were already full in the previous store and stay full now.
