@@ -3,8 +3,8 @@
  * down. State is plain Maps with no timers: idle entries are swept lazily when a map has doubled
  * since the last sweep, so memory stays proportional to the keys actually busy (amortised O(1)).
  */
-import { newId } from '../../platform/ids.ts'
 import { gcraDecision, gcraParams, gcraStep, rescaleTat } from './gcra.ts'
+import { leaseIdGenerator } from './lease-id.ts'
 import type {
   ConcurrencyDecision,
   ConcurrencyLimiter,
@@ -70,6 +70,7 @@ export function createMemoryRateLimiter(): RateLimiter & { readonly size: number
 export function createMemoryConcurrencyLimiter(): ConcurrencyLimiter & { readonly size: number } {
   /** key → (lease id → expiry, epoch ms). Small maps: at most `max` live leases each. */
   const leases = new Map<string, Map<string, number>>()
+  const nextLeaseId = leaseIdGenerator()
   let sweepNow = 0
   const sweep = sweeper(leases, (held) => {
     for (const exp of held.values()) if (exp > sweepNow) return false
@@ -90,7 +91,7 @@ export function createMemoryConcurrencyLimiter(): ConcurrencyLimiter & { readonl
         held = new Map()
         leases.set(key, held)
       }
-      const leaseId = newId('lse', now)
+      const leaseId = nextLeaseId()
       held.set(leaseId, now + ttlMs)
       return { ok: true, leaseId, active: active + 1 }
     },

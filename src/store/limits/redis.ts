@@ -9,8 +9,8 @@
  * failures into local limiting and a degraded /health.
  */
 import { Redis } from 'ioredis'
-import { newId } from '../../platform/ids.ts'
 import { gcraDecision, gcraParams } from './gcra.ts'
+import { leaseIdGenerator } from './lease-id.ts'
 import type { LimitsBackend, RateDecision, RateRule } from './types.ts'
 
 export interface RedisLimitsOptions {
@@ -79,6 +79,7 @@ export function createRedisLimits(url: string, opts: RedisLimitsOptions = {}): L
   const prefix = opts.prefix ?? 'erm3:'
   const connectTimeout = opts.connectTimeoutMs ?? 1000
   let lastError = ''
+  const nextLeaseId = leaseIdGenerator()
   const client = new Redis(url, {
     connectTimeout,
     commandTimeout: opts.commandTimeoutMs ?? 1000,
@@ -139,7 +140,7 @@ export function createRedisLimits(url: string, opts: RedisLimitsOptions = {}): L
     concurrency: {
       async acquire(key: string, max: number, ttlMs: number, now: number) {
         await ready()
-        const leaseId = newId('lse', now)
+        const leaseId = nextLeaseId()
         const [ok, active] = await client.erm3Acquire(`${prefix}k:${key}`, now, now + ttlMs, max, leaseId)
         return ok === 1 ? { ok: true, leaseId, active } : { ok: false, leaseId: null, active }
       },
