@@ -2,7 +2,7 @@
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
-const benches = (process.argv[2] ? [process.argv[2]] : ['synth', 'build', 'parquet', 'zarr', 'cross']).map(
+const benches = (process.argv[2] ? [process.argv[2]] : ['synth', 'build', 'parquet', 'zarr', 'cross', 'limits']).map(
   (b) => fileURLToPath(new URL(`./${b}.ts`, import.meta.url)),
 )
 let failed = 0
