@@ -2,9 +2,9 @@
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
-const benches = (process.argv[2] ? [process.argv[2]] : ['synth', 'build', 'parquet', 'zarr', 'cross', 'limits']).map(
-  (b) => fileURLToPath(new URL(`./${b}.ts`, import.meta.url)),
-)
+const benches = (
+  process.argv[2] ? [process.argv[2]] : ['synth', 'build', 'parquet', 'zarr', 'cross', 'limits']
+).map((b) => fileURLToPath(new URL(`./${b}.ts`, import.meta.url)))
 let failed = 0
 for (const file of benches) {
   console.log(`\n== ${file.split('/').pop()} ==`)
