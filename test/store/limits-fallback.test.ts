@@ -101,8 +101,9 @@ describe('fallback limits', () => {
     const key = freshKey('flaky')
     await drain(fb, key, rule, T0, 2) // shared state: 2 taken
     primary.down = true
-    const local = await drain(fb, key, rule, T0, 6) // local bucket starts full
-    assert.equal(local.filter((d) => d.allowed).length, 5)
+    // Calls in flight when the outage begins all fail; that must not stretch the back-off.
+    const local = await Promise.all(Array.from({ length: 6 }, () => fb.rate.take(key, rule, T0)))
+    assert.equal(local.filter((d) => d.allowed).length, 5, 'the local bucket starts full')
     assert.deepEqual(await fb.health(), DEGRADED)
     primary.down = false
     // Within the back-off the local backend still serves (its bucket is empty).

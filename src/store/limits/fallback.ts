@@ -29,9 +29,12 @@ export function createFallbackLimits(
   /** One probe at a time: while it is in flight everyone else stays local. */
   let probing = false
 
-  const fail = (e: unknown) => {
+  /** `probe`: the failed call was the one probe after a back-off (only those grow the back-off). */
+  const fail = (e: unknown, probe: boolean) => {
     const msg = e instanceof Error ? e.message : String(e)
     if (!degraded) log(`limits: primary failed (${msg}); using local limits`)
+    // Calls already in flight when the outage began fail too: same outage, same back-off window.
+    else if (!probe) return
     else backoff = Math.min(2 * backoff, MAX_BACKOFF_MS)
     degraded = true
     retryAt = Date.now() + backoff
@@ -54,7 +57,7 @@ export function createFallbackLimits(
     } catch (e) {
       // A malformed rule is the caller's bug, not an outage: the local backend would refuse it too.
       if (e instanceof RangeError) throw e
-      fail(e)
+      fail(e, probe)
       return op(local)
     } finally {
       if (probe) probing = false
@@ -89,7 +92,7 @@ export function createFallbackLimits(
         try {
           await primary.concurrency.release(key, leaseId)
         } catch (e) {
-          fail(e)
+          fail(e, false)
         }
       },
     },
@@ -99,6 +102,7 @@ export function createFallbackLimits(
     },
     async health() {
       if (waiting()) return DEGRADED
+      const probe = degraded
       const h = await primary
         .health()
         .catch((e: unknown) => ({ ok: false, degraded: false, detail: String(e) }))
@@ -106,7 +110,7 @@ export function createFallbackLimits(
         if (degraded) recover()
         return h
       }
-      fail(new Error(h.detail))
+      fail(new Error(h.detail), probe)
       return DEGRADED
     },
     async close() {
