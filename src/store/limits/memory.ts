@@ -126,6 +126,7 @@ export function createMemoryCache(
     get bytes() {
       return bytes
     },
+    /** The stored Buffer itself, not a copy (a hit costs no allocation): callers must not mutate it. */
     async get(key: string): Promise<Buffer | null> {
       const e = entries.get(key)
       if (!e) return null
