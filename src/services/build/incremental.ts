@@ -9,13 +9,13 @@ import type { BuildInputs } from './inputs.ts'
 
 const CHUNK_DAYS = 256
 /**
- * History the reversion z of the rewritten rows needs: its rolling variance is rebuilt exactly
- * on days t % 60 == 0 from the 60-day window, so a row depends on at most 59 + 59 earlier days.
+ * History the reversion z of the new days needs: its rolling variance is rebuilt exactly on days
+ * t % 60 == 0 from the 60-day window, so a day depends on at most 59 + 59 earlier days.
  */
 const REVERSION_TAIL = 128
 /** History the data_as_of rankings need (252-day windows, with margin). */
 const RANKING_TAIL = 256
-/** Fields read back beyond the rewritten chunk rows: the inputs of reversion and rankings. */
+/** Fields read back over that history: the inputs of reversion and rankings. */
 const TAIL_FIELDS: ReadonlySet<StockField> = new Set([
   'l2_rr',
   'l3_rr',
@@ -24,6 +24,16 @@ const TAIL_FIELDS: ReadonlySet<StockField> = new Set([
   'l2_sec_er',
   'l3_res_er',
 ])
+/** State the decomposition of the first new day reads from the day before it. */
+const SEAM_FIELDS: ReadonlySet<StockField> = new Set([
+  'l1_mkt_hr',
+  'l2_mkt_hr',
+  'l2_sec_hr',
+  'l3_mkt_hr',
+  'l3_sec_hr',
+  'l3_sub_hr',
+  'lstar_level',
+])
 
 export interface IncrementalPlan {
   prev: ModelStore
@@ -31,7 +41,7 @@ export interface IncrementalPlan {
   from: number
   /** First day of the first day-chunk that is rewritten; earlier chunks are hard-linked. */
   chunkStart: number
-  /** First day of the reversion/ranking inputs loaded back (other fields load from chunkStart). */
+  /** First day of the reversion/ranking inputs loaded back. */
   loadFrom: number
 }
 
@@ -81,7 +91,7 @@ export async function planIncremental(
     prev,
     from: T0,
     chunkStart,
-    loadFrom: Math.max(0, Math.min(chunkStart - REVERSION_TAIL, T - 1 - RANKING_TAIL)),
+    loadFrom: Math.max(0, Math.min(T0 - REVERSION_TAIL, T - 1 - RANKING_TAIL)),
   }
 }
 
@@ -103,9 +113,10 @@ export function inputDigests(x: BuildInputs, days: number): Record<string, strin
 const LEVEL_CODES: ReadonlySet<StockField> = new Set(['lstar_level', 'recommended_level'])
 
 /**
- * Loads the previous build's outputs of days [loadFrom, from) into a block of full-length
- * arrays; the engine then fills days >= from. Days before loadFrom stay NaN: they live in
- * hard-linked chunks and no later stage reads them.
+ * Loads what the engine and the cross-sectional stage read of the days before `from`: the state
+ * of day from - 1 that the decomposition of day `from` uses, and the reversion and ranking
+ * inputs from loadFrom. Nothing else: the chunk holding `from` keeps its earlier days' bytes
+ * from the previous build (BlockArray appends), so other days before `from` may hold anything.
  */
 export function priorLoader(plan: IncrementalPlan, x: BuildInputs) {
   const T = x.calendar.length
@@ -113,29 +124,39 @@ export function priorLoader(plan: IncrementalPlan, x: BuildInputs) {
     const fields = {} as Record<StockField, Float64Array[]>
     const recyclable: Float64Array[] = []
     for (const f of STOCK_FIELDS) {
-      // Pooled arrays hold stale days before chunkStart: those days live in linked chunks and no
-      // later stage reads them (kept fields are read back from loadFrom).
       const cols = buffers.columns(f, first, count, recyclable)
       cols.forEach((a, k) => {
         if (!x.isStock[first + k]) a.fill(Number.NaN)
       })
-      if (LEVEL_CODES.has(f)) {
-        const codes = cols.map(() => new Int8Array(plan.from))
-        await plan.prev.readInto(`codes/${f}`, first, plan.chunkStart, plan.from, codes)
-        cols.forEach((c, k) => {
-          if (!x.isStock[first + k]) return
-          for (let t = plan.chunkStart; t < plan.from; t++)
-            c[t] = codes[k][t] === 0 ? Number.NaN : codes[k][t]
-        })
-      } else {
-        const stocks = cols.map((c, k) => (x.isStock[first + k] ? c : new Float64Array(T)))
-        const from = TAIL_FIELDS.has(f) ? plan.loadFrom : plan.chunkStart
-        await plan.prev.readInto(`fields/${f}`, first, from, plan.from, stocks)
-      }
+      const from = TAIL_FIELDS.has(f) ? plan.loadFrom : SEAM_FIELDS.has(f) ? plan.from - 1 : plan.from
+      if (from < plan.from) await loadField(plan, x, f, first, cols, from, T)
       fields[f] = cols
     }
     // subEff needs no loading: the replay rewrites it from the rebase day, which is chunkStart.
     const subEff = Array.from({ length: count }, () => new Int16Array(T).fill(-1))
     return { first, count, fields, subEff, recyclable }
   }
+}
+
+/** Days [from, plan.from) of field f of the block's stocks, from the previous build. */
+async function loadField(
+  plan: IncrementalPlan,
+  x: BuildInputs,
+  f: StockField,
+  first: number,
+  cols: Float64Array[],
+  from: number,
+  T: number,
+): Promise<void> {
+  if (LEVEL_CODES.has(f)) {
+    const codes = cols.map(() => new Int8Array(plan.from))
+    await plan.prev.readInto(`codes/${f}`, first, from, plan.from, codes)
+    cols.forEach((c, k) => {
+      if (!x.isStock[first + k]) return
+      for (let t = from; t < plan.from; t++) c[t] = codes[k][t] === 0 ? Number.NaN : codes[k][t]
+    })
+    return
+  }
+  const stocks = cols.map((c, k) => (x.isStock[first + k] ? c : new Float64Array(T)))
+  await plan.prev.readInto(`fields/${f}`, first, from, plan.from, stocks)
 }

@@ -50,8 +50,9 @@ export async function writeProducts(
   const N = x.symbols.length
   const dir = w.dir
   const write2D = writer2D(w, inc)
-  // An incremental build recomputes only the rewritten tail; older chunks are linked.
-  const start = inc ? inc.chunkStart : 0
+  // An incremental build computes only the new days: older chunks are linked, and the chunk
+  // holding the first new day keeps the earlier days' bytes.
+  const start = inc ? inc.from : 0
   const u = universesFrom(x, start)
   const spec = (dtype: 'int16' | 'uint8' | 'int8' | 'float64', days = T, symbols = N) => ({
     dtype,
@@ -112,7 +113,7 @@ async function writeIndustryPanel(
     active,
   }
   for (const level of LEVELS) {
-    // Days before start are never written (linked chunks), so only the rest needs the NaN fill.
+    // Days before start come from the previous build, so only the rest needs the NaN fill.
     const nanFrom = (cols: Float64Array[]) => cols.map((c) => c.fill(Number.NaN, start))
     const mean = nanFrom(columnsOf(Float64Array, nInd, T))
     const variance = nanFrom(columnsOf(Float64Array, nInd, T))

@@ -3,7 +3,7 @@
  * Each kernel runs on views that start late enough to skip the old history and early enough that
  * every day from `start` on comes out bit-identical to a run over the whole history; the results
  * are then placed at their calendar index in full-length columns. Days before `start` are left
- * unspecified: they live in hard-linked chunks and nothing reads them.
+ * unspecified: the incremental writers take them from the previous build, and nothing reads them.
  */
 import {
   computeUniverses,

@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import { linkChunks } from '../zarr/incremental.ts'
+import { appendEncoder, linkChunks } from '../zarr/incremental.ts'
 import type { Array2DSpec, Column } from '../zarr/index.ts'
 import { chunkCount, normalizePath } from '../zarr/layout.ts'
 import { allocColumn } from '../zarr/types.ts'
@@ -15,13 +15,19 @@ export class BlockArray {
     private readonly dir: string,
     private readonly spec: Required<Pick<Array2DSpec, 'chunkSymbols'>> & Array2DSpec,
     private readonly filler: Column,
-    /** Day-chunks below this index were hard-linked from the previous build: never rewritten. */
-    private readonly linkedDayChunks = 0,
+    /** An append to the previous build's array: its directory and the first new day. */
+    private readonly append: { prevDir: string; fromDay: number } | null = null,
   ) {}
+
+  /** Day-chunks below this index were hard-linked from the previous build: never rewritten. */
+  private get linkedDayChunks(): number {
+    return this.append ? Math.floor(this.append.fromDay / (this.spec.chunkDays ?? 256)) : 0
+  }
 
   /**
    * Like `create`, but hard-links every chunk of the previous build's array whose days all lie
-   * before `fromDay` (same symbols and layout required); blocks then write only the rest.
+   * before `fromDay` (same symbols and layout required); blocks then write only the rest, and
+   * need values only from `fromDay` on (the chunk holding it keeps the previous days' bytes).
    */
   static async createIncremental(
     root: string,
@@ -38,8 +44,9 @@ export class BlockArray {
       fresh.spec,
       path,
     )
-    await linkChunks(join(prevRoot, normalizePath(path)), fresh.dir, g, linked, () => true)
-    return new BlockArray(fresh.dir, fresh.spec, fresh.filler, linked)
+    const prevDir = join(prevRoot, normalizePath(path))
+    await linkChunks(prevDir, fresh.dir, g, linked, () => true)
+    return new BlockArray(fresh.dir, fresh.spec, fresh.filler, { prevDir, fromDay })
   }
 
   static async create(root: string, path: string, spec: Array2DSpec): Promise<BlockArray> {
@@ -72,11 +79,12 @@ export class BlockArray {
     const g = resolveGrid(all, this.spec, this.dir)
     const k0 = first / cs
     const k1 = chunkCount(first + columns.length, cs)
-    await writeChunks2D(
-      this.dir,
-      all,
-      g,
-      (i, k) => k >= k0 && k < k1 && i >= this.linkedDayChunks && !skip(i, k),
-    )
+    const linked = this.linkedDayChunks
+    // An append takes the days before fromDay of its first chunk from the previous build, so
+    // the columns need values only from fromDay on.
+    const encode = this.append
+      ? appendEncoder(this.append.prevDir, all, g, this.append.fromDay, () => true)
+      : undefined
+    await writeChunks2D(this.dir, all, g, (i, k) => k >= k0 && k < k1 && i >= linked && !skip(i, k), encode)
   }
 }

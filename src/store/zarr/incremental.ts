@@ -1,16 +1,19 @@
 /**
  * Incremental array writes for append-only builds: chunks whose days all lie before `fromDay`
- * are hard-linked from the previous store (no bytes copied), the rest are encoded from the full
- * columns. The result is byte-identical to a fresh write, provided the columns agree with the
- * previous store before `fromDay` (the incremental build's contract).
+ * are hard-linked from the previous store (no bytes copied). The chunk holding `fromDay` starts
+ * from the previous chunk's bytes and takes only days from `fromDay` on from the columns; later
+ * chunks are encoded from the columns. So the columns need valid values only from `fromDay` on,
+ * and the result is byte-identical to a fresh write whenever the previous store holds what the
+ * fresh write would have written before `fromDay` (the incremental build's contract).
  */
-import { copyFile, link, readdir, readFile } from 'node:fs/promises'
+import { copyFile, link, open, readdir, readFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { chunkCount, chunkFile, type Grid2D, normalizePath } from './layout.ts'
+import { chunkCount, chunkFile, encodeChunk2D, type Grid2D, normalizePath } from './layout.ts'
 import { parseNodeJson } from './metadata.ts'
 import { runBounded } from './pool.ts'
-import type { Array2DSpec, ArrayMeta, Column } from './types.ts'
+import { type Array2DSpec, type ArrayMeta, bytesOf, type Column, isAllFill } from './types.ts'
 import {
+  type ChunkEncoder,
   DirMaker,
   prepareArrayDir,
   resolveGrid,
@@ -57,7 +60,57 @@ export async function writeArray2DIncremental(
   const dir = await prepareArrayDir(root, path)
   await writeArrayJson2D(dir, g, spec)
   await linkChunks(prevDir, dir, g, linkDayChunks, reusableK)
-  await writeChunks2D(dir, columns, g, (i, k) => i >= linkDayChunks || !reusableK(k))
+  const from = Math.min(fromDay, prevDays)
+  const encode = appendEncoder(prevDir, columns, g, from, reusableK)
+  await writeChunks2D(dir, columns, g, (i, k) => i >= linkDayChunks || !reusableK(k), encode)
+}
+
+/**
+ * Encodes chunks for an append from day `from`: the chunk holding `from` (when it is not the
+ * first day of a chunk) is the previous array's chunk with days from `from` on overwritten;
+ * any other chunk is encoded from the columns. Days past the previous array's end were padding
+ * (fill) in its chunk, as they are in a fresh write past the new end.
+ */
+export function appendEncoder(
+  prevDir: string,
+  columns: readonly Column[],
+  g: Grid2D,
+  from: number,
+  reusableK: (k: number) => boolean,
+): ChunkEncoder {
+  const seam = from % g.cd === 0 ? -1 : Math.floor(from / g.cd)
+  return async (i, k, out) => {
+    if (i !== seam || !reusableK(k)) return encodeChunk2D(columns, g, i, k, out)
+    if (!(await readWhole(chunkFile(prevDir, [i, k]), bytesOf(out)))) out.fill(g.fill)
+    const d0 = i * g.cd
+    const end = Math.min(g.days, d0 + g.cd)
+    const last = Math.min(g.cs, g.symbols - k * g.cs)
+    for (let jl = 0; jl < last; jl++)
+      out.set(columns[k * g.cs + jl].subarray(from, end), jl * g.cd + (from - d0))
+    return !isAllFill(out, g.fill)
+  }
+}
+
+/** Reads a chunk file into `buf`; false when it does not exist (an all-fill chunk). */
+async function readWhole(file: string, buf: Uint8Array): Promise<boolean> {
+  let fh: Awaited<ReturnType<typeof open>>
+  try {
+    fh = await open(file, 'r')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false
+    throw err
+  }
+  try {
+    let done = 0
+    while (done < buf.length) {
+      const { bytesRead } = await fh.read(buf, done, buf.length - done, done)
+      if (bytesRead === 0) throw new Error(`zarr: chunk file ${file} is shorter than the chunk shape`)
+      done += bytesRead
+    }
+    return true
+  } finally {
+    await fh.close()
+  }
 }
 
 async function readPrevMeta(prevDir: string, path: string): Promise<ArrayMeta | null> {

@@ -118,12 +118,16 @@ export async function writeArrayJson2D(dir: string, g: Grid2D, spec: Array2DSpec
   await writeFile(join(dir, 'zarr.json'), json)
 }
 
+/** Fills `out` with chunk (i, k); false when it holds only fill values (it is then not written). */
+export type ChunkEncoder = (i: number, k: number, out: Column) => boolean | Promise<boolean>
+
 /** Encodes and writes every chunk (i, k) for which `want(i, k)`, skipping all-fill chunks. */
 export async function writeChunks2D(
   dir: string,
   columns: readonly Column[],
   g: Grid2D,
   want: (i: number, k: number) => boolean,
+  encode: ChunkEncoder = (i, k, out) => encodeChunk2D(columns, g, i, k, out),
 ): Promise<void> {
   const nk = chunkCount(g.symbols, g.cs)
   const jobs: number[] = []
@@ -137,7 +141,7 @@ export async function writeChunks2D(
     async (buf, n) => {
       const i = Math.floor(jobs[n] / nk)
       const k = jobs[n] % nk
-      if (!encodeChunk2D(columns, g, i, k, buf)) return
+      if (!(await encode(i, k, buf))) return
       await made.ensure(join(dir, 'c', String(i)))
       await writeFile(chunkFile(dir, [i, k]), bytesOf(buf))
     },
