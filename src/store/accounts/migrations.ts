@@ -1,0 +1,146 @@
+/**
+ * Versioned schema of the account store, one list for both dialects. A migration is applied once,
+ * inside one transaction together with its `schema_migrations` row, so a crash mid-migration
+ * leaves the previous version intact. Never edit a released migration: append a new version.
+ *
+ * Units: money columns are integer micro-dollars, time columns epoch milliseconds (BIGINT in
+ * PostgreSQL; SQLite integers are 64-bit already).
+ */
+
+export interface Migration {
+  version: number
+  name: string
+  sqlite: readonly string[]
+  postgres: readonly string[]
+}
+
+export const SCHEMA_MIGRATIONS_SQLITE =
+  'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)'
+export const SCHEMA_MIGRATIONS_POSTGRES =
+  'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)'
+
+const KINDS = `CHECK (kind IN ('topup', 'credit', 'refund', 'debit'))`
+// A debit is the only negative entry; a zero entry carries no information (zero charges write no row).
+const SIGN = `CHECK ((kind = 'debit' AND amount_micros < 0) OR (kind <> 'debit' AND amount_micros > 0))`
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'accounts, keys, ledger, login tokens',
+    sqlite: [
+      `CREATE TABLE accounts (
+        id TEXT PRIMARY KEY,
+        email TEXT,
+        kind TEXT NOT NULL CHECK (kind IN ('user', 'anonymous')),
+        created_at INTEGER NOT NULL,
+        balance_micros INTEGER NOT NULL DEFAULT 0
+      )`,
+      // lower() makes the address unique case-insensitively; NULLs (anonymous accounts) never collide.
+      'CREATE UNIQUE INDEX accounts_email_lower ON accounts (lower(email))',
+      `CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        kind TEXT NOT NULL CHECK (kind IN ('agent', 'user')),
+        environment TEXT NOT NULL CHECK (environment IN ('live', 'test')),
+        prefix TEXT NOT NULL,
+        name TEXT,
+        tier TEXT NOT NULL,
+        hash TEXT NOT NULL UNIQUE,
+        created_at INTEGER NOT NULL,
+        last_used_at INTEGER,
+        revoked_at INTEGER,
+        expires_at INTEGER,
+        client_id TEXT
+      )`,
+      'CREATE INDEX api_keys_account ON api_keys (account_id, created_at)',
+      `CREATE TABLE ledger (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        kind TEXT NOT NULL ${KINDS},
+        amount_micros INTEGER NOT NULL ${SIGN},
+        request_id TEXT,
+        capability TEXT,
+        reference TEXT,
+        key_id TEXT,
+        note TEXT,
+        created_at INTEGER NOT NULL
+      )`,
+      'CREATE UNIQUE INDEX ledger_reference ON ledger (account_id, reference) WHERE reference IS NOT NULL',
+      'CREATE INDEX ledger_account_time ON ledger (account_id, created_at)',
+      // Append-only is enforced by the database, not by convention.
+      `CREATE TRIGGER ledger_no_update BEFORE UPDATE ON ledger
+        BEGIN SELECT RAISE(ABORT, 'ledger is append-only'); END`,
+      `CREATE TRIGGER ledger_no_delete BEFORE DELETE ON ledger
+        BEGIN SELECT RAISE(ABORT, 'ledger is append-only'); END`,
+      `CREATE TABLE login_tokens (
+        hash TEXT PRIMARY KEY,
+        email TEXT NOT NULL,
+        expires_at INTEGER NOT NULL,
+        used_at INTEGER,
+        created_at INTEGER NOT NULL
+      )`,
+    ],
+    postgres: [
+      `CREATE TABLE accounts (
+        id TEXT PRIMARY KEY,
+        email TEXT,
+        kind TEXT NOT NULL CHECK (kind IN ('user', 'anonymous')),
+        created_at BIGINT NOT NULL,
+        balance_micros BIGINT NOT NULL DEFAULT 0,
+        -- Sum of open reservations, kept beside the balance so reserve is one conditional UPDATE.
+        reserved_micros BIGINT NOT NULL DEFAULT 0 CHECK (reserved_micros >= 0)
+      )`,
+      'CREATE UNIQUE INDEX accounts_email_lower ON accounts (lower(email))',
+      `CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        kind TEXT NOT NULL CHECK (kind IN ('agent', 'user')),
+        environment TEXT NOT NULL CHECK (environment IN ('live', 'test')),
+        prefix TEXT NOT NULL,
+        name TEXT,
+        tier TEXT NOT NULL,
+        hash TEXT NOT NULL UNIQUE,
+        created_at BIGINT NOT NULL,
+        last_used_at BIGINT,
+        revoked_at BIGINT,
+        expires_at BIGINT,
+        client_id TEXT
+      )`,
+      'CREATE INDEX api_keys_account ON api_keys (account_id, created_at)',
+      `CREATE TABLE ledger (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        kind TEXT NOT NULL ${KINDS},
+        amount_micros BIGINT NOT NULL ${SIGN},
+        request_id TEXT,
+        capability TEXT,
+        reference TEXT,
+        key_id TEXT,
+        note TEXT,
+        created_at BIGINT NOT NULL
+      )`,
+      'CREATE UNIQUE INDEX ledger_reference ON ledger (account_id, reference) WHERE reference IS NOT NULL',
+      'CREATE INDEX ledger_account_time ON ledger (account_id, created_at)',
+      `CREATE FUNCTION ledger_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'ledger is append-only'; END $$`,
+      `CREATE TRIGGER ledger_append_only BEFORE UPDATE OR DELETE ON ledger
+        FOR EACH ROW EXECUTE FUNCTION ledger_append_only()`,
+      // Reservations live in the database so every API node sees them and reconcile can release
+      // the ones a crashed node left behind.
+      `CREATE TABLE reservations (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        amount_micros BIGINT NOT NULL CHECK (amount_micros >= 0),
+        created_at BIGINT NOT NULL
+      )`,
+      'CREATE INDEX reservations_created ON reservations (created_at)',
+      `CREATE TABLE login_tokens (
+        hash TEXT PRIMARY KEY,
+        email TEXT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        used_at BIGINT,
+        created_at BIGINT NOT NULL
+      )`,
+    ],
+  },
+]

@@ -1,0 +1,406 @@
+/**
+ * Embedded account store on one SQLite file (better-sqlite3, WAL).
+ *
+ * One server process owns the file; the operator CLI may open it concurrently to create accounts,
+ * keys and top-ups, so every write takes the write lock up front (BEGIN IMMEDIATE, busy_timeout)
+ * and every reserve reads the balance from the database rather than from a cache.
+ *
+ * Reservations are held in memory: they are not money, and losing them in a crash is the same as
+ * releasing them. A reservation stays counted until its debit has committed, so "available" never
+ * double-counts money that a queued settle is about to take.
+ *
+ * Durability: synchronous=FULL fsyncs the WAL on every commit, so an acknowledged debit survives
+ * kill -9 and power loss. The fsync is paid once per event-loop turn: settles are queued and
+ * written together in one transaction (group commit), and their promises resolve after it.
+ */
+import Database from 'better-sqlite3'
+import { newId } from '../../platform/ids.ts'
+import { MIGRATIONS, SCHEMA_MIGRATIONS_SQLITE } from './migrations.ts'
+import {
+  ACCOUNT_COLUMNS,
+  type AccountRow,
+  checkMicros,
+  KEY_COLUMNS,
+  type KeyRow,
+  LEDGER_COLUMNS,
+  type LedgerRow,
+  SUMMARY_SELECT,
+  type SummaryRow,
+  toAccount,
+  toEntry,
+  toKey,
+  toSummary,
+} from './rows.ts'
+import type { AccountStore, Charge, LedgerEntry } from './types.ts'
+
+interface Held {
+  accountId: string
+  amount: number
+  createdAt: number
+  settling: boolean
+}
+
+interface QueuedSettle {
+  id: string
+  held: Held
+  entry: LedgerEntry
+  resolve: (entry: LedgerEntry) => void
+  reject: (err: unknown) => void
+}
+
+type Db = Database.Database
+
+/** Hot-path statements, prepared once (after migrate: preparing needs the tables). */
+function prepare(db: Db) {
+  return {
+    insertAccount: db.prepare('INSERT INTO accounts (id, email, kind, created_at) VALUES (?, ?, ?, ?)'),
+    account: db.prepare<[string], AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ?`),
+    accountByEmail: db.prepare<[string], AccountRow>(
+      `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE lower(email) = lower(?)`,
+    ),
+    insertKey: db.prepare(
+      `INSERT INTO api_keys (id, account_id, kind, environment, prefix, name, tier, hash, created_at, expires_at, client_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    keyByHash: db.prepare<[string], KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = ?`),
+    key: db.prepare<[string], KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`),
+    keys: db.prepare<[string], KeyRow>(
+      `SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = ? ORDER BY created_at, id`,
+    ),
+    revoke: db.prepare<[number, string], KeyRow>(
+      `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? RETURNING ${KEY_COLUMNS}`,
+    ),
+    touch: db.prepare<[number, string, number]>(
+      'UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)',
+    ),
+    balance: db.prepare<[string], { b: number }>('SELECT balance_micros AS b FROM accounts WHERE id = ?'),
+    addBalance: db.prepare<[number, string]>(
+      'UPDATE accounts SET balance_micros = balance_micros + ? WHERE id = ?',
+    ),
+    insertLedger: db.prepare(
+      `INSERT INTO ledger (id, account_id, kind, amount_micros, request_id, capability, reference, key_id, note, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (account_id, reference) WHERE reference IS NOT NULL DO NOTHING`,
+    ),
+    byReference: db.prepare<[string, string], LedgerRow>(
+      `SELECT ${LEDGER_COLUMNS} FROM ledger WHERE account_id = ? AND reference = ?`,
+    ),
+    entries: db.prepare<[string, number, number, number], LedgerRow>(
+      `SELECT ${LEDGER_COLUMNS} FROM ledger WHERE account_id = ? AND created_at >= ? AND created_at < ?
+       ORDER BY created_at, id LIMIT ?`,
+    ),
+    summary: db.prepare<[string, number, number], SummaryRow>(
+      `${SUMMARY_SELECT} WHERE account_id = ? AND created_at >= ? AND created_at < ?`,
+    ),
+    mismatched: db.prepare<[], { id: string; actual: number }>(
+      `SELECT id, actual FROM (SELECT a.id, a.balance_micros AS cached,
+         COALESCE((SELECT SUM(l.amount_micros) FROM ledger l WHERE l.account_id = a.id), 0) AS actual
+       FROM accounts a) WHERE cached <> actual`,
+    ),
+    setBalance: db.prepare<[number, string]>('UPDATE accounts SET balance_micros = ? WHERE id = ?'),
+    insertToken: db.prepare(
+      'INSERT INTO login_tokens (hash, email, expires_at, created_at) VALUES (?, ?, ?, ?)',
+    ),
+    consumeToken: db.prepare<[number, string, number], { email: string }>(
+      `UPDATE login_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ? RETURNING email`,
+    ),
+  }
+}
+
+export function createSqliteAccountStore(path: string): AccountStore {
+  const db = new Database(path)
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = FULL')
+  db.pragma('busy_timeout = 5000')
+  db.pragma('foreign_keys = ON')
+
+  let prepared: ReturnType<typeof prepare> | null = null
+  const s = () => {
+    prepared ??= prepare(db)
+    return prepared
+  }
+
+  const held = new Map<string, Held>()
+  const reservedBy = new Map<string, number>()
+  let queue: QueuedSettle[] = []
+  let flushScheduled = false
+
+  const free = (id: string, h: Held) => {
+    if (!held.delete(id)) return
+    const left = (reservedBy.get(h.accountId) ?? 0) - h.amount
+    if (left > 0) reservedBy.set(h.accountId, left)
+    else reservedBy.delete(h.accountId)
+  }
+
+  const writeDebits = (batch: QueuedSettle[]) =>
+    db
+      .transaction(() => {
+        for (const { entry: e } of batch) {
+          s().insertLedger.run(
+            e.id,
+            e.accountId,
+            'debit',
+            e.amountMicros,
+            e.requestId,
+            e.capability,
+            null,
+            e.keyId,
+            null,
+            e.createdAt,
+          )
+          s().addBalance.run(e.amountMicros, e.accountId)
+        }
+      })
+      .immediate()
+
+  const flush = () => {
+    flushScheduled = false
+    const batch = queue
+    queue = []
+    if (batch.length === 0) return
+    try {
+      writeDebits(batch)
+    } catch {
+      // One bad debit must not fail the turn's others: fall back to one transaction each.
+      for (const q of batch) {
+        try {
+          writeDebits([q])
+          free(q.id, q.held)
+          q.resolve(q.entry)
+        } catch (err) {
+          free(q.id, q.held)
+          q.reject(err)
+        }
+      }
+      return
+    }
+    for (const q of batch) {
+      free(q.id, q.held)
+      q.resolve(q.entry)
+    }
+  }
+
+  return {
+    backend: 'sqlite',
+
+    async migrate() {
+      db.transaction(() => {
+        db.exec(SCHEMA_MIGRATIONS_SQLITE)
+        const rows = db.prepare<[], { version: number }>('SELECT version FROM schema_migrations').all()
+        const applied = new Set(rows.map((r) => r.version))
+        for (const m of MIGRATIONS) {
+          if (applied.has(m.version)) continue
+          for (const sql of m.sqlite) db.exec(sql)
+          db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+            m.version,
+            m.name,
+            Date.now(),
+          )
+        }
+      }).immediate()
+    },
+
+    async close() {
+      flush()
+      db.close()
+    },
+
+    async health() {
+      try {
+        const row = db
+          .prepare<[], { v: number | null }>('SELECT MAX(version) AS v FROM schema_migrations')
+          .get()
+        return { ok: true, detail: `sqlite ${path} schema v${row?.v ?? 0}` }
+      } catch (err) {
+        return { ok: false, detail: `sqlite ${path}: ${(err as Error).message}` }
+      }
+    },
+
+    async createAccount(input) {
+      s().insertAccount.run(input.id, input.email, input.kind, input.createdAt)
+      return { ...input }
+    },
+    async getAccount(id) {
+      const r = s().account.get(id)
+      return r ? toAccount(r) : null
+    },
+    async findAccountByEmail(email) {
+      const r = s().accountByEmail.get(email)
+      return r ? toAccount(r) : null
+    },
+
+    async insertKey(k) {
+      s().insertKey.run(
+        k.id,
+        k.accountId,
+        k.kind,
+        k.environment,
+        k.prefix,
+        k.name,
+        k.tier,
+        k.hash,
+        k.createdAt,
+        k.expiresAt,
+        k.clientId,
+      )
+      const { hash: _hash, ...rest } = k
+      return { ...rest, lastUsedAt: null, revokedAt: null }
+    },
+    async findKeyByHash(hash) {
+      const r = s().keyByHash.get(hash)
+      return r ? toKey(r) : null
+    },
+    async getKey(id) {
+      const r = s().key.get(id)
+      return r ? toKey(r) : null
+    },
+    async listKeys(accountId) {
+      return s().keys.all(accountId).map(toKey)
+    },
+    async revokeKey(id, at) {
+      const r = s().revoke.get(at, id)
+      return r ? toKey(r) : null
+    },
+    async touchKeys(lastUsed) {
+      if (lastUsed.size === 0) return
+      db.transaction(() => {
+        for (const [id, at] of lastUsed) s().touch.run(at, id, at)
+      }).immediate()
+    },
+
+    async reserve(accountId, amountMicros, now) {
+      checkMicros(amountMicros, 'reserve amount', 0)
+      // Read through to the file each time: the operator CLI may have topped up since.
+      const row = s().balance.get(accountId)
+      const balance = row?.b ?? 0
+      const reserved = reservedBy.get(accountId) ?? 0
+      const available = balance - reserved
+      if (!row || available < amountMicros) {
+        return { ok: false, balanceMicros: balance, availableMicros: Math.max(0, available) }
+      }
+      const id = newId('res', now)
+      held.set(id, { accountId, amount: amountMicros, createdAt: now, settling: false })
+      reservedBy.set(accountId, reserved + amountMicros)
+      return { ok: true, reservationId: id }
+    },
+
+    settle(reservationId: string, charge: Charge, now: number): Promise<LedgerEntry | null> {
+      try {
+        checkMicros(charge.amountMicros, 'charge', 0)
+      } catch (err) {
+        return Promise.reject(err)
+      }
+      const h = held.get(reservationId)
+      if (!h || h.settling) return Promise.resolve(null)
+      if (charge.amountMicros > h.amount) {
+        return Promise.reject(new RangeError(`charge ${charge.amountMicros} exceeds reservation ${h.amount}`))
+      }
+      if (charge.amountMicros === 0) {
+        free(reservationId, h)
+        return Promise.resolve(null)
+      }
+      h.settling = true
+      const entry: LedgerEntry = {
+        id: newId('led', now),
+        accountId: h.accountId,
+        kind: 'debit',
+        amountMicros: -charge.amountMicros,
+        requestId: charge.requestId,
+        capability: charge.capability,
+        reference: null,
+        keyId: charge.keyId,
+        createdAt: now,
+      }
+      return new Promise((resolve, reject) => {
+        queue.push({ id: reservationId, held: h, entry, resolve, reject })
+        if (!flushScheduled) {
+          flushScheduled = true
+          setImmediate(flush)
+        }
+      })
+    },
+
+    async release(reservationId) {
+      const h = held.get(reservationId)
+      // A settling reservation belongs to its queued debit; it is freed when that commits.
+      if (h && !h.settling) free(reservationId, h)
+    },
+
+    async balance(accountId) {
+      return {
+        balanceMicros: s().balance.get(accountId)?.b ?? 0,
+        reservedMicros: reservedBy.get(accountId) ?? 0,
+      }
+    },
+
+    async credit(accountId, input, now) {
+      checkMicros(input.amountMicros, 'credit amount', 1)
+      return db
+        .transaction(() => {
+          const id = newId('led', now)
+          const args = [
+            input.kind,
+            input.amountMicros,
+            null,
+            null,
+            input.reference,
+            null,
+            input.note ?? null,
+            now,
+          ]
+          const { changes } = s().insertLedger.run(id, accountId, ...args)
+          if (changes === 0 && input.reference !== null) {
+            const first = s().byReference.get(accountId, input.reference)
+            if (first) return { entry: toEntry(first), duplicate: true }
+          }
+          s().addBalance.run(input.amountMicros, accountId)
+          const entry: LedgerEntry = {
+            id,
+            accountId,
+            kind: input.kind,
+            amountMicros: input.amountMicros,
+            requestId: null,
+            capability: null,
+            reference: input.reference,
+            keyId: null,
+            createdAt: now,
+          }
+          return { entry, duplicate: false }
+        })
+        .immediate()
+    },
+
+    async entries(accountId, { from, to, limit }) {
+      return s().entries.all(accountId, from, to, limit).map(toEntry)
+    },
+    async summary(accountId, { from, to }) {
+      return toSummary(s().summary.get(accountId, from, to))
+    },
+
+    async reconcile(reservationsBefore) {
+      let releasedReservations = 0
+      for (const [id, h] of held) {
+        if (!h.settling && h.createdAt < reservationsBefore) {
+          free(id, h)
+          releasedReservations++
+        }
+      }
+      // Queued (uncommitted) debits are in neither the ledger nor the cached balance: consistent.
+      const correctedBalances = db
+        .transaction(() => {
+          const bad = s().mismatched.all()
+          for (const r of bad) s().setBalance.run(r.actual, r.id)
+          return bad.length
+        })
+        .immediate()
+      return { releasedReservations, correctedBalances }
+    },
+
+    async createLoginToken({ hash, email, expiresAt, createdAt }) {
+      s().insertToken.run(hash, email, expiresAt, createdAt)
+    },
+    async consumeLoginToken(hash, now) {
+      return s().consumeToken.get(now, hash, now)?.email ?? null
+    },
+  }
+}
