@@ -6,23 +6,20 @@
  * and the result is byte-identical to a fresh write whenever the previous store holds what the
  * fresh write would have written before `fromDay` (the incremental build's contract).
  */
-import { copyFile, link, open, readdir, readFile } from 'node:fs/promises'
+import { closeSync, copyFileSync, linkSync, mkdirSync, openSync, readdirSync, readSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { chunkCount, chunkFile, encodeChunk2D, type Grid2D, normalizePath } from './layout.ts'
 import { parseNodeJson } from './metadata.ts'
-import { runBounded } from './pool.ts'
 import { type Array2DSpec, type ArrayMeta, bytesOf, type Column, isAllFill } from './types.ts'
 import {
   type ChunkEncoder,
-  DirMaker,
   prepareArrayDir,
   resolveGrid,
   writeArray2D,
   writeArrayJson2D,
   writeChunks2D,
 } from './writer.ts'
-
-const LINK_CONCURRENCY = 16
 
 /** Errors meaning "this file system cannot hard-link here": fall back to copying. */
 const NO_LINK = new Set(['EXDEV', 'EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK', 'ENOSYS'])
@@ -79,9 +76,9 @@ export function appendEncoder(
   reusableK: (k: number) => boolean,
 ): ChunkEncoder {
   const seam = from % g.cd === 0 ? -1 : Math.floor(from / g.cd)
-  return async (i, k, out) => {
+  return (i, k, out) => {
     if (i !== seam || !reusableK(k)) return encodeChunk2D(columns, g, i, k, out)
-    if (!(await readWhole(chunkFile(prevDir, [i, k]), bytesOf(out)))) out.fill(g.fill)
+    if (!readWhole(chunkFile(prevDir, [i, k]), bytesOf(out))) out.fill(g.fill)
     const d0 = i * g.cd
     const end = Math.min(g.days, d0 + g.cd)
     const last = Math.min(g.cs, g.symbols - k * g.cs)
@@ -91,11 +88,14 @@ export function appendEncoder(
   }
 }
 
-/** Reads a chunk file into `buf`; false when it does not exist (an all-fill chunk). */
-async function readWhole(file: string, buf: Uint8Array): Promise<boolean> {
-  let fh: Awaited<ReturnType<typeof open>>
+/**
+ * Reads a chunk file into `buf`; false when it does not exist (an all-fill chunk). Synchronous:
+ * from the page cache a chunk read takes less than a thread-pool round trip.
+ */
+function readWhole(file: string, buf: Uint8Array): boolean {
+  let fd: number
   try {
-    fh = await open(file, 'r')
+    fd = openSync(file, 'r')
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false
     throw err
@@ -103,13 +103,13 @@ async function readWhole(file: string, buf: Uint8Array): Promise<boolean> {
   try {
     let done = 0
     while (done < buf.length) {
-      const { bytesRead } = await fh.read(buf, done, buf.length - done, done)
-      if (bytesRead === 0) throw new Error(`zarr: chunk file ${file} is shorter than the chunk shape`)
-      done += bytesRead
+      const n = readSync(fd, buf, done, buf.length - done, done)
+      if (n === 0) throw new Error(`zarr: chunk file ${file} is shorter than the chunk shape`)
+      done += n
     }
     return true
   } finally {
-    await fh.close()
+    closeSync(fd)
   }
 }
 
@@ -135,7 +135,12 @@ function sameLayout(prev: ArrayMeta, g: Grid2D): boolean {
   )
 }
 
-/** Links every existing chunk file (i < dayChunks, reusable k) of the previous array. */
+/**
+ * Links every existing chunk file (i < dayChunks, reusable k) of the previous array. Synchronous
+ * on purpose: thousands of link(2) calls on cached metadata take microseconds each, far less
+ * than a thread-pool round trip per call (measured: 0.8–1.1 s → ≈0.2 s for a 3,000-stock
+ * store), and nothing else runs while a build sets up its arrays.
+ */
 export async function linkChunks(
   prevDir: string,
   dir: string,
@@ -144,34 +149,28 @@ export async function linkChunks(
   reusableK: (k: number) => boolean,
 ): Promise<void> {
   const nk = chunkCount(g.symbols, g.cs)
-  const pairs: [number, number][] = []
   for (let i = 0; i < dayChunks; i++) {
     // A missing chunk file was all fill; the fresh write would skip it too.
-    const names = await readdir(join(prevDir, 'c', String(i))).catch(() => [] as string[])
-    for (const name of names) {
-      const k = /^\d+$/.test(name) ? Number(name) : -1
-      if (k >= 0 && k < nk && reusableK(k)) pairs.push([i, k])
+    let names: string[]
+    try {
+      names = readdirSync(join(prevDir, 'c', String(i)))
+    } catch {
+      continue
     }
+    const ks = names
+      .map((name) => (/^\d+$/.test(name) ? Number(name) : -1))
+      .filter((k) => k >= 0 && k < nk && reusableK(k))
+    if (ks.length === 0) continue
+    mkdirSync(join(dir, 'c', String(i)), { recursive: true })
+    for (const k of ks) linkOrCopy(chunkFile(prevDir, [i, k]), chunkFile(dir, [i, k]))
   }
-  pairs.sort((a, b) => a[0] - b[0] || a[1] - b[1])
-  const made = new DirMaker()
-  await runBounded(
-    pairs.length,
-    LINK_CONCURRENCY,
-    () => null,
-    async (_, n) => {
-      const [i, k] = pairs[n]
-      await made.ensure(join(dir, 'c', String(i)))
-      await linkOrCopy(chunkFile(prevDir, [i, k]), chunkFile(dir, [i, k]))
-    },
-  )
 }
 
-async function linkOrCopy(from: string, to: string): Promise<void> {
+function linkOrCopy(from: string, to: string): void {
   try {
-    await link(from, to)
+    linkSync(from, to)
   } catch (err) {
     if (!NO_LINK.has((err as NodeJS.ErrnoException).code ?? '')) throw err
-    await copyFile(from, to)
+    copyFileSync(from, to)
   }
 }
