@@ -1,0 +1,150 @@
+/**
+ * Group commit for PostgreSQL settles: the settles of one event-loop turn become one statement in
+ * one commit (one WAL flush), and every promise resolves after that commit — so a resolved settle
+ * is a durable debit. Batches of different turns may be in flight at once; the reservation row
+ * each one deletes is its claim, so overlapping batches cannot charge a reservation twice.
+ */
+import type pg from 'pg'
+import { newId } from '../../platform/ids.ts'
+import { LOCK_BATCH_ACCOUNTS, SETTLE_BATCH } from './postgres-sql.ts'
+import { checkMicros } from './rows.ts'
+import type { Charge, LedgerEntry } from './types.ts'
+
+type Tx = <T>(fn: (c: pg.PoolClient) => Promise<T>) => Promise<T>
+
+interface Queued {
+  id: string
+  charge: Charge
+  now: number
+  ledgerId: string
+  resolve: (entry: LedgerEntry | null) => void
+  reject: (err: unknown) => void
+}
+
+export function isTransient(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  return code === '40P01' || code === '40001'
+}
+
+export function createSettleQueue(pool: pg.Pool, tx: Tx) {
+  let queue: Queued[] = []
+  let queuedIds = new Set<string>()
+  let scheduled = false
+  const inflight = new Set<Promise<void>>()
+
+  /** Writes the batch; returns the account of every reservation it claimed. */
+  async function write(batch: Queued[]): Promise<Map<string, string>> {
+    const ids = batch.map((b) => b.id)
+    const values = [
+      ids,
+      batch.map((b) => b.charge.amountMicros),
+      batch.map((b) => b.ledgerId),
+      batch.map((b) => b.charge.requestId),
+      batch.map((b) => b.charge.capability),
+      batch.map((b) => b.charge.keyId),
+      batch.map((b) => b.now),
+    ]
+    type Row = { res_id: string; account_id: string }
+    let rows: Row[]
+    if (batch.length === 1) {
+      // One reservation touches one account row: a single autocommit statement, one round trip.
+      rows = await retrying(
+        async () => (await pool.query<Row>({ name: 'settle', text: SETTLE_BATCH, values })).rows,
+      )
+    } else {
+      rows = await tx(async (c) => {
+        await c.query({ name: 'settle_lock', text: LOCK_BATCH_ACCOUNTS, values: [ids] })
+        return (await c.query<Row>({ name: 'settle', text: SETTLE_BATCH, values })).rows
+      })
+    }
+    return new Map(rows.map((r) => [r.res_id, r.account_id]))
+  }
+
+  /** Of the unclaimed reservations, those that still exist but are smaller than their charge. */
+  async function overcharged(unclaimed: Queued[]): Promise<Set<string>> {
+    const { rows } = await pool.query<{ id: string; amount: number }>(
+      'SELECT id, amount_micros AS amount FROM reservations WHERE id = ANY($1::text[])',
+      [unclaimed.map((u) => u.id)],
+    )
+    const amount = new Map(rows.map((r) => [r.id, r.amount]))
+    return new Set(
+      unclaimed.filter((u) => u.charge.amountMicros > (amount.get(u.id) ?? Infinity)).map((u) => u.id),
+    )
+  }
+
+  async function run(batch: Queued[]): Promise<void> {
+    try {
+      const claimed = await write(batch)
+      const unclaimed = batch.filter((b) => !claimed.has(b.id))
+      const over = unclaimed.length > 0 ? await overcharged(unclaimed) : new Set<string>()
+      for (const b of batch) {
+        const accountId = claimed.get(b.id)
+        if (over.has(b.id))
+          b.reject(new RangeError(`charge ${b.charge.amountMicros} exceeds reservation ${b.id}`))
+        else if (accountId === undefined || b.charge.amountMicros === 0) b.resolve(null)
+        else b.resolve(debitEntry(b, accountId))
+      }
+    } catch (err) {
+      for (const b of batch) b.reject(err)
+    }
+  }
+
+  function flush(): void {
+    scheduled = false
+    const batch = queue
+    queue = []
+    queuedIds = new Set()
+    if (batch.length === 0) return
+    const p: Promise<void> = run(batch).finally(() => inflight.delete(p))
+    inflight.add(p)
+  }
+
+  return {
+    settle(id: string, charge: Charge, now: number): Promise<LedgerEntry | null> {
+      try {
+        checkMicros(charge.amountMicros, 'charge', 0)
+      } catch (err) {
+        return Promise.reject(err)
+      }
+      // The same reservation twice in one turn: the first claims it, the repeat is unknown.
+      if (queuedIds.has(id)) return Promise.resolve(null)
+      queuedIds.add(id)
+      return new Promise((resolve, reject) => {
+        queue.push({ id, charge, now, ledgerId: newId('led', now), resolve, reject })
+        if (!scheduled) {
+          scheduled = true
+          setImmediate(flush)
+        }
+      })
+    },
+    /** Waits for queued and in-flight batches (called before the pool closes). */
+    async drain(): Promise<void> {
+      if (queue.length > 0) flush()
+      await Promise.allSettled([...inflight])
+    },
+  }
+}
+
+function debitEntry(b: Queued, accountId: string): LedgerEntry {
+  return {
+    id: b.ledgerId,
+    accountId,
+    kind: 'debit',
+    amountMicros: -b.charge.amountMicros,
+    requestId: b.charge.requestId,
+    capability: b.charge.capability,
+    reference: null,
+    keyId: b.charge.keyId,
+    createdAt: b.now,
+  }
+}
+
+async function retrying<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn()
+    } catch (err) {
+      if (attempt >= 5 || !isTransient(err)) throw err
+    }
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * The PostgreSQL account store's money statements. Each is one statement, so it is atomic on its
+ * own; row locks on `accounts` serialise reserves of one account across every API node.
+ */
+
+/** Reserves only if balance − reserved ≥ amount; the reservation row exists iff the UPDATE matched. */
+export const RESERVE = `WITH acct AS (
+    UPDATE accounts SET reserved_micros = reserved_micros + $2
+    WHERE id = $1 AND balance_micros - reserved_micros >= $2
+    RETURNING id
+  )
+  INSERT INTO reservations (id, account_id, amount_micros, created_at)
+  SELECT $3, id, $2, $4 FROM acct
+  RETURNING id`
+
+/**
+ * Settles a batch of reservations (group commit). Deleting the reservation row is the claim: a
+ * reservation already settled, released or reconciled claims nothing, so it can never be charged
+ * twice. A charge above its reservation claims nothing either (the caller reports the error).
+ * Parameters are parallel arrays: reservation ids, charges, ledger ids, request ids, capabilities,
+ * key ids, times.
+ */
+export const SETTLE_BATCH = `WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[])
+      AS t(res_id, charge, ledger_id, request_id, capability, key_id, created_at)
+  ), claimed AS (
+    DELETE FROM reservations r USING input i
+    WHERE r.id = i.res_id AND i.charge <= r.amount_micros
+    RETURNING r.id, r.account_id, r.amount_micros, i.charge, i.ledger_id, i.request_id, i.capability, i.key_id,
+      i.created_at
+  ), debits AS (
+    INSERT INTO ledger (id, account_id, kind, amount_micros, request_id, capability, key_id, created_at)
+    SELECT ledger_id, account_id, 'debit', -charge, request_id, capability, key_id, created_at
+    FROM claimed WHERE charge > 0
+  ), totals AS (
+    SELECT account_id, SUM(charge)::bigint AS charge, SUM(amount_micros)::bigint AS reserved
+    FROM claimed GROUP BY account_id
+  ), moved AS (
+    UPDATE accounts a
+    SET balance_micros = a.balance_micros - t.charge, reserved_micros = a.reserved_micros - t.reserved
+    FROM totals t WHERE a.id = t.account_id
+  )
+  SELECT id AS res_id, account_id FROM claimed`
+
+/** Takes the account rows of a multi-account batch in id order, so two nodes' batches cannot deadlock. */
+export const LOCK_BATCH_ACCOUNTS = `SELECT a.id FROM accounts a
+  WHERE a.id IN (SELECT account_id FROM reservations WHERE id = ANY($1::text[]))
+  ORDER BY a.id FOR UPDATE OF a`
+
+export const RELEASE = `WITH r AS (DELETE FROM reservations WHERE id = $1 RETURNING account_id, amount_micros)
+  UPDATE accounts a SET reserved_micros = a.reserved_micros - r.amount_micros FROM r WHERE a.id = r.account_id`
+
+/** Adds money unless (account, reference) already has an entry; returns the new row or nothing. */
+export const CREDIT = `WITH ins AS (
+    INSERT INTO ledger (id, account_id, kind, amount_micros, reference, note, created_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7)
+    ON CONFLICT (account_id, reference) WHERE reference IS NOT NULL DO NOTHING
+    RETURNING id
+  ), upd AS (
+    UPDATE accounts SET balance_micros = balance_micros + $4 WHERE id = $2 AND EXISTS (SELECT 1 FROM ins)
+  )
+  SELECT id FROM ins`
+
+/** Releases reservations older than the cutoff (their node crashed or forgot them). */
+export const RELEASE_OLD = `WITH r AS (
+    DELETE FROM reservations WHERE created_at < $1 RETURNING account_id, amount_micros
+  ), t AS (
+    SELECT account_id, SUM(amount_micros)::bigint AS amount, COUNT(*)::bigint AS n FROM r GROUP BY account_id
+  ), u AS (
+    UPDATE accounts a SET reserved_micros = a.reserved_micros - t.amount FROM t WHERE a.id = t.account_id
+  )
+  SELECT COALESCE(SUM(n), 0)::bigint AS released FROM t`
+
+/** Accounts whose cached balance or reserved sum disagrees with the ledger / reservations. */
+export const MISMATCHED = `SELECT a.id FROM accounts a
+  LEFT JOIN (SELECT account_id, SUM(amount_micros) AS s FROM ledger GROUP BY account_id) l ON l.account_id = a.id
+  LEFT JOIN (SELECT account_id, SUM(amount_micros) AS s FROM reservations GROUP BY account_id) r
+    ON r.account_id = a.id
+  WHERE a.balance_micros <> COALESCE(l.s, 0) OR a.reserved_micros <> COALESCE(r.s, 0)`
+
+/**
+ * Re-derives one account under its row lock. Every ledger insert and reservation change also
+ * updates this row, so with the lock held no such change can commit between the sums and the fix.
+ */
+export const LOCK_ACCOUNT =
+  'SELECT balance_micros AS b, reserved_micros AS r FROM accounts WHERE id = $1 FOR UPDATE'
+export const ACCOUNT_TRUTH = `SELECT
+  (SELECT COALESCE(SUM(amount_micros), 0) FROM ledger WHERE account_id = $1)::bigint AS b,
+  (SELECT COALESCE(SUM(amount_micros), 0) FROM reservations WHERE account_id = $1)::bigint AS r`

@@ -1,0 +1,310 @@
+/**
+ * Scale-out account store on PostgreSQL (`pg` Pool). Several API nodes share the database, so
+ * everything that must be consistent across nodes — reservations included — lives in it; a node
+ * keeps nothing but its queue of settles waiting for the next group commit.
+ *
+ * Hot-path statements (key lookup, reserve, settle, release, balance) are named prepared
+ * statements: parsed once per connection.
+ */
+import pg from 'pg'
+import { newId } from '../../platform/ids.ts'
+import { MIGRATIONS, SCHEMA_MIGRATIONS_POSTGRES } from './migrations.ts'
+import { createSettleQueue, isTransient } from './postgres-settle.ts'
+import * as SQL from './postgres-sql.ts'
+import {
+  ACCOUNT_COLUMNS,
+  type AccountRow,
+  checkMicros,
+  KEY_COLUMNS,
+  type KeyRow,
+  LEDGER_COLUMNS,
+  type LedgerRow,
+  SUMMARY_SELECT,
+  type SummaryRow,
+  toAccount,
+  toEntry,
+  toKey,
+  toSummary,
+} from './rows.ts'
+import type { AccountStore, LedgerEntry } from './types.ts'
+
+const INT8 = 20
+const NUMERIC = 1700
+
+/** BIGINT and SUM() arrive as strings; every such value here is whole micro-dollars or ms (< 2^53). */
+const types: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === INT8 || oid === NUMERIC
+      ? (v: string) => Number(v)
+      : pg.types.getTypeParser(
+          oid,
+          format === 'binary' ? 'binary' : 'text',
+        )) as pg.CustomTypesConfig['getTypeParser'],
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
+
+export function createPostgresAccountStore(url: string, opts: { schema?: string } = {}): AccountStore {
+  const { schema } = opts
+  if (schema !== undefined && !SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name: ${schema}`)
+  // search_path is a startup parameter, so it holds on every connection the pool ever opens.
+  const pool = new pg.Pool({
+    connectionString: url,
+    types,
+    options: schema ? `-c search_path=${schema}` : undefined,
+  })
+  pool.on('error', () => {
+    // An idle client lost its connection; the pool replaces it. Queries report their own errors.
+  })
+
+  const q = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = [], name?: string) =>
+    (await pool.query<R>({ text, values, name })).rows
+
+  /** Runs `fn` in a transaction, retrying deadlocks and serialisation failures (both are transient). */
+  async function tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const c = await pool.connect()
+      let broken = false
+      try {
+        await c.query('BEGIN')
+        const out = await fn(c)
+        await c.query('COMMIT')
+        return out
+      } catch (err) {
+        await c.query('ROLLBACK').catch(() => {
+          broken = true
+        })
+        if (attempt < 5 && isTransient(err)) continue
+        throw err
+      } finally {
+        c.release(broken)
+      }
+    }
+  }
+
+  const settles = createSettleQueue(pool, tx)
+
+  async function balanceOf(accountId: string) {
+    const [r] = await q<{ b: number; r: number }>(
+      'SELECT balance_micros AS b, reserved_micros AS r FROM accounts WHERE id = $1',
+      [accountId],
+      'balance',
+    )
+    return { balanceMicros: r?.b ?? 0, reservedMicros: r?.r ?? 0 }
+  }
+
+  return {
+    backend: 'postgres',
+
+    async migrate() {
+      await tx(async (c) => {
+        // Two processes starting at once: the second waits here, then finds nothing to do.
+        await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`erm3.accounts.migrate:${schema ?? ''}`])
+        if (schema) await c.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
+        await c.query(SCHEMA_MIGRATIONS_POSTGRES)
+        const rows = await c.query<{ version: number }>('SELECT version FROM schema_migrations')
+        const applied = new Set(rows.rows.map((r) => r.version))
+        for (const m of MIGRATIONS) {
+          if (applied.has(m.version)) continue
+          for (const sql of m.postgres) await c.query(sql)
+          await c.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
+            m.version,
+            m.name,
+            Date.now(),
+          ])
+        }
+      })
+    },
+
+    async close() {
+      await settles.drain()
+      await pool.end()
+    },
+
+    async health() {
+      try {
+        const [row] = await q<{ v: number | null }>('SELECT MAX(version) AS v FROM schema_migrations')
+        return { ok: true, detail: `postgres${schema ? ` schema ${schema}` : ''} v${row?.v ?? 0}` }
+      } catch (err) {
+        return { ok: false, detail: `postgres: ${(err as Error).message}` }
+      }
+    },
+
+    async createAccount(input) {
+      await q('INSERT INTO accounts (id, email, kind, created_at) VALUES ($1, $2, $3, $4)', [
+        input.id,
+        input.email,
+        input.kind,
+        input.createdAt,
+      ])
+      return { ...input }
+    },
+    async getAccount(id) {
+      const [r] = await q<AccountRow>(
+        `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $1`,
+        [id],
+        'acct_get',
+      )
+      return r ? toAccount(r) : null
+    },
+    async findAccountByEmail(email) {
+      const [r] = await q<AccountRow>(
+        `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE lower(email) = lower($1)`,
+        [email],
+      )
+      return r ? toAccount(r) : null
+    },
+
+    async insertKey(k) {
+      await q(
+        `INSERT INTO api_keys (id, account_id, kind, environment, prefix, name, tier, hash, created_at, expires_at, client_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+        [
+          k.id,
+          k.accountId,
+          k.kind,
+          k.environment,
+          k.prefix,
+          k.name,
+          k.tier,
+          k.hash,
+          k.createdAt,
+          k.expiresAt,
+          k.clientId,
+        ],
+      )
+      const { hash: _hash, ...rest } = k
+      return { ...rest, lastUsedAt: null, revokedAt: null }
+    },
+    async findKeyByHash(hash) {
+      const [r] = await q<KeyRow>(
+        `SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = $1`,
+        [hash],
+        'key_by_hash',
+      )
+      return r ? toKey(r) : null
+    },
+    async getKey(id) {
+      const [r] = await q<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1`, [id])
+      return r ? toKey(r) : null
+    },
+    async listKeys(accountId) {
+      const rows = await q<KeyRow>(
+        `SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY created_at, id`,
+        [accountId],
+      )
+      return rows.map(toKey)
+    },
+    async revokeKey(id, at) {
+      const [r] = await q<KeyRow>(
+        `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING ${KEY_COLUMNS}`,
+        [id, at],
+      )
+      return r ? toKey(r) : null
+    },
+    async touchKeys(lastUsed) {
+      if (lastUsed.size === 0) return
+      await q(
+        `UPDATE api_keys k SET last_used_at = t.at FROM unnest($1::text[], $2::bigint[]) AS t(id, at)
+         WHERE k.id = t.id AND (k.last_used_at IS NULL OR k.last_used_at < t.at)`,
+        [[...lastUsed.keys()], [...lastUsed.values()]],
+      )
+    },
+
+    async reserve(accountId, amountMicros, now) {
+      checkMicros(amountMicros, 'reserve amount', 0)
+      const id = newId('res', now)
+      const rows = await q(SQL.RESERVE, [accountId, amountMicros, id, now], 'reserve')
+      if (rows.length === 1) return { ok: true, reservationId: id }
+      const { balanceMicros, reservedMicros } = await balanceOf(accountId)
+      return { ok: false, balanceMicros, availableMicros: Math.max(0, balanceMicros - reservedMicros) }
+    },
+    settle(reservationId, charge, now) {
+      return settles.settle(reservationId, charge, now)
+    },
+    async release(reservationId) {
+      await q(SQL.RELEASE, [reservationId], 'release')
+    },
+    balance: balanceOf,
+
+    async credit(accountId, input, now) {
+      checkMicros(input.amountMicros, 'credit amount', 1)
+      const id = newId('led', now)
+      const { kind, amountMicros, reference } = input
+      const inserted = await q(SQL.CREDIT, [
+        id,
+        accountId,
+        kind,
+        amountMicros,
+        reference,
+        input.note ?? null,
+        now,
+      ])
+      const entry: LedgerEntry = {
+        ...{ id, accountId, kind, amountMicros, reference, createdAt: now },
+        ...{ requestId: null, capability: null, keyId: null },
+      }
+      if (inserted.length === 1 || reference === null) return { entry, duplicate: false }
+      const [first] = await q<LedgerRow>(
+        `SELECT ${LEDGER_COLUMNS} FROM ledger WHERE account_id = $1 AND reference = $2`,
+        [accountId, reference],
+      )
+      if (!first) throw new Error(`credit ${reference} on ${accountId} neither inserted nor found`)
+      return { entry: toEntry(first), duplicate: true }
+    },
+
+    async entries(accountId, { from, to, limit }) {
+      const rows = await q<LedgerRow>(
+        `SELECT ${LEDGER_COLUMNS} FROM ledger WHERE account_id = $1 AND created_at >= $2 AND created_at < $3
+         ORDER BY created_at, id LIMIT $4`,
+        [accountId, from, to, limit],
+      )
+      return rows.map(toEntry)
+    },
+    async summary(accountId, { from, to }) {
+      const [r] = await q<SummaryRow>(
+        `${SUMMARY_SELECT} WHERE account_id = $1 AND created_at >= $2 AND created_at < $3`,
+        [accountId, from, to],
+      )
+      return toSummary(r)
+    },
+
+    async reconcile(reservationsBefore) {
+      const [released] = await tx((c) =>
+        c.query<{ released: number }>(SQL.RELEASE_OLD, [reservationsBefore]).then((r) => r.rows),
+      )
+      let correctedBalances = 0
+      for (const { id } of await q<{ id: string }>(SQL.MISMATCHED)) {
+        const fixed = await tx(async (c) => {
+          const [cached] = (await c.query<{ b: number; r: number }>(SQL.LOCK_ACCOUNT, [id])).rows
+          const [truth] = (await c.query<{ b: number; r: number }>(SQL.ACCOUNT_TRUTH, [id])).rows
+          if (!cached || !truth || (cached.b === truth.b && cached.r === truth.r)) return false
+          await c.query('UPDATE accounts SET balance_micros = $2, reserved_micros = $3 WHERE id = $1', [
+            id,
+            truth.b,
+            truth.r,
+          ])
+          return true
+        })
+        if (fixed) correctedBalances++
+      }
+      return { releasedReservations: released?.released ?? 0, correctedBalances }
+    },
+
+    async createLoginToken({ hash, email, expiresAt, createdAt }) {
+      await q('INSERT INTO login_tokens (hash, email, expires_at, created_at) VALUES ($1, $2, $3, $4)', [
+        hash,
+        email,
+        expiresAt,
+        createdAt,
+      ])
+    },
+    async consumeLoginToken(hash, now) {
+      const [r] = await q<{ email: string }>(
+        `UPDATE login_tokens SET used_at = $2 WHERE hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING email`,
+        [hash, now],
+      )
+      return r?.email ?? null
+    },
+  }
+}
