@@ -1,6 +1,6 @@
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify'
 import { API_VERSION } from '../contract/openapi.ts'
 import type { Operation } from '../contract/operation.ts'
 import { OPERATIONS } from '../contract/operations.ts'
@@ -17,11 +17,14 @@ import { authRoutes } from './routes/auth.ts'
 import { docsRoutes } from './routes/docs.ts'
 import { metricsRoutes } from './routes/metrics.ts'
 import type { RouteTable } from './routes/types.ts'
+import { createValidatorCompiler } from './validation.ts'
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,64}$/
 
 export interface App {
   fastify: FastifyInstance
+  /** Every route the server registered, as `METHOD /path` (HEAD twins of GET routes included). */
+  routes: string[]
   /** Flushes batched writes (key last-used) and closes the HTTP server. */
   close(): Promise<void>
 }
@@ -36,7 +39,7 @@ function priced(opId: string): Capability {
 export async function createApp(ctx: ServiceContext, opts: { bodyLimit?: number } = {}): Promise<App> {
   const fastify = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: opts.bodyLimit ?? 1024 * 1024,
     trustProxy: ctx.config.trustProxy,
     requestIdHeader: false,
@@ -48,6 +51,11 @@ export async function createApp(ctx: ServiceContext, opts: { bodyLimit?: number 
       customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: true, useDefaults: true },
     },
     routerOptions: { ignoreTrailingSlash: true },
+  })
+  fastify.setValidatorCompiler(createValidatorCompiler())
+  const routes: string[] = []
+  fastify.addHook('onRoute', (r) => {
+    for (const m of [r.method].flat()) routes.push(`${m} ${r.url}`)
   })
   const prom = createPromMetrics()
   const usage = new KeyUsage(ctx)
@@ -110,11 +118,26 @@ export async function createApp(ctx: ServiceContext, opts: { bodyLimit?: number 
   await fastify.ready()
   return {
     fastify,
+    routes,
     async close() {
       await usage.flush()
       await fastify.close()
     },
   }
+}
+
+/**
+ * Schemas reuse named parts (three LevelHedgeSnapshot legs …); the OpenAPI builder turns those
+ * `$id`s into component refs, while Fastify's compilers want each `$id` once: strip them here.
+ */
+function anonymous(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(anonymous)
+  if (schema === null || typeof schema !== 'object') return schema
+  return Object.fromEntries(
+    Object.entries(schema as Record<string, unknown>)
+      .filter(([k]) => k !== '$id')
+      .map(([k, v]) => [k, anonymous(v)]),
+  )
 }
 
 function register(fastify: FastifyInstance, op: Operation, handlers: RouteTable): void {
@@ -126,10 +149,10 @@ function register(fastify: FastifyInstance, op: Operation, handlers: RouteTable)
     url: op.path,
     config: { op },
     schema: {
-      ...(op.params ? { params: op.params } : {}),
-      ...(op.querystring ? { querystring: op.querystring } : {}),
-      ...(op.body ? { body: op.body } : {}),
-      ...(json ? { response: { [op.status]: op.response } } : {}),
+      ...(op.params ? { params: anonymous(op.params) } : {}),
+      ...(op.querystring ? { querystring: anonymous(op.querystring) } : {}),
+      ...(op.body ? { body: anonymous(op.body) } : {}),
+      ...(json ? { response: { [op.status]: anonymous(op.response) } } : {}),
     },
     handler,
   })

@@ -111,7 +111,9 @@ export async function runMetered(
       billingCode: capability.billingCode,
       cacheStatus: status,
     })
-  const hit = await ctx.limits.cache.get(key)
+  // `Cache-Control: no-cache` asks for a fresh computation: served and charged as BYPASS.
+  const bypass = /no-cache|no-store/i.test(String(req.headers['cache-control'] ?? ''))
+  const hit = bypass ? null : await ctx.limits.cache.get(key)
   if (hit) {
     const e = JSON.parse(hit.toString('utf8')) as CachedEntry
     if (etagMatches(req, e.etag))
@@ -140,7 +142,7 @@ export async function runMetered(
     await ctx.limits.cache
       .set(key, Buffer.from(JSON.stringify(entry)), CACHE_TTL_MS)
       .catch((err: Error) => req.log.warn({ err: err.message }, 'response cache write failed'))
-    return send(reply, entry, meta(entry, cost, 'MISS'))
+    return send(reply, entry, meta(entry, cost, bypass ? 'BYPASS' : 'MISS'))
   } catch (err) {
     await releaseMetered(ctx, ticket).catch(() => undefined)
     throw err

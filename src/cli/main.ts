@@ -1,7 +1,9 @@
 import { Command } from 'commander'
+import { registerAdmin } from './commands/admin.ts'
 import { registerBuild } from './commands/build.ts'
 import { registerDataCommands } from './commands/data.ts'
 import { registerExport } from './commands/export.ts'
+import { registerServe } from './commands/serve.ts'
 import { registerStart } from './commands/start.ts'
 import { runCli } from './run.ts'
 
@@ -13,5 +15,7 @@ registerDataCommands(program)
 registerBuild(program)
 registerExport(program)
 registerStart(program)
+registerServe(program)
+registerAdmin(program)
 
 await runCli(program, process.argv)

@@ -28,7 +28,8 @@ export interface Operation {
   errors: number[]
 }
 
-export function defineOperation(op: Operation): Operation {
+/** Keeps the literal schema types, so the typed client knows each operation's shapes. */
+export function defineOperation<const O extends Operation>(op: O): O {
   return op
 }
 

@@ -4,8 +4,8 @@ import { login, loginCallback, provision, provisionFree } from './ops/auth.ts'
 import { getErrorDocs, getMethodologyDocs, getOpenApi, getPrometheusMetrics } from './ops/docs.ts'
 import { getMetrics } from './ops/metrics.ts'
 
-/** Every operation the server exposes. The route table and the OpenAPI document are both built from this list. */
-export const OPERATIONS: readonly Operation[] = [
+/** Every operation the server exposes, by id. The route table, the OpenAPI document and the client derive from it. */
+export const OPS = {
   getHealth,
   getPricing,
   estimate,
@@ -20,7 +20,11 @@ export const OPERATIONS: readonly Operation[] = [
   getErrorDocs,
   getMethodologyDocs,
   getPrometheusMetrics,
-]
+} as const
+
+export type OperationId = keyof typeof OPS
+
+export const OPERATIONS: readonly Operation[] = Object.values(OPS)
 
 export function operationById(id: string): Operation | undefined {
   return OPERATIONS.find((o) => o.id === id)

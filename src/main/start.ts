@@ -7,16 +7,21 @@ import type { Progress } from '../platform/progress.ts'
 import { buildStore } from '../services/build/index.ts'
 import type { StoreManifest } from '../store/model-store/layout.ts'
 import { ModelStore } from '../store/model-store/reader.ts'
+import { homePaths } from './context.ts'
+import { ensureSandbox } from './sandbox.ts'
+import { serveUntilSignal } from './server.ts'
 
 /**
  * `npm start` / `erm3 start`: the embedded pipeline with no servers. Makes sure a dataset exists
  * under ERM3_HOME (generating the default synthetic market when it does not), then builds the
- * model store when it is missing or was built from another dataset. The API stage comes later.
+ * model store when it is missing or was built from another dataset, makes sure the sandbox
+ * store (test keys) exists, and serves the API until SIGINT/SIGTERM.
  */
 export async function startLocal(
   env: Record<string, string | undefined>,
   progress: Progress,
   say: (line: string) => void,
+  opts: { serve: boolean } = { serve: true },
 ): Promise<void> {
   const config = loadConfig(env)
   const datasetDir = join(config.home, 'dataset')
@@ -50,7 +55,13 @@ export async function startLocal(
       `model: built ${storeDir} in ${m.timings_s.total} s — ${m.model_version}, data as of ${m.data_as_of}, universe_size ${m.universe_size}`,
     )
   }
-  say('API: not part of this version yet (the data and model stages are complete)')
+  const paths = homePaths(config.home)
+  await ensureSandbox(paths, progress, say)
+  if (!opts.serve) {
+    say('API: not started (--no-serve); run `erm3 serve` to start it')
+    return
+  }
+  await serveUntilSignal(env, { store: storeDir, progress, say })
 }
 
 async function storeManifestIfAny(storeDir: string): Promise<StoreManifest | null> {

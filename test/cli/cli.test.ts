@@ -62,14 +62,14 @@ describe('erm3 CLI', () => {
   test('start: creates the default dataset under ERM3_HOME once, then reuses it', () => {
     const home = join(dir, 'home')
     const env = { ERM3_HOME: home, ERM3_SYNTH_STOCKS: '25' }
-    let r = erm3(['start'], env)
+    let r = erm3(['start', '--no-serve'], env)
     assert.equal(r.code, 0, r.err)
     assert.match(r.out, /generating the default synthetic market/)
     assert.match(r.out, /dataset: wrote .*\(2006-01-03 … 2026-10-30\)/)
-    r = erm3(['start'], env)
+    r = erm3(['start', '--no-serve'], env)
     assert.equal(r.code, 0, r.err)
     assert.match(r.out, /dataset: using /)
-    r = erm3(['start'], { ERM3_HOME: join(dir, 'h2'), ERM3_SYNTH_STOCKS: 'lots' })
+    r = erm3(['start', '--no-serve'], { ERM3_HOME: join(dir, 'h2'), ERM3_SYNTH_STOCKS: 'lots' })
     assert.notEqual(r.code, 0)
     assert.match(r.err, /ERM3_SYNTH_STOCKS must be an integer in 20\.\.20000, got "lots"/)
   })

@@ -6,9 +6,12 @@ export function registerStart(program: Command): void {
   program
     .command('start')
     .description(
-      'run the embedded pipeline: create the default synthetic dataset under ERM3_HOME if absent, then the later stages',
+      'run the embedded service: create the default dataset and model store under ERM3_HOME when absent or stale, then serve the API',
     )
-    .action(async () => {
-      await startLocal(process.env, createCliProgress(), (line) => process.stdout.write(`${line}\n`))
+    .option('--no-serve', 'prepare dataset, model and sandbox stores, then exit without serving')
+    .action(async (o: { serve: boolean }) => {
+      await startLocal(process.env, createCliProgress(), (line) => process.stdout.write(`${line}\n`), {
+        serve: o.serve,
+      })
     })
 }

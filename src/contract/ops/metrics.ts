@@ -49,7 +49,9 @@ export const METRICS_V3_FIELDS = [
 
 export const metricsV3Schema = Type.Object(
   {
-    ...Object.fromEntries(METRICS_V3_FIELDS.map((f) => [f, NullableNumber])),
+    ...(Object.fromEntries(METRICS_V3_FIELDS.map((f) => [f, NullableNumber])) as {
+      [K in (typeof METRICS_V3_FIELDS)[number]]: typeof NullableNumber
+    }),
     lstar_level: Nullable(Type.Union([Type.Literal(1), Type.Literal(2), Type.Literal(3)])),
   },
   { $id: 'MetricsV3' },

@@ -36,7 +36,7 @@ export interface IssueKeyInput {
 
 /** Creates a key; the plaintext is returned once and never stored. */
 export async function issueKey(
-  ctx: ServiceContext,
+  ctx: Pick<ServiceContext, 'accounts' | 'secrets' | 'now'>,
   input: IssueKeyInput,
 ): Promise<{ apiKey: string; record: ApiKeyRecord }> {
   const apiKey = generateApiKey(input.kind, input.environment)

@@ -1,0 +1,99 @@
+import type { Command } from 'commander'
+import { openOperator } from '../../main/context.ts'
+import { AppError } from '../../platform/errors.ts'
+import {
+  createAccountWithBalance,
+  createKeyFor,
+  revokeKeyById,
+  rotateKey,
+  topUp,
+} from '../../services/identity/admin.ts'
+
+type Operator = Awaited<ReturnType<typeof openOperator>>['ctx']
+
+async function withOperator<T>(fn: (ctx: Operator) => Promise<T>): Promise<T> {
+  const op = await openOperator(process.env)
+  try {
+    return await fn(op.ctx)
+  } finally {
+    await op.close()
+  }
+}
+
+function usd(raw: string, flag: string): number {
+  const n = Number(raw)
+  if (raw.trim() === '' || !Number.isFinite(n))
+    throw new AppError('INVALID_INPUT', `${flag} must be a number of USD, got ${JSON.stringify(raw)}`)
+  return n
+}
+
+const out = (line: string) => process.stdout.write(`${line}\n`)
+
+/** Operator commands: accounts, keys and top-ups against the configured database (ERM3_HOME or DATABASE_URL). */
+export function registerAdmin(program: Command): void {
+  const accounts = program.command('accounts').description('manage accounts')
+  accounts
+    .command('create')
+    .requiredOption('--email <address>', 'e-mail address of the account')
+    .option('--balance <usd>', 'opening balance in USD (an operator credit)', '0')
+    .action(async (o: { email: string; balance: string }) => {
+      const r = await withOperator((ctx) =>
+        createAccountWithBalance(ctx, { email: o.email, balanceUsd: usd(o.balance, '--balance') }),
+      )
+      out(`account ${r.account.id} (${r.account.email}) balance ${r.balanceUsd.toFixed(6)} USD`)
+    })
+
+  const keys = program.command('keys').description('manage API keys')
+  keys
+    .command('create')
+    .requiredOption('--account <id>', 'account id (acct_…)')
+    .option('--env <environment>', 'live or test', 'live')
+    .option('--tier <tier>', 'default or premium (300/min)', 'default')
+    .option('--name <name>', 'a label for the key')
+    .action(async (o: { account: string; env: string; tier: string; name?: string }) => {
+      if (o.env !== 'live' && o.env !== 'test')
+        throw new AppError('INVALID_INPUT', '--env must be live or test')
+      if (o.tier !== 'default' && o.tier !== 'premium')
+        throw new AppError('INVALID_INPUT', '--tier must be default or premium')
+      const env = o.env
+      const tier = o.tier
+      const k = await withOperator((ctx) =>
+        createKeyFor(ctx, { accountId: o.account, environment: env, tier, name: o.name }),
+      )
+      out(k.apiKey)
+      process.stderr.write(
+        `key ${k.record.id} (${k.record.environment}, ${k.record.tier}) — shown once, store it now\n`,
+      )
+    })
+  keys
+    .command('revoke')
+    .argument('<key-id>', 'key id (key_…)')
+    .action(async (id: string) => {
+      const k = await withOperator((ctx) => revokeKeyById(ctx, id))
+      out(`key ${k.id} revoked at ${new Date(k.revokedAt ?? 0).toISOString()}`)
+    })
+  keys
+    .command('rotate')
+    .argument('<key-id>', 'key id (key_…) to replace; it is revoked')
+    .action(async (id: string) => {
+      const k = await withOperator((ctx) => rotateKey(ctx, id))
+      out(k.apiKey)
+      process.stderr.write(`key ${k.record.id} replaces ${id} (revoked) — shown once, store it now\n`)
+    })
+
+  program
+    .command('topup')
+    .description('add prepaid balance (minimum 10.00 USD; idempotent per --reference)')
+    .requiredOption('--account <id>', 'account id (acct_…)')
+    .requiredOption('--usd <amount>', 'amount in USD')
+    .option('--reference <ref>', 'idempotency reference (e.g. an invoice number); default: a new one')
+    .action(async (o: { account: string; usd: string; reference?: string }) => {
+      const reference = o.reference ?? `cli-${Date.now()}`
+      const r = await withOperator((ctx) =>
+        topUp(ctx, { accountId: o.account, usd: usd(o.usd, '--usd'), reference }),
+      )
+      out(
+        `${r.duplicate ? 'already recorded' : 'recorded'}: ${r.entry.id} +${(r.entry.amountMicros / 1e6).toFixed(2)} USD (reference ${reference}); balance ${r.balanceUsd.toFixed(6)} USD`,
+      )
+    })
+}

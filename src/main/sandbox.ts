@@ -1,0 +1,24 @@
+import { join } from 'node:path'
+import { synthesizeDataset } from '../data/synthesize.ts'
+import { exists } from '../platform/atomic-dir.ts'
+import { type Progress, silentProgress } from '../platform/progress.ts'
+import { buildStore } from '../services/build/index.ts'
+
+/**
+ * The sandbox that test keys read: a small synthetic market with a fixed seed, so every
+ * installation's sandbox answers the same numbers. Built once, on first start.
+ */
+export const SANDBOX_SYNTH = { seed: 20260101, stocks: 200, start: '2016-01-04', end: '2026-10-30' } as const
+
+export async function ensureSandbox(
+  paths: { sandboxDataset: string; sandboxStore: string },
+  progress: Progress = silentProgress,
+  say: (line: string) => void = () => undefined,
+): Promise<void> {
+  if (await exists(join(paths.sandboxStore, 'CURRENT'))) return
+  say('sandbox: building the fixed-seed sandbox market that test keys read (about 10 s, once) …')
+  if (!(await exists(join(paths.sandboxDataset, 'manifest.json')))) {
+    await synthesizeDataset(paths.sandboxDataset, { ...SANDBOX_SYNTH, fundamentals: true }, progress)
+  }
+  await buildStore({ dataset: paths.sandboxDataset, store: paths.sandboxStore }, progress)
+}

@@ -1,0 +1,104 @@
+import type { KeyEnvironment } from '../../contract/api-key.ts'
+import { microsToUsd, usdToMicros } from '../../contract/pricing.ts'
+import { AppError } from '../../platform/errors.ts'
+import { newId } from '../../platform/ids.ts'
+import type { Account, ApiKeyRecord, LedgerEntry, RateTier } from '../../store/accounts/types.ts'
+import { MIN_TOP_UP_USD } from '../billing/meter.ts'
+import type { ServiceContext } from '../context.ts'
+import { issueKey } from './keys.ts'
+import { normaliseEmail } from './login.ts'
+
+/** Operator use cases behind `erm3 accounts|keys|topup` (self-hosters' admin path). */
+export type OperatorContext = Pick<ServiceContext, 'accounts' | 'secrets' | 'now'>
+
+async function account(ctx: OperatorContext, id: string): Promise<Account> {
+  const a = await ctx.accounts.getAccount(id)
+  if (!a) throw new AppError('NOT_FOUND', `No account ${id}`)
+  return a
+}
+
+export async function createAccountWithBalance(
+  ctx: OperatorContext,
+  input: { email: string; balanceUsd?: number },
+): Promise<{ account: Account; balanceUsd: number }> {
+  const email = normaliseEmail(input.email)
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email))
+    throw new AppError('INVALID_REQUEST', `${input.email} is not an e-mail address`)
+  if (await ctx.accounts.findAccountByEmail(email))
+    throw new AppError('CONFLICT', `An account for ${email} exists already`)
+  const a = await ctx.accounts.createAccount({ id: newId('acct'), email, kind: 'user', createdAt: ctx.now() })
+  const micros = usdToMicros(input.balanceUsd ?? 0)
+  if (micros < 0) throw new AppError('INVALID_REQUEST', 'The opening balance cannot be negative')
+  if (micros > 0) {
+    await ctx.accounts.credit(
+      a.id,
+      { kind: 'credit', amountMicros: micros, reference: 'opening-balance', note: 'operator' },
+      ctx.now(),
+    )
+  }
+  return { account: a, balanceUsd: microsToUsd(micros) }
+}
+
+export async function createKeyFor(
+  ctx: OperatorContext,
+  input: {
+    accountId: string
+    environment: KeyEnvironment
+    tier?: RateTier
+    name?: string
+    expiresAt?: number | null
+  },
+): Promise<{ apiKey: string; record: ApiKeyRecord }> {
+  await account(ctx, input.accountId)
+  return issueKey(ctx, {
+    accountId: input.accountId,
+    kind: 'agent',
+    environment: input.environment,
+    tier: input.tier ?? 'default',
+    name: input.name ?? null,
+    expiresAt: input.expiresAt ?? null,
+  })
+}
+
+export async function revokeKeyById(ctx: OperatorContext, keyId: string): Promise<ApiKeyRecord> {
+  const k = await ctx.accounts.revokeKey(keyId, ctx.now())
+  if (!k) throw new AppError('NOT_FOUND', `No key ${keyId}`)
+  return k
+}
+
+/** Rotation: a new key with the same account, environment, tier and name; the old one is revoked. */
+export async function rotateKey(
+  ctx: OperatorContext,
+  keyId: string,
+): Promise<{ apiKey: string; record: ApiKeyRecord }> {
+  const old = await ctx.accounts.getKey(keyId)
+  if (!old) throw new AppError('NOT_FOUND', `No key ${keyId}`)
+  if (old.revokedAt !== null) throw new AppError('CONFLICT', `Key ${keyId} is revoked already`)
+  const fresh = await issueKey(ctx, {
+    accountId: old.accountId,
+    kind: old.kind,
+    environment: old.environment,
+    tier: old.tier,
+    name: old.name,
+    expiresAt: old.expiresAt,
+  })
+  await ctx.accounts.revokeKey(keyId, ctx.now())
+  return fresh
+}
+
+/** Top-up of at least 10.00 USD, idempotent per reference. */
+export async function topUp(
+  ctx: OperatorContext,
+  input: { accountId: string; usd: number; reference: string },
+): Promise<{ entry: LedgerEntry; duplicate: boolean; balanceUsd: number }> {
+  if (!Number.isFinite(input.usd) || input.usd < MIN_TOP_UP_USD)
+    throw new AppError('INVALID_REQUEST', `The minimum top-up is ${MIN_TOP_UP_USD.toFixed(2)} USD`)
+  await account(ctx, input.accountId)
+  const r = await ctx.accounts.credit(
+    input.accountId,
+    { kind: 'topup', amountMicros: usdToMicros(input.usd), reference: input.reference, note: 'operator' },
+    ctx.now(),
+  )
+  const b = await ctx.accounts.balance(input.accountId)
+  return { ...r, balanceUsd: microsToUsd(b.balanceMicros) }
+}

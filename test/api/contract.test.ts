@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { WIRE_ERRORS } from '../../src/contract/errors.ts'
+import { CAPABILITIES } from '../../src/contract/pricing.ts'
+import { startTestApp, type TestApp } from '../helpers/test-app.ts'
+
+/** Public-surface pins: literals here, never imported expectations. A red pin = deliberate change: update it. */
+describe('contract pins', () => {
+  let t: TestApp
+  before(async () => {
+    t = await startTestApp()
+  })
+  after(() => t.close())
+
+  test('the error table', () => {
+    assert.deepEqual(
+      Object.entries(WIRE_ERRORS).map(([code, e]) => `${e.status} ${code}`),
+      [
+        '400 INVALID_REQUEST',
+        '400 TOO_MANY_TICKERS',
+        '400 INVALID_TICKER',
+        '401 MISSING_CREDENTIALS',
+        '401 INVALID_KEY',
+        '401 REVOKED_KEY',
+        '401 EXPIRED_KEY',
+        '402 INSUFFICIENT_BALANCE',
+        '403 FORBIDDEN',
+        '404 TICKER_NOT_FOUND',
+        '404 NOT_FOUND',
+        '404 DATE_NOT_AVAILABLE',
+        '405 METHOD_NOT_ALLOWED',
+        '406 NOT_ACCEPTABLE',
+        '409 CONFLICT',
+        '413 PAYLOAD_TOO_LARGE',
+        '415 UNSUPPORTED_MEDIA_TYPE',
+        '429 RATE_LIMITED',
+        '429 CONCURRENCY_LIMITED',
+        '500 INTERNAL',
+        '503 MODEL_NOT_READY',
+        '503 UNAVAILABLE',
+      ],
+    )
+  })
+
+  test('the OpenAPI document lists exactly the routes the server has', async () => {
+    const doc = (await t.client.call('getOpenApi')).json as {
+      openapi: string
+      info: { version: string }
+      paths: Record<string, Record<string, { operationId: string; 'x-pricing'?: Record<string, unknown> }>>
+    }
+    assert.equal(doc.openapi, '3.1.0')
+    assert.equal(doc.info.version, '3.0.0-agent')
+    const documented = Object.entries(doc.paths)
+      .flatMap(([p, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${p}`))
+      .sort()
+    const served = t.app.routes
+      .filter((r) => !r.startsWith('HEAD '))
+      .map((r) => r.replace(/:(\w+)/g, '{$1}'))
+      .sort()
+    assert.deepEqual(served, documented, 'routes and the OpenAPI document differ')
+    // HEAD exists exactly as the twin of each GET.
+    assert.deepEqual(
+      t.app.routes
+        .filter((r) => r.startsWith('HEAD '))
+        .map((r) => r.slice(5))
+        .sort(),
+      t.app.routes
+        .filter((r) => r.startsWith('GET '))
+        .map((r) => r.slice(4))
+        .sort(),
+    )
+    assert.deepEqual(documented, [
+      'GET /auth/callback',
+      'GET /balance',
+      'GET /docs/errors',
+      'GET /docs/methodology',
+      'GET /health',
+      'GET /invoices',
+      'GET /metrics-prom',
+      'GET /metrics/{ticker}',
+      'GET /openapi.json',
+      'GET /pricing',
+      'POST /auth/login',
+      'POST /auth/provision',
+      'POST /auth/provision-free',
+      'POST /estimate',
+    ])
+    assert.deepEqual(doc.paths['/metrics/{ticker}']?.get?.['x-pricing'], {
+      capability_id: 'metrics',
+      tier: 'baseline',
+      model: 'per_request',
+      cost_usd: 0.001,
+      billing_code: 'metrics_v3',
+    })
+  })
+
+  test('prices of the seed table (USD per call or per position)', () => {
+    const price = Object.fromEntries(
+      CAPABILITIES.map((c) => [c.id, [c.unitMicros / 1e6, c.minChargeMicros, c.billingCode]]),
+    )
+    assert.deepEqual(price.metrics, [0.001, null, 'metrics_v3'])
+    assert.deepEqual(price.decompose, [0.001, null, 'metrics_v3'])
+    assert.deepEqual(price.ticker_returns, [0.005, null, 'ticker_returns_v1'])
+    assert.deepEqual(price.lstar, [0.02, null, 'lstar_v1'])
+    assert.deepEqual(price.batch_lstar, [0.005, 10000, 'batch_lstar_v1'])
+    assert.deepEqual(price.returns_decomposition, [0.02, null, 'returns_decomposition_v1'])
+    assert.deepEqual(price.industry_panel, [0.02, null, 'industry_panel_v1'])
+    assert.deepEqual(price.rankings_screen, [0.02, null, 'rankings_screen_v1'])
+    assert.deepEqual(price.snapshot, [0.25, null, 'snapshot_v1'])
+  })
+})

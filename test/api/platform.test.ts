@@ -1,0 +1,208 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { startTestApp, type TestApp } from '../helpers/test-app.ts'
+
+describe('HTTP platform (embedded backends)', () => {
+  let t: TestApp
+  let account: string
+  let key: string
+  before(async () => {
+    t = await startTestApp()
+    account = await t.account(1)
+    key = await t.key(account)
+  })
+  after(() => t?.close())
+
+  const raw = (method: string, url: string, headers: Record<string, string> = {}, body?: string) =>
+    t.transport({ method, url, headers, body })
+
+  test('unknown path → 404 NOT_FOUND; wrong method → 405 with Allow; both problem+json with X-Request-ID', async () => {
+    const r404 = await raw('GET', '/no/such/thing')
+    assert.equal(r404.status, 404)
+    assert.equal(JSON.parse(r404.body).code, 'NOT_FOUND')
+    assert.match(r404.headers['x-request-id'] ?? '', /^req_/)
+    const r405 = await raw('DELETE', '/balance')
+    assert.equal(r405.status, 405)
+    assert.equal(JSON.parse(r405.body).code, 'METHOD_NOT_ALLOWED')
+    assert.match(r405.headers.allow ?? '', /GET/)
+    for (const path of ['/auth/token']) {
+      assert.equal((await raw('GET', path)).status, 404)
+      assert.equal((await raw('POST', path, { 'content-type': 'application/json' }, '{}')).status, 404)
+    }
+  })
+
+  test('a client-supplied X-Request-ID is echoed when well-formed, replaced otherwise', async () => {
+    assert.equal(
+      (await raw('GET', '/health', { 'x-request-id': 'abc-123' })).headers['x-request-id'],
+      'abc-123',
+    )
+    assert.match(
+      (await raw('GET', '/health', { 'x-request-id': 'bad id with spaces' })).headers['x-request-id'] ?? '',
+      /^req_/,
+    )
+  })
+
+  test('415, 413 and malformed JSON go through the error table', async () => {
+    const r415 = await raw('POST', '/estimate', { 'content-type': 'text/xml' }, '<x/>')
+    assert.equal(r415.status, 415)
+    assert.equal(JSON.parse(r415.body).code, 'UNSUPPORTED_MEDIA_TYPE')
+    const big = JSON.stringify({ operation: 'x'.repeat(2 * 1024 * 1024) })
+    const r413 = await raw('POST', '/estimate', { 'content-type': 'application/json' }, big)
+    assert.equal(r413.status, 413)
+    assert.equal(JSON.parse(r413.body).code, 'PAYLOAD_TOO_LARGE')
+    const bad = await raw('POST', '/estimate', { 'content-type': 'application/json' }, '{"operation": ')
+    assert.equal(bad.status, 400)
+    assert.equal(JSON.parse(bad.body).code, 'INVALID_REQUEST')
+    const invalid = await raw(
+      'POST',
+      '/estimate',
+      { 'content-type': 'application/json' },
+      '{"operation": 5, "extra": 1}',
+    )
+    assert.equal(invalid.status, 400)
+    const p = JSON.parse(invalid.body)
+    assert.equal(p.code, 'INVALID_REQUEST')
+    assert.ok(
+      p.errors.some((e: { field: string }) => e.field.includes('operation')),
+      invalid.body,
+    )
+  })
+
+  test('GET /pricing and POST /estimate read the one pricing table', async () => {
+    const pricing = (await t.client.call('getPricing')).ok()
+    const m = pricing.capabilities.find((c) => c.capability_id === 'metrics')
+    assert.deepEqual(m && [m.method, m.path, m.cost_usd, m.billing_code], [
+      'GET',
+      '/metrics/{ticker}',
+      0.001,
+      'metrics_v3',
+    ])
+    assert.equal(pricing.min_top_up_usd, 10)
+    for (const c of pricing.capabilities)
+      assert.ok(t.app.routes.includes(`${c.method} ${c.path.replace(/\{(\w+)\}/g, ':$1')}`), c.path)
+    const e1 = (await t.client.call('estimate', { body: { operation: 'GET /metrics/AAPL' } })).ok()
+    assert.equal(e1.estimated_cost_usd, 0.001)
+    assert.equal(e1.capability, 'metrics')
+    const e2 = (await t.client.call('estimate', { body: { operation: 'getBalance' } })).ok()
+    assert.equal(e2.estimated_cost_usd, 0)
+    const e3 = await t.client.call('estimate', { body: { operation: 'nonsense' } })
+    assert.equal(e3.status, 404)
+  })
+
+  test('GET /health reports the store, the database and the limiter', async () => {
+    const h = (await t.client.call('getHealth')).ok()
+    assert.equal(h.status, 'ok')
+    assert.equal(h.model.data_as_of, '2021-12-31')
+    assert.equal(h.database.backend, 'sqlite')
+    assert.equal(h.limits.backend, 'memory')
+    assert.equal(h.limits.degraded, false)
+  })
+
+  test('GET /balance shows the real limits; premium keys get 300/min', async () => {
+    const b = (await t.client.call('getBalance', { key })).ok()
+    assert.equal(b.balance_usd, 1)
+    assert.equal(b.status.can_make_requests, true)
+    assert.deepEqual(b.limits, { requests_per_minute: 60, burst: 100, max_concurrent: 10 })
+    const premium = await t.key(account, { tier: 'premium' })
+    const pb = await t.client.call('getBalance', { key: premium })
+    assert.deepEqual(pb.ok().limits, { requests_per_minute: 300, burst: 500, max_concurrent: 10 })
+    assert.equal(pb.headers['x-ratelimit-limit'], '300')
+  })
+
+  test('metered GET /metrics: charged once, _agent and lineage, cache HIT free, ETag 304 free, no-cache BYPASS charged', async () => {
+    const acct = await t.account(1)
+    const k = await t.key(acct)
+    const r1 = await t.client.call('getMetrics', { key: k, params: { ticker: 'spy' } })
+    const b1 = r1.ok()
+    assert.equal(b1._agent.cost_usd, 0.001)
+    assert.equal(b1._agent.cache_status, 'MISS')
+    assert.equal(b1._agent.billing_code, 'metrics_v3')
+    assert.equal(b1._agent.request_id, r1.headers['x-request-id'])
+    assert.equal(r1.headers['x-api-cost-usd'], '0.001')
+    assert.equal(r1.headers['x-risk-model-version'], 'ERM3-L3-v1')
+    assert.equal(r1.headers['x-data-as-of'], '2021-12-31')
+    assert.equal(r1.headers['x-factor-set-id'], 'SPY_uni_mc_3000')
+    assert.equal(r1.headers['x-universe-size'], String(b1._metadata.universe_size))
+    assert.equal(b1._agent.data_freshness, '2021-12-31T21:00:00.000Z')
+    assert.equal(b1.ticker, 'SPY')
+    assert.deepEqual(b1._metadata.range, [b1.teo, b1.teo])
+    const r2 = await t.client.call('getMetrics', { key: k, params: { ticker: 'SPY' } })
+    assert.equal(r2.ok()._agent.cache_status, 'HIT')
+    assert.equal(r2.ok()._agent.cost_usd, 0)
+    assert.equal(r2.headers['x-api-cost-usd'], '0')
+    const r3 = await t.client.call('getMetrics', {
+      key: k,
+      params: { ticker: 'SPY' },
+      headers: { 'if-none-match': r1.headers.etag ?? '' },
+    })
+    assert.equal(r3.status, 304)
+    const r4 = await t.client.call('getMetrics', {
+      key: k,
+      params: { ticker: 'SPY' },
+      headers: { 'cache-control': 'no-cache' },
+    })
+    assert.equal(r4.ok()._agent.cache_status, 'BYPASS')
+    assert.equal(r4.ok()._agent.cost_usd, 0.001)
+    const ledger = await t.ctx.accounts.entries(acct, { from: 0, to: Date.now() + 1, limit: 100 })
+    assert.deepEqual(
+      ledger.filter((e) => e.kind === 'debit').map((e) => [e.amountMicros, e.capability, e.requestId]),
+      [
+        [-1000, 'metrics', r1.headers['x-request-id']],
+        [-1000, 'metrics', r4.headers['x-request-id']],
+      ],
+    )
+    assert.equal((await t.ctx.accounts.balance(acct)).balanceMicros, 1_000_000 - 2000)
+  })
+
+  test('errors are never charged: unknown ticker → 404 TICKER_NOT_FOUND with suggestions, free', async () => {
+    const acct = await t.account(1)
+    const k = await t.key(acct)
+    const store = t.ctx.models.store('live')
+    const known = store.symbols.find((s) => s.asset_type === 'stock')?.symbol ?? 'SPY'
+    const r = await t.client.call('getMetrics', { key: k, params: { ticker: `${known}X` } })
+    assert.equal(r.status, 404)
+    const p = r.json as { code: string; suggestions: string[] }
+    assert.equal(p.code, 'TICKER_NOT_FOUND')
+    assert.ok(p.suggestions.includes(known), JSON.stringify(p))
+    assert.equal((await t.ctx.accounts.balance(acct)).balanceMicros, 1_000_000)
+    const bad = await t.client.call('getMetrics', { key: k, params: { ticker: 'A B C $' } })
+    assert.equal(bad.status, 400)
+    assert.equal((bad.json as { code: string }).code, 'INVALID_TICKER')
+  })
+
+  test('test keys read the sandbox store, at no cost', async () => {
+    const tk = await t.key(account, { env: 'test' })
+    const r = await t.client.call('getMetrics', { key: tk, params: { ticker: 'SPY' } })
+    const b = r.ok()
+    assert.equal(r.headers['x-environment'], 'test')
+    assert.equal(b._agent.cost_usd, 0)
+    const live = (await t.client.call('getMetrics', { key, params: { ticker: 'SPY' } })).ok()
+    assert.notEqual(b.metrics.price_close, live.metrics.price_close, 'sandbox and live stores differ')
+  })
+
+  test('GET /invoices: ledger-backed summary per period', async () => {
+    const acct = await t.account(2)
+    const k = await t.key(acct)
+    await t.client.call('getMetrics', { key: k, params: { ticker: 'SPY' } })
+    const inv = (await t.client.call('getInvoices', { key: k, query: { period: 'all' } })).ok()
+    assert.equal(inv.summary.spent_usd, 0.001)
+    assert.equal(inv.summary.requests, 1)
+    assert.deepEqual(
+      inv.invoices.map((i) => [i.kind, i.amount_usd]),
+      [
+        ['credit', 2],
+        ['debit', -0.001],
+      ],
+    )
+    const bad = await t.client.call('getInvoices', { key: k, query: { period: 'decade' as 'all' } })
+    assert.equal(bad.status, 400)
+  })
+
+  test('documents: /docs/errors lists every code; /docs/methodology exists; /metrics-prom counts requests', async () => {
+    const e = await raw('GET', '/docs/errors')
+    assert.match(e.body, /id="insufficient_balance"/)
+    assert.equal((await raw('GET', '/docs/methodology')).status, 200)
+    const prom = await raw('GET', '/metrics-prom')
+    assert.match(prom.body, /erm3_http_requests_total\{operation="getHealth",status="200"\}/)
+  })
+})

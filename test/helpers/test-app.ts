@@ -1,0 +1,158 @@
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { type App, createApp } from '../../src/api/app.ts'
+import { createClient, type Erm3Client, type Transport } from '../../src/contract/client.ts'
+import { loadConfig } from '../../src/platform/config.ts'
+import { createLogger } from '../../src/platform/logger.ts'
+import { createOutboxMailer } from '../../src/platform/mail.ts'
+import type { ServiceContext } from '../../src/services/context.ts'
+import { createAccountWithBalance, createKeyFor } from '../../src/services/identity/admin.ts'
+import { ModelRegistry } from '../../src/services/models.ts'
+import { createPostgresAccountStore } from '../../src/store/accounts/postgres.ts'
+import { createSqliteAccountStore } from '../../src/store/accounts/sqlite.ts'
+import type { AccountStore, RateTier } from '../../src/store/accounts/types.ts'
+import { createMemoryLimits } from '../../src/store/limits/memory.ts'
+import { createRedisLimits } from '../../src/store/limits/redis.ts'
+import type { LimitsBackend } from '../../src/store/limits/types.ts'
+import { ModelStore } from '../../src/store/model-store/reader.ts'
+import { fixtureStores } from './fixture-store.ts'
+
+export type DbKind = 'sqlite' | 'postgres'
+export type LimitsKind = 'memory' | 'redis'
+
+export interface TestApp {
+  app: App
+  ctx: ServiceContext
+  client: Erm3Client
+  transport: Transport
+  home: string
+  /** Moves the service clock (expiry, rate refill) without sleeping. */
+  clock: { offsetMs: number }
+  account(balanceUsd?: number, email?: string): Promise<string>
+  key(
+    accountId: string,
+    opts?: { env?: 'live' | 'test'; tier?: RateTier; expiresAt?: number | null },
+  ): Promise<string>
+  outbox(): { to: string; subject: string; text: string }[]
+  close(): Promise<void>
+}
+
+export const backendsAvailable = {
+  postgres: process.env.DATABASE_URL ? null : 'DATABASE_URL is not set (CI exports it)',
+  redis: process.env.REDIS_URL ? null : 'REDIS_URL is not set (CI exports it)',
+}
+
+async function openDb(kind: DbKind, home: string): Promise<{ store: AccountStore; drop(): Promise<void> }> {
+  if (kind === 'sqlite')
+    return { store: createSqliteAccountStore(join(home, 'erm3.db')), drop: async () => undefined }
+  const url = process.env.DATABASE_URL as string
+  const schema = `t_${randomBytes(6).toString('hex')}`
+  return {
+    store: createPostgresAccountStore(url, { schema }),
+    async drop() {
+      const c = new pg.Client({ connectionString: url })
+      await c.connect()
+      await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+      await c.end()
+    },
+  }
+}
+
+function openLimits(kind: LimitsKind): LimitsBackend {
+  if (kind === 'memory') return createMemoryLimits()
+  return createRedisLimits(process.env.REDIS_URL as string, {
+    prefix: `erm3t:${randomBytes(6).toString('hex')}:`,
+  })
+}
+
+export function injectTransport(app: App): Transport {
+  return async (req) => {
+    const res = await app.fastify.inject({
+      method: req.method as 'GET',
+      url: req.url,
+      headers: req.headers,
+      ...(req.body !== undefined ? { payload: req.body } : {}),
+    })
+    const headers: Record<string, string> = {}
+    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = String(v)
+    return { status: res.statusCode, headers, body: res.body }
+  }
+}
+
+/** The real application over real backends (SQLite or PostgreSQL, memory or Redis) and the fixture stores. */
+export async function startTestApp(
+  opts: { db?: DbKind; limits?: LimitsKind; env?: Record<string, string> } = {},
+): Promise<TestApp> {
+  const fx = await fixtureStores()
+  const home = mkdtempSync(join(tmpdir(), 'erm3-app-'))
+  const config = loadConfig({ ERM3_HOME: home, PUBLIC_URL: 'http://erm3.test', ...opts.env })
+  const log = createLogger('silent')
+  const db = await openDb(opts.db ?? 'sqlite', home)
+  await db.store.migrate()
+  const limits = openLimits(opts.limits ?? 'memory')
+  const clock = { offsetMs: 0 }
+  const models = new ModelRegistry(
+    await ModelStore.open(fx.live),
+    await ModelStore.open(fx.sandbox),
+    config.server.publicUrl,
+  )
+  const ctx: ServiceContext = {
+    config: config.server,
+    secrets: {
+      pepper: randomBytes(32).toString('base64url'),
+      sessionSecret: randomBytes(32).toString('base64url'),
+    },
+    accounts: db.store,
+    limits,
+    models,
+    mailer: createOutboxMailer(home, log),
+    log,
+    now: () => Date.now() + clock.offsetMs,
+  }
+  const app = await createApp(ctx)
+  const transport = injectTransport(app)
+  let n = 0
+  return {
+    app,
+    ctx,
+    client: createClient(transport),
+    transport,
+    home,
+    clock,
+    async account(balanceUsd = 0, email?: string) {
+      const r = await createAccountWithBalance(ctx, {
+        email: email ?? `user${++n}-${randomBytes(3).toString('hex')}@example.com`,
+        balanceUsd,
+      })
+      return r.account.id
+    },
+    async key(accountId, o = {}) {
+      const k = await createKeyFor(ctx, {
+        accountId,
+        environment: o.env ?? 'live',
+        tier: o.tier,
+        expiresAt: o.expiresAt ?? null,
+      })
+      return k.apiKey
+    },
+    outbox() {
+      try {
+        return readFileSync(join(home, 'outbox', 'mail.jsonl'), 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l))
+      } catch {
+        return []
+      }
+    },
+    async close() {
+      await app.close()
+      await Promise.allSettled([db.store.close(), limits.close(), models.close()])
+      await db.drop()
+      rmSync(home, { recursive: true, force: true })
+    },
+  }
+}
