@@ -212,6 +212,48 @@ describe('parquet codec', () => {
     )
   })
 
+  it('writes row groups every reader reads, and decodes only those from a row on', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        tableArb(plainNames),
+        fc.integer({ min: 1, max: 7 }),
+        fc.nat({ max: 40 }),
+        async (table, groupRows, fromRow) => {
+          const bytes = encodeParquet(table, { rowGroupRows: groupRows })
+          const numRows = table.columns[0]?.values.length ?? 0
+          assert.equal(
+            parquetMetadata(bytes.slice().buffer).row_groups.length,
+            Math.max(1, Math.ceil(numRows / groupRows)),
+          )
+          assertColumnsEqual((await decodeParquet(bytes)).columns, table.columns)
+          await checkWithHyparquet(bytes, table.columns)
+          const part = await decodeParquet(bytes, { fromRow })
+          const first = fromRow >= numRows ? numRows : Math.floor(fromRow / groupRows) * groupRows
+          assert.equal(part.firstRow, first)
+          // Rows of skipped groups read as missing; the rest as written.
+          const want = table.columns.map((c): ParquetColumn => {
+            if (c.type === 'STRING') return { ...c, values: c.values.slice().fill(null, 0, first) }
+            if (c.type === 'DOUBLE') return { ...c, values: c.values.slice().fill(Number.NaN, 0, first) }
+            if (c.type === 'FLOAT') return { ...c, values: c.values.slice().fill(Number.NaN, 0, first) }
+            return { ...c, values: c.values.slice().fill(0, 0, first) }
+          })
+          assertColumnsEqual(part.columns, want)
+        },
+      ),
+      { numRuns: 150 },
+    )
+  })
+
+  it('writes the same bytes as one row group when the group holds every row', async () => {
+    await fc.assert(
+      fc.property(tableArb(plainNames), (table) => {
+        const rows = table.columns[0]?.values.length ?? 0
+        assert.deepEqual(encodeParquet(table, { rowGroupRows: Math.max(1, rows) }), encodeParquet(table))
+      }),
+      { numRuns: 50 },
+    )
+  })
+
   it('writes files hyparquet and DuckDB read identically', async () => {
     await fc.assert(
       fc.asyncProperty(tableArb(plainNames), fc.boolean(), async (table, paged) => {
@@ -304,7 +346,7 @@ describe('parquet codec', () => {
       await checkWithDuckDB(path, columns)
     }
     const none = await decodeParquet(encodeParquet({ columns: [] }))
-    assert.deepEqual(none, { numRows: 0, columns: [], metadata: {} })
+    assert.deepEqual(none, { numRows: 0, columns: [], metadata: {}, firstRow: 0 })
   })
 
   it('selects columns in the requested order and reads names from the footer', async () => {

@@ -44,16 +44,38 @@ export async function decodeSource(
   opts?: DecodeOptions,
 ): Promise<ParquetTable> {
   const selected = selectColumns(meta, opts?.columns)
+  const firstRow = firstGroupRow(meta, opts?.fromRow ?? 0)
   const columns: ParquetColumn[] = []
   const slow: { top: TopColumn; col: ParquetColumn }[] = []
   for (const top of selected) {
     const col = allocate(targetType(top), top.name, meta.numRows)
     columns.push(col)
-    if (!(await decodeNative(src, meta, top, col))) slow.push({ top, col })
+    if (!(await decodeNative(src, meta, top, col, firstRow))) slow.push({ top, col })
   }
   // hyparquet rewrites every row, including any a half-done fast-path attempt left behind.
   if (slow.length > 0) await decodeWithHyparquet(src, meta, slow)
-  return { numRows: meta.numRows, columns, metadata: meta.metadata }
+  for (const col of columns) blankRows(col, firstRow)
+  return { numRows: meta.numRows, columns, metadata: meta.metadata, firstRow }
+}
+
+/** The first row of the row group holding `fromRow` (numRows when fromRow is past the end). */
+export function firstGroupRow(meta: FileMeta, fromRow: number): number {
+  if (!Number.isSafeInteger(fromRow) || fromRow < 0)
+    throw new RangeError(`parquet: fromRow must be a non-negative integer, got ${fromRow}`)
+  let at = 0
+  for (const rg of meta.rowGroups) {
+    if (at + rg.numRows > fromRow) return at
+    at += rg.numRows
+  }
+  return at
+}
+
+/** Rows before `firstRow` were not decoded: they read as missing. */
+function blankRows(col: ParquetColumn, firstRow: number): void {
+  if (firstRow === 0) return
+  if (col.type === 'DOUBLE' || col.type === 'FLOAT') col.values.fill(Number.NaN, 0, firstRow)
+  else if (col.type === 'STRING') col.values.fill(null, 0, firstRow)
+  else col.values.fill(0, 0, firstRow)
 }
 
 /** Decodes the column with our own page decoder; false when it needs the hyparquet fallback. */
@@ -62,6 +84,7 @@ async function decodeNative(
   meta: FileMeta,
   c: TopColumn,
   col: ParquetColumn,
+  firstRow: number,
 ): Promise<boolean> {
   if (!isNativeColumn(c, col.type)) return false
   for (const rg of meta.rowGroups) {
@@ -79,7 +102,8 @@ async function decodeNative(
   try {
     for (const rg of meta.rowGroups) {
       const chunk = rg.chunks[c.leafIndex]
-      decodeChunk(await src.read(chunk.start, chunk.start + chunk.size), rg.numRows, c.leaf, col, at)
+      if (at >= firstRow)
+        decodeChunk(await src.read(chunk.start, chunk.start + chunk.size), rg.numRows, c.leaf, col, at)
       at += rg.numRows
     }
   } catch (err) {

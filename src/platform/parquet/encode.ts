@@ -1,17 +1,21 @@
 import { densePage, floatPage, type PageBody, Scratch, stringPage } from './pages.ts'
 import { MAGIC, MAX_ROWS, type ParquetColumn, type ParquetInput } from './types.ts'
-import { columnSpec, dataPageHeader, fileFooter, type WrittenChunk } from './write-footer.ts'
+import { columnSpec, dataPageHeader, groupsFooter, type RowGroup, type WrittenChunk } from './write-footer.ts'
 
 /** Pages stay well below the i32 size limit and keep readers' per-page buffers modest. */
 const MAX_PAGE_BYTES = 64 * 1024 * 1024
 
-export function encodeParquet(table: ParquetInput): Uint8Array {
-  return encodeParquetPaged(table, MAX_PAGE_BYTES)
+export function encodeParquet(table: ParquetInput, opts: EncodeOptions = {}): Uint8Array {
+  return encodeParquetPaged(table, MAX_PAGE_BYTES, opts)
 }
 
 /** `encodeParquet` with a configurable page size limit, so tests can exercise multi-page chunks. */
-export function encodeParquetPaged(table: ParquetInput, maxPageBytes: number): Uint8Array {
-  const parts = encodeParts(table, maxPageBytes)
+export function encodeParquetPaged(
+  table: ParquetInput,
+  maxPageBytes: number,
+  opts: EncodeOptions = {},
+): Uint8Array {
+  const parts = encodeParts(table, maxPageBytes, opts)
   let total = 0
   for (const p of parts) total += p.length
   // Every byte is copied from a part below, so skipping the zero-fill is safe.
@@ -25,31 +29,61 @@ export function encodeParquetPaged(table: ParquetInput, maxPageBytes: number): U
   return out
 }
 
+export interface EncodeOptions {
+  /**
+   * Rows per row group (default: all rows in one). Groups are written one after another, each
+   * holding every column, so a reader can decode a range of rows (say the last days of a daily
+   * panel) without touching the rest of the file.
+   */
+  rowGroupRows?: number
+}
+
 /**
  * The file as a sequence of byte parts, in order. Value parts are mostly views into the table's
  * own arrays, so a caller writing them out (writev) copies the data only once.
  */
-export function encodeParts(table: ParquetInput, maxPageBytes = MAX_PAGE_BYTES): Uint8Array[] {
+export function encodeParts(
+  table: ParquetInput,
+  maxPageBytes = MAX_PAGE_BYTES,
+  opts: EncodeOptions = {},
+): Uint8Array[] {
   const numRows = validate(table.columns)
+  const groupRows = opts.rowGroupRows ?? Math.max(1, numRows)
+  if (!Number.isSafeInteger(groupRows) || groupRows < 1)
+    throw new Error(`parquet: rowGroupRows must be a positive integer, got ${groupRows}`)
   const scratch = new Scratch()
   const parts: Uint8Array[] = [MAGIC]
-  const written: WrittenChunk[] = []
+  const groups: RowGroup[] = []
   let offset = MAGIC.length
-  for (const col of table.columns) {
-    const chunk: WrittenChunk = { name: col.name, spec: columnSpec(col), offset, size: 0, nulls: 0 }
-    for (const page of columnPages(col, numRows, maxPageBytes, scratch)) {
-      if (page.size > 0x7fffffff) throw new Error(`parquet: a page of column "${col.name}" exceeds 2 GiB`)
-      const header = dataPageHeader(page.rows, page.size)
-      parts.push(header)
-      if (page.levels) parts.push(page.levels)
-      for (const v of page.values) parts.push(v)
-      chunk.size += header.length + page.size
-      chunk.nulls += page.rows - page.present
+  let r0 = 0
+  do {
+    const r1 = Math.min(numRows, r0 + groupRows)
+    const written: WrittenChunk[] = []
+    for (const col of table.columns) {
+      const chunk: WrittenChunk = { name: col.name, spec: columnSpec(col), offset, size: 0, nulls: 0 }
+      for (const page of columnPages(col, r0, r1, maxPageBytes, scratch)) {
+        if (page.size > 0x7fffffff) throw new Error(`parquet: a page of column "${col.name}" exceeds 2 GiB`)
+        const header = dataPageHeader(page.rows, page.size)
+        parts.push(header)
+        if (page.levels) parts.push(page.levels)
+        for (const v of page.values) parts.push(v)
+        chunk.size += header.length + page.size
+        chunk.nulls += page.rows - page.present
+      }
+      written.push(chunk)
+      offset += chunk.size
     }
-    written.push(chunk)
-    offset += chunk.size
-  }
-  const footer = fileFooter(written, numRows, table.metadata ?? {})
+    groups.push({ chunks: written, rows: r1 - r0 })
+    r0 = r1
+  } while (r0 < numRows)
+  const schema = table.columns.map((col) => ({
+    name: col.name,
+    spec: columnSpec(col),
+    offset: 0,
+    size: 0,
+    nulls: 0,
+  }))
+  const footer = groupsFooter(schema, groups, table.metadata ?? {})
   const tail = new Uint8Array(8)
   new DataView(tail.buffer).setUint32(0, footer.length, true)
   tail.set(MAGIC, 4)
@@ -57,24 +91,25 @@ export function encodeParts(table: ParquetInput, maxPageBytes = MAX_PAGE_BYTES):
   return parts
 }
 
-function* columnPages(col: ParquetColumn, numRows: number, maxPageBytes: number, scratch: Scratch) {
+/** Pages of rows [r0, r1) of one column. */
+function* columnPages(col: ParquetColumn, r0: number, r1: number, maxPageBytes: number, scratch: Scratch) {
   if (col.type === 'STRING') {
     const lens = stringLengths(col.values)
-    for (const [s, e] of stringPageRanges(lens, maxPageBytes))
+    for (const [s, e] of stringPageRanges(lens, r0, r1, maxPageBytes))
       yield stringPage(col.values, lens, s, e, scratch)
     return
   }
   const rowsPerPage = Math.max(1, Math.floor(maxPageBytes / col.values.BYTES_PER_ELEMENT))
-  let s = 0
+  let s = r0
   do {
-    const e = Math.min(numRows, s + rowsPerPage)
+    const e = Math.min(r1, s + rowsPerPage)
     const page: PageBody =
       col.type === 'DOUBLE' || col.type === 'FLOAT'
         ? floatPage(col.values, s, e, scratch)
         : densePage(col.values, s, e)
     yield page
     s = e
-  } while (s < numRows)
+  } while (s < r1)
 }
 
 function stringLengths(values: (string | null)[]): Int32Array {
@@ -86,12 +121,17 @@ function stringLengths(values: (string | null)[]): Int32Array {
   return lens
 }
 
-/** Row ranges of string pages: one page unless the values would exceed maxPageBytes. */
-function stringPageRanges(lens: Int32Array, maxPageBytes: number): [number, number][] {
+/** Row ranges of string pages in [r0, r1): one page unless the values would exceed maxPageBytes. */
+function stringPageRanges(
+  lens: Int32Array,
+  r0: number,
+  r1: number,
+  maxPageBytes: number,
+): [number, number][] {
   const ranges: [number, number][] = []
-  let start = 0
+  let start = r0
   let bytes = 0
-  for (let i = 0; i < lens.length; i++) {
+  for (let i = r0; i < r1; i++) {
     const b = lens[i] >= 0 ? 4 + lens[i] : 0
     if (i > start && bytes + b > maxPageBytes) {
       ranges.push([start, i])
@@ -100,7 +140,7 @@ function stringPageRanges(lens: Int32Array, maxPageBytes: number): [number, numb
     }
     bytes += b
   }
-  ranges.push([start, lens.length])
+  ranges.push([start, r1])
   return ranges
 }
 

@@ -1,6 +1,6 @@
 import { type FileHandle, open } from 'node:fs/promises'
-import { decodeSource, readMeta, selectColumns } from './decode.ts'
-import { encodeParts } from './encode.ts'
+import { decodeSource, firstGroupRow, readMeta, selectColumns } from './decode.ts'
+import { type EncodeOptions, encodeParts } from './encode.ts'
 import { memorySource, withFileSource } from './source.ts'
 import type { DecodeOptions, ParquetInput, ParquetTable } from './types.ts'
 
@@ -8,8 +8,12 @@ import type { DecodeOptions, ParquetInput, ParquetTable } from './types.ts'
  * Writes the parts straight from the table's arrays (writev), skipping an in-memory copy of the
  * file; the arrays must therefore not change until the returned promise settles.
  */
-export async function writeParquetFile(path: string, table: ParquetInput): Promise<void> {
-  const parts = encodeParts(table)
+export async function writeParquetFile(
+  path: string,
+  table: ParquetInput,
+  opts: EncodeOptions = {},
+): Promise<void> {
+  const parts = encodeParts(table, undefined, opts)
   const fh = await open(path, 'w')
   try {
     // Stay within the usual IOV_MAX of 1024 buffers per call.
@@ -41,8 +45,13 @@ export async function readParquetFile(path: string, opts?: DecodeOptions): Promi
     withFileSource(path, async (file) => {
       const meta = await readMeta(file)
       const selected = selectColumns(meta, opts?.columns)
+      const firstRow = firstGroupRow(meta, opts?.fromRow ?? 0)
       let bytes = 0
-      for (const rg of meta.rowGroups) for (const c of selected) bytes += rg.chunks[c.leafIndex]?.size ?? 0
+      let at = 0
+      for (const rg of meta.rowGroups) {
+        if (at >= firstRow) for (const c of selected) bytes += rg.chunks[c.leafIndex]?.size ?? 0
+        at += rg.numRows
+      }
       // Many small reads cost more than one big one once a good share of the file is wanted.
       if (bytes * 4 < file.size) return decodeSource(file, meta, opts)
       return decodeSource(memorySource(await file.read(0, file.size)), meta, opts)

@@ -3,7 +3,7 @@
  * uncompressed PLAIN pages, which both we and other readers decode at memory speed; reading takes
  * a fast path for such chunks (ours or anyone's) and hands everything else to hyparquet.
  */
-export { decodeParquet } from './decode.ts'
-export { encodeParquet } from './encode.ts'
+export { decodeParquet, decodeSource, readMeta } from './decode.ts'
+export { type EncodeOptions, encodeParquet } from './encode.ts'
 export { readParquetColumnNames, readParquetFile, writeParquetFile } from './file.ts'
 export type { ParquetColumn, ParquetTable } from './types.ts'

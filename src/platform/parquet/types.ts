@@ -11,6 +11,8 @@ export interface ParquetTable {
   numRows: number
   columns: ParquetColumn[]
   metadata: Record<string, string>
+  /** First row decoded (see DecodeOptions.fromRow); earlier rows hold NaN, 0 or null. */
+  firstRow: number
 }
 
 export interface ParquetInput {
@@ -20,6 +22,11 @@ export interface ParquetInput {
 
 export interface DecodeOptions {
   columns?: string[]
+  /**
+   * Decode only the row groups holding rows from this one on; rows of the skipped groups hold
+   * NaN (floating point), 0 (integers, dates) or null (strings). Default 0: every row.
+   */
+  fromRow?: number
 }
 
 // Values copied verbatim between typed arrays and file bytes assume the file's little-endian layout.

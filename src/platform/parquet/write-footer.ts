@@ -85,15 +85,6 @@ export interface RowGroup {
   rows: number
 }
 
-/** The file footer for one row group (encodeParquet). */
-export function fileFooter(
-  chunks: WrittenChunk[],
-  numRows: number,
-  metadata: Record<string, string>,
-): Uint8Array {
-  return groupsFooter(chunks, [{ chunks, rows: numRows }], metadata)
-}
-
 /** The file footer; `schema` gives the columns, `groups` their chunks per row group. */
 export function groupsFooter(
   schema: readonly WrittenChunk[],
