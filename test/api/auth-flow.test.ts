@@ -1,0 +1,140 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { parseApiKey } from '../../src/contract/api-key.ts'
+import { startTestApp, type TestApp } from '../helpers/test-app.ts'
+
+describe('passwordless sign-in and provisioning', () => {
+  let t: TestApp
+  before(async () => {
+    t = await startTestApp()
+  })
+  after(() => t?.close())
+
+  const linkFor = (email: string) => {
+    const mail = t.outbox().filter((m) => m.to === email)
+    const text = mail[mail.length - 1]?.text ?? ''
+    const url = text.match(/https?:\/\/\S+/)?.[0]
+    assert.ok(url, `no link mailed to ${email}`)
+    return new URL(url)
+  }
+
+  test('login link → session cookie + JWT → provision a live and a test key → the key works', async () => {
+    const sent = await t.client.call('login', { body: { email: 'Ada@Example.com' } })
+    assert.equal(sent.status, 202, sent.text)
+    const link = linkFor('ada@example.com')
+    assert.equal(link.origin, 'http://erm3.test')
+    const cb = await t.transport({ method: 'GET', url: `${link.pathname}${link.search}`, headers: {} })
+    assert.equal(cb.status, 200, cb.body)
+    assert.match(cb.headers['set-cookie'] ?? '', /erm3_session=.*HttpOnly.*SameSite=Lax/i)
+    assert.equal(cb.headers['cache-control'], 'no-store')
+    const session = JSON.parse(cb.body) as { session_jwt: string; account_id: string; email: string }
+    assert.equal(session.email, 'ada@example.com')
+    // The link works once.
+    const replay = await t.transport({ method: 'GET', url: `${link.pathname}${link.search}`, headers: {} })
+    assert.equal(replay.status, 401)
+    const live = await t.client.call('provision', {
+      key: session.session_jwt,
+      body: { environment: 'live', name: 'agent' },
+    })
+    assert.equal(live.status, 201, live.text)
+    const lk = live.ok()
+    assert.deepEqual(parseApiKey(lk.api_key), { kind: 'agent', environment: 'live' })
+    assert.equal(lk.account_id, session.account_id)
+    const test = (
+      await t.client.call('provision', { key: session.session_jwt, body: { environment: 'test' } })
+    ).ok()
+    assert.equal(test.environment, 'test')
+    const bal = (await t.client.call('getBalance', { key: lk.api_key })).ok()
+    assert.equal(bal.account_id, session.account_id)
+    assert.equal(bal.balance_usd, 0)
+    assert.equal(bal.status.can_make_requests, false)
+    // Signing in again reaches the same account; the cookie alone also authorises provisioning.
+    await t.client.call('login', { body: { email: 'ada@example.com' } })
+    const l2 = linkFor('ada@example.com')
+    const cb2 = await t.transport({ method: 'GET', url: `${l2.pathname}${l2.search}`, headers: {} })
+    assert.equal(JSON.parse(cb2.body).account_id, session.account_id)
+    const cookie = (cb2.headers['set-cookie'] ?? '').split(';')[0] as string
+    const viaCookie = await t.client.call('provision', {
+      key: null,
+      headers: { cookie },
+      body: { environment: 'live' },
+    })
+    assert.equal(viaCookie.status, 201, viaCookie.text)
+  })
+
+  test('provision: no session → 401 (even with a bad body); an API key is not a session; bad environment → 400', async () => {
+    const none = await t.client.call('provision', { key: null, body: { environment: 'prod' as 'live' } })
+    assert.equal(none.status, 401)
+    assert.equal((none.json as { code: string }).code, 'MISSING_CREDENTIALS')
+    const acct = await t.account(0)
+    const apiKey = await t.key(acct)
+    const notSession = await t.client.call('provision', { key: apiKey, body: { environment: 'live' } })
+    assert.equal(notSession.status, 401)
+    assert.equal((notSession.json as { code: string }).code, 'INVALID_KEY')
+    await t.client.call('login', { body: { email: 'bob@example.com' } })
+    const link = linkFor('bob@example.com')
+    const s = JSON.parse(
+      (await t.transport({ method: 'GET', url: `${link.pathname}${link.search}`, headers: {} })).body,
+    )
+    const bad = await t.client.call('provision', {
+      key: s.session_jwt,
+      body: { environment: 'prod' as 'live' },
+    })
+    assert.equal(bad.status, 400)
+  })
+
+  test('an expired session or sign-in link is refused', async () => {
+    await t.client.call('login', { body: { email: 'cy@example.com' } })
+    const link = linkFor('cy@example.com')
+    t.clock.offsetMs = 16 * 60_000
+    try {
+      const late = await t.transport({ method: 'GET', url: `${link.pathname}${link.search}`, headers: {} })
+      assert.equal(late.status, 401)
+    } finally {
+      t.clock.offsetMs = 0
+    }
+    await t.client.call('login', { body: { email: 'cy@example.com' } })
+    const l2 = linkFor('cy@example.com')
+    const s = JSON.parse(
+      (await t.transport({ method: 'GET', url: `${l2.pathname}${l2.search}`, headers: {} })).body,
+    )
+    t.clock.offsetMs = 13 * 3600_000
+    try {
+      const r = await t.client.call('provision', { key: s.session_jwt, body: { environment: 'live' } })
+      assert.equal(r.status, 401)
+      assert.equal((r.json as { code: string }).code, 'EXPIRED_KEY')
+    } finally {
+      t.clock.offsetMs = 0
+    }
+  })
+
+  test('login redirects only to same-site paths', async () => {
+    await t.client.call('login', { body: { email: 'dee@example.com', next: '//evil.example/x' } })
+    assert.equal(linkFor('dee@example.com').searchParams.get('next'), null)
+    await t.client.call('login', { body: { email: 'dee@example.com', next: '/oauth/authorize?x=1' } })
+    const link = linkFor('dee@example.com')
+    const r = await t.transport({ method: 'GET', url: `${link.pathname}${link.search}`, headers: {} })
+    assert.equal(r.status, 303)
+    assert.equal(r.headers.location, '/oauth/authorize?x=1')
+  })
+
+  test('provision-free: a live key with 0.50 USD that works, 3 per IP per day, the 4th is 429', async () => {
+    const made = []
+    for (let i = 0; i < 3; i++) {
+      const r = await t.client.call('provisionFree', { key: null, body: {} })
+      assert.equal(r.status, 201, r.text)
+      made.push(r.ok())
+    }
+    const k = made[0]
+    assert.ok(k)
+    assert.equal(k.balance_usd, 0.5)
+    assert.deepEqual(parseApiKey(k.api_key), { kind: 'agent', environment: 'live' })
+    const m = await t.client.call('getMetrics', { key: k.api_key, params: { ticker: 'SPY' } })
+    assert.equal(m.status, 200)
+    assert.equal((await t.client.call('getBalance', { key: k.api_key })).ok().balance_usd, 0.499)
+    const fourth = await t.client.call('provisionFree', { key: null, body: {} })
+    assert.equal(fourth.status, 429)
+    assert.equal((fourth.json as { code: string }).code, 'RATE_LIMITED')
+    assert.ok(Number(fourth.headers['retry-after']) > 3600)
+  })
+})

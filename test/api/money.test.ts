@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import {
+  backendsAvailable,
+  type DbKind,
+  type LimitsKind,
+  startTestApp,
+  type TestApp,
+} from '../helpers/test-app.ts'
+
+/**
+ * Money invariants through the whole HTTP stack under concurrency: 200 metered requests on an
+ * account funded for exactly 50 → exactly 50 succeed, the balance ends at exactly 0, the ledger
+ * sums to the charges, and no observer ever sees a negative available balance.
+ */
+function moneySuite(name: string, backends: { db: DbKind; limits: LimitsKind }, skip: string | null) {
+  describe(`money under concurrency: ${name}`, { skip: skip ?? undefined }, () => {
+    let t: TestApp
+    before(async () => {
+      t = await startTestApp(backends)
+    })
+    after(() => t?.close())
+
+    test('200 concurrent metered calls, funds for 50', async () => {
+      const account = await t.account(0.05)
+      // 20 keys × 10 calls: within each key's burst and concurrency cap, so only money decides.
+      const keys = await Promise.all(Array.from({ length: 20 }, () => t.key(account)))
+      let negative = false
+      let sampling = true
+      const sampler = (async () => {
+        while (sampling) {
+          const b = await t.ctx.accounts.balance(account)
+          if (b.balanceMicros - b.reservedMicros < 0 || b.balanceMicros < 0) negative = true
+          await new Promise((r) => setImmediate(r))
+        }
+      })()
+      const results = await Promise.all(
+        Array.from({ length: 200 }, (_, i) =>
+          t.client.call('getMetrics', {
+            key: keys[i % 20] as string,
+            params: { ticker: 'SPY' },
+            headers: { 'cache-control': 'no-cache' },
+          }),
+        ),
+      )
+      sampling = false
+      await sampler
+      const statuses = results.map((r) => r.status)
+      assert.equal(statuses.filter((s) => s === 200).length, 50, JSON.stringify(statuses))
+      assert.equal(statuses.filter((s) => s === 402).length, 150)
+      assert.equal(negative, false, 'a negative available balance was observed')
+      const b = await t.ctx.accounts.balance(account)
+      assert.deepEqual(b, { balanceMicros: 0, reservedMicros: 0 })
+      const ledger = await t.ctx.accounts.entries(account, { from: 0, to: Date.now() + 1, limit: 1000 })
+      const debits = ledger.filter((e) => e.kind === 'debit')
+      assert.equal(debits.length, 50)
+      assert.equal(
+        ledger.reduce((a, e) => a + e.amountMicros, 0),
+        0,
+      )
+      const charged = results.filter((r) => r.status === 200).map((r) => r.headers['x-request-id'])
+      assert.deepEqual(debits.map((d) => d.requestId).sort(), charged.sort())
+      assert.ok(results.filter((r) => r.status === 200).every((r) => r.headers['x-api-cost-usd'] === '0.001'))
+    })
+
+    test('cache hits cost 0 and failed requests cost 0', async () => {
+      const account = await t.account(1)
+      const key = await t.key(account)
+      const first = await t.client.call('getMetrics', { key, params: { ticker: 'SPY' } })
+      assert.equal(first.status, 200)
+      const again = await Promise.all(
+        Array.from({ length: 9 }, () => t.client.call('getMetrics', { key, params: { ticker: 'SPY' } })),
+      )
+      assert.ok(again.every((r) => r.status === 200 && r.headers['x-api-cost-usd'] === '0'))
+      const failed = await Promise.all([
+        t.client.call('getMetrics', { key, params: { ticker: 'ZZZZZZ' } }),
+        t.client.call('getMetrics', { key, params: { ticker: '!!' } }),
+      ])
+      assert.deepEqual(
+        failed.map((r) => r.status),
+        [404, 400],
+      )
+      assert.deepEqual(await t.ctx.accounts.balance(account), { balanceMicros: 999_000, reservedMicros: 0 })
+    })
+  })
+}
+
+moneySuite('SQLite + in-process', { db: 'sqlite', limits: 'memory' }, null)
+moneySuite(
+  'PostgreSQL + Redis',
+  { db: 'postgres', limits: 'redis' },
+  backendsAvailable.postgres ?? backendsAvailable.redis,
+)
