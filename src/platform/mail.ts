@@ -36,9 +36,16 @@ export function createOutboxMailer(home: string, log: Logger): Mailer {
   }
 }
 
+/**
+ * nodemailer waits up to 2 minutes for a connection and 10 for a silent socket; a sign-in request
+ * awaits the send, so an unreachable relay must fail it within the time a client still waits.
+ * Query parameters of the URL (e.g. `?greetingTimeout=5000`) override these.
+ */
+const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 }
+
 /** Scale-out: SMTP through nodemailer (`SMTP_URL`, e.g. smtp://user:pass@mail:587). */
 export function createSmtpMailer(url: string, from: string, log: Logger): Mailer {
-  const transport = createTransport(url)
+  const transport = createTransport({ ...SMTP_TIMEOUTS, url })
   return {
     kind: 'smtp',
     async send(m) {
