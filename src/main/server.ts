@@ -2,7 +2,7 @@ import { type App, createApp } from '../api/app.ts'
 import { type Config, loadConfig } from '../platform/config.ts'
 import { createLogger, type Logger } from '../platform/logger.ts'
 import { type Progress, silentProgress } from '../platform/progress.ts'
-import { buildContext, homePaths } from './context.ts'
+import { buildContext, homePaths, openModel } from './context.ts'
 import { ensureSandbox } from './sandbox.ts'
 
 /** A reservation older than this belongs to a request that died (requests take milliseconds). */
@@ -27,6 +27,8 @@ export async function serve(
   const log = opts.log ?? createLogger(env.LOG_LEVEL ?? 'info')
   const paths = homePaths(config.home)
   const store = opts.store ?? config.server.store ?? paths.store
+  // Refuse to boot before any slow work when the live store is missing or unreadable.
+  await (await openModel(store, 'the model store')).close()
   await ensureSandbox(paths, opts.progress ?? silentProgress, opts.say)
   const built = await buildContext(config, { store, sandboxStore: paths.sandboxStore, log })
   const { ctx } = built

@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { createClient, fetchTransport } from '../../src/contract/client.ts'
+import { serve } from '../../src/main/server.ts'
+import { loadConfig } from '../../src/platform/config.ts'
+import { createLogger } from '../../src/platform/logger.ts'
+import { fixtureStores } from '../helpers/fixture-store.ts'
+
+const root = new URL('../..', import.meta.url).pathname
+
+describe('configuration is validated at start', () => {
+  const bad: [Record<string, string>, RegExp][] = [
+    [{ PORT: 'eighty' }, /PORT must be an integer/],
+    [{ PUBLIC_URL: 'not a url' }, /PUBLIC_URL must be a URL/],
+    [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL must use postgres/],
+    [{ DATABASE_URL: 'postgres://h/db' }, /ERM3_PEPPER and ERM3_SESSION_SECRET must be set/],
+    [{ DATABASE_URL: 'postgres://h/db', ERM3_PEPPER: 'short', ERM3_SESSION_SECRET: 'x'.repeat(40) }, /ERM3_PEPPER must be at least 32/],
+    [{ REDIS_URL: 'http://x' }, /REDIS_URL must use redis/],
+    [{ TRUST_PROXY: 'maybe' }, /TRUST_PROXY must be true or false/],
+  ]
+  for (const [env, message] of bad) {
+    test(`refuses ${JSON.stringify(env)}`, () => assert.throws(() => loadConfig(env), message))
+  }
+  test('defaults: 127.0.0.1:8080 and a public URL derived from them', () => {
+    const c = loadConfig({}).server
+    assert.deepEqual([c.host, c.port, c.publicUrl], ['127.0.0.1', 8080, 'http://127.0.0.1:8080'])
+    assert.equal(loadConfig({ PUBLIC_URL: 'https://api.example.com/' }).server.publicUrl, 'https://api.example.com')
+  })
+  test('erm3 serve without a built store exits non-zero with a clear message', () => {
+    const home = mkdtempSync(join(tmpdir(), 'erm3-serve-'))
+    try {
+      const r = spawnSync(process.execPath, ['bin/erm3.js', 'serve', '--store', join(home, 'nothing')], {
+        cwd: root,
+        env: { ...process.env, ERM3_HOME: home, PORT: '0', DATABASE_URL: '', REDIS_URL: '' },
+        encoding: 'utf8',
+        timeout: 60_000,
+      })
+      assert.notEqual(r.status, 0)
+      assert.match(r.stderr, /erm3: error: the model store: .*no built store/)
+    } finally {
+      rmSync(home, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('erm3 serve over real HTTP (embedded)', () => {
+  let home: string
+  let server: Awaited<ReturnType<typeof serve>>
+  before(async () => {
+    const fx = await fixtureStores()
+    home = mkdtempSync(join(tmpdir(), 'erm3-serve-'))
+    mkdirSync(join(home, 'sandbox'), { recursive: true })
+    symlinkSync(fx.sandbox, join(home, 'sandbox', 'store'))
+    server = await serve({ ERM3_HOME: home, PORT: '0' }, { store: fx.live, log: createLogger('silent') })
+  })
+  after(async () => {
+    await server?.close()
+    rmSync(home, { recursive: true, force: true })
+  })
+
+  test('health, pricing and a provisioned key over the network', async () => {
+    const client = createClient(fetchTransport(server.url))
+    const h = (await client.call('getHealth')).ok()
+    assert.equal(h.status, 'ok')
+    assert.equal(h.database.backend, 'sqlite')
+    assert.equal(h.model.data_as_of, '2021-12-31')
+    const free = (await client.call('provisionFree', { body: {} })).ok()
+    const m = await client.call('getMetrics', { key: free.api_key, params: { ticker: 'SPY' } })
+    assert.equal(m.status, 200)
+    assert.equal(m.headers['x-api-cost-usd'], '0.001')
+  })
+})
