@@ -73,7 +73,20 @@ export async function createApp(ctx: ServiceContext, opts: { bodyLimit?: number 
   fastify.addHook('onRequest', createAuthHook(ctx, usage))
   fastify.addHook('onResponse', async (req, reply) => {
     const op = req.routeOptions.config.op
-    prom.observe(op?.id ?? 'unmatched', reply.statusCode, (performance.now() - req.startedAt) / 1000)
+    const ms = performance.now() - req.startedAt
+    prom.observe(op?.id ?? 'unmatched', reply.statusCode, ms / 1000)
+    // One line per request: operation id, never the URL (a sign-in link carries its token in the query).
+    req.log.info(
+      {
+        request_id: req.id,
+        op: op?.id ?? null,
+        method: req.method,
+        status: reply.statusCode,
+        ms: Math.round(ms * 10) / 10,
+        key_id: req.principal?.keyId,
+      },
+      'request',
+    )
   })
 
   fastify.setErrorHandler(async (err, req, reply) => {

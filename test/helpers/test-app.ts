@@ -14,6 +14,7 @@ import { ModelRegistry } from '../../src/services/models.ts'
 import { createPostgresAccountStore } from '../../src/store/accounts/postgres.ts'
 import { createSqliteAccountStore } from '../../src/store/accounts/sqlite.ts'
 import type { AccountStore, RateTier } from '../../src/store/accounts/types.ts'
+import { createFallbackLimits } from '../../src/store/limits/fallback.ts'
 import { createMemoryLimits } from '../../src/store/limits/memory.ts'
 import { createRedisLimits } from '../../src/store/limits/redis.ts'
 import type { LimitsBackend } from '../../src/store/limits/types.ts'
@@ -21,7 +22,7 @@ import { ModelStore } from '../../src/store/model-store/reader.ts'
 import { fixtureStores } from './fixture-store.ts'
 
 export type DbKind = 'sqlite' | 'postgres'
-export type LimitsKind = 'memory' | 'redis'
+export type LimitsKind = 'memory' | 'redis' | 'dead-redis'
 
 export interface TestApp {
   app: App
@@ -63,6 +64,9 @@ async function openDb(kind: DbKind, home: string): Promise<{ store: AccountStore
 
 function openLimits(kind: LimitsKind): LimitsBackend {
   if (kind === 'memory') return createMemoryLimits()
+  // A Redis that is down: the node must fall back to local limits and say so in /health.
+  if (kind === 'dead-redis')
+    return createFallbackLimits(createRedisLimits('redis://127.0.0.1:1'), createMemoryLimits())
   return createRedisLimits(process.env.REDIS_URL as string, {
     prefix: `erm3t:${randomBytes(6).toString('hex')}:`,
   })

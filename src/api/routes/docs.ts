@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { WIRE_ERRORS } from '../../contract/errors.ts'
 import { buildOpenApi } from '../../contract/openapi.ts'
@@ -6,6 +7,12 @@ import type { ServiceContext } from '../../services/context.ts'
 import { bearerOf } from '../auth-hook.ts'
 import type { PromMetrics } from '../prom.ts'
 import type { RouteTable } from './types.ts'
+
+function sameSecret(a: string, b: string): boolean {
+  const x = createHash('sha256').update(a).digest()
+  const y = createHash('sha256').update(b).digest()
+  return timingSafeEqual(x, y)
+}
 
 const METHODOLOGY = new URL('../../../docs/methodology.md', import.meta.url)
 
@@ -47,7 +54,7 @@ export function docsRoutes(ctx: ServiceContext, prom: PromMetrics): RouteTable {
     },
     getPrometheusMetrics: async (req, reply) => {
       const token = ctx.config.metricsToken
-      if (token !== null && bearerOf(req) !== token)
+      if (token !== null && !sameSecret(bearerOf(req) ?? '', token))
         throw new AppError('MISSING_CREDENTIALS', 'Send Authorization: Bearer <METRICS_TOKEN>')
       return reply.header('Content-Type', prom.registry.contentType).send(await prom.registry.metrics())
     },
