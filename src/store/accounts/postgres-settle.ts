@@ -1,8 +1,8 @@
 /**
- * Group commit for PostgreSQL settles: the settles of one event-loop turn become one statement in
- * one commit (one WAL flush), and every promise resolves after that commit — so a resolved settle
- * is a durable debit. Batches of different turns may be in flight at once; the reservation row
- * each one deletes is its claim, so overlapping batches cannot charge a reservation twice.
+ * Group commit for PostgreSQL settles: the settles of one event-loop turn (plus any that arrive
+ * while the previous batch commits) become one statement in one commit (one WAL flush), and every promise resolves after that commit — so a resolved settle
+ * is a durable debit. The reservation row a batch deletes is its claim, so batches of different
+ * nodes cannot charge a reservation twice.
  */
 import type pg from 'pg'
 import { newId } from '../../platform/ids.ts'
@@ -30,7 +30,7 @@ export function createSettleQueue(pool: pg.Pool, tx: Tx) {
   let queue: Queued[] = []
   let queuedIds = new Set<string>()
   let scheduled = false
-  const inflight = new Set<Promise<void>>()
+  let current: Promise<void> | null = null
 
   /** Writes the batch; returns the account of every reservation it claimed. */
   async function write(batch: Queued[]): Promise<Map<string, string>> {
@@ -89,14 +89,21 @@ export function createSettleQueue(pool: pg.Pool, tx: Tx) {
     }
   }
 
+  /**
+   * One batch in flight per store: settles arriving while it commits wait and go together in the
+   * next one. Overlapping batches would each hold the account's row lock through their own fsync,
+   * serialising a busy account at one flush per small batch.
+   */
   function flush(): void {
     scheduled = false
+    if (current || queue.length === 0) return
     const batch = queue
     queue = []
     queuedIds = new Set()
-    if (batch.length === 0) return
-    const p: Promise<void> = run(batch).finally(() => inflight.delete(p))
-    inflight.add(p)
+    current = run(batch).finally(() => {
+      current = null
+      flush()
+    })
   }
 
   return {
@@ -119,8 +126,10 @@ export function createSettleQueue(pool: pg.Pool, tx: Tx) {
     },
     /** Waits for queued and in-flight batches (called before the pool closes). */
     async drain(): Promise<void> {
-      if (queue.length > 0) flush()
-      await Promise.allSettled([...inflight])
+      while (current || queue.length > 0) {
+        flush()
+        if (current) await current
+      }
     },
   }
 }
