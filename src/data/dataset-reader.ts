@@ -4,21 +4,23 @@ import { parse } from 'csv-parse/sync'
 import { parseIsoDay } from '../platform/dates.ts'
 import { sha256File } from '../platform/digest.ts'
 import { AppError } from '../platform/errors.ts'
-import { readParquetFile } from '../platform/parquet/index.ts'
+import { decodeSource, readMeta, readParquetFile, withFileSource } from '../platform/parquet/index.ts'
+
 import { contentDigest } from './dataset-writer.ts'
 import {
   type AssetType,
   DATASET_FORMAT,
-  DATASET_FORMAT_VERSION,
   type Dataset,
   type DatasetManifest,
   type FactorRole,
   type FactorRow,
+  type FileDigest,
   type FundamentalsFile,
   type ImportReport,
   type Panel,
   type PriceField,
   type Rates,
+  READABLE_FORMAT_VERSIONS,
   type SecurityRow,
   type Series,
   TRUTH_FIELDS,
@@ -26,6 +28,7 @@ import {
   type TruthField,
 } from './format.ts'
 import { DATASET_FILES } from './layout.ts'
+import { verifiedParts } from './verified-parts.ts'
 
 export interface ReadOptions {
   /** Check every file against the manifest digests (default true). */
@@ -34,6 +37,12 @@ export interface ReadOptions {
   fundamentals?: boolean
   /** Load the synthetic generator's truth panels when present (default false). */
   truth?: boolean
+  /**
+   * Decode the price and series panels only from the row group holding this calendar index on
+   * (a tail read: `Dataset.panelsFrom` says where they start; earlier days are NaN). Only the
+   * parts read are verified. Version 1 datasets, which have no parts, are read whole.
+   */
+  fromDay?: number
 }
 
 function fail(dir: string, message: string): never {
@@ -55,10 +64,10 @@ export async function readManifest(dir: string): Promise<DatasetManifest> {
   }
   if (m.format !== DATASET_FORMAT)
     fail(dir, `manifest format is ${JSON.stringify(m.format)}, expected ${DATASET_FORMAT}`)
-  if (m.format_version !== DATASET_FORMAT_VERSION) {
+  if (!READABLE_FORMAT_VERSIONS.includes(m.format_version)) {
     fail(
       dir,
-      `format_version ${m.format_version} is not supported (this erm3 reads version ${DATASET_FORMAT_VERSION})`,
+      `format_version ${m.format_version} is not supported (this erm3 reads versions ${READABLE_FORMAT_VERSIONS.join(', ')})`,
     )
   }
   return m
@@ -90,17 +99,29 @@ export async function readDataset(
   opts: ReadOptions = {},
 ): Promise<{ dataset: Dataset; manifest: DatasetManifest }> {
   const manifest = await readManifest(dir)
+  const verify = opts.verify ?? true
+  const tail = tailRead(manifest, opts.fromDay ?? 0)
+  // A tail read checks the panels part by part as it decodes them (verifiedParts).
+  const byParts = (path: string) =>
+    tail !== null && (path.startsWith('prices/') || path === DATASET_FILES.series)
   // Verify what this read loads: fundamentals and truth only when they are asked for.
   const loads = (path: string) =>
     (opts.fundamentals === true || !path.startsWith('fundamentals/')) &&
-    (opts.truth === true || !path.startsWith('truth/'))
-  if (opts.verify ?? true) await verifyDataset(dir, manifest, loads)
+    (opts.truth === true || !path.startsWith('truth/')) &&
+    !byParts(path)
+  if (verify) await verifyDataset(dir, manifest, loads)
   const calendar = Int32Array.from(await readCsv(dir, DATASET_FILES.calendar), (r) => dayOrFail(dir, r.date))
-  const adj = await readPanel(dir, DATASET_FILES.price('adj_close'), calendar)
+  const panel = (path: string) => {
+    if (!byParts(path)) return readPanel(dir, path, calendar)
+    const parts = manifest.files[path]?.parts
+    if (!parts) fail(dir, `${path} has no part digests in the manifest`)
+    return readPanel(dir, path, calendar, { fromDay: tail ?? 0, parts: verify ? parts : null })
+  }
+  const adj = await panel(DATASET_FILES.price('adj_close'))
   const symbols = adj.names
   const optional = async (field: PriceField): Promise<Panel | null> => {
     if (!manifest.price_fields.includes(field)) return null
-    const p = await readPanel(dir, DATASET_FILES.price(field), calendar)
+    const p = await panel(DATASET_FILES.price(field))
     if (p.names.join('\u0000') !== symbols.join('\u0000'))
       fail(dir, `${field} columns differ from adj_close columns`)
     return p.values
@@ -118,14 +139,22 @@ export async function readDataset(
       shares_out: await optional('shares_out'),
     },
     rates: manifest.rate_tenors.length ? await readRates(dir) : null,
-    series: manifest.series.length ? await readSeries(dir, calendar) : null,
+    series: manifest.series.length ? await readSeries(panel) : null,
     fundamentals: opts.fundamentals ? await readAllFundamentals(dir, manifest) : [],
     truth: opts.truth && manifest.has_truth ? await readTruth(dir, calendar) : null,
     report: manifest.files[DATASET_FILES.report]
       ? (JSON.parse(await readFile(join(dir, DATASET_FILES.report), 'utf8')) as ImportReport)
       : null,
   }
+  if (tail !== null) dataset.panelsFrom = adj.firstRow
   return { dataset, manifest }
+}
+
+/** The day a tail read starts from, or null for a whole read (none asked, or a version 1 dataset). */
+function tailRead(manifest: DatasetManifest, fromDay: number): number | null {
+  if (!Number.isSafeInteger(fromDay) || fromDay < 0)
+    throw new RangeError(`fromDay must be a non-negative integer, got ${fromDay}`)
+  return fromDay > 0 && manifest.format_version >= 2 ? fromDay : null
 }
 
 type CsvRow = Record<string, string>
@@ -166,25 +195,34 @@ function factorRow(r: CsvRow): FactorRow {
   }
 }
 
+/** A panel, whole or (with `tail`) from the row group holding tail.fromDay on. */
 async function readPanel(
   dir: string,
   path: string,
   calendar: Int32Array,
-): Promise<{ names: string[]; values: Panel }> {
-  const table = await readParquetFile(join(dir, path))
+  tail?: { fromDay: number; parts: FileDigest['parts'] | null },
+): Promise<{ names: string[]; values: Panel; firstRow: number }> {
+  const file = join(dir, path)
+  const table = tail
+    ? await withFileSource(file, async (raw) => {
+        const src = tail.parts ? verifiedParts(raw, tail.parts, (m) => fail(dir, `${path}: ${m}`)) : raw
+        return decodeSource(src, await readMeta(src), { fromRow: tail.fromDay })
+      })
+    : await readParquetFile(file)
   const [date, ...rest] = table.columns
   if (date?.name !== 'date' || date.type !== 'DATE')
     fail(dir, `${path}: first column must be the DATE column "date"`)
-  if (date.values.length !== calendar.length || date.values.some((d, i) => d !== calendar[i])) {
-    fail(dir, `${path}: dates differ from calendar.csv`)
-  }
+  const dates = date.values
+  let same = dates.length === calendar.length
+  for (let i = table.firstRow; same && i < dates.length; i++) same = dates[i] === calendar[i]
+  if (!same) fail(dir, `${path}: dates differ from calendar.csv`)
   const values: Panel = []
   for (const c of rest) {
     if (c.type === 'DOUBLE') values.push(c.values)
     else if (c.type === 'FLOAT') values.push(Float64Array.from(c.values))
     else fail(dir, `${path}: column ${c.name} is ${c.type}, expected a floating-point column`)
   }
-  return { names: rest.map((c) => c.name), values }
+  return { names: rest.map((c) => c.name), values, firstRow: table.firstRow }
 }
 
 async function readRates(dir: string): Promise<Rates> {
@@ -197,8 +235,10 @@ async function readRates(dir: string): Promise<Rates> {
   }
 }
 
-async function readSeries(dir: string, calendar: Int32Array): Promise<Series> {
-  const p = await readPanel(dir, DATASET_FILES.series, calendar)
+async function readSeries(
+  panel: (path: string) => Promise<{ names: string[]; values: Panel }>,
+): Promise<Series> {
+  const p = await panel(DATASET_FILES.series)
   return { names: p.names, values: p.values }
 }
 

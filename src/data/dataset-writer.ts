@@ -11,12 +11,15 @@ import {
   DATASET_FORMAT_VERSION,
   type Dataset,
   type DatasetManifest,
+  type FileDigest,
+  PANEL_ROW_GROUP_DAYS,
   type Panel,
   PRICE_FIELDS,
   type PriceField,
   TRUTH_FIELDS,
 } from './format.ts'
 import { DATASET_FILES, fundamentalsFileName } from './layout.ts'
+import { panelDigest } from './panel-digest.ts'
 
 /**
  * Writes a dataset directory atomically: everything goes to a temporary sibling that is renamed
@@ -51,10 +54,14 @@ export async function writeDataset(
     progress.start('write prices', fields.length)
     for (const [i, field] of fields.entries()) {
       const panel = ds.prices[field] as Panel
-      await writeParquetFile(join(dir, DATASET_FILES.price(field)), {
-        columns: panelColumns(ds, panel),
-        metadata: meta,
-      })
+      await writeParquetFile(
+        join(dir, DATASET_FILES.price(field)),
+        {
+          columns: panelColumns(ds, panel),
+          metadata: meta,
+        },
+        PANELS,
+      )
       progress.update(i + 1)
     }
     progress.stop()
@@ -67,10 +74,11 @@ export async function writeDataset(
           values: ds.series?.values[i] ?? new Float64Array(),
         }),
       )
-      await writeParquetFile(join(dir, DATASET_FILES.series), {
-        columns: [dateColumn(ds), ...cols],
-        metadata: meta,
-      })
+      await writeParquetFile(
+        join(dir, DATASET_FILES.series),
+        { columns: [dateColumn(ds), ...cols], metadata: meta },
+        PANELS,
+      )
     }
     if (ds.fundamentals.length > 0) await writeFundamentals(dir, ds, progress)
     if (ds.truth) {
@@ -79,10 +87,11 @@ export async function writeDataset(
         const cols = ds.truth.fields[field].map(
           (v, i): ParquetColumn => ({ name: ds.symbols[i], type: 'FLOAT', values: new Float32Array(v) }),
         )
-        await writeParquetFile(join(dir, DATASET_FILES.truth(field)), {
-          columns: [dateColumn(ds), ...cols],
-          metadata: meta,
-        })
+        await writeParquetFile(
+          join(dir, DATASET_FILES.truth(field)),
+          { columns: [dateColumn(ds), ...cols], metadata: meta },
+          PANELS,
+        )
       }
       await writeFile(join(dir, DATASET_FILES.truthParams), `${JSON.stringify(ds.truth.params, null, 2)}\n`)
     }
@@ -92,6 +101,9 @@ export async function writeDataset(
     return manifest
   })
 }
+
+/** Panels are split into row groups of fixed day ranges, so a build can read just the last days. */
+const PANELS = { rowGroupRows: PANEL_ROW_GROUP_DAYS }
 
 function validateShape(ds: Dataset): void {
   const n = ds.symbols.length
@@ -164,7 +176,7 @@ async function writeFundamentals(dir: string, ds: Dataset, progress: Progress): 
 }
 
 async function buildManifest(dir: string, ds: Dataset, fields: PriceField[]): Promise<DatasetManifest> {
-  const files: Record<string, { sha256: string; bytes: number }> = {}
+  const files: Record<string, FileDigest> = {}
   const paths: string[] = [DATASET_FILES.calendar, DATASET_FILES.securities, DATASET_FILES.factors]
   for (const f of fields) paths.push(DATASET_FILES.price(f))
   if (ds.rates) paths.push(DATASET_FILES.rates)
@@ -176,7 +188,8 @@ async function buildManifest(dir: string, ds: Dataset, fields: PriceField[]): Pr
   }
   if (ds.report) paths.push(DATASET_FILES.report)
   paths.sort()
-  for (const p of paths) files[p] = await sha256File(join(dir, p))
+  for (const p of paths)
+    files[p] = p.endsWith('.parquet') ? await panelDigest(join(dir, p)) : await sha256File(join(dir, p))
   const stocks = new Set(ds.securities.filter((s) => s.assetType === 'stock').map((s) => s.symbol)).size
   return {
     format: DATASET_FORMAT,

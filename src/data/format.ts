@@ -8,7 +8,11 @@
  */
 
 export const DATASET_FORMAT = 'erm3-dataset'
-export const DATASET_FORMAT_VERSION = 1
+/** Version 2 splits the Parquet panels into row groups with a digest each; readers accept 1 too. */
+export const DATASET_FORMAT_VERSION = 2
+export const READABLE_FORMAT_VERSIONS: readonly number[] = [1, 2]
+/** Days per row group of the Parquet panels (version 2), counted from the calendar's first day. */
+export const PANEL_ROW_GROUP_DAYS = 256
 
 export type AssetType = 'stock' | 'etf'
 
@@ -120,6 +124,11 @@ export interface Dataset {
   truth: Truth | null
   /** Import findings (data-quality report); null for synthetic data. */
   report: ImportReport | null
+  /**
+   * Set by a tail read (ReadOptions.fromDay): the price and series panels hold values only from
+   * this calendar index on, and are NaN before it. Absent or 0: complete.
+   */
+  panelsFrom?: number
 }
 
 export interface QualityFinding {
@@ -148,7 +157,18 @@ export interface DatasetManifest {
   series: string[]
   has_truth: boolean
   /** Every file of the dataset except manifest.json, with its digest. */
-  files: Record<string, { sha256: string; bytes: number }>
+  files: Record<string, FileDigest>
   /** sha256 over the sorted `path sha256` lines of `files`: the identity of the dataset's content. */
   digest: string
+}
+
+export interface FileDigest {
+  sha256: string
+  bytes: number
+  /**
+   * Parquet panels (version 2): consecutive byte ranges covering the file — the leading magic,
+   * one per row group, then the footer — each with its own digest, so a reader can check just
+   * the row groups it decodes.
+   */
+  parts?: { bytes: number; sha256: string }[]
 }

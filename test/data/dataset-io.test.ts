@@ -82,6 +82,62 @@ describe('dataset directory', () => {
     assert.deepEqual(leftovers, [])
   })
 
+  test('a tail read decodes the row groups from a day on, bit for bit, and NaN before them', async () => {
+    const out = join(dir, 'tail')
+    const { manifest } = await synthesizeDataset(out, small)
+    const { dataset: whole } = await readDataset(out)
+    const T = whole.calendar.length
+    // 256-day row groups, each with its own digest between the magic and the footer.
+    assert.equal(manifest.files['prices/adj_close.parquet'].parts?.length, Math.ceil(T / 256) + 2)
+    for (const fromDay of [1, 255, 256, 300, T - 1]) {
+      const { dataset: tail } = await readDataset(out, { fromDay })
+      const first = Math.floor(fromDay / 256) * 256
+      assert.equal(tail.panelsFrom, first)
+      for (const field of ['adj_close', 'close', 'volume', 'shares_out'] as const) {
+        for (const [i, s] of (whole.prices[field] ?? []).entries()) {
+          const got = tail.prices[field]?.[i] ?? new Float64Array()
+          assert.ok(
+            s.every((v, t) => Object.is(t < first ? Number.NaN : v, got[t])),
+            `${field} ${whole.symbols[i]} from ${fromDay}`,
+          )
+        }
+      }
+    }
+  })
+
+  test('a tail read checks the parts it reads and only those', async () => {
+    const out = join(dir, 'tail-tamper')
+    const { manifest } = await synthesizeDataset(out, small)
+    const path = join(out, 'prices', 'volume.parquet')
+    const parts = manifest.files['prices/volume.parquet'].parts ?? []
+    const bytes = await readFile(path)
+    // Flip a byte inside the first row group: a tail read skips it, a whole read refuses it.
+    bytes[parts[0].bytes + 100] ^= 1
+    await writeFile(path, bytes)
+    await assert.rejects(readDataset(out), /volume\.parquet does not match its manifest digest/)
+    const { dataset } = await readDataset(out, { fromDay: 300 })
+    assert.equal(dataset.panelsFrom, 256)
+    // Inside the last row group: the tail read refuses it too.
+    bytes[bytes.length - parts[parts.length - 1].bytes - 100] ^= 1
+    await writeFile(path, bytes)
+    await assert.rejects(readDataset(out, { fromDay: 300 }), /volume\.parquet: part \d+ .* does not match/)
+  })
+
+  test('version 1 datasets (one row group, no part digests) are still read, whole', async () => {
+    const out = join(dir, 'v1')
+    await synthesizeDataset(out, small)
+    const m = JSON.parse(await readFile(join(out, 'manifest.json'), 'utf8'))
+    for (const entry of Object.values(m.files) as { parts?: unknown }[]) delete entry.parts
+    await writeFile(join(out, 'manifest.json'), JSON.stringify({ ...m, format_version: 1 }))
+    const { dataset } = await readDataset(out, { fromDay: 300 })
+    assert.equal(dataset.panelsFrom, undefined)
+    const { dataset: whole } = await readDataset(out)
+    const same = dataset.prices.adj_close.every((s, i) =>
+      s.every((v, t) => Object.is(v, whole.prices.adj_close[i][t])),
+    )
+    assert.ok(same, 'a version 1 tail read returns the whole panels')
+  })
+
   test('tampered files and unknown format versions are refused with a clear error', async () => {
     const out = join(dir, 'tamper')
     await synthesizeDataset(out, small)
