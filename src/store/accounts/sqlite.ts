@@ -16,21 +16,8 @@
 import Database from 'better-sqlite3'
 import { newId } from '../../platform/ids.ts'
 import { MIGRATIONS, SCHEMA_MIGRATIONS_SQLITE } from './migrations.ts'
-import {
-  ACCOUNT_COLUMNS,
-  type AccountRow,
-  checkMicros,
-  KEY_COLUMNS,
-  type KeyRow,
-  LEDGER_COLUMNS,
-  type LedgerRow,
-  SUMMARY_SELECT,
-  type SummaryRow,
-  toAccount,
-  toEntry,
-  toKey,
-  toSummary,
-} from './rows.ts'
+import { checkMicros, toAccount, toEntry, toKey, toSummary } from './rows.ts'
+import { prepareSqlite } from './sqlite-sql.ts'
 import type { AccountStore, Charge, LedgerEntry } from './types.ts'
 
 interface Held {
@@ -48,65 +35,6 @@ interface QueuedSettle {
   reject: (err: unknown) => void
 }
 
-type Db = Database.Database
-
-/** Hot-path statements, prepared once (after migrate: preparing needs the tables). */
-function prepare(db: Db) {
-  return {
-    insertAccount: db.prepare('INSERT INTO accounts (id, email, kind, created_at) VALUES (?, ?, ?, ?)'),
-    account: db.prepare<[string], AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ?`),
-    accountByEmail: db.prepare<[string], AccountRow>(
-      `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE lower(email) = lower(?)`,
-    ),
-    insertKey: db.prepare(
-      `INSERT INTO api_keys (id, account_id, kind, environment, prefix, name, tier, hash, created_at, expires_at, client_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
-    keyByHash: db.prepare<[string], KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = ?`),
-    key: db.prepare<[string], KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`),
-    keys: db.prepare<[string], KeyRow>(
-      `SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = ? ORDER BY created_at, id`,
-    ),
-    revoke: db.prepare<[number, string], KeyRow>(
-      `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? RETURNING ${KEY_COLUMNS}`,
-    ),
-    touch: db.prepare<[number, string, number]>(
-      'UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)',
-    ),
-    balance: db.prepare<[string], { b: number }>('SELECT balance_micros AS b FROM accounts WHERE id = ?'),
-    addBalance: db.prepare<[number, string]>(
-      'UPDATE accounts SET balance_micros = balance_micros + ? WHERE id = ?',
-    ),
-    insertLedger: db.prepare(
-      `INSERT INTO ledger (id, account_id, kind, amount_micros, request_id, capability, reference, key_id, note, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (account_id, reference) WHERE reference IS NOT NULL DO NOTHING`,
-    ),
-    byReference: db.prepare<[string, string], LedgerRow>(
-      `SELECT ${LEDGER_COLUMNS} FROM ledger WHERE account_id = ? AND reference = ?`,
-    ),
-    entries: db.prepare<[string, number, number, number], LedgerRow>(
-      `SELECT ${LEDGER_COLUMNS} FROM ledger WHERE account_id = ? AND created_at >= ? AND created_at < ?
-       ORDER BY created_at, id LIMIT ?`,
-    ),
-    summary: db.prepare<[string, number, number], SummaryRow>(
-      `${SUMMARY_SELECT} WHERE account_id = ? AND created_at >= ? AND created_at < ?`,
-    ),
-    mismatched: db.prepare<[], { id: string; actual: number }>(
-      `SELECT id, actual FROM (SELECT a.id, a.balance_micros AS cached,
-         COALESCE((SELECT SUM(l.amount_micros) FROM ledger l WHERE l.account_id = a.id), 0) AS actual
-       FROM accounts a) WHERE cached <> actual`,
-    ),
-    setBalance: db.prepare<[number, string]>('UPDATE accounts SET balance_micros = ? WHERE id = ?'),
-    insertToken: db.prepare(
-      'INSERT INTO login_tokens (hash, email, expires_at, created_at) VALUES (?, ?, ?, ?)',
-    ),
-    consumeToken: db.prepare<[number, string, number], { email: string }>(
-      `UPDATE login_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ? RETURNING email`,
-    ),
-  }
-}
-
 export function createSqliteAccountStore(path: string): AccountStore {
   const db = new Database(path)
   db.pragma('journal_mode = WAL')
@@ -114,9 +42,9 @@ export function createSqliteAccountStore(path: string): AccountStore {
   db.pragma('busy_timeout = 5000')
   db.pragma('foreign_keys = ON')
 
-  let prepared: ReturnType<typeof prepare> | null = null
+  let prepared: ReturnType<typeof prepareSqlite> | null = null
   const s = () => {
-    prepared ??= prepare(db)
+    prepared ??= prepareSqlite(db)
     return prepared
   }
 
