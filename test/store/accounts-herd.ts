@@ -9,6 +9,16 @@ import type { AccountStore, Charge } from '../../src/store/accounts/types.ts'
 
 export const T0 = 1_700_000_000_000
 
+export interface AccountStoreHarness {
+  /** Another instance on the same database: the operator CLI (SQLite) or a second node (PostgreSQL). */
+  another(): Promise<AccountStore>
+  /** Raw SQL on the same database behind the store's back (tampering, inspection). */
+  sql(text: string): Promise<Record<string, unknown>[]>
+  /** Reservations are visible across instances (PostgreSQL): the herd also runs across two nodes. */
+  sharedReservations: boolean
+  cleanup?(): Promise<void>
+}
+
 export const charge = (amountMicros: number, keyId: string | null = null): Charge => ({
   amountMicros,
   requestId: newId('req'),
