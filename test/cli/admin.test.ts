@@ -226,9 +226,7 @@ describe('erm3 accounts | keys | topup', () => {
     assert.deepEqual(refs.sort(), ['INV-1', 'opening-balance'])
   })
 
-  test('a negative opening balance fails without creating the account', {
-    todo: 'createAccountWithBalance checks the sign only after createAccount (services/identity/admin.ts)',
-  }, async () => {
+  test('a negative opening balance fails without creating the account', async () => {
     assert.notEqual(negative.code, 0)
     assert.match(negative.err, /The opening balance cannot be negative/)
     assert.equal(await store.findAccountByEmail('neg@example.com'), null)

@@ -24,11 +24,12 @@ export async function createAccountWithBalance(
   const email = normaliseEmail(input.email)
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email))
     throw new AppError('INVALID_REQUEST', `${input.email} is not an e-mail address`)
+  const micros = usdToMicros(input.balanceUsd ?? 0)
+  if (!Number.isFinite(micros) || micros < 0)
+    throw new AppError('INVALID_REQUEST', 'The opening balance cannot be negative')
   if (await ctx.accounts.findAccountByEmail(email))
     throw new AppError('CONFLICT', `An account for ${email} exists already`)
   const a = await ctx.accounts.createAccount({ id: newId('acct'), email, kind: 'user', createdAt: ctx.now() })
-  const micros = usdToMicros(input.balanceUsd ?? 0)
-  if (micros < 0) throw new AppError('INVALID_REQUEST', 'The opening balance cannot be negative')
   if (micros > 0) {
     await ctx.accounts.credit(
       a.id,
