@@ -13,8 +13,10 @@ import { mapError, problem, sendProblem } from './problem.ts'
 import { createPromMetrics } from './prom.ts'
 import './request-state.ts'
 import { accountRoutes } from './routes/account.ts'
+import { analyticsRoutes } from './routes/analytics.ts'
 import { authRoutes } from './routes/auth.ts'
 import { docsRoutes } from './routes/docs.ts'
+import { historyRoutes } from './routes/history.ts'
 import { metricsRoutes } from './routes/metrics.ts'
 import type { RouteTable } from './routes/types.ts'
 import { createValidatorCompiler } from './validation.ts'
@@ -126,6 +128,8 @@ export async function createApp(ctx: ServiceContext, opts: { bodyLimit?: number 
     ...authRoutes(ctx),
     ...docsRoutes(ctx, prom),
     ...metricsRoutes(ctx, priced),
+    ...historyRoutes(ctx, priced),
+    ...analyticsRoutes(ctx, priced),
   }
   for (const op of OPERATIONS) register(fastify, op, handlers)
   await fastify.ready()

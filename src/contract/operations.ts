@@ -1,7 +1,9 @@
 import type { Operation } from './operation.ts'
 import { estimate, getBalance, getHealth, getInvoices, getPricing } from './ops/account.ts'
+import { ANALYTICS_OPS } from './ops/analytics.ts'
 import { login, loginCallback, provision, provisionFree } from './ops/auth.ts'
 import { getErrorDocs, getMethodologyDocs, getOpenApi, getPrometheusMetrics } from './ops/docs.ts'
+import { HISTORY_OPS } from './ops/history.ts'
 import { getMetrics } from './ops/metrics.ts'
 
 /** Every operation the server exposes, by id. The route table, the OpenAPI document and the client derive from it. */
@@ -16,6 +18,8 @@ export const OPS = {
   provision,
   provisionFree,
   getMetrics,
+  ...HISTORY_OPS,
+  ...ANALYTICS_OPS,
   getOpenApi,
   getErrorDocs,
   getMethodologyDocs,
