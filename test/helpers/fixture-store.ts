@@ -34,6 +34,8 @@ async function build(root: string, name: string, seed: number): Promise<string> 
 export function fixtureStores(): Promise<FixtureStores> {
   pending ??= (async () => {
     const root = mkdtempSync(join(tmpdir(), 'erm3-fixture-'))
+    // One fixture per test process; it goes when the process does (127 MB each otherwise piles up).
+    process.once('exit', () => rmSync(root, { recursive: true, force: true }))
     const live = await build(root, 'live', 101)
     const sandbox = await build(root, 'sandbox', 202)
     return { root, live, sandbox, cleanup: () => rmSync(root, { recursive: true, force: true }) }
