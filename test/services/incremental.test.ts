@@ -22,7 +22,11 @@ await synthesizeDataset(fullDir, {
 const { dataset: full } = await readDataset(fullDir)
 
 /** The same dataset without its last `drop` days: what yesterday's update looked like. */
-async function prefix(drop: number, out: string): Promise<void> {
+async function prefix(
+  drop: number,
+  out: string,
+  restate?: { field: 'adj_close' | 'volume'; day: number },
+): Promise<void> {
   const T = full.calendar.length - drop
   const cut = (p: Float64Array[] | null) => p?.map((s) => s.slice(0, T)) ?? null
   const ds: Dataset = {
@@ -36,6 +40,9 @@ async function prefix(drop: number, out: string): Promise<void> {
     },
     series: full.series ? { ...full.series, values: full.series.values.map((v) => v.slice(0, T)) } : null,
   }
+  // A value the full dataset later restates (the prefix had it differently).
+  const panel = restate && ds.prices[restate.field]
+  if (restate && panel) panel[7][restate.day] *= 1.01
   await writeDataset(ds, out)
 }
 
@@ -103,6 +110,24 @@ describe('incremental build', () => {
     const other = await buildStore({ dataset: fullDir, store, incremental: true, params: { halfLife: 60 } })
     assert.match(other.notes.join(), /parameters changed/)
   })
+
+  // Day 10 lies in a complete row group (checked by manifest digests before any panel is read);
+  // day 740 in the last, incomplete one of the prefix (checked on the values of the tail read).
+  for (const [field, day, why] of [
+    ['adj_close', 10, /adj_close changed in row group 0/],
+    ['volume', 740, /volume changed in its last recorded days/],
+  ] as const) {
+    test(`a restated ${field} on day ${day} falls back to a full build`, async () => {
+      const pre = join(dir, `prefix-restated-${day}`)
+      const store = join(dir, `store-restated-${day}`)
+      await prefix(7, pre, { field, day })
+      await buildStore({ dataset: pre, store })
+      const m = await buildStore({ dataset: fullDir, store, incremental: true })
+      assert.match(m.notes.join(), why)
+      assert.equal(m.incremental_from, null)
+      await assertSameBuild(store, reference)
+    })
+  }
 })
 
 function incrementalFrom(drop: number): string {

@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto'
+import type { Dataset, DatasetManifest } from '../../data/format.ts'
+import { DOLLAR_VOLUME_DAYS, monthEnds } from '../../model/cross/index.ts'
 import type { ModelParams } from '../../model/params.ts'
-import { STOCK_FIELDS, type StockField } from '../../model/stock-kernel.ts'
-import { MODEL_VERSION, STORE_VERSION } from '../../store/model-store/layout.ts'
+import { type InputDigests, MODEL_VERSION, STORE_VERSION } from '../../store/model-store/layout.ts'
 import { ModelStore } from '../../store/model-store/reader.ts'
-import type { BlockBuffers } from './block-buffers.ts'
-import type { EngineBlock } from './engine.ts'
+import { restatedGroups, restatedPartial } from './input-digests.ts'
 import type { BuildInputs } from './inputs.ts'
 
 const CHUNK_DAYS = 256
@@ -15,28 +14,14 @@ const CHUNK_DAYS = 256
 const REVERSION_TAIL = 128
 /** History the data_as_of rankings need (252-day windows, with margin). */
 const RANKING_TAIL = 256
-/** Fields read back over that history: the inputs of reversion and rankings. */
-const TAIL_FIELDS: ReadonlySet<StockField> = new Set([
-  'l2_rr',
-  'l3_rr',
-  'l1_mkt_er',
-  'l2_mkt_er',
-  'l2_sec_er',
-  'l3_res_er',
-])
-/** State the decomposition of the first new day reads from the day before it. */
-const SEAM_FIELDS: ReadonlySet<StockField> = new Set([
-  'l1_mkt_hr',
-  'l2_mkt_hr',
-  'l2_sec_hr',
-  'l3_mkt_hr',
-  'l3_sec_hr',
-  'l3_sub_hr',
-  'lstar_level',
-])
-
+/** The kernel's vol_252d_ann window, whatever the estimation window. */
+const VOL_DAYS = 252
 export interface IncrementalPlan {
   prev: ModelStore
+  /** First day of the dataset panels the build reads (a tail read). */
+  inputFrom: number
+  /** The dataset the plan was checked against (its manifest digest). */
+  datasetDigest: string
   /** First new day (the previous build's day count). */
   from: number
   /** First day of the first day-chunk that is rewritten; earlier chunks are hard-linked. */
@@ -46,13 +31,14 @@ export interface IncrementalPlan {
 }
 
 /**
- * Decides whether the dataset only appends days to what the current build was made from. Any
- * other change (parameters, symbols, classification, a restated price) needs a full build: the
- * reason is returned instead of a plan.
+ * Decides, from the dataset manifest alone, whether the dataset may only append days to what the
+ * current build was made from. Any other change (parameters, classification, a restated price)
+ * needs a full build: the reason is returned instead of a plan. `confirmIncremental` completes
+ * the check once the tail of the dataset is read.
  */
 export async function planIncremental(
   storeRoot: string,
-  x: BuildInputs,
+  dm: DatasetManifest,
   params: ModelParams,
   classificationDigest: string,
 ): Promise<IncrementalPlan | { reason: string }> {
@@ -73,90 +59,52 @@ export async function planIncremental(
   if (JSON.stringify(m.parameters) !== JSON.stringify(params)) return no('model parameters changed')
   if (m.dataset.classification !== classificationDigest) return no('securities or factor registry changed')
   const T0 = prev.calendar.length
-  if (T0 >= x.calendar.length) return no('the dataset has no new days')
-  for (let t = 0; t < T0; t++)
-    if (prev.calendar[t] !== x.calendar[t]) return no('the calendar history changed')
-  if (prev.symbols.length !== x.symbols.length || prev.symbols.some((s, i) => s.symbol !== x.symbols[i])) {
-    return no('the symbol list changed (new listings)')
-  }
+  const T = dm.calendar.days
+  if (T0 >= T) return no('the dataset has no new days')
   // The old days' inputs must be bit-identical: compare digests, not the store's arrays.
-  if (!m.input_digests) return no('the current build has no input digests')
-  const now = inputDigests(x, T0)
-  for (const [field, digest] of Object.entries(m.input_digests)) {
-    if (now[field] !== digest) return no(`${field} changed before ${prev.date(T0 - 1)} (restated history)`)
-  }
+  const recorded = m.input_digests
+  if (!recorded || recorded.days !== T0 || typeof recorded.files !== 'object')
+    return no('the current build has no input digests')
+  const restated = restatedGroups(recorded, dm)
+  if (restated) return no(restated)
+  const from = T0
   const chunkStart = Math.floor(T0 / CHUNK_DAYS) * CHUNK_DAYS
-  const T = x.calendar.length
-  return {
-    prev,
-    from: T0,
-    chunkStart,
-    loadFrom: Math.max(0, Math.min(T0 - REVERSION_TAIL, T - 1 - RANKING_TAIL)),
-  }
+  const loadFrom = Math.max(0, Math.min(T0 - REVERSION_TAIL, T - 1 - RANKING_TAIL))
+  // The new days' universe masks rank on the last month-end before them; the old calendar shows
+  // every month-end before its last day (which is one only if the next day opens a new month).
+  const ends = monthEnds(prev.calendar)
+  const lastEnd = ends.length > 0 ? ends[ends.length - 1] : 0
+  const first = inputFrom(params, from, loadFrom, lastEnd, recorded)
+  return { prev, from, chunkStart, loadFrom, inputFrom: first, datasetDigest: dm.digest }
 }
-
-/** sha256 of each input panel over days [0, days), symbols in build order. */
-export function inputDigests(x: BuildInputs, days: number): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const [field, panel] of [
-    ['returns_gross', x.returns],
-    ['price_close', x.close],
-    ['market_cap', x.marketCap],
-  ] as const) {
-    const h = createHash('sha256')
-    for (const s of panel) h.update(new Uint8Array(s.buffer, s.byteOffset, days * 8))
-    out[field] = h.digest('hex')
-  }
-  return out
-}
-
-const LEVEL_CODES: ReadonlySet<StockField> = new Set(['lstar_level', 'recommended_level'])
 
 /**
- * Loads what the engine and the cross-sectional stage read of the days before `from`: the state
- * of day from - 1 that the decomposition of day `from` uses, and the reversion and ranking
- * inputs from loadFrom. Nothing else: the chunk holding `from` keeps its earlier days' bytes
- * from the previous build (BlockArray appends), so other days before `from` may hold anything.
+ * The first day of the price panels the build reads. The replay from the rebase day reads a
+ * window of returns before it (the 252-day volatility too); the rankings' returns start at
+ * loadFrom; the universes of the new days rank on the last month-end before them, with
+ * DOLLAR_VOLUME_DAYS of dollar volume; and the restatement check reads the recorded incomplete
+ * row group. One more day for each, as a return needs the previous close.
  */
-export function priorLoader(plan: IncrementalPlan, x: BuildInputs) {
-  const T = x.calendar.length
-  return async (first: number, count: number, buffers: BlockBuffers): Promise<EngineBlock> => {
-    const fields = {} as Record<StockField, Float64Array[]>
-    const recyclable: Float64Array[] = []
-    for (const f of STOCK_FIELDS) {
-      const cols = buffers.columns(f, first, count, recyclable)
-      cols.forEach((a, k) => {
-        if (!x.isStock[first + k]) a.fill(Number.NaN)
-      })
-      const from = TAIL_FIELDS.has(f) ? plan.loadFrom : SEAM_FIELDS.has(f) ? plan.from - 1 : plan.from
-      if (from < plan.from) await loadField(plan, x, f, first, cols, from, T)
-      fields[f] = cols
-    }
-    // subEff needs no loading: the replay rewrites it from the rebase day, which is chunkStart.
-    const subEff = Array.from({ length: count }, () => new Int16Array(T).fill(-1))
-    return { first, count, fields, subEff, recyclable }
-  }
+function inputFrom(
+  params: ModelParams,
+  from: number,
+  loadFrom: number,
+  lastMonthEnd: number,
+  recorded: InputDigests,
+): number {
+  const rebase = from - (from % params.rebaseEvery)
+  const replay = rebase - Math.max(params.window, VOL_DAYS)
+  const universes = lastMonthEnd - DOLLAR_VOLUME_DAYS
+  const partial = Math.floor(recorded.days / recorded.row_group_days) * recorded.row_group_days
+  return Math.max(0, Math.min(replay, loadFrom, universes, partial + 1) - 1)
 }
 
-/** Days [from, plan.from) of field f of the block's stocks, from the previous build. */
-async function loadField(
-  plan: IncrementalPlan,
-  x: BuildInputs,
-  f: StockField,
-  first: number,
-  cols: Float64Array[],
-  from: number,
-  T: number,
-): Promise<void> {
-  if (LEVEL_CODES.has(f)) {
-    const codes = cols.map(() => new Int8Array(plan.from))
-    await plan.prev.readInto(`codes/${f}`, first, from, plan.from, codes)
-    cols.forEach((c, k) => {
-      if (!x.isStock[first + k]) return
-      for (let t = from; t < plan.from; t++) c[t] = codes[k][t] === 0 ? Number.NaN : codes[k][t]
-    })
-    return
-  }
-  const stocks = cols.map((c, k) => (x.isStock[first + k] ? c : new Float64Array(T)))
-  await plan.prev.readInto(`fields/${f}`, first, from, plan.from, stocks)
+/** The checks that need the dataset's days: the calendar, the symbols, the last recorded days. */
+export function confirmIncremental(plan: IncrementalPlan, ds: Dataset, x: BuildInputs): string | null {
+  const { prev, from: T0 } = plan
+  for (let t = 0; t < T0; t++) if (prev.calendar[t] !== x.calendar[t]) return 'the calendar history changed'
+  if (prev.symbols.length !== x.symbols.length || prev.symbols.some((s, i) => s.symbol !== x.symbols[i]))
+    return 'the symbol list changed (new listings)'
+  const recorded = prev.manifest.input_digests
+  return recorded ? restatedPartial(recorded, ds) : 'the current build has no input digests'
 }

@@ -1,4 +1,4 @@
-import { readDataset } from '../../data/dataset-reader.ts'
+import { readDataset, readManifest } from '../../data/dataset-reader.ts'
 import type { Dataset, DatasetManifest } from '../../data/format.ts'
 import { DEFAULT_PARAMS, type ModelParams, paramProblems } from '../../model/params.ts'
 import type { StockField } from '../../model/stock-kernel.ts'
@@ -21,8 +21,10 @@ import {
 import { StoreBuildWriter } from '../../store/model-store/writer.ts'
 import { runEngine } from './engine.ts'
 import { emptyKept, KEPT_FIELDS, writeBlockFields } from './fields.ts'
-import { type IncrementalPlan, inputDigests, planIncremental, priorLoader } from './incremental.ts'
+import { confirmIncremental, type IncrementalPlan, planIncremental } from './incremental.ts'
+import { inputDigests } from './input-digests.ts'
 import { type BuildInputs, buildInputs } from './inputs.ts'
+import { priorLoader } from './prior.ts'
 import { writeProducts } from './products.ts'
 
 export interface BuildOptions {
@@ -53,18 +55,35 @@ export async function buildStore(
     return performance.now()
   }
   let t = performance.now()
-  const { dataset: ds, manifest: dm } = await readDataset(opts.dataset)
-  t = lap('read_dataset', t)
-  const x = buildInputs(ds)
-  t = lap('inputs', t)
-  const classification = classificationDigest(dm)
   const notes: string[] = []
+  const fullBuild = (reason: string) => notes.push(`incremental build not possible (${reason}): full build`)
   let plan: IncrementalPlan | null = null
   if (opts.incremental) {
-    const p = await planIncremental(opts.store, x, params, classification)
-    if ('reason' in p) notes.push(`incremental build not possible (${p.reason}): full build`)
+    const dm0 = await readManifest(opts.dataset)
+    const p = await planIncremental(opts.store, dm0, params, classificationDigest(dm0))
+    if ('reason' in p) fullBuild(p.reason)
     else plan = p
     t = lap('incremental_check', t)
+  }
+  // An incremental build reads only the tail of the panels it needs (inputFrom).
+  let { dataset: ds, manifest: dm } = await readDataset(opts.dataset, { fromDay: plan?.inputFrom ?? 0 })
+  t = lap('read_dataset', t)
+  let x = buildInputs(ds)
+  t = lap('inputs', t)
+  const classification = classificationDigest(dm)
+  if (plan) {
+    const reason =
+      dm.digest !== plan.datasetDigest
+        ? 'the dataset changed while it was read'
+        : confirmIncremental(plan, ds, x)
+    if (reason) {
+      fullBuild(reason)
+      await plan.prev.close()
+      plan = null
+      ;({ dataset: ds, manifest: dm } = await readDataset(opts.dataset))
+      x = buildInputs(ds)
+    }
+    t = lap('incremental_confirm', t)
   }
   const writer = await StoreBuildWriter.begin(opts.store)
   try {
@@ -99,7 +118,7 @@ export async function buildStore(
     timings.total = Math.round(performance.now() - started) / 1000
     const manifest = storeManifest(ds, dm.digest, classification, x, params, products, timings)
     manifest.incremental_from = plan ? isoFromDay(x.calendar[plan.from]) : null
-    manifest.input_digests = inputDigests(x, x.calendar.length)
+    manifest.input_digests = inputDigests(ds, dm)
     manifest.notes = notes
     await plan?.prev.close()
     await writer.commit(manifest)
@@ -144,7 +163,7 @@ function storeManifest(
     code_fields: [...CODE_FIELDS],
     products: products.names,
     incremental_from: null,
-    input_digests: {},
+    input_digests: null,
     notes: [],
     timings_s: timings,
     built_at: new Date().toISOString(),

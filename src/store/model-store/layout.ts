@@ -83,6 +83,17 @@ export interface SymbolMeta {
   cik: number | null
 }
 
+/** Digests of the dataset's price panels a build was made from (services/build/input-digests.ts). */
+export interface InputDigests {
+  /** Days per dataset row group. */
+  row_group_days: number
+  /** The dataset's day count. */
+  days: number
+  /** Per price field: the manifest digest of each complete row group, and a sha256 of the values
+   * of the incomplete last one (dataset column order; null when there is none). */
+  files: Record<string, { row_groups: string[]; partial: string | null }>
+}
+
 export interface StoreManifest {
   format: typeof STORE_FORMAT
   store_version: number
@@ -101,8 +112,8 @@ export interface StoreManifest {
   products: string[]
   /** null for a full build; the first recomputed day for an incremental one. */
   incremental_from: string | null
-  /** sha256 of the input panels (returns_gross, price_close, market_cap) over all days: lets an incremental build check that history was not restated without reading it back. */
-  input_digests: Record<string, string>
+  /** Lets an incremental build check that history was not restated without reading it back; null when the dataset gives no row-group digests. */
+  input_digests: InputDigests | null
   /** What the build decided (e.g. why an incremental request became a full build). */
   notes: string[]
   timings_s: Record<string, number>
