@@ -1,0 +1,503 @@
+/**
+ * HTTP hot paths against a bare `node:http` hello-world measured in the same run: authenticated
+ * `GET /balance` (auth + rate limit + concurrency slot) and metered `GET /metrics/{ticker}` with
+ * `Cache-Control: no-cache` (the same plus reserve and a durable debit), embedded (SQLite +
+ * memory limits) and scale-out (PostgreSQL + Redis, when DATABASE_URL and REDIS_URL are set).
+ *
+ * Every server is a child process (`node bin/erm3.js serve`, as deployed) and so is the load
+ * generator: a raw keep-alive HTTP/1.1 client on node:net (one request in flight per
+ * connection, like wrk), far cheaper per request than node:http's client, so on a 2-core box
+ * the server gets one core and the client the other.
+ *
+ * Rate limits are real: each scenario issues KEYS premium keys (300/min, burst 500) and each
+ * connection cycles through its own share of them, so no key exceeds its burst or its 10
+ * concurrent slots during the run; any non-2xx is counted and printed.
+ *
+ * Figures: max throughput (median of RUNS closed-loop runs, CONNS connections); latency
+ * p50/p99 at an open-loop offered rate of RATE req/s, measured from each request's scheduled
+ * send time (no coordinated omission); durable debits/s with 1 and CONNS concurrent callers,
+ * cross-checked against the ledger.
+ * Run: node --import tsx bench/http.ts [runs]
+ */
+import { type ChildProcess, fork, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { cpSync, mkdtempSync, rmSync } from 'node:fs'
+import { connect, createServer, type Socket } from 'node:net'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const SELF = fileURLToPath(import.meta.url)
+const BIN = fileURLToPath(new URL('../bin/erm3.js', import.meta.url))
+const RUNS = Math.max(3, Number(process.argv[2] === '--load' ? 3 : (process.argv[2] ?? 3)))
+const RUN_MS = 3000
+const CONNS = 50
+const RATE = 2000
+const KEYS = 300
+
+// ---------------------------------------------------------------- load generator (child) ----
+
+interface ClosedJob {
+  kind: 'closed'
+  port: number
+  requests: string[]
+  connections: number
+  durationMs: number
+}
+interface OpenJob {
+  kind: 'open'
+  port: number
+  requests: string[]
+  rate: number
+  durationMs: number
+}
+interface Counts {
+  ok: number
+  other: number
+  seconds: number
+}
+interface OpenResult extends Counts {
+  p50: number
+  p99: number
+  maxConnections: number
+}
+
+/**
+ * One keep-alive connection with one request in flight; responses must carry Content-Length.
+ * A reset or close with a request in flight completes it with status 0 (counted as non-2xx).
+ */
+class Conn {
+  private buf: Buffer | null = null
+  private done: ((status: number) => void) | null = null
+  dead = false
+  readonly sock: Socket
+
+  constructor(port: number) {
+    this.sock = connect({ port, host: '127.0.0.1', noDelay: true })
+    this.sock.on('data', (chunk) => this.onData(chunk))
+    this.sock.on('error', () => this.fail())
+    this.sock.on('close', () => this.fail())
+  }
+
+  send(req: Buffer, done: (status: number) => void): void {
+    this.done = done
+    this.sock.write(req)
+  }
+
+  private fail(): void {
+    this.dead = true
+    this.finish(0)
+  }
+
+  private finish(status: number): void {
+    const done = this.done
+    this.done = null
+    done?.(status)
+  }
+
+  private onData(chunk: Buffer): void {
+    this.buf = this.buf ? Buffer.concat([this.buf, chunk]) : chunk
+    const end = this.buf.indexOf('\r\n\r\n')
+    if (end < 0) return
+    const head = this.buf.toString('latin1', 0, end)
+    const len = /\r\ncontent-length:\s*(\d+)/i.exec(head)
+    if (!len) throw new Error(`response without Content-Length:\n${head}`)
+    const total = end + 4 + Number(len[1])
+    if (this.buf.length < total) return
+    this.buf = null
+    this.finish(Number(head.slice(9, 12)))
+  }
+}
+
+/** Connection c cycles through requests c, c+C, c+2C, … (its own keys). */
+function closedLoop(job: ClosedJob): Promise<Counts> {
+  const reqs = job.requests.map((r) => Buffer.from(r, 'latin1'))
+  const counts = { ok: 0, other: 0 }
+  const started = performance.now()
+  const end = started + job.durationMs
+  return new Promise((resolve) => {
+    let live = job.connections
+    for (let c = 0; c < job.connections; c++) {
+      let conn = new Conn(job.port)
+      const mine =
+        reqs.length >= job.connections
+          ? reqs.filter((_, i) => i % job.connections === c)
+          : [reqs[c % reqs.length] as Buffer]
+      let i = 0
+      const next = () => {
+        conn.send(mine[i++ % mine.length] as Buffer, (status) => {
+          if (status >= 200 && status < 300) counts.ok++
+          else counts.other++
+          if (conn.dead) conn = new Conn(job.port)
+          if (performance.now() < end) return next()
+          conn.sock.destroy()
+          if (--live === 0) resolve({ ...counts, seconds: (performance.now() - started) / 1000 })
+        })
+      }
+      next()
+    }
+  })
+}
+
+/** Sends at a fixed schedule whatever the server does; a busy connection means a new one. */
+function openLoop(job: OpenJob): Promise<OpenResult> {
+  const reqs = job.requests.map((r) => Buffer.from(r, 'latin1'))
+  const total = Math.round((job.rate * job.durationMs) / 1000)
+  const latencies: number[] = []
+  const idle: Conn[] = []
+  const all: Conn[] = []
+  let ok = 0
+  let other = 0
+  let sent = 0
+  const t0 = performance.now()
+  return new Promise((resolve) => {
+    const finish = () => {
+      for (const c of all) c.sock.destroy()
+      latencies.sort((a, b) => a - b)
+      const q = (p: number) =>
+        latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0
+      resolve({
+        ok,
+        other,
+        seconds: (performance.now() - t0) / 1000,
+        p50: q(0.5),
+        p99: q(0.99),
+        maxConnections: all.length,
+      })
+    }
+    const tick = () => {
+      const due = Math.min(total, Math.floor(((performance.now() - t0) * job.rate) / 1000))
+      while (sent < due) {
+        const scheduled = t0 + (sent * 1000) / job.rate
+        let conn = idle.pop()
+        if (!conn) {
+          conn = new Conn(job.port)
+          all.push(conn)
+        }
+        const c = conn
+        c.send(reqs[sent % reqs.length] as Buffer, (status) => {
+          latencies.push(performance.now() - scheduled)
+          if (status >= 200 && status < 300) ok++
+          else other++
+          if (!c.dead) idle.push(c)
+          if (ok + other === total) finish()
+        })
+        sent++
+      }
+      if (sent < total) setTimeout(tick, 1)
+    }
+    tick()
+  })
+}
+
+// ------------------------------------------------------------------------ orchestration ----
+
+interface Loader {
+  run<T>(job: ClosedJob | OpenJob): Promise<T>
+  stop(): void
+}
+
+function startLoader(): Loader {
+  const child = fork(SELF, ['--load'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  let pending: ((e: Error) => void) | null = null
+  child.on('exit', (code) => pending?.(new Error(`load generator exited with ${code}`)))
+  return {
+    run: (job) =>
+      new Promise((resolve, reject) => {
+        pending = reject
+        child.once('message', (m) => {
+          pending = null
+          resolve(m as never)
+        })
+        child.send(job)
+      }),
+    stop: () => child.kill(),
+  }
+}
+
+async function freePort(): Promise<number> {
+  const s = createServer()
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))
+  const port = (s.address() as { port: number }).port
+  await new Promise<void>((resolve) => s.close(() => resolve()))
+  return port
+}
+
+async function waitReady(port: number, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`)
+    try {
+      await fetch(`http://127.0.0.1:${port}/`)
+      return
+    } catch {
+      await new Promise((r) => setTimeout(r, 50))
+    }
+  }
+  throw new Error('server did not start')
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return Promise.resolve()
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve())
+    child.kill('SIGTERM')
+  })
+}
+
+const HELLO = `require('node:http').createServer((q, s) => s.end('hello world')).listen(+process.env.PORT, '127.0.0.1')`
+
+function request(path: string, key?: string, noCache = false): string {
+  return (
+    `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
+    (key ? `Authorization: Bearer ${key}\r\n` : '') +
+    (noCache ? 'Cache-Control: no-cache\r\n' : '') +
+    '\r\n'
+  )
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0
+
+interface Row {
+  name: string
+  rps: number
+  p50: number
+  p99: number
+  other: number
+}
+
+async function measure(loader: Loader, port: number, name: string, requests: string[]): Promise<Row> {
+  process.stderr.write(`measuring ${name.replace(/\s+/g, ' ')} …\n`)
+  const closed = (durationMs: number) =>
+    loader.run<Counts>({ kind: 'closed', port, requests, connections: CONNS, durationMs })
+  await closed(1000) // warm-up: JIT on both sides, connection pools, statement caches
+  const runs: Counts[] = []
+  for (let r = 0; r < RUNS; r++) runs.push(await closed(RUN_MS))
+  const open = await loader.run<OpenResult>({ kind: 'open', port, requests, rate: RATE, durationMs: RUN_MS })
+  const other = runs.reduce((s, r) => s + r.other, 0) + open.other
+  return { name, rps: median(runs.map((r) => r.ok / r.seconds)), p50: open.p50, p99: open.p99, other }
+}
+
+interface Erm3Setup {
+  name: string
+  env: Record<string, string | undefined>
+  drop(): Promise<void>
+}
+
+async function postgresSetup(home: string): Promise<Erm3Setup | null> {
+  const base = process.env.DATABASE_URL
+  const redis = process.env.REDIS_URL
+  if (!base || !redis) return null
+  const { default: pg } = await import('pg')
+  const db = `erm3_bench_${randomBytes(5).toString('hex')}`
+  const admin = new pg.Client({ connectionString: base })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${db}`)
+  await admin.end()
+  const url = new URL(base)
+  url.pathname = `/${db}`
+  return {
+    name: 'pg+redis',
+    env: {
+      ERM3_HOME: home,
+      DATABASE_URL: url.toString(),
+      REDIS_URL: redis,
+      ERM3_PEPPER: randomBytes(32).toString('base64url'),
+      ERM3_SESSION_SECRET: randomBytes(32).toString('base64url'),
+    },
+    async drop() {
+      const c = new pg.Client({ connectionString: base })
+      await c.connect()
+      await c.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`)
+      await c.end()
+    },
+  }
+}
+
+/** A funded account with KEYS premium live keys, issued through the operator path. */
+async function provision(env: Erm3Setup['env']): Promise<{ accountId: string; keys: string[] }> {
+  const { openOperator } = await import('../src/main/context.ts')
+  const { createAccountWithBalance, createKeyFor } = await import('../src/services/identity/admin.ts')
+  const op = await openOperator(env)
+  try {
+    const { account } = await createAccountWithBalance(op.ctx, {
+      email: `bench-${randomBytes(4).toString('hex')}@example.com`,
+      balanceUsd: 10_000,
+    })
+    const keys: string[] = []
+    for (let i = 0; i < KEYS; i++)
+      keys.push(
+        (await createKeyFor(op.ctx, { accountId: account.id, environment: 'live', tier: 'premium' })).apiKey,
+      )
+    return { accountId: account.id, keys }
+  } finally {
+    await op.close()
+  }
+}
+
+async function debitCount(env: Erm3Setup['env'], accountId: string): Promise<number> {
+  const { openOperator } = await import('../src/main/context.ts')
+  const op = await openOperator(env)
+  try {
+    return (await op.ctx.accounts.summary(accountId, { from: 0, to: Date.now() + 1 })).requests
+  } finally {
+    await op.close()
+  }
+}
+
+async function buildStoreOnce(root: string): Promise<{ store: string; ticker: string }> {
+  const { synthesizeDataset } = await import('../src/data/synthesize.ts')
+  const { buildStore } = await import('../src/services/build/index.ts')
+  const { ModelStore } = await import('../src/store/model-store/reader.ts')
+  const dataset = join(root, 'dataset')
+  const store = join(root, 'store')
+  await synthesizeDataset(dataset, {
+    seed: 7,
+    stocks: 200,
+    start: '2019-01-02',
+    end: '2021-12-31',
+    fundamentals: false,
+  })
+  await buildStore({ dataset, store })
+  const s = await ModelStore.open(store)
+  const w = s.symbols.flatMap((m) => m.tickers).find((t) => !t.to)
+  await s.close()
+  if (!w) throw new Error('no listed ticker in the bench store')
+  return { store, ticker: w.ticker }
+}
+
+/** The parent's environment minus the backend settings: each setup names its own. */
+function serverEnv(): Record<string, string | undefined> {
+  const env = { ...process.env }
+  for (const k of [
+    'DATABASE_URL',
+    'REDIS_URL',
+    'ERM3_PEPPER',
+    'ERM3_SESSION_SECRET',
+    'ERM3_HOME',
+    'ERM3_STORE',
+  ])
+    delete env[k]
+  return env
+}
+
+async function erm3Rows(
+  loader: Loader,
+  setup: Erm3Setup,
+  store: string,
+  ticker: string,
+): Promise<{ rows: Row[]; debits: string }> {
+  const { accountId, keys } = await provision(setup.env)
+  const port = await freePort()
+  const child = spawn(process.execPath, [BIN, 'serve', '--store', store], {
+    env: { ...serverEnv(), ...setup.env, PORT: String(port), LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
+  try {
+    await waitReady(port, child)
+    const balance = keys.map((k) => request('/balance', k))
+    const metrics = keys.map((k) => request(`/metrics/${ticker}`, k, true))
+    const rows = [
+      await measure(loader, port, `/balance        ${setup.name}`, balance),
+      await measure(loader, port, `/metrics no-cache ${setup.name}`, metrics),
+    ]
+    const one = await loader.run<Counts>({
+      kind: 'closed',
+      port,
+      requests: metrics,
+      connections: 1,
+      durationMs: RUN_MS,
+    })
+    const many = await loader.run<Counts>({
+      kind: 'closed',
+      port,
+      requests: metrics,
+      connections: CONNS,
+      durationMs: RUN_MS,
+    })
+    await stopChild(child)
+    const ledger = await debitCount(setup.env, accountId)
+    const debits =
+      `durable debits/s ${setup.name}: 1 caller ${Math.round(one.ok / one.seconds)}, ` +
+      `${CONNS} callers ${Math.round(many.ok / many.seconds)} ` +
+      `(ledger holds ${ledger} debits for the whole scenario)`
+    return { rows, debits }
+  } finally {
+    await stopChild(child)
+  }
+}
+
+async function main(): Promise<void> {
+  const root = mkdtempSync(join(tmpdir(), 'erm3-bench-http-'))
+  const loader = startLoader()
+  try {
+    console.log(
+      `load average before: ${loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')}`,
+    )
+    const { store, ticker } = await buildStoreOnce(root)
+
+    const port = await freePort()
+    const hello = spawn(process.execPath, ['-e', HELLO], { env: { PORT: String(port) }, stdio: 'inherit' })
+    await waitReady(port, hello)
+    const base = await measure(loader, port, 'node:http hello (baseline)', [request('/')])
+    await stopChild(hello)
+
+    const rows: Row[] = [base]
+    const notes: string[] = []
+    const setups: Erm3Setup[] = []
+    const homeA = join(root, 'home-embedded')
+    setups.push({ name: 'embedded', env: { ERM3_HOME: homeA }, drop: async () => undefined })
+    const homeB = join(root, 'home-pg')
+    const pgSetup = await postgresSetup(homeB)
+    if (pgSetup) setups.push(pgSetup)
+    else notes.push('pg+redis: skipped (DATABASE_URL and REDIS_URL must both be set)')
+    for (const s of setups) {
+      // A pre-built sandbox: `serve` would otherwise synthesise one on first start (~10 s).
+      cpSync(store, join(s.env.ERM3_HOME as string, 'sandbox', 'store'), { recursive: true })
+      try {
+        const r = await erm3Rows(loader, s, store, ticker)
+        rows.push(...r.rows)
+        notes.push(r.debits)
+      } finally {
+        await s.drop()
+      }
+    }
+
+    console.log(
+      `servers: child processes; load: separate child, raw keep-alive HTTP/1.1, ${CONNS} connections; ` +
+        `median of ${RUNS} × ${RUN_MS / 1000} s; latency open-loop at ${RATE} req/s`,
+    )
+    console.log(
+      `${'path'.padEnd(30)} ${'req/s'.padStart(8)} ${'ratio'.padStart(6)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}  non-2xx`,
+    )
+    for (const r of rows) {
+      console.log(
+        `${r.name.padEnd(30)} ${Math.round(r.rps).toString().padStart(8)} ${(r.rps / base.rps).toFixed(2).padStart(6)} ` +
+          `${r.p50.toFixed(2).padStart(7)} ${r.p99.toFixed(2).padStart(7)}  ${r.other}`,
+      )
+    }
+    for (const n of notes) console.log(n)
+    const verdict = (r: Row, min: number) =>
+      `${r.name.trim()}: ratio ${(r.rps / base.rps).toFixed(2)} (target ≥ ${min}) ${r.rps / base.rps >= min ? 'met' : 'MISSED'}, ` +
+      `p99 ${r.p99.toFixed(1)} ms (target ≤ 25) ${r.p99 <= 25 ? 'met' : 'MISSED'}`
+    for (const r of rows.slice(1)) console.log(verdict(r, r.name.startsWith('/balance') ? 0.6 : 0.5))
+    console.log(
+      `load average after: ${loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')}`,
+    )
+  } finally {
+    loader.stop()
+    rmSync(root, { recursive: true, force: true })
+  }
+}
+
+if (process.argv[2] === '--load') {
+  process.on('message', async (job: ClosedJob | OpenJob) => {
+    const r = job.kind === 'closed' ? await closedLoop(job) : await openLoop(job)
+    process.send?.(r)
+  })
+} else {
+  await main()
+}
