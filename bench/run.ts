@@ -3,7 +3,9 @@ import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
 const benches = (
-  process.argv[2] ? [process.argv[2]] : ['synth', 'build', 'parquet', 'zarr', 'cross', 'limits', 'ledger', 'http']
+  process.argv[2]
+    ? [process.argv[2]]
+    : ['synth', 'build', 'parquet', 'zarr', 'cross', 'limits', 'ledger', 'http']
 ).map((b) => fileURLToPath(new URL(`./${b}.ts`, import.meta.url)))
 let failed = 0
 for (const file of benches) {
