@@ -1,5 +1,5 @@
-import { densePage, floatPage, type PageBody, Scratch, stringPage } from './pages.ts'
-import { MAGIC, MAX_ROWS, type ParquetColumn, type ParquetInput } from './types.ts'
+import { booleanPage, densePage, floatPage, int64Page, type PageBody, Scratch, stringPage } from './pages.ts'
+import { MAGIC, MAX_ROWS, type ParquetInput, type WritableColumn } from './types.ts'
 import { columnSpec, dataPageHeader, groupsFooter, type RowGroup, type WrittenChunk } from './write-footer.ts'
 
 /** Pages stay well below the i32 size limit and keep readers' per-page buffers modest. */
@@ -92,24 +92,42 @@ export function encodeParts(
 }
 
 /** Pages of rows [r0, r1) of one column. */
-function* columnPages(col: ParquetColumn, r0: number, r1: number, maxPageBytes: number, scratch: Scratch) {
+function* columnPages(col: WritableColumn, r0: number, r1: number, maxPageBytes: number, scratch: Scratch) {
   if (col.type === 'STRING') {
     const lens = stringLengths(col.values)
     for (const [s, e] of stringPageRanges(lens, r0, r1, maxPageBytes))
       yield stringPage(col.values, lens, s, e, scratch)
     return
   }
-  const rowsPerPage = Math.max(1, Math.floor(maxPageBytes / col.values.BYTES_PER_ELEMENT))
+  const bitsPerValue = col.type === 'BOOLEAN' ? 1 : col.values.BYTES_PER_ELEMENT * 8
+  const rowsPerPage = Math.max(1, Math.floor((maxPageBytes * 8) / bitsPerValue))
   let s = r0
   do {
     const e = Math.min(r1, s + rowsPerPage)
-    const page: PageBody =
-      col.type === 'DOUBLE' || col.type === 'FLOAT'
-        ? floatPage(col.values, s, e, scratch)
-        : densePage(col.values, s, e)
-    yield page
+    yield fixedWidthPage(col, s, e, scratch)
     s = e
   } while (s < r1)
+}
+
+function fixedWidthPage(
+  col: Exclude<WritableColumn, { type: 'STRING' }>,
+  s: number,
+  e: number,
+  scratch: Scratch,
+): PageBody {
+  switch (col.type) {
+    case 'DOUBLE':
+    case 'FLOAT':
+      return floatPage(col.values, s, e, scratch)
+    case 'INT32':
+    case 'DATE':
+      return densePage(col.values, s, e)
+    case 'INT64':
+    case 'TIMESTAMP_MILLIS':
+      return int64Page(col.values, s, e, scratch)
+    case 'BOOLEAN':
+      return booleanPage(col.values, s, e, scratch)
+  }
 }
 
 function stringLengths(values: (string | null)[]): Int32Array {
@@ -144,7 +162,7 @@ function stringPageRanges(
   return ranges
 }
 
-function validate(columns: ParquetColumn[]): number {
+function validate(columns: WritableColumn[]): number {
   const numRows = columns.length > 0 ? columns[0].values.length : 0
   if (numRows > MAX_ROWS) throw new Error(`parquet: ${numRows} rows exceed the format limit`)
   const names = new Set<string>()
@@ -162,9 +180,11 @@ function validate(columns: ParquetColumn[]): number {
   return numRows
 }
 
-function valuesMatchType(col: ParquetColumn): boolean {
+function valuesMatchType(col: WritableColumn): boolean {
   switch (col.type) {
     case 'DOUBLE':
+    case 'INT64':
+    case 'TIMESTAMP_MILLIS':
       return col.values instanceof Float64Array
     case 'FLOAT':
       return col.values instanceof Float32Array
@@ -173,6 +193,8 @@ function valuesMatchType(col: ParquetColumn): boolean {
       return col.values instanceof Int32Array
     case 'STRING':
       return Array.isArray(col.values) && col.values.every((v) => v === null || typeof v === 'string')
+    case 'BOOLEAN':
+      return Array.isArray(col.values) && col.values.every((v) => v === null || typeof v === 'boolean')
     default:
       return false
   }

@@ -145,6 +145,47 @@ export function stringPage(
   return body(end - start, present, encoded.slice(0, len), [new Uint8Array(out.buffer, out.byteOffset, size)])
 }
 
+/** OPTIONAL INT64 page from integer-valued doubles (INT64, TIMESTAMP_MILLIS); NaN is null. */
+export function int64Page(values: Float64Array, start: number, end: number, scratch: Scratch): PageBody {
+  const rows = end - start
+  scratch.fit(rows)
+  const { levels, encoded } = scratch
+  const dense = new BigInt64Array(rows)
+  let j = 0
+  for (let i = start; i < end; i++) {
+    const v = values[i]
+    // biome-ignore lint/suspicious/noSelfCompare: NaN test
+    const p = v === v ? 1 : 0
+    levels[i - start] = p
+    if (p) dense[j++] = BigInt(Math.trunc(v))
+  }
+  const len = encodeLevels(levels, rows, encoded, 0)
+  return body(rows, j, encoded.slice(0, len), [new Uint8Array(dense.buffer, 0, j * 8)])
+}
+
+/** OPTIONAL BOOLEAN page; PLAIN booleans are bit-packed, least significant bit first. */
+export function booleanPage(
+  values: (boolean | null)[],
+  start: number,
+  end: number,
+  scratch: Scratch,
+): PageBody {
+  const rows = end - start
+  scratch.fit(rows)
+  const { levels, encoded } = scratch
+  const bits = new Uint8Array(Math.ceil(rows / 8))
+  let j = 0
+  for (let i = start; i < end; i++) {
+    const v = values[i]
+    levels[i - start] = v === null ? 0 : 1
+    if (v === null) continue
+    if (v) bits[j >> 3] |= 1 << (j & 7)
+    j++
+  }
+  const len = encodeLevels(levels, rows, encoded, 0)
+  return body(rows, j, encoded.slice(0, len), [bits.subarray(0, Math.ceil(j / 8))])
+}
+
 function body(rows: number, present: number, levels: Uint8Array | undefined, values: Uint8Array[]): PageBody {
   let size = levels?.length ?? 0
   for (const v of values) size += v.length

@@ -1,6 +1,5 @@
 import { type FileHandle, open as openFile } from 'node:fs/promises'
-import { encodeLevels, maxEncodedLevelsSize } from './levels.ts'
-import { floatPage, type PageBody, Scratch, stringPage } from './pages.ts'
+import { floatPage, int64Page, type PageBody, Scratch, stringPage } from './pages.ts'
 import { MAGIC } from './types.ts'
 import {
   type ColumnSpec,
@@ -84,7 +83,7 @@ export class ParquetStreamWriter {
       case 'DOUBLE':
         return floatPage(col.values, 0, rows, this.scratch)
       case 'INT64':
-        return int64Page(col.values, rows, this.scratch)
+        return int64Page(col.values, 0, rows, this.scratch)
       case 'DATE': {
         const bytes = new Uint8Array(col.values.buffer, col.values.byteOffset, rows * 4)
         return { rows, present: rows, levels: undefined, values: [bytes], size: bytes.length }
@@ -111,22 +110,4 @@ export class ParquetStreamWriter {
     await this.fh.writev([footer, tail])
     await this.fh.close()
   }
-}
-
-/** OPTIONAL INT64 page from integer-valued doubles; NaN is null. */
-function int64Page(values: Float64Array, rows: number, scratch: Scratch): PageBody {
-  scratch.fit(rows)
-  const levels = scratch.levels
-  const dense = new BigInt64Array(rows)
-  let j = 0
-  for (let i = 0; i < rows; i++) {
-    const v = values[i]
-    const present = Number.isNaN(v) ? 0 : 1
-    levels[i] = present
-    if (present) dense[j++] = BigInt(Math.trunc(v))
-  }
-  const encoded = new Uint8Array(maxEncodedLevelsSize(rows) + 4)
-  const len = encodeLevels(levels, rows, encoded, 0)
-  const data = new Uint8Array(dense.buffer, 0, j * 8)
-  return { rows, present: j, levels: encoded.subarray(0, len), values: [data], size: len + data.length }
 }

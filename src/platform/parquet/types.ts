@@ -15,8 +15,20 @@ export interface ParquetTable {
   firstRow: number
 }
 
+/**
+ * Column types the writers produce but the decoder does not read back (it returns only
+ * ParquetColumn types). All OPTIONAL: INT64 and TIMESTAMP_MILLIS hold integer values with NaN
+ * for null; BOOLEAN uses null.
+ */
+export type WriteOnlyColumn =
+  | { name: string; type: 'INT64'; values: Float64Array }
+  | { name: string; type: 'TIMESTAMP_MILLIS'; values: Float64Array }
+  | { name: string; type: 'BOOLEAN'; values: (boolean | null)[] }
+
+export type WritableColumn = ParquetColumn | WriteOnlyColumn
+
 export interface ParquetInput {
-  columns: ParquetColumn[]
+  columns: WritableColumn[]
   metadata?: Record<string, string>
 }
 

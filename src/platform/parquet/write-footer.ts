@@ -5,9 +5,9 @@ import {
   Encoding,
   LogicalTypeId,
   PageType,
-  type ParquetColumn,
   PhysicalType,
   Repetition,
+  type WritableColumn,
 } from './types.ts'
 
 export interface ColumnSpec {
@@ -19,13 +19,16 @@ export interface ColumnSpec {
   width: number
 }
 
-export function columnSpec(col: ParquetColumn): ColumnSpec {
+export function columnSpec(col: WritableColumn): ColumnSpec {
   return specOfType(col.type)
 }
 
-/** Physical layout of each column type; INT64 (nullable) is used by the streaming writer. */
-export function specOfType(type: ParquetColumn['type'] | 'INT64'): ColumnSpec {
+/** Physical layout of each column type. */
+export function specOfType(type: WritableColumn['type']): ColumnSpec {
   switch (type) {
+    case 'BOOLEAN':
+      // PLAIN booleans are bit-packed, so there is no whole-byte width.
+      return { physical: PhysicalType.BOOLEAN, optional: true, width: 0 }
     case 'DOUBLE':
       return { physical: PhysicalType.DOUBLE, optional: true, width: 8 }
     case 'FLOAT':
@@ -34,6 +37,14 @@ export function specOfType(type: ParquetColumn['type'] | 'INT64'): ColumnSpec {
       return { physical: PhysicalType.INT32, optional: false, width: 4 }
     case 'INT64':
       return { physical: PhysicalType.INT64, optional: true, width: 8 }
+    case 'TIMESTAMP_MILLIS':
+      return {
+        physical: PhysicalType.INT64,
+        optional: true,
+        convertedType: ConvertedType.TIMESTAMP_MILLIS,
+        logicalType: LogicalTypeId.TIMESTAMP,
+        width: 8,
+      }
     case 'DATE':
       return {
         physical: PhysicalType.INT32,
@@ -138,7 +149,16 @@ export function schemaElementMeta(w: CompactWriter, c: WrittenChunk): void {
   if (c.spec.convertedType !== undefined) w.i32(6, c.spec.convertedType)
   if (c.spec.logicalType !== undefined) {
     w.beginStruct(10)
-    w.emptyStruct(c.spec.logicalType)
+    if (c.spec.logicalType === LogicalTypeId.TIMESTAMP) {
+      // The only timestamps written are UTC instants in milliseconds: TimestampType
+      // { 1: isAdjustedToUTC, 2: unit (TimeUnit union, field 1 = MILLIS) }.
+      w.beginStruct(c.spec.logicalType)
+      w.bool(1, true)
+      w.beginStruct(2)
+      w.emptyStruct(1)
+      w.end()
+      w.end()
+    } else w.emptyStruct(c.spec.logicalType)
     w.end()
   }
   w.end()
