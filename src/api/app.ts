@@ -5,7 +5,7 @@ import { API_VERSION } from '../contract/openapi.ts'
 import type { Operation } from '../contract/operation.ts'
 import { OPERATIONS } from '../contract/operations.ts'
 import { type Capability, capabilityByOperation } from '../contract/pricing.ts'
-import { newId } from '../platform/ids.ts'
+import { newRequestId } from '../platform/ids.ts'
 import type { ServiceContext } from '../services/context.ts'
 import { KeyUsage } from '../services/identity/keys.ts'
 import { createAuthHook } from './auth-hook.ts'
@@ -47,7 +47,7 @@ export async function createApp(ctx: ServiceContext, opts: { bodyLimit?: number 
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id']
-      return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : newId('req')
+      return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : newRequestId()
     },
     ajv: {
       customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: true, useDefaults: true },

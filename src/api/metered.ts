@@ -1,11 +1,19 @@
-import { createHash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Capability } from '../contract/pricing.ts'
+import { type FlatTable, TABULAR_MEDIA_TYPES, type TabularFormat } from '../contract/table.ts'
+import { encodeTableCsv, encodeTableParquet } from '../export/tabular.ts'
+import { AppError } from '../platform/errors.ts'
 import { type AgentMeta, agentMeta } from '../services/agent-meta.ts'
-import { beginMetered, releaseMetered, settleMetered } from '../services/billing/meter.ts'
+import {
+  canonicalJson,
+  etagOf,
+  meteredCall,
+  type Representation,
+  responseCacheKey,
+} from '../services/billing/metered-call.ts'
 import type { ServiceContext } from '../services/context.ts'
-import type { Principal } from '../services/identity/keys.ts'
 import type { RiskMetadata } from '../services/models.ts'
+import { negotiateFormat } from './negotiate.ts'
 import { requirePrincipal } from './request-state.ts'
 
 /** What a metered service call returns: the body without `_agent`, and what `_agent` needs. */
@@ -15,50 +23,13 @@ export interface MeteredResult {
   confidence: AgentMeta['confidence']
   /** Positions that succeeded (per-position pricing). */
   positions?: number
-}
-
-interface CachedEntry {
-  etag: string
-  data: string
-  dataAsOf: string
-  lineage: Record<string, string>
-  confidence: AgentMeta['confidence']
-}
-
-/** Cached responses live until the data changes (the key holds data_as_of); a day bounds memory. */
-const CACHE_TTL_MS = 24 * 3600_000
-
-function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`
-  if (v && typeof v === 'object') {
-    const o = v as Record<string, unknown>
-    return `{${Object.keys(o)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
-      .join(',')}}`
-  }
-  return JSON.stringify(v) ?? 'null'
-}
-
-/** Same account, environment, method, canonical path+query/body and data_as_of → same entry. */
-function cacheKey(req: FastifyRequest, p: Principal, dataAsOf: string): string {
-  const [path, query = ''] = req.url.split('?') as [string, string?]
-  const q = new URLSearchParams(query)
-  q.sort()
-  const h = createHash('sha256')
-    .update(
-      [
-        p.accountId,
-        p.environment,
-        req.method,
-        path.toLowerCase(),
-        q.toString(),
-        canonicalJson(req.body ?? null),
-        dataAsOf,
-      ].join('\n'),
-    )
-    .digest('base64url')
-  return `resp:${h}`
+  /**
+   * The tabular form (time-series operations): served instead of the JSON body when the request
+   * asks for `format=parquet|csv` (or Accept), without `_metadata`, lineage in headers only.
+   */
+  table?: () => FlatTable
+  /** Base of the attachment's filename, e.g. `ticker-returns_AAPL_5y`. */
+  filename?: string
 }
 
 export function lineageHeaders(m: RiskMetadata): Record<string, string> {
@@ -70,23 +41,56 @@ export function lineageHeaders(m: RiskMetadata): Record<string, string> {
   }
 }
 
-function etagMatches(req: FastifyRequest, etag: string): boolean {
-  const inm = req.headers['if-none-match']
-  if (!inm) return false
-  return inm === '*' || inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag.replace(/^W\//, ''))
+/** The response in the negotiated format, ready to cache and send. */
+export function represent(r: MeteredResult, format: TabularFormat): Representation {
+  const lineage = r.body._metadata ? lineageHeaders(r.body._metadata) : {}
+  const base = {
+    format,
+    filename: r.filename ?? null,
+    dataAsOf: r.store.dataAsOf,
+    lineage,
+    confidence: r.confidence,
+  }
+  if (format === 'json') {
+    const data = JSON.stringify(r.body)
+    return { ...base, etag: etagOf(data), data }
+  }
+  if (!r.table)
+    throw new AppError('UNSUPPORTED_FORMAT', 'This operation has no tabular form: only JSON is available')
+  const t = r.table()
+  const bytes =
+    format === 'parquet'
+      ? Buffer.from(encodeTableParquet(t, { 'erm3.model_version': r.body._metadata?.model_version ?? '' }))
+      : Buffer.from(encodeTableCsv(t), 'utf8')
+  return { ...base, etag: etagOf(bytes), data: bytes.toString('base64') }
 }
 
-function send(reply: FastifyReply, e: CachedEntry, agent: AgentMeta): FastifyReply {
+function send(reply: FastifyReply, e: Representation, agent: AgentMeta): FastifyReply {
   reply.headers(e.lineage)
   reply.header('ETag', e.etag)
   reply.header('X-API-Cost-USD', String(agent.cost_usd))
-  reply.header('Content-Type', 'application/json; charset=utf-8')
-  return reply.send(`${e.data.slice(0, -1)},"_agent":${JSON.stringify(agent)}}`)
+  reply.header('X-Cache-Status', agent.cache_status)
+  if (e.format === 'json') {
+    reply.header('Content-Type', 'application/json; charset=utf-8')
+    return reply.send(`${e.data.slice(0, -1)},"_agent":${JSON.stringify(agent)}}`)
+  }
+  reply.header('Content-Type', TABULAR_MEDIA_TYPES[e.format])
+  reply.header('Content-Disposition', `attachment; filename="${e.filename ?? 'erm3'}.${e.format}"`)
+  return reply.send(Buffer.from(e.data, 'base64'))
+}
+
+/** Canonical request identity for the response cache: path and sorted query, or the JSON body. */
+function requestParts(req: FastifyRequest): string[] {
+  const [path, query = ''] = req.url.split('?') as [string, string?]
+  const q = new URLSearchParams(query)
+  q.delete('format')
+  q.sort()
+  return [req.method, path.toLowerCase(), q.toString(), canonicalJson(req.body ?? null)]
 }
 
 /**
- * The metering path of every paid JSON operation: response cache (free HIT), reserve, run, 304
- * on a matching ETag (free), durable settle, then send. Failures release the reservation.
+ * REST adapter of the metering path (services/billing/metered-call.ts): negotiates the format,
+ * then sends JSON with `_agent`, a Parquet/CSV attachment, or a free 304.
  */
 export async function runMetered(
   ctx: ServiceContext,
@@ -94,57 +98,44 @@ export async function runMetered(
   reply: FastifyReply,
   capability: Capability,
   run: () => Promise<MeteredResult>,
-  requestedPositions = 1,
+  opts: { positions?: number; tabular?: boolean } = {},
 ): Promise<FastifyReply> {
   const principal = requirePrincipal(req.principal)
-  const env = principal.environment
-  const dataAsOf = ctx.models.store(env).dataAsOf
-  const key = cacheKey(req, principal, dataAsOf)
-  const meta = (e: CachedEntry, cost: number, status: AgentMeta['cache_status']) =>
-    agentMeta({
-      costMicros: cost,
-      startedAt: req.startedAt,
-      now: performance.now(),
+  const format = negotiateFormat(req, opts.tabular === true)
+  const dataAsOf = ctx.models.store(principal.environment).dataAsOf
+  const inm = req.headers['if-none-match']
+  const outcome = await meteredCall(
+    ctx,
+    {
+      principal,
+      capability,
+      cacheKey: responseCacheKey(principal, [...requestParts(req), dataAsOf, format]),
+      // `Cache-Control: no-cache` asks for a fresh computation: served and charged as BYPASS.
+      bypassCache: /no-cache|no-store/i.test(String(req.headers['cache-control'] ?? '')),
+      ifNoneMatch: typeof inm === 'string' ? inm : null,
       requestId: String(req.id),
-      confidence: e.confidence,
-      dataAsOf: e.dataAsOf,
-      billingCode: capability.billingCode,
-      cacheStatus: status,
-    })
-  // `Cache-Control: no-cache` asks for a fresh computation: served and charged as BYPASS.
-  const bypass = /no-cache|no-store/i.test(String(req.headers['cache-control'] ?? ''))
-  const hit = bypass ? null : await ctx.limits.cache.get(key)
-  if (hit) {
-    const e = JSON.parse(hit.toString('utf8')) as CachedEntry
-    if (etagMatches(req, e.etag))
-      return reply
-        .code(304)
-        .headers({ ...e.lineage, ETag: e.etag, 'X-API-Cost-USD': '0' })
-        .send()
-    return send(reply, e, meta(e, 0, 'HIT'))
+      positions: opts.positions ?? 1,
+    },
+    async () => {
+      const r = await run()
+      return { rep: represent(r, format), positions: r.positions ?? 1 }
+    },
+  )
+  if (outcome.kind === 'not_modified') {
+    return reply
+      .code(304)
+      .headers({ ...outcome.lineage, ETag: outcome.etag, 'X-API-Cost-USD': '0' })
+      .send()
   }
-  const ticket = await beginMetered(ctx, principal, capability, requestedPositions)
-  let entry: CachedEntry
-  try {
-    const r = await run()
-    const data = JSON.stringify(r.body)
-    const etag = `W/"${createHash('sha256').update(data).digest('base64url').slice(0, 27)}"`
-    const lineage = r.body._metadata ? lineageHeaders(r.body._metadata) : {}
-    entry = { etag, data, dataAsOf: r.store.dataAsOf, lineage, confidence: r.confidence }
-    if (etagMatches(req, etag)) {
-      await releaseMetered(ctx, ticket)
-      return reply
-        .code(304)
-        .headers({ ...lineage, ETag: etag, 'X-API-Cost-USD': '0' })
-        .send()
-    }
-    const cost = await settleMetered(ctx, ticket, String(req.id), r.positions ?? 1)
-    await ctx.limits.cache
-      .set(key, Buffer.from(JSON.stringify(entry)), CACHE_TTL_MS)
-      .catch((err: Error) => req.log.warn({ err: err.message }, 'response cache write failed'))
-    return send(reply, entry, meta(entry, cost, bypass ? 'BYPASS' : 'MISS'))
-  } catch (err) {
-    await releaseMetered(ctx, ticket).catch(() => undefined)
-    throw err
-  }
+  const agent = agentMeta({
+    costMicros: outcome.costMicros,
+    startedAt: req.startedAt,
+    now: performance.now(),
+    requestId: String(req.id),
+    confidence: outcome.rep.confidence,
+    dataAsOf: outcome.rep.dataAsOf,
+    billingCode: capability.billingCode,
+    cacheStatus: outcome.cacheStatus,
+  })
+  return send(reply, outcome.rep, agent)
 }

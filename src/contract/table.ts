@@ -6,10 +6,10 @@
 export type TableColumn =
   | { name: string; type: 'UTF8'; values: (string | null)[] }
   | { name: string; type: 'DOUBLE'; values: Float64Array | (number | null)[] }
-  | { name: string; type: 'INT64'; values: (number | null)[] }
+  | { name: string; type: 'INT64'; values: Float64Array | (number | null)[] }
   | { name: string; type: 'BOOLEAN'; values: (boolean | null)[] }
   /** Dates as epoch milliseconds at 00:00 UTC; CSV writes them as YYYY-MM-DD. */
-  | { name: string; type: 'TIMESTAMP_MILLIS'; values: (number | null)[] }
+  | { name: string; type: 'TIMESTAMP_MILLIS'; values: Float64Array | (number | null)[] }
 
 export interface FlatTable {
   columns: TableColumn[]

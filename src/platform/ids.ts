@@ -33,3 +33,15 @@ export function toBase62(value: number, width: number): string {
 export function newId(prefix: string, now: number = Date.now()): string {
   return `${prefix}_${toBase62(now, 8)}${randomBase62(14)}`
 }
+
+const processTag = randomBase62(6)
+let sequence = 0
+
+/**
+ * Request ids on the hot path: `req_` + time (8) + a per-process random tag (6) + a counter, so
+ * ids stay unique across nodes and sortable by time without a random draw per request.
+ */
+export function newRequestId(now: number = Date.now()): string {
+  sequence = (sequence + 1) % 62 ** 6
+  return `req_${toBase62(now, 8)}${processTag}${toBase62(sequence, 6)}`
+}

@@ -154,6 +154,32 @@ describe('HTTP platform (embedded backends)', () => {
     assert.equal((await t.ctx.accounts.balance(acct)).balanceMicros, 1_000_000 - 2000)
   })
 
+  test('format negotiation: JSON-only operations answer 406 to parquet/csv/unknown formats, free', async () => {
+    const acct = await t.account(1)
+    const k = await t.key(acct)
+    for (const input of [
+      { query: { format: 'parquet' } },
+      { query: { format: 'xml' } },
+      { headers: { accept: 'text/csv' } },
+      { headers: { accept: 'application/xml' } },
+    ]) {
+      const r = await t.transport({
+        method: 'GET',
+        url: `/metrics/SPY${input.query ? `?format=${input.query.format}` : ''}`,
+        headers: { authorization: `Bearer ${k}`, ...(input.headers ?? {}) },
+      })
+      assert.equal(r.status, 406, JSON.stringify(input))
+      assert.equal(JSON.parse(r.body).code, 'NOT_ACCEPTABLE')
+    }
+    const ok = await t.transport({
+      method: 'GET',
+      url: '/metrics/SPY',
+      headers: { authorization: `Bearer ${k}`, accept: 'text/csv;q=0.5, application/json' },
+    })
+    assert.equal(ok.status, 200)
+    assert.equal((await t.ctx.accounts.balance(acct)).balanceMicros, 999_000)
+  })
+
   test('errors are never charged: unknown ticker → 404 TICKER_NOT_FOUND with suggestions, free', async () => {
     const acct = await t.account(1)
     const k = await t.key(acct)

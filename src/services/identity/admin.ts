@@ -5,7 +5,7 @@ import { newId } from '../../platform/ids.ts'
 import type { Account, ApiKeyRecord, LedgerEntry, RateTier } from '../../store/accounts/types.ts'
 import { MIN_TOP_UP_USD } from '../billing/meter.ts'
 import type { ServiceContext } from '../context.ts'
-import { issueKey } from './keys.ts'
+import { forgetKey, issueKey } from './keys.ts'
 import { normaliseEmail } from './login.ts'
 
 /** Operator use cases behind `erm3 accounts|keys|topup` (self-hosters' admin path). */
@@ -64,6 +64,7 @@ export async function createKeyFor(
 export async function revokeKeyById(ctx: OperatorContext, keyId: string): Promise<ApiKeyRecord> {
   const k = await ctx.accounts.revokeKey(keyId, ctx.now())
   if (!k) throw new AppError('NOT_FOUND', `No key ${keyId}`)
+  forgetKey(ctx, keyId)
   return k
 }
 
@@ -84,6 +85,7 @@ export async function rotateKey(
     expiresAt: old.expiresAt,
   })
   await ctx.accounts.revokeKey(keyId, ctx.now())
+  forgetKey(ctx, keyId)
   return fresh
 }
 

@@ -57,6 +57,47 @@ export async function issueKey(
 }
 
 /**
+ * Authenticated keys are remembered for a moment so the hot path does not hit the database on
+ * every request. A revocation made by this process applies at once (`forgetKey`); one made
+ * elsewhere (another node, the operator CLI) applies within KEY_CACHE_TTL_MS. Expiry is checked
+ * on every request against the cached record.
+ */
+export const KEY_CACHE_TTL_MS = 2000
+const KEY_CACHE_MAX = 10_000
+const keyCaches = new WeakMap<object, Map<string, { key: ApiKeyRecord; at: number }>>()
+
+function keyCache(ctx: ServiceContext): Map<string, { key: ApiKeyRecord; at: number }> {
+  let c = keyCaches.get(ctx.accounts)
+  if (!c) {
+    c = new Map()
+    keyCaches.set(ctx.accounts, c)
+  }
+  return c
+}
+
+async function lookupKey(ctx: ServiceContext, hash: string): Promise<ApiKeyRecord | null> {
+  const cache = keyCache(ctx)
+  const now = Date.now()
+  const hit = cache.get(hash)
+  if (hit && now - hit.at < KEY_CACHE_TTL_MS) return hit.key
+  const key = await ctx.accounts.findKeyByHash(hash)
+  if (hit) cache.delete(hash)
+  // Only live keys are remembered: unknown or revoked answers are cheap errors anyway.
+  if (key && key.revokedAt === null) {
+    if (cache.size >= KEY_CACHE_MAX) cache.delete(cache.keys().next().value as string)
+    cache.set(hash, { key, at: now })
+  }
+  return key
+}
+
+/** Drops a key from this process's cache (after a revocation through this process). */
+export function forgetKey(ctx: Pick<ServiceContext, 'accounts'>, keyId: string): void {
+  const cache = keyCaches.get(ctx.accounts)
+  if (!cache) return
+  for (const [h, v] of cache) if (v.key.id === keyId) cache.delete(h)
+}
+
+/**
  * Resolves `Authorization: Bearer <key>` to a principal. Format and checksum are checked before
  * any lookup, so garbage never reaches the database; each failure has its own code.
  */
@@ -64,7 +105,7 @@ export async function authenticateKey(ctx: ServiceContext, bearer: string | null
   if (bearer === null) throw new AppError('MISSING_CREDENTIALS', 'Send Authorization: Bearer <API_KEY>')
   const parsed = parseApiKey(bearer)
   if (!parsed) throw new AppError('INVALID_KEY', 'The API key is malformed or its checksum does not match')
-  const key = await ctx.accounts.findKeyByHash(hashKey(ctx.secrets.pepper, bearer))
+  const key = await lookupKey(ctx, hashKey(ctx.secrets.pepper, bearer))
   if (!key) throw new AppError('INVALID_KEY', 'Unknown API key')
   if (key.revokedAt !== null) throw new AppError('REVOKED_KEY', 'This API key has been revoked')
   if (key.expiresAt !== null && key.expiresAt <= ctx.now())

@@ -1,0 +1,101 @@
+import { createHash } from 'node:crypto'
+import type { Capability } from '../../contract/pricing.ts'
+import type { TabularFormat } from '../../contract/table.ts'
+import type { AgentMeta, CacheStatus } from '../agent-meta.ts'
+import type { ServiceContext } from '../context.ts'
+import type { Principal } from '../identity/keys.ts'
+import { beginMetered, releaseMetered, settleMetered } from './meter.ts'
+
+/** A response as served and cached: the body in its final encoding, without `_agent`. */
+export interface Representation {
+  etag: string
+  format: TabularFormat
+  /** JSON text, or the tabular bytes in base64. */
+  data: string
+  filename: string | null
+  dataAsOf: string
+  lineage: Record<string, string>
+  confidence: AgentMeta['confidence']
+}
+
+export type MeteredOutcome =
+  | { kind: 'served'; rep: Representation; costMicros: number; cacheStatus: CacheStatus }
+  | { kind: 'not_modified'; etag: string; lineage: Record<string, string> }
+
+/** Cached responses live until the data changes (the key holds data_as_of); a day bounds memory. */
+const CACHE_TTL_MS = 24 * 3600_000
+
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`
+  if (v && typeof v === 'object') {
+    const o = v as Record<string, unknown>
+    return `{${Object.keys(o)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
+      .join(',')}}`
+  }
+  return JSON.stringify(v) ?? 'null'
+}
+
+/** Same account, environment, operation, canonical input, data_as_of and format → same entry. */
+export function responseCacheKey(p: Principal, parts: readonly string[]): string {
+  const h = createHash('sha256')
+    .update([p.accountId, p.environment, ...parts].join('\n'))
+    .digest('base64url')
+  return `resp:${h}`
+}
+
+export function etagOf(bytes: Buffer | string): string {
+  return `W/"${createHash('sha256').update(bytes).digest('base64url').slice(0, 27)}"`
+}
+
+export function etagMatches(ifNoneMatch: string | null, etag: string): boolean {
+  if (!ifNoneMatch) return false
+  const bare = etag.replace(/^W\//, '')
+  return (
+    ifNoneMatch.trim() === '*' || ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === bare)
+  )
+}
+
+/**
+ * The one metering path of every paid call, REST or MCP: response cache (a free HIT), reserve
+ * the most the call can cost (402 if the balance cannot cover it), produce, 304 on a matching
+ * ETag (free), durable settle for the positions that succeeded, cache. Failures release.
+ */
+export async function meteredCall(
+  ctx: ServiceContext,
+  call: {
+    principal: Principal
+    capability: Capability
+    cacheKey: string
+    bypassCache: boolean
+    ifNoneMatch: string | null
+    requestId: string
+    positions: number
+  },
+  produce: () => Promise<{ rep: Representation; positions: number }>,
+): Promise<MeteredOutcome> {
+  const hit = call.bypassCache ? null : await ctx.limits.cache.get(call.cacheKey)
+  if (hit) {
+    const rep = JSON.parse(hit.toString('utf8')) as Representation
+    if (etagMatches(call.ifNoneMatch, rep.etag))
+      return { kind: 'not_modified', etag: rep.etag, lineage: rep.lineage }
+    return { kind: 'served', rep, costMicros: 0, cacheStatus: 'HIT' }
+  }
+  const ticket = await beginMetered(ctx, call.principal, call.capability, call.positions)
+  try {
+    const { rep, positions } = await produce()
+    if (etagMatches(call.ifNoneMatch, rep.etag)) {
+      await releaseMetered(ctx, ticket)
+      return { kind: 'not_modified', etag: rep.etag, lineage: rep.lineage }
+    }
+    const costMicros = await settleMetered(ctx, ticket, call.requestId, positions)
+    await ctx.limits.cache
+      .set(call.cacheKey, Buffer.from(JSON.stringify(rep)), CACHE_TTL_MS)
+      .catch((err: Error) => ctx.log.warn({ err: err.message }, 'response cache write failed'))
+    return { kind: 'served', rep, costMicros, cacheStatus: call.bypassCache ? 'BYPASS' : 'MISS' }
+  } catch (err) {
+    await releaseMetered(ctx, ticket).catch(() => undefined)
+    throw err
+  }
+}
