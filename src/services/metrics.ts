@@ -1,20 +1,10 @@
 import { METRICS_V3_FIELDS } from '../contract/ops/metrics.ts'
 import { etfName, MARKET_ETF } from '../data/etf-registry.ts'
-import type { ModelStore } from '../store/model-store/reader.ts'
+import { etfOf, hedgeLevelsBlock, type Num, num } from './hedge-levels.ts'
 import type { ModelEnvironment, ModelRegistry } from './models.ts'
 import { resolveTicker } from './tickers.ts'
 
-type Num = number | null
-const num = (v: number | undefined): Num => (v === undefined || Number.isNaN(v) ? null : v)
 const LEVEL_CODE_FIELDS = ['lstar_level', 'recommended_level', 'sector_etf', 'subsector_etf'] as const
-
-function levelName(code: number | undefined): 'L1' | 'L2' | 'L3' | null {
-  return code === 1 ? 'L1' : code === 2 ? 'L2' : code === 3 ? 'L3' : null
-}
-
-function etfOf(store: ModelStore, code: number | undefined): string | null {
-  return code === undefined || code < 0 ? null : (store.etfs[code] ?? null)
-}
 
 /** A confidence in [0, 1] per factor and overall (their minimum); see docs/api.md. */
 export function confidenceOf(
@@ -45,45 +35,7 @@ export async function metricsSnapshot(models: ModelRegistry, env: ModelEnvironme
   const sectorEtf = etfOf(store, values.sector_etf)
   const subsectorEtf = etfOf(store, values.subsector_etf)
   const teo = t >= 0 ? store.date(t) : store.dataAsOf
-  const level = (
-    mkt: Num,
-    sec: Num,
-    sub: Num,
-    ers: [Num, Num, Num, Num],
-    etfs: [string | null, string | null],
-  ) => ({
-    market_hr: mkt,
-    sector_hr: sec,
-    subsector_hr: sub,
-    market_er: ers[0],
-    sector_er: ers[1],
-    subsector_er: ers[2],
-    residual_er: ers[3],
-    hedge_etfs: { market: MARKET_ETF, sector: etfs[0], subsector: etfs[1] },
-  })
-  const m = metrics
-  const hedgeLevels =
-    m.l1_mkt_hr === null
-      ? null
-      : {
-          L1: level(m.l1_mkt_hr, null, null, [m.l1_mkt_er, null, null, m.l1_res_er], [null, null]),
-          L2: level(
-            m.l2_mkt_hr,
-            m.l2_sec_hr,
-            null,
-            [m.l2_mkt_er, m.l2_sec_er, null, m.l2_res_er],
-            [sectorEtf, null],
-          ),
-          L3: level(
-            m.l3_mkt_hr,
-            m.l3_sec_hr,
-            m.l3_sub_hr,
-            [m.l3_mkt_er, m.l3_sec_er, m.l3_sub_er, m.l3_res_er],
-            [sectorEtf, subsectorEtf],
-          ),
-          recommended_level: levelName(values.recommended_level),
-          statistical_lstar: levelName(values.lstar_level),
-        }
+  const hedgeLevels = hedgeLevelsBlock(metrics, values, sectorEtf, subsectorEtf)
   const display: Record<string, string> = {
     name: meta?.name ?? r.symbol,
     market_etf: `${MARKET_ETF} — ${etfName(MARKET_ETF)}`,

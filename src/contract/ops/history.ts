@@ -1,2 +1,310 @@
-/** history operations (issue 5): filled in by the engineer who owns them. */
-export const HISTORY_OPS = {} as const
+import { Type } from 'typebox'
+import { defineOperation } from '../operation.ts'
+import {
+  agentMetaSchema,
+  IsoDate,
+  Nullable,
+  NullableNumber,
+  riskMetadataSchema,
+  TickerParam,
+} from '../schemas.ts'
+import { hedgeLevelsSchema } from './metrics.ts'
+
+/** History operations (issue 5): decompose, ticker/gross returns, the ticker list. Spec §2.4, §2.5, §4. */
+
+const tickerBody = Type.Object({ ticker: TickerParam }, { additionalProperties: false })
+
+const dataHealthSchema = Type.Object(
+  {
+    er_populated: Type.Boolean({ description: 'All four L3 ERs exist (false: too little history)' }),
+    er_sum: Nullable(Type.Number({ description: 'Sum of the four L3 ERs, about 1' })),
+  },
+  { $id: 'DataHealth' },
+)
+
+const STYLE_SPLIT =
+  'style/stock_specific are an attribution-only split of the residual variance l3_res_er: style = the ' +
+  'part explained by style factors, stock_specific = the rest. This build stores no style-factor ' +
+  "exposures, so style.explained_variance is null (role 'diagnostic: style factors not in this build') and " +
+  'stock_specific.explained_variance = l3_res_er. Neither is hedgeable with the factor ETFs.'
+
+const styleSchema = Type.Object(
+  {
+    explained_variance: NullableNumber,
+    hedgeable: Type.Literal(false),
+    role: Type.String({ description: 'diagnostic' }),
+  },
+  { $id: 'StyleBlock' },
+)
+
+const stockSpecificSchema = Type.Object(
+  { explained_variance: NullableNumber, hedgeable: Type.Boolean() },
+  { $id: 'StockSpecificBlock' },
+)
+
+const decomposeLayerSchema = Type.Object(
+  {
+    er: Nullable(Type.Number({ description: 'Variance fraction' })),
+    hr: Nullable(Type.Number({ description: 'Dollars of ETF per $1 of stock (dollar_ratio)' })),
+    hedge_etf: Nullable(Type.String()),
+  },
+  { $id: 'DecomposeLayer' },
+)
+
+export const decomposeResponseSchema = Type.Object(
+  {
+    ticker: Type.String(),
+    symbol: Type.String(),
+    data_as_of: IsoDate,
+    teo: IsoDate,
+    exposure: Type.Object({
+      market: decomposeLayerSchema,
+      sector: decomposeLayerSchema,
+      subsector: decomposeLayerSchema,
+      residual: decomposeLayerSchema,
+    }),
+    hedge: Type.Record(Type.String(), Type.Number(), {
+      description: 'ETF → −HR dollars per $1 long; layers sharing an ETF are summed',
+    }),
+    hedge_levels: Nullable(hedgeLevelsSchema),
+    style: Nullable(styleSchema),
+    stock_specific: Nullable(stockSpecificSchema),
+    _metadata: riskMetadataSchema,
+    _data_health: dataHealthSchema,
+    _agent: agentMetaSchema,
+  },
+  { $id: 'DecomposeResponse' },
+)
+
+export const decompose = defineOperation({
+  id: 'decompose',
+  method: 'POST',
+  path: '/decompose',
+  summary: 'Market/sector/subsector/residual decomposition of a ticker with its ETF hedge',
+  description:
+    'Latest L3 state: exposure layers (er, hr, hedge_etf; residual hr and hedge_etf null), the hedge map ' +
+    '(ETF → −hr, summed when the subsector fell back to the sector ETF), hedge_levels as in /metrics. ' +
+    `${STYLE_SPLIT} _data_health.er_sum is the sum of the four L3 ERs; a deviation from 1 above 0.05 is ` +
+    'logged and still answered. A ticker without a model yet answers 200 with nulls and er_populated false.',
+  tags: ['data'],
+  auth: 'key',
+  lineage: true,
+  body: tickerBody,
+  status: 200,
+  response: decomposeResponseSchema,
+  errors: [400, 401, 402, 404, 429],
+})
+
+const v4BlockProps = {
+  etf: Nullable(Type.String()),
+  beta: Nullable(
+    Type.Number({ description: 'Hierarchical regression beta (dimensionless, not a hedge ratio)' }),
+  ),
+  explained_variance: NullableNumber,
+  hedge_notional: Nullable(Type.Number({ description: 'ETF dollars to hold per $1 long stock (−hr)' })),
+}
+const v4BlockSchema = Type.Object(v4BlockProps, { $id: 'DecomposeV4Block' })
+
+export const decomposeV4ResponseSchema = Type.Object(
+  {
+    ticker: Type.String(),
+    symbol: Type.String(),
+    data_as_of: IsoDate,
+    teo: IsoDate,
+    market: v4BlockSchema,
+    industry: Type.Object({ sector: v4BlockSchema, subsector: v4BlockSchema }),
+    style: Type.Object({ ...v4BlockProps, hedgeable: Type.Literal(false), role: Type.String() }),
+    stock_specific: Type.Object({ ...v4BlockProps, hedgeable: Type.Literal(false) }),
+    _metadata: riskMetadataSchema,
+    _data_health: dataHealthSchema,
+    _agent: agentMetaSchema,
+  },
+  { $id: 'DecomposeV4Response' },
+)
+
+export const decomposeV4 = defineOperation({
+  id: 'decomposeV4',
+  method: 'POST',
+  path: '/v4/decompose',
+  summary: 'Named-block decomposition: market, industry (sector, subsector), style, stock-specific',
+  description:
+    'Each block: etf, beta (l1_mkt_beta, l2_sec_beta, l3_sub_beta), explained_variance (L3 ER) and ' +
+    `hedge_notional = −hr (l3_*_hr) in ETF dollars per $1 long. ${STYLE_SPLIT}`,
+  tags: ['data'],
+  auth: 'key',
+  lineage: true,
+  body: tickerBody,
+  status: 200,
+  response: decomposeV4ResponseSchema,
+  errors: [400, 401, 402, 404, 429],
+})
+
+const YEARS_DOC =
+  'Trading days from (end − years calendar years, exclusive) to the end inclusive; the end is the ' +
+  "ticker's last priced day (data_as_of while listed). Days before the first price are not returned."
+
+const historyQuery = Type.Object(
+  {
+    ticker: TickerParam,
+    years: Type.Optional(Type.Integer({ minimum: 1, maximum: 15, default: 1, description: YEARS_DOC })),
+    format: Type.Optional(Type.String({ description: 'json (default), parquet or csv' })),
+  },
+  { additionalProperties: false },
+)
+
+export const tickerReturnsDailyRowSchema = Type.Object(
+  {
+    date: IsoDate,
+    returns_gross: NullableNumber,
+    price_close: NullableNumber,
+    l3_mkt_hr: Type.Optional(NullableNumber),
+    l3_sec_hr: Type.Optional(NullableNumber),
+    l3_sub_hr: Type.Optional(NullableNumber),
+    l3_mkt_er: Type.Optional(NullableNumber),
+    l3_sec_er: Type.Optional(NullableNumber),
+    l3_sub_er: Type.Optional(NullableNumber),
+    l3_res_er: Type.Optional(NullableNumber),
+  },
+  { $id: 'TickerReturnsDailyRow' },
+)
+
+export const tickerReturnsResponseSchema = Type.Object(
+  {
+    symbol: Type.String(),
+    ticker: Type.String(),
+    asset_type: Type.Union([Type.Literal('stock'), Type.Literal('etf')]),
+    periodicity: Type.String(),
+    data: Type.Array(tickerReturnsDailyRowSchema),
+    meta: Type.Object({
+      market_etf: Type.String(),
+      sector_etf: Nullable(Type.String()),
+      subsector_etf: Nullable(Type.String()),
+      universe: Type.Union([Type.Literal('US_EQUITY'), Type.Literal('US_ETF')]),
+    }),
+    _metadata: riskMetadataSchema,
+    _agent: agentMetaSchema,
+  },
+  { $id: 'TickerReturnsResponseV3' },
+)
+
+export const getTickerReturns = defineOperation({
+  id: 'getTickerReturns',
+  method: 'GET',
+  path: '/ticker-returns',
+  summary: 'Daily gross returns and closes, with rolling L3 hedge ratios and ERs for stocks',
+  description:
+    `${YEARS_DOC} Stock rows carry the L3 HR/ER fields (null where the rolling window lacks data); ETF rows ` +
+    'only date, returns_gross, price_close: branch on asset_type. meta ETFs are those in effect on the last ' +
+    'day. Tabular (format=parquet|csv or Accept): one flat table of the same rows, date as TIMESTAMP_MILLIS.',
+  tags: ['data'],
+  auth: 'key',
+  lineage: true,
+  querystring: historyQuery,
+  status: 200,
+  response: tickerReturnsResponseSchema,
+  errors: [400, 401, 402, 404, 406, 429],
+})
+
+export const grossReturnsResponseSchema = Type.Object(
+  {
+    ticker: Type.String(),
+    symbol: Type.String(),
+    dates: Type.Array(IsoDate),
+    returns_gross: Type.Array(NullableNumber),
+    _metadata: riskMetadataSchema,
+    _agent: agentMetaSchema,
+  },
+  { $id: 'GrossReturnsResponse' },
+)
+
+const grossDoc = (kind: string, other: string) =>
+  `${YEARS_DOC} Parallel arrays dates and returns_gross of ${kind}; ${other}. Tabular: GrossReturnDailyRow ` +
+  '(date TIMESTAMP_MILLIS, returns_gross DOUBLE), the zip of the two arrays.'
+
+export const getReturns = defineOperation({
+  id: 'getReturns',
+  method: 'GET',
+  path: '/returns',
+  summary: 'Daily gross returns of a stock (parallel arrays)',
+  description: grossDoc('a stock', 'an ETF ticker is 400 INVALID_TICKER (use /etf-returns)'),
+  tags: ['data'],
+  auth: 'key',
+  lineage: true,
+  querystring: historyQuery,
+  status: 200,
+  response: grossReturnsResponseSchema,
+  errors: [400, 401, 402, 404, 406, 429],
+})
+
+export const getEtfReturns = defineOperation({
+  id: 'getEtfReturns',
+  method: 'GET',
+  path: '/etf-returns',
+  summary: 'Daily gross returns of an ETF (parallel arrays)',
+  description: grossDoc('an ETF', 'a stock ticker is 400 INVALID_TICKER (use /returns)'),
+  tags: ['data'],
+  auth: 'key',
+  lineage: true,
+  querystring: historyQuery,
+  status: 200,
+  response: grossReturnsResponseSchema,
+  errors: [400, 401, 402, 404, 406, 429],
+})
+
+export const tickerInfoSchema = Type.Object(
+  {
+    ticker: Type.String(),
+    symbol: Type.String(),
+    name: Type.String(),
+    asset_type: Type.Union([Type.Literal('stock'), Type.Literal('etf')]),
+    sector: Nullable(Type.String()),
+    industry: Nullable(Type.String()),
+    sector_etf: Nullable(Type.String()),
+    subsector_etf: Nullable(Type.String()),
+  },
+  { $id: 'TickerInfo' },
+)
+
+export const getTickers = defineOperation({
+  id: 'getTickers',
+  method: 'GET',
+  path: '/tickers',
+  summary: 'Ticker list and search (free)',
+  description:
+    'One entry per security under its latest ticker. search: ticker prefix or name substring, ' +
+    'case-insensitive, ranked exact ticker, ticker prefix, name match; suggestions when nothing matches. ' +
+    'mag7=true keeps AAPL MSFT GOOGL AMZN NVDA META TSLA (those present). include_metadata returns ' +
+    'objects (name, asset_type, sector, industry, and the sector/subsector ETFs in effect at data_as_of) ' +
+    'instead of strings. count is the number returned (after limit). Free, but needs a key.',
+  tags: ['data'],
+  auth: 'key',
+  querystring: Type.Object(
+    {
+      search: Type.Optional(Type.String({ maxLength: 100 })),
+      mag7: Type.Optional(Type.Boolean({ default: false })),
+      include_metadata: Type.Optional(Type.Boolean({ default: false })),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+    },
+    { additionalProperties: false },
+  ),
+  status: 200,
+  response: Type.Object(
+    {
+      tickers: Type.Union([Type.Array(Type.String()), Type.Array(tickerInfoSchema)]),
+      count: Type.Integer(),
+      data_as_of: IsoDate,
+      suggestions: Type.Optional(Type.Array(Type.String())),
+    },
+    { $id: 'TickersResponse' },
+  ),
+  errors: [400, 401, 429],
+})
+
+export const HISTORY_OPS = {
+  decompose,
+  decomposeV4,
+  getTickerReturns,
+  getReturns,
+  getEtfReturns,
+  getTickers,
+} as const
