@@ -30,6 +30,7 @@ function refuse(message: string): never {
  */
 export class ModelStore {
   private readonly tickerIndex: Map<string, { symbol: number; from: number; to: number }[]>
+  private readonly lastPricedDay = new Map<number, number>()
 
   private constructor(
     readonly dir: string,
@@ -135,6 +136,17 @@ export class ModelStore {
     return out
   }
 
+  /** The last day index with a price for `symbol` (-1 if none); a build never changes, so it is remembered. */
+  async lastPriced(symbol: number): Promise<number> {
+    const known = this.lastPricedDay.get(symbol)
+    if (known !== undefined) return known
+    const price = await this.zarr.readColumn(STORE_FILES.field('price_close'), symbol)
+    let t = price.length - 1
+    while (t >= 0 && Number.isNaN(price[t])) t--
+    this.lastPricedDay.set(symbol, t)
+    return t
+  }
+
   /**
    * The latest state of a symbol: its fields on the last day it has a price (data_as_of for a
    * listed stock, the last trading day for a delisted one). `t` is -1 when it never traded.
@@ -143,9 +155,7 @@ export class ModelStore {
     symbol: number,
     fields: readonly StoreField[],
   ): Promise<{ t: number; values: Record<string, number> }> {
-    const price = await this.zarr.readColumn(STORE_FILES.field('price_close'), symbol)
-    let t = price.length - 1
-    while (t >= 0 && Number.isNaN(price[t])) t--
+    const t = await this.lastPriced(symbol)
     const values: Record<string, number> = {}
     if (t < 0) return { t, values }
     const h = await this.history(symbol, fields, t, t + 1)
