@@ -206,7 +206,7 @@ async function readPanel(
   const table = tail
     ? await withFileSource(file, async (raw) => {
         const src = tail.parts ? verifiedParts(raw, tail.parts, (m) => fail(dir, `${path}: ${m}`)) : raw
-        return decodeSource(src, await readMeta(src), { fromRow: tail.fromDay })
+        return decodeSource(src, await readMeta(src, { fromRow: tail.fromDay }), { fromRow: tail.fromDay })
       })
     : await readParquetFile(file)
   const [date, ...rest] = table.columns

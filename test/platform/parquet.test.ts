@@ -11,9 +11,12 @@ import { encodeParquetPaged } from '../../src/platform/parquet/encode.ts'
 import { checkChunk } from '../../src/platform/parquet/guard.ts'
 import {
   decodeParquet,
+  decodeSource,
   encodeParquet,
+  memorySource,
   type ParquetColumn,
   type ParquetTable,
+  readMeta,
   readParquetColumnNames,
   readParquetFile,
   writeParquetFile,
@@ -238,6 +241,11 @@ describe('parquet codec', () => {
             return { ...c, values: c.values.slice().fill(0, 0, first) }
           })
           assertColumnsEqual(part.columns, want)
+          // A footer parsed from that row on (skipped groups keep only their row count) decodes the same.
+          const src = memorySource(bytes)
+          const lazy = await decodeSource(src, await readMeta(src, { fromRow }), { fromRow })
+          assert.equal(lazy.firstRow, first)
+          assertColumnsEqual(lazy.columns, want)
         },
       ),
       { numRuns: 150 },

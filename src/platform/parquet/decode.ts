@@ -1,6 +1,13 @@
 import { decodeChunk, UnsupportedChunk } from './chunk.ts'
 import { decodeWithHyparquet } from './fallback.ts'
-import { checkHeadMagic, type FileMeta, footerLength, parseFooter, type TopColumn } from './footer.ts'
+import {
+  checkHeadMagic,
+  type FileMeta,
+  footerLength,
+  parseFooter,
+  type RowGroupMeta,
+  type TopColumn,
+} from './footer.ts'
 import { isNativeColumn, targetType } from './schema.ts'
 import { type ByteSource, memorySource } from './source.ts'
 import {
@@ -17,12 +24,15 @@ export async function decodeParquet(bytes: Uint8Array, opts?: DecodeOptions): Pr
   return decodeSource(src, await readMeta(src), opts)
 }
 
-/** Reads and parses only the footer (plus the leading magic). */
-export async function readMeta(src: ByteSource): Promise<FileMeta> {
+/**
+ * Reads and parses only the footer (plus the leading magic). With `fromRow`, row groups wholly
+ * before it are parsed only for their row count (see parseFooter); decode with the same fromRow.
+ */
+export async function readMeta(src: ByteSource, opts: { fromRow?: number } = {}): Promise<FileMeta> {
   if (src.size < 12) throw new Error(`not a parquet file: only ${src.size} bytes`)
   const len = footerLength(await src.read(src.size - 8, src.size), src.size)
   checkHeadMagic(await src.read(0, 4))
-  return parseFooter(await src.read(src.size - 8 - len, src.size - 8), src.size)
+  return parseFooter(await src.read(src.size - 8 - len, src.size - 8), src.size, opts.fromRow ?? 0)
 }
 
 export function selectColumns(meta: FileMeta, names: string[] | undefined): TopColumn[] {
@@ -53,8 +63,12 @@ export async function decodeSource(
     columns.push(col)
     if (!(await decodeNative(src, meta, top, col, firstRow))) slow.push({ top, col })
   }
-  // hyparquet rewrites every row, including any a half-done fast-path attempt left behind.
-  if (slow.length > 0) await decodeWithHyparquet(src, meta, slow)
+  // hyparquet rewrites every row, including any a half-done fast-path attempt left behind; its
+  // page screening needs every group's chunks, which a footer parsed from a row may lack.
+  if (slow.length > 0) {
+    const whole = meta.rowGroups.some((rg) => rg.chunks.length === 0) ? await readMeta(src) : meta
+    await decodeWithHyparquet(src, whole, slow)
+  }
   for (const col of columns) blankRows(col, firstRow)
   return { numRows: meta.numRows, columns, metadata: meta.metadata, firstRow }
 }
@@ -88,7 +102,10 @@ async function decodeNative(
   firstRow: number,
 ): Promise<boolean> {
   if (!isNativeColumn(c, col.type)) return false
+  let end = 0
   for (const rg of meta.rowGroups) {
+    end += rg.numRows
+    if (!decoded(rg, end, firstRow)) continue
     const chunk = rg.chunks[c.leafIndex]
     const plain = chunk.encodings.every((e) => e === Encoding.PLAIN || e === Encoding.RLE)
     if (chunk.codec !== Codec.UNCOMPRESSED || chunk.hasDictionary || !plain || chunk.type !== c.leaf.type)
@@ -103,7 +120,7 @@ async function decodeNative(
   try {
     for (const rg of meta.rowGroups) {
       const chunk = rg.chunks[c.leafIndex]
-      if (at >= firstRow)
+      if (decoded(rg, at + rg.numRows, firstRow))
         decodeChunk(await src.read(chunk.start, chunk.start + chunk.size), rg.numRows, c.leaf, col, at)
       at += rg.numRows
     }
@@ -112,6 +129,14 @@ async function decodeNative(
     throw err
   }
   return true
+}
+
+/**
+ * Whether a group (ending at row `end`) is decoded: it has rows from firstRow on. Groups before
+ * firstRow may have been parsed without their chunks; an empty group has nothing to decode.
+ */
+function decoded(rg: RowGroupMeta, end: number, firstRow: number): boolean {
+  return rg.numRows > 0 && end > firstRow
 }
 
 /**

@@ -1,4 +1,4 @@
-import { CompactReader, type TStruct, type TValue } from './thrift.ts'
+import { CompactReader, CT, type TStruct, type TValue } from './thrift.ts'
 import { MAGIC, MAX_ROWS, Repetition } from './types.ts'
 
 export interface SchemaNode {
@@ -23,6 +23,7 @@ export interface ChunkMeta {
 
 export interface RowGroupMeta {
   numRows: number
+  /** Empty for a group the footer was parsed without (all its rows lie before `fromRow`). */
   chunks: ChunkMeta[]
 }
 
@@ -63,13 +64,23 @@ export function checkHeadMagic(head: Uint8Array): void {
   }
 }
 
-export function parseFooter(bytes: Uint8Array, fileSize: number): FileMeta {
+/**
+ * Parses the footer. With `fromRow`, row groups whose rows all lie before it keep only their row
+ * count: a wide file's footer holds one column-chunk record per column and group, and building
+ * them all took longer than decoding the groups a tail read wants.
+ */
+export function parseFooter(bytes: Uint8Array, fileSize: number, fromRow = 0): FileMeta {
   const r = new CompactReader(bytes, 0, bytes.length, 'footer')
-  const fm = r.readStruct()
+  const fm: TStruct = {}
+  let groups: RowGroupMeta[] | undefined
+  r.forEachField((id, type) => {
+    if (id === 4 && type === CT.LIST) groups = rowGroupsFrom(r, fromRow, fileSize)
+    else fm[id] = r.readValue(type)
+  })
   const numRows = int(fm, 3, 'num_rows')
   if (numRows < 0 || numRows > MAX_ROWS) throw new Error(`corrupt parquet footer: num_rows ${numRows}`)
   const schema = list(fm, 2, 'schema').map(schemaNode)
-  const rowGroups = optList(fm, 4).map((rg) => rowGroup(rg, fileSize))
+  const rowGroups = groups ?? []
   const total = rowGroups.reduce((sum, rg) => sum + rg.numRows, 0)
   if (total !== numRows)
     throw new Error(`corrupt parquet footer: row groups hold ${total} rows, file says ${numRows}`)
@@ -88,7 +99,7 @@ export function parseFooter(bytes: Uint8Array, fileSize: number): FileMeta {
   const columns = topColumns(schema)
   const leafCount = schema.slice(1).filter((n) => n.numChildren === 0).length
   for (const rg of rowGroups) {
-    if (rg.chunks.length !== leafCount) {
+    if (rg.chunks.length !== leafCount && !(rg.chunks.length === 0 && skippable(rowGroups, rg, fromRow))) {
       throw new Error(
         `corrupt parquet footer: row group has ${rg.chunks.length} chunks for ${leafCount} columns`,
       )
@@ -132,6 +143,43 @@ function schemaNode(v: TValue): SchemaNode {
     convertedType: optInt(s, 6),
     logical: s[10] === undefined ? undefined : asStruct(s[10], 'logicalType'),
   }
+}
+
+/** The row-group list; groups ending at or before fromRow are stepped over, keeping their row count. */
+function rowGroupsFrom(r: CompactReader, fromRow: number, fileSize: number): RowGroupMeta[] {
+  const { type, size } = r.listHeader()
+  if (type !== CT.STRUCT) r.fail('row groups are not structs')
+  const out: RowGroupMeta[] = []
+  let at = 0
+  for (let g = 0; g < size; g++) {
+    const start = r.pos
+    let numRows = -1
+    r.forEachField((id, t) => {
+      if (id === 3 && t !== CT.STRUCT) numRows = Number(r.readValue(t))
+      else r.skipValue(t)
+    })
+    if (!Number.isSafeInteger(numRows) || numRows < 0 || numRows > MAX_ROWS)
+      throw new Error(`corrupt parquet footer: row group num_rows ${numRows}`)
+    if (fromRow > 0 && at + numRows <= fromRow) out.push({ numRows, chunks: [] })
+    else {
+      const end = r.pos
+      r.pos = start
+      out.push(rowGroup(r.readValue(CT.STRUCT), fileSize))
+      r.pos = end
+    }
+    at += numRows
+  }
+  return out
+}
+
+/** A group parsed without its chunks: one that ends at or before fromRow. */
+function skippable(groups: RowGroupMeta[], rg: RowGroupMeta, fromRow: number): boolean {
+  let at = 0
+  for (const g of groups) {
+    if (g === rg) return fromRow > 0 && at + g.numRows <= fromRow
+    at += g.numRows
+  }
+  return false
 }
 
 function rowGroup(v: TValue, fileSize: number): RowGroupMeta {

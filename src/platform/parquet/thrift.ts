@@ -185,6 +185,87 @@ export class CompactReader {
     }
   }
 
+  /**
+   * Calls visit(id, type) for each field of a struct, positioned at the field's value, which
+   * visit must consume (readValue or skipValue). For callers that want some fields unparsed.
+   */
+  forEachField(visit: (id: number, type: number) => void): void {
+    let last = 0
+    for (;;) {
+      const b = this.byte()
+      if (b === CT.STOP) return
+      const id = b >> 4 ? last + (b >> 4) : this.zigzag()
+      last = id
+      visit(id, b & 0x0f)
+    }
+  }
+
+  readValue(type: number): TValue {
+    return this.value(type, 1)
+  }
+
+  /** The element type and count of a list, leaving the reader at its first element. */
+  listHeader(): { type: number; size: number } {
+    const h = this.byte()
+    const size = h >> 4 === 15 ? this.varint() : h >> 4
+    if (size > this.end - this.pos) this.fail(`list of ${size} elements exceeds the remaining bytes`)
+    return { type: h & 0x0f, size }
+  }
+
+  /** Steps over one value without building it: much cheaper than parsing for large footers. */
+  skipValue(type: number, depth = 0): void {
+    if (depth > MAX_DEPTH) this.fail('structs nested too deeply')
+    switch (type) {
+      case CT.TRUE:
+      case CT.FALSE:
+        return
+      case CT.BYTE:
+        this.byte()
+        return
+      case CT.I16:
+      case CT.I32:
+      case CT.I64:
+        this.varint()
+        return
+      case CT.DOUBLE:
+        if (this.pos + 8 > this.end) this.fail('unexpected end of data')
+        this.pos += 8
+        return
+      case CT.BINARY: {
+        const n = this.varint()
+        if (n > this.end - this.pos) this.fail(`binary of ${n} bytes exceeds the remaining bytes`)
+        this.pos += n
+        return
+      }
+      case CT.LIST:
+      case CT.SET: {
+        const { type: t, size } = this.listHeader()
+        const isBool = t === CT.TRUE || t === CT.FALSE
+        for (let i = 0; i < size; i++) {
+          if (isBool) this.byte()
+          else this.skipValue(t, depth + 1)
+        }
+        return
+      }
+      case CT.MAP: {
+        const size = this.varint()
+        if (size === 0) return
+        if (size * 2 > this.end - this.pos) this.fail(`map of ${size} entries exceeds the remaining bytes`)
+        const kv = this.byte()
+        for (let i = 0; i < size; i++) {
+          this.skipValue(kv >> 4, depth + 1)
+          this.skipValue(kv & 0x0f, depth + 1)
+        }
+        return
+      }
+      case CT.STRUCT:
+        this.forEachField((_, t) => this.skipValue(t, depth + 1))
+        return
+      default:
+        this.fail(`unknown field type ${type}`)
+    }
+  }
+
   private value(type: number, depth: number): TValue {
     switch (type) {
       case CT.TRUE:

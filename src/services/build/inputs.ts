@@ -3,6 +3,7 @@ import type { Dataset, SecurityRow } from '../../data/format.ts'
 import type { Panel } from '../../model/panel.ts'
 import { parseIsoDay } from '../../platform/dates.ts'
 import { AppError } from '../../platform/errors.ts'
+import { columnsOf } from './columns.ts'
 
 /**
  * Everything the engine needs, derived once from a dataset: returns (METHODOLOGY §2), the
@@ -30,12 +31,11 @@ export interface BuildInputs {
   industries: string[]
 }
 
-export function returnsOf(adj: Float64Array): Float64Array {
-  const r = new Float64Array(adj.length)
-  r[0] = Number.NaN
+/** Returns into `r`; prices before `from` are unknown (a tail read), so are those returns. */
+function returnsInto(adj: Float64Array, r: Float64Array, from: number): void {
+  r.fill(Number.NaN, 0, from + 1)
   // A missing price on either side gives a null return: a multi-day move is never booked on one day.
-  for (let t = 1; t < adj.length; t++) r[t] = adj[t] / adj[t - 1] - 1
-  return r
+  for (let t = from + 1; t < adj.length; t++) r[t] = adj[t] / adj[t - 1] - 1
 }
 
 export function buildInputs(ds: Dataset): BuildInputs {
@@ -51,14 +51,18 @@ export function buildInputs(ds: Dataset): BuildInputs {
   const rows = new Map<string, SecurityRow[]>()
   for (const row of ds.securities) rows.set(row.symbol, [...(rows.get(row.symbol) ?? []), row])
   const isStock = Uint8Array.from(symbols, (s) => ((rows.get(s) ?? [])[0]?.assetType === 'stock' ? 1 : 0))
-  const returns = pick(ds.prices.adj_close).map(returnsOf)
+  // Panels come from one buffer each (see columnsOf); a tail read leaves days before `from` NaN.
+  const known = ds.panelsFrom ?? 0
+  const returns = columnsOf(Float64Array, N, T)
+  pick(ds.prices.adj_close).forEach((adj, i) => returnsInto(adj, returns[i], known))
   const close = pick(ds.prices.close ?? ds.prices.adj_close)
   const shares = ds.prices.shares_out ? pick(ds.prices.shares_out) : null
-  const marketCap = close.map((c, i) => {
-    const cap = new Float64Array(T).fill(Number.NaN)
+  const marketCap = columnsOf(Float64Array, N, T)
+  close.forEach((c, i) => {
+    const cap = marketCap[i]
     const sh = shares?.[i]
-    if (sh) for (let t = 0; t < T; t++) cap[t] = c[t] * sh[t]
-    return cap
+    cap.fill(Number.NaN, 0, sh ? known : T)
+    if (sh) for (let t = known; t < T; t++) cap[t] = c[t] * sh[t]
   })
 
   const market = ds.factors.find((f) => f.role === 'market')?.ticker ?? MARKET_ETF
@@ -80,13 +84,18 @@ export function buildInputs(ds: Dataset): BuildInputs {
   const industries = [...new Set(ds.securities.flatMap((s) => (s.industry ? [s.industry] : [])))].sort()
   const industryIdx = new Map(industries.map((c, k) => [c, k]))
 
-  const sec: Int16Array[] = []
-  const sub: Int16Array[] = []
-  const industry: Int16Array[] = []
+  const minusOnes = () => {
+    const cols = columnsOf(Int16Array, N, T)
+    if (N > 0) new Int16Array(cols[0].buffer).fill(-1)
+    return cols
+  }
+  const sec = minusOnes()
+  const sub = minusOnes()
+  const industry = minusOnes()
   for (let i = 0; i < N; i++) {
-    const s = new Int16Array(T).fill(-1)
-    const u = new Int16Array(T).fill(-1)
-    const ind = new Int16Array(T).fill(-1)
+    const s = sec[i]
+    const u = sub[i]
+    const ind = industry[i]
     if (isStock[i]) {
       for (const [from, to, row] of windows(rows.get(symbols[i]) ?? [], ds.calendar)) {
         const se = row.sector ? (sectorEtf.get(row.sector) ?? -1) : -1
@@ -97,9 +106,6 @@ export function buildInputs(ds: Dataset): BuildInputs {
         ind.fill(ie, from, to)
       }
     }
-    sec.push(s)
-    sub.push(u)
-    industry.push(ind)
   }
   const etfSymbols = Int32Array.from(etfTickers, (t) => index.get(t) ?? -1)
   return {

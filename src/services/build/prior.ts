@@ -1,5 +1,6 @@
 import { STOCK_FIELDS, type StockField } from '../../model/stock-kernel.ts'
 import type { BlockBuffers } from './block-buffers.ts'
+import { columnsOf } from './columns.ts'
 import type { EngineBlock } from './engine.ts'
 import type { IncrementalPlan } from './incremental.ts'
 import type { BuildInputs } from './inputs.ts'
@@ -47,7 +48,8 @@ export function priorLoader(plan: IncrementalPlan, x: BuildInputs) {
       fields[f] = cols
     }
     // subEff needs no loading: the replay rewrites it from the rebase day, which is chunkStart.
-    const subEff = Array.from({ length: count }, () => new Int16Array(T).fill(-1))
+    const subEff = columnsOf(Int16Array, count, T)
+    if (count > 0) new Int16Array(subEff[0].buffer).fill(-1)
     return { first, count, fields, subEff, recyclable }
   }
 }
@@ -63,7 +65,7 @@ async function loadField(
   T: number,
 ): Promise<void> {
   if (LEVEL_CODES.has(f)) {
-    const codes = cols.map(() => new Int8Array(plan.from))
+    const codes = columnsOf(Int8Array, cols.length, plan.from)
     await plan.prev.readInto(`codes/${f}`, first, from, plan.from, codes)
     cols.forEach((c, k) => {
       if (!x.isStock[first + k]) return

@@ -17,10 +17,11 @@ import {
   writeArray2D,
   writeArray2DIncremental,
 } from '../../store/zarr/index.ts'
+import { columnsOf } from './columns.ts'
 import type { Kept } from './fields.ts'
 import type { IncrementalPlan } from './incremental.ts'
 import type { BuildInputs } from './inputs.ts'
-import { columnsOf, reversionFrom, universesFrom } from './tail.ts'
+import { reversionFrom, universesFrom } from './tail.ts'
 
 /**
  * Writes a [day, ·] array; incrementally (old day-chunks hard-linked) when a plan is given, in
