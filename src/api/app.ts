@@ -15,9 +15,11 @@ import './request-state.ts'
 import { accountRoutes } from './routes/account.ts'
 import { analyticsRoutes } from './routes/analytics.ts'
 import { authRoutes } from './routes/auth.ts'
+import { discoveryRoutes } from './routes/discovery.ts'
 import { docsRoutes } from './routes/docs.ts'
 import { historyRoutes } from './routes/history.ts'
 import { metricsRoutes } from './routes/metrics.ts'
+import { oauthRoutes } from './routes/oauth.ts'
 import type { RouteTable } from './routes/types.ts'
 import { createValidatorCompiler } from './validation.ts'
 
@@ -130,6 +132,8 @@ export async function createApp(ctx: ServiceContext, opts: { bodyLimit?: number 
     ...metricsRoutes(ctx, priced),
     ...historyRoutes(ctx, priced),
     ...analyticsRoutes(ctx, priced),
+    ...oauthRoutes(ctx),
+    ...discoveryRoutes(ctx),
   }
   for (const op of OPERATIONS) register(fastify, op, handlers)
   await fastify.ready()

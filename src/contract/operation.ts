@@ -24,8 +24,12 @@ export interface Operation {
   status: 200 | 201 | 202 | 204
   response: TSchema
   contentType?: string
-  /** Statuses this operation may answer with an error (problem+json), besides 500. */
+  /** Statuses this operation may answer with an error, besides 500. */
   errors: number[]
+  /** OAuth endpoints answer errors as RFC 6749 `{error, error_description}` instead of problem+json. */
+  errorStyle?: 'problem' | 'oauth'
+  /** Request body media type when not JSON (the OAuth token and revocation endpoints are form-encoded). */
+  bodyType?: 'application/x-www-form-urlencoded'
 }
 
 /** Keeps the literal schema types, so the typed client knows each operation's shapes. */

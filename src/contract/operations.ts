@@ -2,9 +2,11 @@ import type { Operation } from './operation.ts'
 import { estimate, getBalance, getHealth, getInvoices, getPricing } from './ops/account.ts'
 import { ANALYTICS_OPS } from './ops/analytics.ts'
 import { login, loginCallback, provision, provisionFree } from './ops/auth.ts'
+import { DISCOVERY_OPS } from './ops/discovery.ts'
 import { getErrorDocs, getMethodologyDocs, getOpenApi, getPrometheusMetrics } from './ops/docs.ts'
 import { HISTORY_OPS } from './ops/history.ts'
 import { getMetrics } from './ops/metrics.ts'
+import { OAUTH_OPS } from './ops/oauth.ts'
 
 /** Every operation the server exposes, by id. The route table, the OpenAPI document and the client derive from it. */
 export const OPS = {
@@ -20,6 +22,8 @@ export const OPS = {
   getMetrics,
   ...HISTORY_OPS,
   ...ANALYTICS_OPS,
+  ...OAUTH_OPS,
+  ...DISCOVERY_OPS,
   getOpenApi,
   getErrorDocs,
   getMethodologyDocs,

@@ -1,0 +1,6 @@
+import type { ServiceContext } from '../../services/context.ts'
+import type { RouteTable } from './types.ts'
+
+export function oauthRoutes(_ctx: ServiceContext): RouteTable {
+  return {}
+}
