@@ -1,2 +1,324 @@
-/** analytics operations (issue 5): filled in by the engineer who owns them. */
-export const ANALYTICS_OPS = {} as const
+import { type TSchema, Type } from 'typebox'
+import { defineOperation } from '../operation.ts'
+import {
+  agentMetaSchema,
+  IsoDate,
+  Nullable,
+  NullableNumber,
+  riskMetadataSchema,
+  TickerParam,
+} from '../schemas.ts'
+import { metricsV3Schema } from './metrics.ts'
+
+/**
+ * Analytics operations (spec §2.6, §2.7, §4): Lstar, the daily returns decomposition, the monthly
+ * L3 decomposition and the two batch calls. Every one has a tabular form (`format`).
+ */
+
+const Years = (dflt: number) =>
+  Type.Integer({
+    minimum: 1,
+    maximum: 15,
+    default: dflt,
+    description: `Calendar years of history back from the symbol's last priced day (1–15, default ${dflt})`,
+  })
+const Threshold = Type.Number({
+  minimum: 0,
+  maximum: 0.5,
+  default: 0.01,
+  description: 'Marginal-ER threshold θ of the Lstar rule (0 ≤ θ ≤ 0.5, default 0.01)',
+})
+const Format = Type.String({ description: 'json (default), parquet or csv; else Accept decides' })
+const ERRORS = [400, 401, 402, 404, 406, 429]
+const series = (t: TSchema = NullableNumber) => Type.Array(t)
+const Level = Nullable(Type.Union([Type.Literal('L1'), Type.Literal('L2'), Type.Literal('L3')]))
+const Tickers = Type.Array(Type.String({ maxLength: 32 }), {
+  minItems: 1,
+  description: 'Up to 100 distinct tickers (more → 400 TOO_MANY_TICKERS); duplicates count once',
+})
+
+const lstarSeries = {
+  dates: series(IsoDate),
+  lstar: series(Level),
+  market_hr: series(),
+  sector_hr: series(),
+  subsector_hr: series(),
+  total_er: series(),
+  residual_return: series(),
+  l2_sector_er: series(),
+  l3_subsector_er: series(),
+}
+
+export const batchTickerErrorSchema = Type.Object(
+  {
+    status: Type.Literal('error'),
+    code: Type.Union([Type.Literal('INVALID_TICKER'), Type.Literal('TICKER_NOT_FOUND')]),
+    detail: Type.String(),
+    suggestions: Type.Optional(Type.Array(Type.String())),
+  },
+  { $id: 'BatchTickerError' },
+)
+
+const LSTAR_DOC = `Per trading day of the window: lstar is the METHODOLOGY §7 rule on that day's l2_sec_er and l3_sub_er with θ = threshold (null when both are null; L3 if l3_sub_er ≥ θ, else L2 if l2_sec_er ≥ θ, else L1; a null l3_sub_er fails the L3 test); at θ = 0.01 it equals the stored lstar_level. market_hr, sector_hr, subsector_hr are the hedge ratios of that level (null below it: L1 has only the market leg), total_er = 1 − that level's residual ER. residual_return on day t is the residual at the level chosen at t−1 (the hedge held during t, as lstar_rr is defined), so at θ = 0.01 it equals lstar_rr. Parquet/CSV: one long table (ticker, date, lstar, market_hr, sector_hr, subsector_hr, total_er, residual_return, l2_sector_er, l3_subsector_er).`
+
+export const getLstar = defineOperation({
+  id: 'getLstar',
+  method: 'GET',
+  path: '/lstar',
+  summary: 'Dispatch-level (Lstar) series: level, its hedge ratios, ER and residual per day',
+  description: LSTAR_DOC,
+  tags: ['data'],
+  auth: 'key',
+  lineage: true,
+  querystring: Type.Object(
+    {
+      ticker: TickerParam,
+      years: Type.Optional(Years(1)),
+      threshold: Type.Optional(Threshold),
+      format: Type.Optional(Format),
+    },
+    { additionalProperties: false },
+  ),
+  status: 200,
+  response: Type.Object(
+    {
+      ticker: Type.String(),
+      symbol: Type.String(),
+      threshold_used: Type.Number(),
+      ...lstarSeries,
+      _metadata: riskMetadataSchema,
+      _agent: agentMetaSchema,
+    },
+    { $id: 'LstarResponse' },
+  ),
+  errors: ERRORS,
+})
+
+export const batchLstar = defineOperation({
+  id: 'batchLstar',
+  method: 'POST',
+  path: '/batch/lstar',
+  summary: 'Lstar series for up to 100 tickers: results keyed by ticker, each with a status',
+  description: `${LSTAR_DOC} Results are keyed by the ticker as asked (trimmed, upper-cased); an invalid or unknown ticker gets {status: "error", code, detail}. Charged 0.005 USD per ticker that succeeded, minimum 0.01; when none succeeds the call fails (404 if any ticker was unknown, else 400) and costs nothing.`,
+  tags: ['data'],
+  auth: 'key',
+  lineage: true,
+  body: Type.Object(
+    {
+      tickers: Tickers,
+      years: Type.Optional(Years(1)),
+      threshold: Type.Optional(Threshold),
+      format: Type.Optional(Format),
+    },
+    { additionalProperties: false },
+  ),
+  status: 200,
+  response: Type.Object(
+    {
+      threshold_used: Type.Number(),
+      years: Type.Integer(),
+      succeeded: Type.Integer(),
+      failed: Type.Integer(),
+      results: Type.Record(
+        Type.String(),
+        Type.Union([
+          Type.Object({
+            status: Type.Literal('ok'),
+            ticker: Type.String(),
+            symbol: Type.String(),
+            ...lstarSeries,
+          }),
+          batchTickerErrorSchema,
+        ]),
+      ),
+      _metadata: riskMetadataSchema,
+      _agent: agentMetaSchema,
+    },
+    { $id: 'BatchLstarResponse' },
+  ),
+  errors: ERRORS,
+})
+
+const DECOMPOSITION = [
+  'l1_cfr',
+  'l1_fr',
+  'l1_rr',
+  'l2_cfr',
+  'l2_fr',
+  'l2_rr',
+  'l3_cfr',
+  'l3_fr',
+  'l3_rr',
+] as const
+
+export const getReturnsDecomposition = defineOperation({
+  id: 'getReturnsDecomposition',
+  method: 'GET',
+  path: '/returns-decomposition',
+  summary: 'Daily factor and residual returns per level (gross = l3_cfr + l3_rr)',
+  description:
+    'Parallel daily arrays as stored (METHODOLOGY §6: day t decomposed with the hedge ratios of the close of t−1): gross, and per level the cumulative factor return cfr, the incremental factor return fr and the residual rr. include_lstar=true (or dispatch=lstar) adds lstar (the stored level per day) and lstar_residual_return (= lstar_rr). Parquet/CSV: one row per date with the same columns.',
+  tags: ['data'],
+  auth: 'key',
+  lineage: true,
+  querystring: Type.Object(
+    {
+      ticker: TickerParam,
+      years: Type.Optional(Years(1)),
+      include_lstar: Type.Optional(Type.Boolean({ default: false })),
+      dispatch: Type.Optional(Type.Literal('lstar', { description: 'Same as include_lstar=true' })),
+      format: Type.Optional(Format),
+    },
+    { additionalProperties: false },
+  ),
+  status: 200,
+  response: Type.Object(
+    {
+      ticker: Type.String(),
+      symbol: Type.String(),
+      dates: series(IsoDate),
+      gross: series(),
+      ...(Object.fromEntries(DECOMPOSITION.map((k) => [k, series()])) as Record<
+        (typeof DECOMPOSITION)[number],
+        ReturnType<typeof series>
+      >),
+      lstar: Type.Optional(series(Level)),
+      lstar_residual_return: Type.Optional(series()),
+      _metadata: riskMetadataSchema,
+      _agent: agentMetaSchema,
+    },
+    { $id: 'ReturnsDecompositionResponse' },
+  ),
+  errors: ERRORS,
+})
+
+export const l3MonthlySchema = Type.Object(
+  {
+    dates: series(IsoDate),
+    l3_mkt_hr: series(),
+    l3_sec_hr: series(),
+    l3_sub_hr: series(),
+    l3_mkt_er: series(),
+    l3_sec_er: series(),
+    l3_sub_er: series(),
+    l3_res_er: series(),
+    sector_etf: series(Nullable(Type.String())),
+    subsector_etf: series(Nullable(Type.String())),
+  },
+  { $id: 'L3MonthlySeries' },
+)
+
+export const getL3Decomposition = defineOperation({
+  id: 'getL3Decomposition',
+  method: 'GET',
+  path: '/l3-decomposition',
+  summary: 'Monthly (month-end) L3 hedge ratios and explained-risk fractions',
+  description:
+    "Query: ticker; years 1–15 (default 5) back from the symbol's last priced day; format. One point per calendar month: its last trading day in the window; the window's last day closes the current (possibly partial) month, so the series ends at the latest state. Per point: l3_mkt_hr, l3_sec_hr, l3_sub_hr (dollar ratios), l3_mkt_er, l3_sec_er, l3_sub_er, l3_res_er (variance fractions, summing to 1), and the sector_etf and subsector_etf in effect that day (the sector ETF on subsector-fallback days). Parquet/CSV: one row per month end with the same columns.",
+  tags: ['data'],
+  auth: 'key',
+  lineage: true,
+  querystring: Type.Object(
+    { ticker: TickerParam, years: Type.Optional(Years(5)), format: Type.Optional(Format) },
+    { additionalProperties: false },
+  ),
+  status: 200,
+  response: Type.Object(
+    {
+      ticker: Type.String(),
+      symbol: Type.String(),
+      periodicity: Type.Literal('monthly'),
+      ...l3MonthlySchema.properties,
+      _metadata: riskMetadataSchema,
+      _agent: agentMetaSchema,
+    },
+    { $id: 'L3DecompositionResponse' },
+  ),
+  errors: ERRORS,
+})
+
+const Metric = Type.Union([
+  Type.Literal('returns'),
+  Type.Literal('hedge_ratios'),
+  Type.Literal('full_metrics'),
+  Type.Literal('l3_decomposition'),
+])
+
+export const batchHedgeRatiosSchema = Type.Object(
+  {
+    l1_market: NullableNumber,
+    l2_market: NullableNumber,
+    l2_sector: NullableNumber,
+    l3_market: NullableNumber,
+    l3_sector: NullableNumber,
+    l3_subsector: NullableNumber,
+  },
+  { $id: 'BatchHedgeRatios' },
+)
+
+export const batchAnalyze = defineOperation({
+  id: 'batchAnalyze',
+  method: 'POST',
+  path: '/batch/analyze',
+  summary: 'Returns, hedge ratios, full metrics and monthly L3 series for up to 100 tickers',
+  description:
+    "metrics ⊆ {returns, hedge_ratios, full_metrics, l3_decomposition}, default [returns, hedge_ratios]; years 1–15 (default 1) sizes returns and l3_decomposition. Per ticker (keyed as asked): returns {dates, values = gross returns, l1/l2/l3 = rolling L3 market/sector/subsector HR histories}; hedge_ratios = the latest state's HRs under short keys (l1_market = l1_mkt_hr … l3_subsector = l3_sub_hr); full_metrics = the MetricsV3 snapshot of GET /metrics/{ticker}; l3_decomposition = the monthly series of GET /l3-decomposition; teo = date of the latest state. Parquet/CSV = BatchAnalyzeExportRow (ticker, date, gross_return, l1, l2, l3) for the tickers that succeeded, and needs 'returns' in metrics (else 400). 0.005 USD per ticker that succeeded; none succeeded → 404/400 and no charge.",
+  tags: ['data'],
+  auth: 'key',
+  lineage: true,
+  body: Type.Object(
+    {
+      tickers: Tickers,
+      metrics: Type.Optional(Type.Array(Metric, { minItems: 1, maxItems: 4 })),
+      years: Type.Optional(Years(1)),
+      format: Type.Optional(Format),
+    },
+    { additionalProperties: false },
+  ),
+  status: 200,
+  response: Type.Object(
+    {
+      years: Type.Integer(),
+      metrics: Type.Array(Metric),
+      succeeded: Type.Integer(),
+      failed: Type.Integer(),
+      results: Type.Record(
+        Type.String(),
+        Type.Union([
+          Type.Object({
+            status: Type.Literal('ok'),
+            ticker: Type.String(),
+            symbol: Type.String(),
+            asset_type: Nullable(Type.Union([Type.Literal('stock'), Type.Literal('etf')])),
+            teo: Nullable(IsoDate),
+            returns: Type.Optional(
+              Type.Object({
+                dates: series(IsoDate),
+                values: series(),
+                l1: series(),
+                l2: series(),
+                l3: series(),
+              }),
+            ),
+            hedge_ratios: Type.Optional(batchHedgeRatiosSchema),
+            full_metrics: Type.Optional(metricsV3Schema),
+            l3_decomposition: Type.Optional(l3MonthlySchema),
+          }),
+          batchTickerErrorSchema,
+        ]),
+      ),
+      _metadata: riskMetadataSchema,
+      _agent: agentMetaSchema,
+    },
+    { $id: 'BatchAnalyzeResponse' },
+  ),
+  errors: ERRORS,
+})
+
+export const ANALYTICS_OPS = {
+  getLstar,
+  batchLstar,
+  getReturnsDecomposition,
+  getL3Decomposition,
+  batchAnalyze,
+} as const
