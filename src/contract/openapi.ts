@@ -1,5 +1,5 @@
 import type { TSchema } from 'typebox'
-import { problemSchema, WIRE_ERRORS } from './errors.ts'
+import { oauthErrorSchema, problemSchema, WIRE_ERRORS } from './errors.ts'
 import { type Operation, openApiPath } from './operation.ts'
 import { OPERATIONS } from './operations.ts'
 import { CAPABILITIES, microsToUsd } from './pricing.ts'
@@ -86,7 +86,10 @@ function operationObject(op: Operation, components: Record<string, unknown>): Js
       .map(([c]) => c)
     responses[String(status)] = {
       description: codes.join(', ') || 'Error',
-      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+      content:
+        op.errorStyle === 'oauth'
+          ? { 'application/json': { schema: { $ref: '#/components/schemas/OAuthError' } } }
+          : { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
     }
   }
   const pricing = pricingOf(op)
@@ -101,7 +104,7 @@ function operationObject(op: Operation, components: Record<string, unknown>): Js
       ? {
           requestBody: {
             required: true,
-            content: { 'application/json': { schema: hoist(op.body, components) } },
+            content: { [op.bodyType ?? 'application/json']: { schema: hoist(op.body, components) } },
           },
         }
       : {}),
@@ -114,6 +117,7 @@ function operationObject(op: Operation, components: Record<string, unknown>): Js
 export function buildOpenApi(opts: { publicUrl: string; operations?: readonly Operation[] }): Json {
   const components: Record<string, unknown> = {}
   hoist(problemSchema, components)
+  hoist(oauthErrorSchema, components)
   const paths: Record<string, Json> = {}
   for (const op of opts.operations ?? OPERATIONS) {
     const p = openApiPath(op.path)
