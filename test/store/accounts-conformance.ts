@@ -55,7 +55,7 @@ export function accountStoreConformance(
       const versions = await h.sql('SELECT version FROM schema_migrations ORDER BY version')
       assert.deepEqual(
         versions.map((r) => Number(r.version)),
-        [1],
+        [1, 2],
       )
       assert.deepEqual(await store.getAccount(a.id), a)
       assert.equal((await store.health()).ok, true)

@@ -54,7 +54,7 @@ if (!url) {
         const rows = await sql(schema, 'SELECT version FROM schema_migrations')
         assert.deepEqual(
           rows.map((r) => Number(r.version)),
-          [1],
+          [1, 2],
         )
       } finally {
         await Promise.all([a.close(), b.close()])

@@ -143,4 +143,50 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    version: 2,
+    name: 'oauth clients, codes, refresh tokens',
+    sqlite: oauthTables('INTEGER'),
+    postgres: oauthTables('BIGINT'),
+  },
 ]
+
+/**
+ * The OAuth tables (src/store/oauth) are identical in both dialects but for the time type. Codes
+ * and refresh tokens are keyed by the SHA-256 of the secret: the secret itself is never stored.
+ * Access tokens need no table: they are api_keys rows with client_id set.
+ */
+function oauthTables(time: 'INTEGER' | 'BIGINT'): string[] {
+  return [
+    `CREATE TABLE oauth_clients (
+      client_id TEXT PRIMARY KEY,
+      client_name TEXT NOT NULL,
+      redirect_uris TEXT NOT NULL,
+      created_at ${time} NOT NULL
+    )`,
+    `CREATE TABLE oauth_codes (
+      hash TEXT PRIMARY KEY,
+      client_id TEXT NOT NULL REFERENCES oauth_clients (client_id),
+      account_id TEXT NOT NULL REFERENCES accounts (id),
+      redirect_uri TEXT NOT NULL,
+      code_challenge TEXT NOT NULL,
+      scope TEXT NOT NULL,
+      created_at ${time} NOT NULL,
+      expires_at ${time} NOT NULL,
+      used_at ${time}
+    )`,
+    `CREATE TABLE oauth_refresh_tokens (
+      hash TEXT PRIMARY KEY,
+      family_id TEXT NOT NULL,
+      client_id TEXT NOT NULL REFERENCES oauth_clients (client_id),
+      account_id TEXT NOT NULL REFERENCES accounts (id),
+      scope TEXT NOT NULL,
+      created_at ${time} NOT NULL,
+      expires_at ${time} NOT NULL,
+      rotated_at ${time},
+      revoked_at ${time}
+    )`,
+    // revokeGrant works on the (account, client) pair.
+    'CREATE INDEX oauth_refresh_tokens_grant ON oauth_refresh_tokens (account_id, client_id)',
+  ]
+}

@@ -8,6 +8,8 @@
  */
 import pg from 'pg'
 import { newId } from '../../platform/ids.ts'
+import { createPostgresOAuthStore } from '../oauth/postgres.ts'
+import type { OAuthStore } from '../oauth/types.ts'
 import { MIGRATIONS, SCHEMA_MIGRATIONS_POSTGRES } from './migrations.ts'
 import { createSettleQueue, isTransient } from './postgres-settle.ts'
 import * as SQL from './postgres-sql.ts'
@@ -93,6 +95,7 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
   }
 
   const settles = createSettleQueue(pool, tx)
+  let oauth: OAuthStore | null = null
 
   async function balanceOf(accountId: string) {
     const [r] = await q<{ b: number; r: number }>(
@@ -315,6 +318,11 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
         [hash, now],
       )
       return r?.email ?? null
+    },
+
+    oauth() {
+      oauth ??= createPostgresOAuthStore(pool, tx)
+      return oauth
     },
   }
 }

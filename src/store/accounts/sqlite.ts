@@ -15,6 +15,8 @@
  */
 import Database from 'better-sqlite3'
 import { newId } from '../../platform/ids.ts'
+import { createSqliteOAuthStore } from '../oauth/sqlite.ts'
+import type { OAuthStore } from '../oauth/types.ts'
 import { MIGRATIONS, SCHEMA_MIGRATIONS_SQLITE } from './migrations.ts'
 import { checkMicros, toAccount, toEntry, toKey, toSummary } from './rows.ts'
 import { prepareSqlite } from './sqlite-sql.ts'
@@ -52,6 +54,7 @@ export function createSqliteAccountStore(path: string): AccountStore {
   const reservedBy = new Map<string, number>()
   let queue: QueuedSettle[] = []
   let flushScheduled = false
+  let oauth: OAuthStore | null = null
 
   const free = (id: string, h: Held) => {
     if (!held.delete(id)) return
@@ -329,6 +332,11 @@ export function createSqliteAccountStore(path: string): AccountStore {
     },
     async consumeLoginToken(hash, now) {
       return s().consumeToken.get(now, hash, now)?.email ?? null
+    },
+
+    oauth() {
+      oauth ??= createSqliteOAuthStore(db)
+      return oauth
     },
   }
 }

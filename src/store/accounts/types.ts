@@ -6,6 +6,7 @@
  * Units: money is integer micro-dollars (1 USD = 1_000_000), named `…Micros`; times are epoch
  * milliseconds. Ids are prefixed and sortable (`acct_`, `key_`, `led_`, `res_`).
  */
+import type { OAuthStore } from '../oauth/types.ts'
 
 export type Environment = 'live' | 'test'
 export type KeyKind = 'agent' | 'user'
@@ -114,7 +115,12 @@ export interface AccountStore {
   health(): Promise<{ ok: boolean; detail: string }>
 
   // accounts
-  createAccount(input: { id: string; email: string | null; kind: AccountKind; createdAt: number }): Promise<Account>
+  createAccount(input: {
+    id: string
+    email: string | null
+    kind: AccountKind
+    createdAt: number
+  }): Promise<Account>
   getAccount(id: string): Promise<Account | null>
   /** Case-insensitive on the e-mail address. */
   findAccountByEmail(email: string): Promise<Account | null>
@@ -146,7 +152,11 @@ export interface AccountStore {
   release(reservationId: string): Promise<void>
   balance(accountId: string): Promise<BalanceView>
   /** Adds money. Idempotent per (account, reference): a repeat returns the first entry, duplicate=true. */
-  credit(accountId: string, input: CreditInput, now: number): Promise<{ entry: LedgerEntry; duplicate: boolean }>
+  credit(
+    accountId: string,
+    input: CreditInput,
+    now: number,
+  ): Promise<{ entry: LedgerEntry; duplicate: boolean }>
   /** Ledger rows of an account in [from, to), oldest first, at most `limit`. */
   entries(accountId: string, range: { from: number; to: number; limit: number }): Promise<LedgerEntry[]>
   summary(accountId: string, range: { from: number; to: number }): Promise<SpendSummary>
@@ -155,7 +165,15 @@ export interface AccountStore {
 
   // passwordless sign-in
   /** Stores a one-time sign-in token by hash. */
-  createLoginToken(input: { hash: string; email: string; expiresAt: number; createdAt: number }): Promise<void>
+  createLoginToken(input: {
+    hash: string
+    email: string
+    expiresAt: number
+    createdAt: number
+  }): Promise<void>
   /** Consumes a token once: returns its e-mail if it exists, is unused and unexpired, else null. */
   consumeLoginToken(hash: string, now: number): Promise<string | null>
+
+  /** The OAuth store on this store's own connection/pool (same database; needs migrate() first). */
+  oauth(): OAuthStore
 }

@@ -1,0 +1,138 @@
+/**
+ * OAuth store on the account store's PostgreSQL pool (same database, same durable commits: OAuth
+ * state is never written through the account store's synchronous_commit=off pool).
+ *
+ * Claims are conditional UPDATEs: under READ COMMITTED a second claimer blocks on the row lock,
+ * re-checks the WHERE against the committed row and matches nothing. Rotation and grant
+ * revocation additionally take a transaction-scoped advisory lock on the (account, client) pair:
+ * without it a grant revocation could miss the token a concurrent rotation inserts (a row inserted
+ * after the revoking UPDATE took its snapshot), leaving a live token of a revoked grant.
+ */
+import type pg from 'pg'
+import {
+  CLIENT_COLUMNS,
+  type ClientRow,
+  CODE_COLUMNS,
+  type CodeRow,
+  classifyCode,
+  classifyRotation,
+  REFRESH_COLUMNS,
+  type RefreshRow,
+  toClient,
+  toCode,
+  toRefresh,
+} from './rows.ts'
+import type { OAuthStore, Rotation } from './types.ts'
+
+/** The account store's transaction runner (retries deadlocks and serialisation failures). */
+export type Tx = <T>(fn: (c: pg.PoolClient) => Promise<T>) => Promise<T>
+
+const LOCK_GRANT = 'SELECT pg_advisory_xact_lock(hashtext($1))'
+const grantKey = (accountId: string, clientId: string) => `erm3.oauth.grant:${accountId}:${clientId}`
+
+/** `pool` must parse BIGINT as numbers (the account store's pool does). */
+export function createPostgresOAuthStore(pool: pg.Pool, tx: Tx): OAuthStore {
+  const q = async <R extends pg.QueryResultRow>(text: string, values: unknown[], name?: string) =>
+    (await pool.query<R>({ text, values, name })).rows
+
+  return {
+    async registerClient(c) {
+      await q(
+        'INSERT INTO oauth_clients (client_id, client_name, redirect_uris, created_at) VALUES ($1, $2, $3, $4)',
+        [c.clientId, c.clientName, JSON.stringify(c.redirectUris), c.createdAt],
+      )
+      return { ...c, redirectUris: [...c.redirectUris] }
+    },
+    async getClient(clientId) {
+      const [r] = await q<ClientRow>(
+        `SELECT ${CLIENT_COLUMNS} FROM oauth_clients WHERE client_id = $1`,
+        [clientId],
+        'oauth_client',
+      )
+      return r ? toClient(r) : null
+    },
+
+    async createCode(c) {
+      await q(
+        `INSERT INTO oauth_codes (hash, client_id, account_id, redirect_uri, code_challenge, scope, created_at, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [c.hash, c.clientId, c.accountId, c.redirectUri, c.codeChallenge, c.scope, c.createdAt, c.expiresAt],
+      )
+    },
+    async consumeCode(hash, now) {
+      const [claimed] = await q<CodeRow>(
+        `UPDATE oauth_codes SET used_at = $2 WHERE hash = $1 AND used_at IS NULL AND expires_at > $2
+         RETURNING ${CODE_COLUMNS}`,
+        [hash, now],
+      )
+      if (claimed) return { status: 'ok', code: toCode(claimed) }
+      // Read after the failed claim: a code only ever moves from usable to used, never back.
+      const [r] = await q<CodeRow>(`SELECT ${CODE_COLUMNS} FROM oauth_codes WHERE hash = $1`, [hash])
+      return classifyCode(r)
+    },
+
+    async createRefreshToken(t) {
+      await q(
+        `INSERT INTO oauth_refresh_tokens (hash, family_id, client_id, account_id, scope, created_at, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+        [t.hash, t.familyId, t.clientId, t.accountId, t.scope, t.createdAt, t.expiresAt],
+      )
+    },
+    rotateRefreshToken(hash, clientId, next, now) {
+      return tx(async (c): Promise<Rotation> => {
+        const select = `SELECT ${REFRESH_COLUMNS} FROM oauth_refresh_tokens WHERE hash = $1`
+        const [found] = (await c.query<RefreshRow>(select, [hash])).rows
+        if (!found || found.client_id !== clientId) return classifyRotation(found, clientId, now)
+        await c.query(LOCK_GRANT, [grantKey(found.account_id, clientId)])
+        const claimed = await c.query<RefreshRow>(
+          `UPDATE oauth_refresh_tokens SET rotated_at = $3
+           WHERE hash = $1 AND client_id = $2 AND rotated_at IS NULL AND revoked_at IS NULL AND expires_at > $3
+           RETURNING ${REFRESH_COLUMNS}`,
+          [hash, clientId, now],
+        )
+        const [prev] = claimed.rows
+        if (!prev) {
+          // A fresh statement sees what the concurrent winner committed (READ COMMITTED).
+          return classifyRotation((await c.query<RefreshRow>(select, [hash])).rows[0], clientId, now)
+        }
+        await c.query(
+          `INSERT INTO oauth_refresh_tokens (hash, family_id, client_id, account_id, scope, created_at, expires_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+          [
+            next.hash,
+            prev.family_id,
+            prev.client_id,
+            prev.account_id,
+            prev.scope,
+            next.createdAt,
+            next.expiresAt,
+          ],
+        )
+        return { status: 'ok', previous: toRefresh(prev) }
+      })
+    },
+    async revokeRefreshToken(hash, now) {
+      const [r] = await q<RefreshRow>(
+        `UPDATE oauth_refresh_tokens SET revoked_at = COALESCE(revoked_at, $2) WHERE hash = $1
+         RETURNING ${REFRESH_COLUMNS}`,
+        [hash, now],
+      )
+      return r ? toRefresh(r) : null
+    },
+    revokeGrant(accountId, clientId, now) {
+      return tx(async (c) => {
+        await c.query(LOCK_GRANT, [grantKey(accountId, clientId)])
+        const tokens = await c.query(
+          `UPDATE oauth_refresh_tokens SET revoked_at = $3
+           WHERE account_id = $1 AND client_id = $2 AND revoked_at IS NULL`,
+          [accountId, clientId, now],
+        )
+        const keys = await c.query(
+          'UPDATE api_keys SET revoked_at = $3 WHERE account_id = $1 AND client_id = $2 AND revoked_at IS NULL',
+          [accountId, clientId, now],
+        )
+        return { refreshTokens: tokens.rowCount ?? 0, accessTokens: keys.rowCount ?? 0 }
+      })
+    },
+  }
+}
