@@ -1,0 +1,247 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { decompose } from '../../src/services/decompose.ts'
+import { ModelRegistry } from '../../src/services/models.ts'
+import type { ModelStore } from '../../src/store/model-store/reader.ts'
+import { assertResponseShape, debits } from '../helpers/history-checks.ts'
+import { startTestApp, type TestApp } from '../helpers/test-app.ts'
+
+const L3 = [
+  'l3_mkt_er',
+  'l3_sec_er',
+  'l3_sub_er',
+  'l3_res_er',
+  'l3_mkt_hr',
+  'l3_sec_hr',
+  'l3_sub_hr',
+] as const
+const FIELDS = [...L3, 'l1_mkt_beta', 'l2_sec_beta', 'l3_sub_beta', 'sector_etf', 'subsector_etf'] as const
+const nul = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? null : x)
+
+/** Expected values straight from the store (never through the service). */
+async function expected(store: ModelStore, ticker: string) {
+  const i = store.resolve(ticker)
+  const { t, values } = await store.latest(i, FIELDS)
+  const etf = (c: number | undefined) => (c === undefined || c < 0 ? null : (store.etfs[c] ?? null))
+  const v = Object.fromEntries(FIELDS.map((f) => [f, nul(values[f])])) as Record<
+    (typeof FIELDS)[number],
+    number | null
+  >
+  return { teo: store.date(t), v, sector: etf(values.sector_etf), subsector: etf(values.subsector_etf) }
+}
+
+describe('POST /decompose and POST /v4/decompose', () => {
+  let t: TestApp
+  let account: string
+  let key: string
+  let stocks: string[]
+  before(async () => {
+    t = await startTestApp()
+    account = await t.account(5)
+    key = await t.key(account)
+    stocks = t.ctx.models
+      .store('live')
+      .symbols.filter((s) => s.asset_type === 'stock')
+      .map((s) => s.tickers[s.tickers.length - 1]?.ticker ?? s.symbol)
+  })
+  after(() => t?.close())
+
+  test('contract shape and values equal the latest L3 state of the store, for every stock', async () => {
+    const store = t.ctx.models.store('live')
+    for (const ticker of stocks) {
+      const e = await expected(store, ticker)
+      const b = (await t.client.call('decompose', { key, body: { ticker } })).ok()
+      assertResponseShape('decompose', b)
+      assert.equal(b.symbol, store.symbols[store.resolve(ticker)]?.symbol)
+      assert.equal(b.teo, e.teo)
+      assert.equal(b.data_as_of, '2021-12-31')
+      assert.deepEqual(b.exposure, {
+        market: { er: e.v.l3_mkt_er, hr: e.v.l3_mkt_hr, hedge_etf: 'SPY' },
+        sector: { er: e.v.l3_sec_er, hr: e.v.l3_sec_hr, hedge_etf: e.sector },
+        subsector: { er: e.v.l3_sub_er, hr: e.v.l3_sub_hr, hedge_etf: e.subsector },
+        residual: { er: e.v.l3_res_er, hr: null, hedge_etf: null },
+      })
+      // hedge = −HR per ETF, shared ETFs summed: every ETF once, and the total is −ΣHR.
+      const want: Record<string, number> = {}
+      const layers: [string | null, number | null][] = [
+        ['SPY', e.v.l3_mkt_hr],
+        [e.sector, e.v.l3_sec_hr],
+        [e.subsector, e.v.l3_sub_hr],
+      ]
+      for (const [etf, hr] of layers) if (etf && hr !== null) want[etf] = (want[etf] ?? 0) - hr
+      assert.deepEqual(Object.keys(b.hedge).sort(), Object.keys(want).sort())
+      for (const [etf, h] of Object.entries(want))
+        assert.ok(Math.abs((b.hedge[etf] ?? Number.NaN) - h) < 1e-15)
+      const total = Object.values(b.hedge).reduce((a, x) => a + x, 0)
+      const hrSum = (e.v.l3_mkt_hr ?? 0) + (e.v.l3_sec_hr ?? 0) + (e.v.l3_sub_hr ?? 0)
+      assert.ok(Math.abs(total + hrSum) < 1e-12, `${ticker}: Σhedge ${total} vs −ΣHR ${-hrSum}`)
+      // ER identity and _data_health.
+      const ers = [e.v.l3_mkt_er, e.v.l3_sec_er, e.v.l3_sub_er, e.v.l3_res_er]
+      const populated = ers.every((x) => x !== null)
+      assert.equal(b._data_health.er_populated, populated)
+      if (populated) {
+        assert.ok(
+          Math.abs((b._data_health.er_sum ?? 0) - 1) < 1e-9,
+          `${ticker} er_sum ${b._data_health.er_sum}`,
+        )
+        assert.equal(
+          b._data_health.er_sum,
+          ers.reduce<number>((a, x) => a + (x ?? 0), 0),
+        )
+      } else assert.equal(b._data_health.er_sum, null)
+      // The documented split: no style factors in this build, so all of l3_res_er is stock-specific.
+      assert.deepEqual(b.style, {
+        explained_variance: null,
+        hedgeable: false,
+        role: 'diagnostic: style factors not in this build',
+      })
+      assert.deepEqual(b.stock_specific, { explained_variance: e.v.l3_res_er, hedgeable: false })
+      assert.deepEqual(b._metadata.range, [e.teo, e.teo])
+    }
+    assert.ok(stocks.length >= 20)
+  })
+
+  test('hedge_levels is the same block /metrics serves for the ticker', async () => {
+    const ticker = stocks[0] as string
+    const d = (await t.client.call('decompose', { key, body: { ticker } })).ok()
+    const m = (await t.client.call('getMetrics', { key, params: { ticker } })).ok()
+    assert.ok(d.hedge_levels)
+    assert.deepEqual(d.hedge_levels, m.hedge_levels)
+  })
+
+  test('ticker is trimmed and case-insensitive; ETFs (no model) answer 200 with nulls and er_populated false', async () => {
+    const ticker = stocks[1] as string
+    const b = (await t.client.call('decompose', { key, body: { ticker: `  ${ticker.toLowerCase()} ` } })).ok()
+    assert.equal(b.ticker, ticker)
+    const etf = (await t.client.call('decompose', { key, body: { ticker: 'XLK' } })).ok()
+    assertResponseShape('decompose', etf)
+    assert.deepEqual(etf._data_health, { er_populated: false, er_sum: null })
+    assert.deepEqual(etf.exposure.residual, { er: null, hr: null, hedge_etf: null })
+    assert.equal(etf.exposure.market.er, null)
+    assert.deepEqual(etf.hedge, {})
+    assert.equal(etf.hedge_levels, null)
+    assert.equal(etf.stock_specific?.explained_variance, null)
+  })
+
+  test('/v4/decompose: named blocks with betas, L3 ERs and −HR notionals', async () => {
+    const store = t.ctx.models.store('live')
+    for (const ticker of stocks.slice(0, 8)) {
+      const e = await expected(store, ticker)
+      const b = (await t.client.call('decomposeV4', { key, body: { ticker } })).ok()
+      assertResponseShape('decomposeV4', b)
+      const neg = (x: number | null) => (x === null ? null : 0 - x)
+      assert.deepEqual(b.market, {
+        etf: 'SPY',
+        beta: e.v.l1_mkt_beta,
+        explained_variance: e.v.l3_mkt_er,
+        hedge_notional: neg(e.v.l3_mkt_hr),
+      })
+      assert.deepEqual(b.industry, {
+        sector: {
+          etf: e.sector,
+          beta: e.v.l2_sec_beta,
+          explained_variance: e.v.l3_sec_er,
+          hedge_notional: neg(e.v.l3_sec_hr),
+        },
+        subsector: {
+          etf: e.subsector,
+          beta: e.v.l3_sub_beta,
+          explained_variance: e.v.l3_sub_er,
+          hedge_notional: neg(e.v.l3_sub_hr),
+        },
+      })
+      assert.equal(b.style.explained_variance, null)
+      assert.equal(b.style.hedgeable, false)
+      assert.equal(b.stock_specific.explained_variance, e.v.l3_res_er)
+      assert.equal(b.stock_specific.hedge_notional, null)
+    }
+  })
+
+  test('a warning is logged when the four L3 ERs stray more than 0.05 from 1, and the answer still comes', async () => {
+    const real = t.ctx.models.store('live')
+    const ticker = stocks[0] as string
+    // A store view whose latest state has a broken ER identity (the real build never produces one).
+    const skewed = Object.create(real) as ModelStore
+    skewed.latest = async (i, fields) => {
+      const r = await real.latest(i, fields)
+      return { t: r.t, values: { ...r.values, l3_res_er: (r.values.l3_res_er ?? 0) + 0.2 } }
+    }
+    const warnings: unknown[] = []
+    const log = { warn: (o: unknown) => warnings.push(o) } as unknown as TestApp['ctx']['log']
+    const models = new ModelRegistry(skewed, null, 'http://erm3.test')
+    const r = await decompose(models, 'live', ticker, log)
+    assert.equal(warnings.length, 1)
+    assert.ok(Math.abs((r.body._data_health.er_sum ?? 0) - 1.2) < 1e-9)
+    const fine = await decompose(new ModelRegistry(real, null, 'http://erm3.test'), 'live', ticker, log)
+    assert.equal(fine.body._data_health.er_populated, true)
+    assert.equal(warnings.length, 1, 'no warning when the identity holds')
+  })
+
+  test('a subsector that fell back to the sector ETF is summed into the sector entry of the hedge map', async () => {
+    const real = t.ctx.models.store('live')
+    const ticker = stocks[0] as string
+    // The fixture may hold no fallback state at data_as_of; a store view forces one (METHODOLOGY §5).
+    const fallback = Object.create(real) as ModelStore
+    fallback.latest = async (i, fields) => {
+      const r = await real.latest(i, fields)
+      return {
+        t: r.t,
+        values: { ...r.values, subsector_etf: r.values.sector_etf as number, l3_sub_hr: 0.25 },
+      }
+    }
+    const log = { warn: () => undefined } as unknown as TestApp['ctx']['log']
+    const r = await decompose(new ModelRegistry(fallback, null, 'http://erm3.test'), 'live', ticker, log)
+    const { sector, subsector, market } = r.body.exposure
+    assert.equal(subsector.hedge_etf, sector.hedge_etf)
+    assert.ok(sector.hr !== null && market.hr !== null && sector.hedge_etf !== null)
+    assert.deepEqual(Object.keys(r.body.hedge).sort(), ['SPY', sector.hedge_etf].sort())
+    assert.equal(r.body.hedge[sector.hedge_etf], 0 - sector.hr + (0 - 0.25))
+    assert.equal(r.body.hedge.SPY, 0 - market.hr)
+  })
+
+  test('errors: unknown ticker 404 with suggestions, bad bodies 400, all free', async () => {
+    const acct = await t.account(1)
+    const k = await t.key(acct)
+    const known = stocks[0] as string
+    for (const id of ['decompose', 'decomposeV4'] as const) {
+      const nf = await t.client.call(id, { key: k, body: { ticker: `${known}Q` } })
+      assert.equal(nf.status, 404)
+      const p = nf.json as { code: string; suggestions: string[] }
+      assert.equal(p.code, 'TICKER_NOT_FOUND')
+      assert.ok(p.suggestions.includes(known))
+      for (const body of [{}, { ticker: 5 }, { ticker: 'AN', extra: 1 }, { ticker: '' }])
+        assert.equal((await t.client.call(id, { key: k, body: body as { ticker: string } })).status, 400)
+      const bad = await t.client.call(id, { key: k, body: { ticker: 'A B $' } })
+      assert.equal((bad.json as { code: string }).code, 'INVALID_TICKER')
+    }
+    assert.deepEqual(await debits(t, acct), [])
+  })
+
+  test('charged the listed price per call (0.001 each) and test keys read the sandbox with the same shape', async () => {
+    const acct = await t.account(1)
+    const k = await t.key(acct)
+    const ticker = stocks[2] as string
+    const r1 = (await t.client.call('decompose', { key: k, body: { ticker } })).ok()
+    const r2 = (await t.client.call('decomposeV4', { key: k, body: { ticker } })).ok()
+    assert.equal(r1._agent.cost_usd, 0.001)
+    assert.equal(r2._agent.cost_usd, 0.001)
+    assert.equal(r1._agent.billing_code, 'metrics_v3')
+    assert.deepEqual(await debits(t, acct), [
+      [-1000, 'decompose'],
+      [-1000, 'decompose_v4'],
+    ])
+    const sandbox = t.ctx.models.store('test')
+    const sbTicker = sandbox.symbols.find((s) => s.asset_type === 'stock')?.symbol as string
+    const tk = await t.key(acct, { env: 'test' })
+    const r = await t.client.call('decompose', { key: tk, body: { ticker: sbTicker } })
+    const sb = r.ok()
+    assert.equal(r.headers['x-environment'], 'test')
+    assertResponseShape('decompose', sb)
+    const e = await expected(sandbox, sbTicker)
+    assert.equal(sb.exposure.market.hr, e.v.l3_mkt_hr)
+    const live = t.ctx.models.store('live')
+    if (live.resolve(sbTicker) >= 0)
+      assert.notEqual(sb.exposure.market.hr, (await expected(live, sbTicker)).v.l3_mkt_hr)
+    assert.equal((await debits(t, acct)).length, 2, 'test keys never move the balance')
+  })
+})
