@@ -2,25 +2,17 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { ModelStore } from '../../src/store/model-store/reader.ts'
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
-import { checkCsv, checkParquet, type ExpectedColumn, raw } from './analytics-tabular.ts'
+import {
+  checkCsv,
+  checkParquet,
+  type ExpectedColumn,
+  expectedWindow,
+  raw,
+  stocks,
+} from './analytics-helpers.ts'
 
 type Num = number | null
 const n = (v: number | undefined): Num => (v === undefined || Number.isNaN(v) ? null : v)
-
-/** The window of a `years` request, written independently of src/services/window.ts. */
-export async function expectedWindow(store: ModelStore, i: number, years: number) {
-  const h = await store.history(i, ['price_close', 'returns_gross'])
-  const p = h.price_close as Float64Array
-  const r = h.returns_gross as Float64Array
-  let end = p.length - 1
-  while (end >= 0 && Number.isNaN(p[end])) end--
-  const endIso = store.date(end)
-  const cutoff = `${Number(endIso.slice(0, 4)) - years}${endIso.slice(4)}`
-  let from = 0
-  while (store.date(from) <= cutoff) from++
-  while (Number.isNaN(p[from]) && Number.isNaN(r[from])) from++
-  return { from, to: end + 1 }
-}
 
 /** METHODOLOGY §7 written out directly. */
 function rule(sec: Num, sub: Num, theta: number): 'L1' | 'L2' | 'L3' | null {
@@ -49,7 +41,7 @@ const FIELDS = [
   'lstar_level',
 ] as const
 
-export async function expectedLstar(store: ModelStore, i: number, years: number, theta: number) {
+async function expectedLstar(store: ModelStore, i: number, years: number, theta: number) {
   const { from, to } = await expectedWindow(store, i, years)
   const h = await store.history(i, FIELDS)
   const v = (f: (typeof FIELDS)[number], t: number) => n(h[f][t])
@@ -87,15 +79,6 @@ export async function expectedLstar(store: ModelStore, i: number, years: number,
     e.stored_lstar_rr.push(v('lstar_rr', t))
   }
   return e
-}
-
-/** Stocks of a store with a model, by their current ticker. */
-export function stocks(store: ModelStore, count: number): { ticker: string; index: number }[] {
-  return store.symbols
-    .map((s, index) => ({ ticker: s.tickers[s.tickers.length - 1]?.ticker ?? '', index, s }))
-    .filter((x) => x.s.asset_type === 'stock' && x.ticker !== '')
-    .slice(0, count)
-    .map(({ ticker, index }) => ({ ticker, index }))
 }
 
 const SERIES = [

@@ -30,7 +30,8 @@ const Threshold = Type.Number({
 })
 const Format = Type.String({ description: 'json (default), parquet or csv; else Accept decides' })
 const ERRORS = [400, 401, 402, 404, 406, 429]
-const series = (t: TSchema = NullableNumber) => Type.Array(t)
+const NumSeries = Type.Array(NullableNumber)
+const series = <T extends TSchema>(t: T) => Type.Array(t)
 const Level = Nullable(Type.Union([Type.Literal('L1'), Type.Literal('L2'), Type.Literal('L3')]))
 const Tickers = Type.Array(Type.String({ maxLength: 32 }), {
   minItems: 1,
@@ -40,13 +41,13 @@ const Tickers = Type.Array(Type.String({ maxLength: 32 }), {
 const lstarSeries = {
   dates: series(IsoDate),
   lstar: series(Level),
-  market_hr: series(),
-  sector_hr: series(),
-  subsector_hr: series(),
-  total_er: series(),
-  residual_return: series(),
-  l2_sector_er: series(),
-  l3_subsector_er: series(),
+  market_hr: NumSeries,
+  sector_hr: NumSeries,
+  subsector_hr: NumSeries,
+  total_er: NumSeries,
+  residual_return: NumSeries,
+  l2_sector_er: NumSeries,
+  l3_subsector_er: NumSeries,
 }
 
 export const batchTickerErrorSchema = Type.Object(
@@ -177,13 +178,13 @@ export const getReturnsDecomposition = defineOperation({
       ticker: Type.String(),
       symbol: Type.String(),
       dates: series(IsoDate),
-      gross: series(),
-      ...(Object.fromEntries(DECOMPOSITION.map((k) => [k, series()])) as Record<
+      gross: NumSeries,
+      ...(Object.fromEntries(DECOMPOSITION.map((k) => [k, NumSeries])) as Record<
         (typeof DECOMPOSITION)[number],
-        ReturnType<typeof series>
+        typeof NumSeries
       >),
       lstar: Type.Optional(series(Level)),
-      lstar_residual_return: Type.Optional(series()),
+      lstar_residual_return: Type.Optional(NumSeries),
       _metadata: riskMetadataSchema,
       _agent: agentMetaSchema,
     },
@@ -195,13 +196,13 @@ export const getReturnsDecomposition = defineOperation({
 export const l3MonthlySchema = Type.Object(
   {
     dates: series(IsoDate),
-    l3_mkt_hr: series(),
-    l3_sec_hr: series(),
-    l3_sub_hr: series(),
-    l3_mkt_er: series(),
-    l3_sec_er: series(),
-    l3_sub_er: series(),
-    l3_res_er: series(),
+    l3_mkt_hr: NumSeries,
+    l3_sec_hr: NumSeries,
+    l3_sub_hr: NumSeries,
+    l3_mkt_er: NumSeries,
+    l3_sec_er: NumSeries,
+    l3_sub_er: NumSeries,
+    l3_res_er: NumSeries,
     sector_etf: series(Nullable(Type.String())),
     subsector_etf: series(Nullable(Type.String())),
   },
@@ -294,10 +295,10 @@ export const batchAnalyze = defineOperation({
             returns: Type.Optional(
               Type.Object({
                 dates: series(IsoDate),
-                values: series(),
-                l1: series(),
-                l2: series(),
-                l3: series(),
+                values: NumSeries,
+                l1: NumSeries,
+                l2: NumSeries,
+                l3: NumSeries,
               }),
             ),
             hedge_ratios: Type.Optional(batchHedgeRatiosSchema),

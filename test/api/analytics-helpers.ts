@@ -5,11 +5,12 @@ import { join } from 'node:path'
 import { DuckDBInstance, DuckDBTimestampTZValue } from '@duckdb/node-api'
 import { parse } from 'csv-parse/sync'
 import { parquetMetadata, parquetReadObjects } from 'hyparquet'
+import type { ModelStore } from '../../src/store/model-store/reader.ts'
 import type { TestApp } from '../helpers/test-app.ts'
 
 /**
- * Shared by the analytics API tests (lstar, decomposition, batch): raw requests that keep binary
- * bodies, and checks that a Parquet body reads back identically in DuckDB and hyparquet and a CSV
+ * Shared by the analytics API tests (lstar, decomposition, batch): the expected window and test
+ * stocks written independently of src/, raw requests that keep binary bodies, and checks that a Parquet body reads back identically in DuckDB and hyparquet and a CSV
  * body in csv-parse (nulls included), with the declared column types.
  */
 
@@ -128,4 +129,28 @@ export function checkCsv(text: string, expected: ExpectedColumn[]): void {
       same(got, c.values[i] ?? null, `csv ${c.name}[${i}]`)
     })
   })
+}
+
+/** The window of a `years` request, written independently of src/services/window.ts. */
+export async function expectedWindow(store: ModelStore, i: number, years: number) {
+  const h = await store.history(i, ['price_close', 'returns_gross'])
+  const p = h.price_close as Float64Array
+  const r = h.returns_gross as Float64Array
+  let end = p.length - 1
+  while (end >= 0 && Number.isNaN(p[end])) end--
+  const endIso = store.date(end)
+  const cutoff = `${Number(endIso.slice(0, 4)) - years}${endIso.slice(4)}`
+  let from = 0
+  while (store.date(from) <= cutoff) from++
+  while (Number.isNaN(p[from]) && Number.isNaN(r[from])) from++
+  return { from, to: end + 1 }
+}
+
+/** Stocks of a store with a model, by their current ticker. */
+export function stocks(store: ModelStore, count: number): { ticker: string; index: number }[] {
+  return store.symbols
+    .map((s, index) => ({ ticker: s.tickers[s.tickers.length - 1]?.ticker ?? '', index, s }))
+    .filter((x) => x.s.asset_type === 'stock' && x.ticker !== '')
+    .slice(0, count)
+    .map(({ ticker, index }) => ({ ticker, index }))
 }
