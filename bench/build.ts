@@ -8,13 +8,15 @@
  */
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const stocks = Number(process.env.BENCH_STOCKS ?? 3000)
 const runs = Number(process.env.BENCH_RUNS ?? 2)
+/** Incremental builds are short and noisy on a shared machine: take more of them. */
+const incRuns = Number(process.env.BENCH_INC_RUNS ?? 5)
 const work = mkdtempSync(join(tmpdir(), 'erm3-bench-build-'))
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
@@ -82,7 +84,7 @@ const reads = child(READS, join(work, 'store'))
 rmSync(join(work, 'store-inc'), { recursive: true, force: true })
 child(BUILD, prefix, join(work, 'store-inc'))
 const incs: Record<string, number | string>[] = []
-for (let r = 0; r < runs; r++) {
+for (let r = 0; r < incRuns; r++) {
   // Each run appends the same day to the prefix build.
   rmSync(join(work, 'store-inc2'), { recursive: true, force: true })
   spawnSync('cp', ['-al', join(work, 'store-inc'), join(work, 'store-inc2')])
@@ -98,7 +100,11 @@ const fullS = median(builds.map((b) => Number(b.seconds)))
 const incS = median(incs.map((b) => Number(b.seconds)))
 const peak = Math.max(...builds.map((b) => Number(b.rssMB)), ...incs.map((b) => Number(b.rssMB)))
 console.log(`full build: median ${fullS.toFixed(1)} s over ${runs} runs (${JSON.stringify(builds[0])})`)
-console.log(`incremental one-day build: median ${incS.toFixed(2)} s (${JSON.stringify(incs[0])})`)
+const stages = Object.keys(incs[0] ?? {}).filter((k) => k.startsWith('t_'))
+const stageMedians = stages.map((k) => `${k.slice(2)} ${median(incs.map((b) => Number(b[k]))).toFixed(2)}`)
+console.log(
+  `incremental one-day build: median ${incS.toFixed(2)} s over ${incRuns} runs (all: ${incs.map((b) => Number(b.seconds).toFixed(2)).join(', ')}; stage medians: ${stageMedians.join(', ')}; load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores)`,
+)
 console.log(`peak RSS ${peak.toFixed(0)} MB; store on disk ${(storeBytes / 1e9).toFixed(2)} GB`)
 console.log(
   `baseline: writing ${(storeBytes / 1e9).toFixed(2)} GB with fs.writeFile took ${rawSeconds.toFixed(1)} s → build/baseline ${(fullS / rawSeconds).toFixed(1)}×`,
