@@ -9,6 +9,7 @@ import { newRequestId } from '../platform/ids.ts'
 import type { ServiceContext } from '../services/context.ts'
 import { KeyUsage } from '../services/identity/keys.ts'
 import { createAuthHook } from './auth-hook.ts'
+import { sendOAuthError } from './oauth-error.ts'
 import { mapError, problem, sendProblem } from './problem.ts'
 import { createPromMetrics } from './prom.ts'
 import './request-state.ts'
@@ -96,6 +97,7 @@ export async function createApp(ctx: ServiceContext, opts: { bodyLimit?: number 
   fastify.setErrorHandler(async (err, req, reply) => {
     const mapped = mapError(ctx.config.publicUrl, req, err)
     if (mapped.internal) req.log.error({ err, request_id: req.id }, 'unhandled error')
+    if (req.routeOptions.config.op?.errorStyle === 'oauth') return sendOAuthError(req, reply, mapped)
     return sendProblem(reply, mapped)
   })
   fastify.setNotFoundHandler(async (req, reply) => {
