@@ -66,7 +66,12 @@ export async function buildStore(
     t = lap('incremental_check', t)
   }
   // An incremental build reads only the tail of the panels it needs (inputFrom).
-  let { dataset: ds, manifest: dm } = await readDataset(opts.dataset, { fromDay: plan?.inputFrom ?? 0 })
+  let { dataset: ds, manifest: dm } = await readDataset(opts.dataset, {
+    fromDay: plan?.inputFrom ?? 0,
+  }).catch(async (err: unknown) => {
+    await plan?.prev.close()
+    throw err
+  })
   t = lap('read_dataset', t)
   let x = buildInputs(ds)
   t = lap('inputs', t)
