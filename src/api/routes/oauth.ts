@@ -109,7 +109,8 @@ export function oauthRoutes(ctx: ServiceContext): RouteTable {
       if (check.kind === 'page') return sendPage(reply, errorPage(400, check.message))
       if (check.kind === 'redirect') return redirect(reply, check.location, 302)
       const signedIn = await cookieSession(ctx, req)
-      if (!signedIn) return sendPage(reply, signInPage(authorizeUrl(params), check.request.client.clientName))
+      // The request exactly as the client built it (extra parameters such as `resource` kept).
+      if (!signedIn) return sendPage(reply, signInPage(req.url, check.request.client.clientName))
       const csrf = consentToken(ctx, signedIn.token, check.request)
       return sendPage(reply, consentPage(check.request, params, csrf, signedIn.session.email))
     },
