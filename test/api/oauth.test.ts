@@ -32,7 +32,8 @@ function suite(db: DbKind) {
     let ipN = 0
     let userN = 0
     before(async () => {
-      t = await startTestApp({ db })
+      // The scale-out pair: PostgreSQL with Redis limits (the per-IP registration limit) when CI has both.
+      t = await startTestApp({ db, limits: db === 'postgres' && process.env.REDIS_URL ? 'redis' : 'memory' })
     })
     after(() => t?.close())
 
