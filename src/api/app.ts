@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto'
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify'
+import type { Transport } from '../contract/client.ts'
 import { API_VERSION } from '../contract/openapi.ts'
 import type { Operation } from '../contract/operation.ts'
 import { OPERATIONS } from '../contract/operations.ts'
@@ -8,7 +10,7 @@ import { type Capability, capabilityByOperation } from '../contract/pricing.ts'
 import { newRequestId } from '../platform/ids.ts'
 import type { ServiceContext } from '../services/context.ts'
 import { KeyUsage } from '../services/identity/keys.ts'
-import { createAuthHook } from './auth-hook.ts'
+import { createAuthHook, INTERNAL_HEADER } from './auth-hook.ts'
 import { sendOAuthError } from './oauth-error.ts'
 import { mapError, problem, sendProblem } from './problem.ts'
 import { createPromMetrics } from './prom.ts'
@@ -30,6 +32,8 @@ export interface App {
   fastify: FastifyInstance
   /** Every route the server registered, as `METHOD /path` (HEAD twins of GET routes included). */
   routes: string[]
+  /** In-process transport for calls made on behalf of MCP tools (no second rate token). */
+  internal: Transport
   /** Flushes batched writes (key last-used) and closes the HTTP server. */
   close(): Promise<void>
 }
@@ -41,7 +45,16 @@ function priced(opId: string): Capability {
 }
 
 /** Builds the Fastify application: every operation of the contract, and nothing else. */
-export async function createApp(ctx: ServiceContext, opts: { bodyLimit?: number } = {}): Promise<App> {
+export interface AppOptions {
+  bodyLimit?: number
+  /**
+   * Handlers of operations served by other adapters (the MCP transports), given the in-process
+   * transport through which an MCP tool call becomes the REST call it stands for.
+   */
+  extraHandlers?: (internal: Transport) => RouteTable
+}
+
+export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Promise<App> {
   const fastify = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -75,7 +88,19 @@ export async function createApp(ctx: ServiceContext, opts: { bodyLimit?: number 
     reply.header('X-Request-ID', String(req.id))
     reply.header('X-API-Version', API_VERSION)
   })
-  fastify.addHook('onRequest', createAuthHook(ctx, usage))
+  const internalSecret = randomBytes(24).toString('base64url')
+  fastify.addHook('onRequest', createAuthHook(ctx, usage, internalSecret))
+  const internal: Transport = async (r) => {
+    const res = await fastify.inject({
+      method: r.method as 'GET',
+      url: r.url,
+      headers: { ...r.headers, [INTERNAL_HEADER]: internalSecret },
+      ...(r.body !== undefined ? { payload: r.body } : {}),
+    })
+    const headers: Record<string, string> = {}
+    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = String(v)
+    return { status: res.statusCode, headers, body: res.body }
+  }
   fastify.addHook('onResponse', async (req, reply) => {
     const op = req.routeOptions.config.op
     const ms = performance.now() - req.startedAt
@@ -136,12 +161,14 @@ export async function createApp(ctx: ServiceContext, opts: { bodyLimit?: number 
     ...analyticsRoutes(ctx, priced),
     ...oauthRoutes(ctx),
     ...discoveryRoutes(ctx),
+    ...(opts.extraHandlers?.(internal) ?? {}),
   }
   for (const op of OPERATIONS) register(fastify, op, handlers)
   await fastify.ready()
   return {
     fastify,
     routes,
+    internal,
     async close() {
       await usage.flush()
       await fastify.close()

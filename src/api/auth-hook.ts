@@ -5,6 +5,8 @@ import { verifySession } from '../services/identity/session.ts'
 import { acquireKeySlot, type RateHeaders, takeKeyToken } from '../services/limits.ts'
 
 export const SESSION_COOKIE = 'erm3_session'
+/** Marks an in-process call made on behalf of an MCP tool (value: a per-process secret). */
+export const INTERNAL_HEADER = 'x-erm3-internal'
 
 export function bearerOf(req: FastifyRequest): string | null {
   const h = req.headers.authorization
@@ -23,7 +25,7 @@ export function setRateHeaders(reply: FastifyReply, h: RateHeaders): void {
  * onRequest: authentication, rate limit and concurrency slot — before the body is even parsed,
  * so an unauthenticated request with a bad body is a 401, not a 400.
  */
-export function createAuthHook(ctx: ServiceContext, usage: KeyUsage) {
+export function createAuthHook(ctx: ServiceContext, usage: KeyUsage, internalSecret: string) {
   return async function authHook(req: FastifyRequest, reply: FastifyReply): Promise<void> {
     const op = req.routeOptions.config.op
     if (!op || op.auth === 'none') return
@@ -32,7 +34,11 @@ export function createAuthHook(ctx: ServiceContext, usage: KeyUsage) {
       req.principal = principal
       reply.header('X-Environment', principal.environment)
       usage.touch(principal.keyId, ctx.now())
-      setRateHeaders(reply, await takeKeyToken(ctx, principal))
+      // An MCP tool call already took its rate token as an MCP message: the inner REST call
+      // (marked by this process's secret) takes only the concurrency slot.
+      if (req.headers[INTERNAL_HEADER] !== internalSecret)
+        setRateHeaders(reply, await takeKeyToken(ctx, principal))
+      if (op.streaming) return
       const release = await acquireKeySlot(ctx, principal)
       const free = () => {
         release().catch((e: Error) =>

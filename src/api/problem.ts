@@ -130,6 +130,14 @@ export function mapError(publicUrl: string, req: FastifyRequest, err: unknown): 
 }
 
 export function sendProblem(reply: FastifyReply, m: MappedError): FastifyReply {
+  // RFC 6750 §3 / RFC 9728 §5.1: tell a client (an MCP client in particular) where to start OAuth.
+  if (m.problem.status === 401) {
+    const resource = m.problem.type.replace(/\/docs\/errors#.*$/, '')
+    reply.header(
+      'WWW-Authenticate',
+      `Bearer realm="erm3", resource_metadata="${resource}/.well-known/oauth-protected-resource"`,
+    )
+  }
   if (m.retryAfterSeconds !== null) reply.header('Retry-After', String(m.retryAfterSeconds))
   if (m.rate) {
     reply.header('X-RateLimit-Limit', String(m.rate.limit))

@@ -26,6 +26,8 @@ export interface Operation {
   contentType?: string
   /** Statuses this operation may answer with an error, besides 500. */
   errors: number[]
+  /** Long-lived streams (MCP): rate limited per message, but hold no concurrency slot. */
+  streaming?: boolean
   /** OAuth endpoints answer errors as RFC 6749 `{error, error_description}` instead of problem+json. */
   errorStyle?: 'problem' | 'oauth'
   /** Request body media type when not JSON (the OAuth token and revocation endpoints are form-encoded). */

@@ -5,6 +5,7 @@ import { login, loginCallback, provision, provisionFree } from './ops/auth.ts'
 import { DISCOVERY_OPS } from './ops/discovery.ts'
 import { getErrorDocs, getMethodologyDocs, getOpenApi, getPrometheusMetrics } from './ops/docs.ts'
 import { HISTORY_OPS } from './ops/history.ts'
+import { MCP_OPS } from './ops/mcp.ts'
 import { getMetrics } from './ops/metrics.ts'
 import { OAUTH_OPS } from './ops/oauth.ts'
 
@@ -24,6 +25,7 @@ export const OPS = {
   ...ANALYTICS_OPS,
   ...OAUTH_OPS,
   ...DISCOVERY_OPS,
+  ...MCP_OPS,
   getOpenApi,
   getErrorDocs,
   getMethodologyDocs,

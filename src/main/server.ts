@@ -1,7 +1,8 @@
-import { type App, createApp } from '../api/app.ts'
+import type { App } from '../api/app.ts'
 import { type Config, loadConfig } from '../platform/config.ts'
 import { createLogger, type Logger } from '../platform/logger.ts'
 import { type Progress, silentProgress } from '../platform/progress.ts'
+import { createServerApp } from './app.ts'
 import { buildContext, homePaths, openModel } from './context.ts'
 import { ensureSandbox } from './sandbox.ts'
 
@@ -43,7 +44,7 @@ export async function serve(
   await reconcile()
   const timer = setInterval(() => void reconcile(), RECONCILE_EVERY_MS)
   timer.unref()
-  const app = await createApp(ctx)
+  const app = await createServerApp(ctx)
   const address = await app.fastify.listen({ host: config.server.host, port: config.server.port })
   log.info(
     {

@@ -85,7 +85,9 @@ describe('fuzz: every operation, random parameters', () => {
 
   let n = 0
   for (const op of OPERATIONS) {
-    test(`${op.method} ${openApiPath(op.path)}`, async () => {
+    // An authenticated GET of an MCP stream stays open by design: fuzzed by the MCP tests instead.
+    const skip = op.streaming && op.method === 'GET' ? 'a long-lived event stream' : undefined
+    test(`${op.method} ${openApiPath(op.path)}`, { skip }, async () => {
       const params = op.path.match(/:(\w+)/g)?.map((p) => p.slice(1)) ?? []
       await fc.assert(
         fc.asyncProperty(
@@ -132,7 +134,23 @@ describe('fuzz: every operation, random parameters', () => {
               r.status < 500,
               `${op.method} ${path}?${qs} ${payload ?? ''} → ${r.status} ${r.body.slice(0, 300)}`,
             )
-            if (r.status >= 400) {
+            if (r.status >= 400 && op.errorStyle === 'oauth') {
+              // RFC 6749 errors, or problem+json for what fails before the OAuth handler (401, 415 …).
+              const e = JSON.parse(r.body) as { error?: unknown; code?: unknown }
+              assert.ok(typeof e.error === 'string' || typeof e.code === 'string', r.body)
+            } else if (
+              r.status >= 400 &&
+              op.contentType?.startsWith('text/html') &&
+              /text\/html/.test(r.headers['content-type'] ?? '')
+            ) {
+              assert.match(r.body, /<html/i)
+            } else if (
+              r.status >= 400 &&
+              op.streaming &&
+              /^application\/json/.test(r.headers['content-type'] ?? '')
+            ) {
+              assert.equal((JSON.parse(r.body) as { jsonrpc?: string }).jsonrpc, '2.0', r.body)
+            } else if (r.status >= 400) {
               assert.match(r.headers['content-type'] ?? '', /^application\/problem\+json/, r.body)
               const p = JSON.parse(r.body) as { code: keyof typeof WIRE_ERRORS; status: number }
               assert.ok(p.code in WIRE_ERRORS, p.code)

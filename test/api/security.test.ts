@@ -16,6 +16,56 @@ const CASES: SecurityCase[] = [
     metered: true,
     invalid: { params: { ticker: 'NO SUCH!' } },
   },
+  {
+    op: 'decompose',
+    input: { body: { ticker: 'SPY' } },
+    metered: true,
+    invalid: { body: { ticker: 'SPY', extra: 1 } },
+  },
+  { op: 'decomposeV4', input: { body: { ticker: 'SPY' } }, metered: true, invalid: { body: {} } },
+  {
+    op: 'getTickerReturns',
+    input: { query: { ticker: 'SPY', years: 1 } },
+    metered: true,
+    invalid: { query: { ticker: 'SPY', years: 16 } },
+  },
+  {
+    op: 'getEtfReturns',
+    input: { query: { ticker: 'SPY' } },
+    metered: true,
+    invalid: { query: { ticker: 'SPY', years: 16 } },
+  },
+  { op: 'getTickers', input: { query: { search: 'S' } }, metered: false, invalid: { query: { limit: 0 } } },
+  {
+    op: 'getLstar',
+    input: { query: { ticker: 'SPY', years: 1 } },
+    metered: true,
+    invalid: { query: { ticker: 'SPY', threshold: 0.6 } },
+  },
+  {
+    op: 'getReturnsDecomposition',
+    input: { query: { ticker: 'SPY' } },
+    metered: true,
+    invalid: { query: { ticker: 'SPY', years: 16 } },
+  },
+  {
+    op: 'getL3Decomposition',
+    input: { query: { ticker: 'SPY' } },
+    metered: true,
+    invalid: { query: { ticker: 'SPY', years: 0 } },
+  },
+  {
+    op: 'batchLstar',
+    input: { body: { tickers: ['SPY'] } },
+    metered: true,
+    invalid: { body: { tickers: [] } },
+  },
+  {
+    op: 'batchAnalyze',
+    input: { body: { tickers: ['SPY'], metrics: ['returns'] } },
+    metered: true,
+    invalid: { body: { tickers: ['SPY'], metrics: ['prices'] } },
+  },
 ] as SecurityCase[]
 
 securitySuite('SQLite + in-process limits', { db: 'sqlite', limits: 'memory' }, CASES)

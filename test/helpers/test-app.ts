@@ -3,8 +3,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import { type App, createApp } from '../../src/api/app.ts'
+import type { App } from '../../src/api/app.ts'
 import { createClient, type Erm3Client, type Transport } from '../../src/contract/client.ts'
+import { createServerApp } from '../../src/main/app.ts'
 import { loadConfig } from '../../src/platform/config.ts'
 import { createLogger } from '../../src/platform/logger.ts'
 import { createOutboxMailer } from '../../src/platform/mail.ts'
@@ -116,7 +117,7 @@ export async function startTestApp(
     log,
     now: () => Date.now() + clock.offsetMs,
   }
-  const app = await createApp(ctx)
+  const app = await createServerApp(ctx)
   const transport = injectTransport(app)
   let n = 0
   return {

@@ -18,7 +18,10 @@ describe('configuration is validated at start', () => {
     [{ PUBLIC_URL: 'not a url' }, /PUBLIC_URL must be a URL/],
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL must use postgres/],
     [{ DATABASE_URL: 'postgres://h/db' }, /ERM3_PEPPER and ERM3_SESSION_SECRET must be set/],
-    [{ DATABASE_URL: 'postgres://h/db', ERM3_PEPPER: 'short', ERM3_SESSION_SECRET: 'x'.repeat(40) }, /ERM3_PEPPER must be at least 32/],
+    [
+      { DATABASE_URL: 'postgres://h/db', ERM3_PEPPER: 'short', ERM3_SESSION_SECRET: 'x'.repeat(40) },
+      /ERM3_PEPPER must be at least 32/,
+    ],
     [{ REDIS_URL: 'http://x' }, /REDIS_URL must use redis/],
     [{ TRUST_PROXY: 'maybe' }, /TRUST_PROXY must be true or false/],
   ]
@@ -28,7 +31,10 @@ describe('configuration is validated at start', () => {
   test('defaults: 127.0.0.1:8080 and a public URL derived from them', () => {
     const c = loadConfig({}).server
     assert.deepEqual([c.host, c.port, c.publicUrl], ['127.0.0.1', 8080, 'http://127.0.0.1:8080'])
-    assert.equal(loadConfig({ PUBLIC_URL: 'https://api.example.com/' }).server.publicUrl, 'https://api.example.com')
+    assert.equal(
+      loadConfig({ PUBLIC_URL: 'https://api.example.com/' }).server.publicUrl,
+      'https://api.example.com',
+    )
   })
   test('erm3 serve without a built store exits non-zero with a clear message', () => {
     const home = mkdtempSync(join(tmpdir(), 'erm3-serve-'))

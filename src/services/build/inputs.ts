@@ -54,7 +54,9 @@ export function buildInputs(ds: Dataset): BuildInputs {
   // Panels come from one buffer each (see columnsOf); a tail read leaves days before `from` NaN.
   const known = ds.panelsFrom ?? 0
   const returns = columnsOf(Float64Array, N, T)
-  pick(ds.prices.adj_close).forEach((adj, i) => returnsInto(adj, returns[i], known))
+  pick(ds.prices.adj_close).forEach((adj, i) => {
+    returnsInto(adj, returns[i], known)
+  })
   const close = pick(ds.prices.close ?? ds.prices.adj_close)
   const shares = ds.prices.shares_out ? pick(ds.prices.shares_out) : null
   const marketCap = columnsOf(Float64Array, N, T)

@@ -76,5 +76,9 @@ export interface OAuthStore {
    * Revokes every refresh token of the (account, client) pair and every API key issued to that
    * client for that account (access tokens). Returns how many of each were revoked.
    */
-  revokeGrant(accountId: string, clientId: string, now: number): Promise<{ refreshTokens: number; accessTokens: number }>
+  revokeGrant(
+    accountId: string,
+    clientId: string,
+    now: number,
+  ): Promise<{ refreshTokens: number; accessTokens: number }>
 }

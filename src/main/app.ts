@@ -1,0 +1,22 @@
+import { type App, createApp } from '../api/app.ts'
+import { createMcpHandlers } from '../mcp/http.ts'
+import type { ServiceContext } from '../services/context.ts'
+
+/** The whole HTTP surface of a node: REST (api/) with the MCP transports (mcp/) mounted on it. */
+export async function createServerApp(ctx: ServiceContext): Promise<App & { mcpSessions: () => number }> {
+  let mcp: ReturnType<typeof createMcpHandlers> | null = null
+  const app = await createApp(ctx, {
+    extraHandlers: (internal) => {
+      mcp = createMcpHandlers(internal, ctx.now)
+      return mcp.handlers
+    },
+  })
+  return {
+    ...app,
+    mcpSessions: () => mcp?.sessions.size ?? 0,
+    async close() {
+      mcp?.close()
+      await app.close()
+    },
+  }
+}

@@ -1,0 +1,170 @@
+import type { IncomingMessage } from 'node:http'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js'
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Transport } from '../contract/client.ts'
+import { newId } from '../platform/ids.ts'
+import type { Principal } from '../services/identity/keys.ts'
+import { createMcpServer } from './server.ts'
+
+/** An idle session is closed after this (clients re-initialise). */
+export const SESSION_IDLE_MS = 30 * 60_000
+const SWEEP_MS = 60_000
+
+interface Session {
+  id: string
+  transport: StreamableHTTPServerTransport | SSEServerTransport
+  server: Server
+  /** Sessions belong to an account; any of its keys (or a refreshed OAuth token) may continue one. */
+  accountId: string
+  environment: Principal['environment']
+  lastSeen: number
+}
+
+type AuthedRequest = IncomingMessage & { auth?: { token: string; clientId: string; scopes: string[] } }
+
+function bearer(req: FastifyRequest): string {
+  const h = req.headers.authorization ?? ''
+  return h.replace(/^Bearer\s+/i, '').trim()
+}
+
+/** Takes the response over from Fastify, keeping the headers set so far (request id, rate limits). */
+function hijack(reply: FastifyReply): void {
+  for (const [k, v] of Object.entries(reply.getHeaders()))
+    if (v !== undefined) reply.raw.setHeader(k, v as string)
+  reply.hijack()
+}
+
+function jsonRpcError(reply: FastifyReply, status: number, message: string): FastifyReply {
+  return reply
+    .code(status)
+    .header('Content-Type', 'application/json')
+    .send(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }))
+}
+
+/**
+ * The MCP transports as route handlers: Streamable HTTP at /mcp (primary) and SSE at /mcp/sse
+ * with its message endpoint. The auth hook has authenticated and rate limited each message; a
+ * tool call then goes through `internal` as the REST call it stands for.
+ */
+export function createMcpHandlers(internal: Transport, now: () => number = Date.now) {
+  const sessions = new Map<string, Session>()
+  const principal = (req: FastifyRequest) => req.principal as Principal
+  const newServer = () => createMcpServer({ transport: internal, bearerOf: (t) => t ?? null })
+  const attachAuth = (req: FastifyRequest) => {
+    const p = principal(req)
+    ;(req.raw as AuthedRequest).auth = { token: bearer(req), clientId: p.keyId, scopes: ['mcp:read'] }
+  }
+  const find = (req: FastifyRequest, id: string | undefined): Session | null => {
+    const s = id ? sessions.get(id) : undefined
+    const p = principal(req)
+    if (!s || s.accountId !== p.accountId || s.environment !== p.environment) return null
+    s.lastSeen = now()
+    return s
+  }
+  const close = (s: Session) => {
+    sessions.delete(s.id)
+    void s.transport.close().catch(() => undefined)
+    void s.server.close().catch(() => undefined)
+  }
+  const sweeper = setInterval(() => {
+    const cutoff = now() - SESSION_IDLE_MS
+    for (const s of sessions.values()) if (s.lastSeen < cutoff) close(s)
+  }, SWEEP_MS)
+  sweeper.unref()
+
+  return {
+    sessions,
+    handlers: {
+      mcpPost: async (req: FastifyRequest, reply: FastifyReply) => {
+        const sid = req.headers['mcp-session-id']
+        const s = typeof sid === 'string' ? find(req, sid) : null
+        if (typeof sid === 'string' && !s)
+          return jsonRpcError(reply, 404, 'Unknown or expired MCP session: initialise again')
+        if (!s) {
+          if (!isInitializeRequest(req.body))
+            return jsonRpcError(reply, 400, 'No session: send an initialize request first')
+          const p = principal(req)
+          const server = newServer()
+          const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+            sessionIdGenerator: () => newId('mcp'),
+            onsessioninitialized: (id) => {
+              sessions.set(id, {
+                id,
+                transport,
+                server,
+                accountId: p.accountId,
+                environment: p.environment,
+                lastSeen: now(),
+              })
+            },
+          })
+          transport.onclose = () => {
+            if (transport.sessionId) sessions.delete(transport.sessionId)
+          }
+          await server.connect(transport)
+          attachAuth(req)
+          hijack(reply)
+          await transport.handleRequest(req.raw, reply.raw, req.body)
+          return reply
+        }
+        attachAuth(req)
+        hijack(reply)
+        await (s.transport as StreamableHTTPServerTransport).handleRequest(req.raw, reply.raw, req.body)
+        return reply
+      },
+      mcpGet: async (req: FastifyRequest, reply: FastifyReply) => {
+        const sid = req.headers['mcp-session-id']
+        const s = typeof sid === 'string' ? find(req, sid) : null
+        if (!s || !(s.transport instanceof StreamableHTTPServerTransport))
+          return jsonRpcError(reply, 404, 'Unknown or expired MCP session')
+        attachAuth(req)
+        hijack(reply)
+        await s.transport.handleRequest(req.raw, reply.raw)
+        return reply
+      },
+      mcpDelete: async (req: FastifyRequest, reply: FastifyReply) => {
+        const sid = req.headers['mcp-session-id']
+        const s = typeof sid === 'string' ? find(req, sid) : null
+        if (!s) return jsonRpcError(reply, 404, 'Unknown or expired MCP session')
+        close(s)
+        return reply.code(200).header('Content-Type', 'application/json').send('{}')
+      },
+      mcpSse: async (req: FastifyRequest, reply: FastifyReply) => {
+        const p = principal(req)
+        hijack(reply)
+        const transport = new SSEServerTransport('/mcp/messages', reply.raw)
+        const server = newServer()
+        const s: Session = {
+          id: transport.sessionId,
+          transport,
+          server,
+          accountId: p.accountId,
+          environment: p.environment,
+          lastSeen: now(),
+        }
+        sessions.set(s.id, s)
+        transport.onclose = () => sessions.delete(s.id)
+        reply.raw.on('close', () => close(s))
+        await server.connect(transport)
+        return reply
+      },
+      mcpMessages: async (req: FastifyRequest, reply: FastifyReply) => {
+        const { sessionId } = req.query as { sessionId: string }
+        const s = find(req, sessionId)
+        if (!s || !(s.transport instanceof SSEServerTransport))
+          return jsonRpcError(reply, 404, 'Unknown or expired MCP session')
+        attachAuth(req)
+        hijack(reply)
+        await s.transport.handlePostMessage(req.raw, reply.raw, req.body)
+        return reply
+      },
+    },
+    close() {
+      clearInterval(sweeper)
+      for (const s of sessions.values()) close(s)
+    },
+  }
+}
