@@ -16,7 +16,7 @@ Start by calling \`balance\` (status.can_make_requests must be true; test keys a
 Typical flow: \`tickers_search\` to find a symbol, then \`metrics\` or \`decompose\` for its hedge ratios (dollars of ETF per $1 of stock) and explained-risk fractions.
 Errors come back as tool errors whose text starts with the error code (e.g. INSUFFICIENT_BALANCE, RATE_LIMITED, TICKER_NOT_FOUND).`
 
-/** Documents offered as MCP resources, read through the same transport as tools. */
+/** Documents offered as MCP resources, read through the same transport as tools. Only what exists is offered. */
 const RESOURCES = [
   {
     uri: 'erm3://docs/methodology',
@@ -32,13 +32,7 @@ const RESOURCES = [
     mimeType: 'application/json',
     description: 'The OpenAPI 3.1 document of the REST API',
   },
-  {
-    uri: 'erm3://agent-manifest',
-    name: 'agent-manifest',
-    path: '/.well-known/agent-manifest',
-    mimeType: 'application/json',
-    description: 'Discovery manifest: capabilities, prices, endpoints',
-  },
+  // The agent manifest joins these once /.well-known/agent-manifest exists (issue 6, not yet built).
 ] as const
 
 export interface McpDeps {
@@ -107,6 +101,7 @@ export function createMcpServer(deps: McpDeps): Server {
     const r = RESOURCES.find((x) => x.uri === request.params.uri)
     if (!r) throw new Error(`unknown resource ${request.params.uri}`)
     const res = await deps.transport({ method: 'GET', url: r.path, headers: { accept: r.mimeType } })
+    if (res.status >= 400) throw new Error(`resource ${r.uri} is unavailable (HTTP ${res.status})`)
     return { contents: [{ uri: r.uri, mimeType: r.mimeType, text: res.body }] }
   })
   return server

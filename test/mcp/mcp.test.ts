@@ -52,6 +52,11 @@ describe('MCP server', () => {
       const poor = await client.callTool({ name: 'decompose', arguments: { ticker: 'SPY' } })
       assert.equal(poor.isError, true)
       assert.match(JSON.stringify(poor.content), /INSUFFICIENT_BALANCE/)
+      // Every resource offered can be read (none points at a document that does not exist).
+      for (const r of (await client.listResources()).resources) {
+        const c = await client.readResource({ uri: r.uri })
+        assert.ok(String((c.contents[0] as { text?: string }).text ?? '').length > 100, r.uri)
+      }
       const docs = await client.readResource({ uri: 'erm3://openapi.json' })
       assert.match(JSON.stringify(docs.contents[0]), /3\.0\.0-agent/)
       await client.close()
