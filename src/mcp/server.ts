@@ -7,33 +7,9 @@ import {
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Transport } from '../contract/client.ts'
+import { MCP_INSTRUCTIONS, MCP_RESOURCES } from '../contract/mcp-surface.ts'
 import { API_VERSION } from '../contract/openapi.ts'
 import { type ToolSpec, toolCatalogue, toolRequest } from '../contract/tools.ts'
-
-export const MCP_INSTRUCTIONS = `erm3 decomposes US stocks' risk into market, sector and subsector layers and a residual.
-Start by calling \`balance\` (status.can_make_requests must be true; test keys are free and read a sandbox market).
-\`pricing\` lists what each tool costs and \`estimate\` prices a call in advance; every paid result reports its cost in _agent.cost_usd, and repeating an identical call within one data_as_of is free.
-Typical flow: \`tickers_search\` to find a symbol, then \`metrics\` or \`decompose\` for its hedge ratios (dollars of ETF per $1 of stock) and explained-risk fractions.
-Errors come back as tool errors whose text starts with the error code (e.g. INSUFFICIENT_BALANCE, RATE_LIMITED, TICKER_NOT_FOUND).`
-
-/** Documents offered as MCP resources, read through the same transport as tools. Only what exists is offered. */
-const RESOURCES = [
-  {
-    uri: 'erm3://docs/methodology',
-    name: 'methodology',
-    path: '/docs/methodology',
-    mimeType: 'text/markdown',
-    description: 'How every number is computed',
-  },
-  {
-    uri: 'erm3://openapi.json',
-    name: 'openapi',
-    path: '/openapi.json',
-    mimeType: 'application/json',
-    description: 'The OpenAPI 3.1 document of the REST API',
-  },
-  // The agent manifest joins these once /.well-known/agent-manifest exists (issue 6, not yet built).
-] as const
 
 export interface McpDeps {
   /** Where a tool call goes: in-process for `erm3 serve`, HTTP for `erm3 mcp` (stdio). */
@@ -95,10 +71,10 @@ export function createMcpServer(deps: McpDeps): Server {
     return { content: [{ type: 'text', text: summary(tool, body) }], structuredContent: body }
   })
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-    resources: RESOURCES.map(({ path: _p, ...r }) => r),
+    resources: MCP_RESOURCES.map(({ path: _p, ...r }) => r),
   }))
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
-    const r = RESOURCES.find((x) => x.uri === request.params.uri)
+    const r = MCP_RESOURCES.find((x) => x.uri === request.params.uri)
     if (!r) throw new Error(`unknown resource ${request.params.uri}`)
     const res = await deps.transport({ method: 'GET', url: r.path, headers: { accept: r.mimeType } })
     if (res.status >= 400) throw new Error(`resource ${r.uri} is unavailable (HTTP ${res.status})`)

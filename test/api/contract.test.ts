@@ -71,6 +71,10 @@ describe('contract pins', () => {
     )
     assert.deepEqual(documented, [
       'DELETE /mcp',
+      'GET /.well-known/agent-manifest',
+      'GET /.well-known/agentic-disclosure.json',
+      'GET /.well-known/ai-plugin.json',
+      'GET /.well-known/mcp.json',
       'GET /.well-known/oauth-authorization-server',
       'GET /.well-known/oauth-protected-resource',
       'GET /auth/callback',
@@ -81,6 +85,7 @@ describe('contract pins', () => {
       'GET /health',
       'GET /invoices',
       'GET /l3-decomposition',
+      'GET /llms.txt',
       'GET /lstar',
       'GET /mcp',
       'GET /mcp/sse',

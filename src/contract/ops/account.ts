@@ -94,7 +94,7 @@ export const getInvoices = defineOperation({
   errors: [400, 401, 429],
 })
 
-const pricingEntrySchema = Type.Object({
+export const pricingEntrySchema = Type.Object({
   capability_id: Type.String(),
   method: Type.String(),
   path: Type.String(),

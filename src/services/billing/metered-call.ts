@@ -23,7 +23,7 @@ export type MeteredOutcome =
   | { kind: 'not_modified'; etag: string; lineage: Record<string, string> }
 
 /** Cached responses live until the data changes (the key holds data_as_of); a day bounds memory. */
-const CACHE_TTL_MS = 24 * 3600_000
+export const CACHE_TTL_MS = 24 * 3600_000
 
 export function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`
