@@ -245,6 +245,8 @@ function stopChild(child: ChildProcess): Promise<void> {
 }
 
 const HELLO = `require('node:http').createServer((q, s) => s.end('hello world')).listen(+process.env.PORT, '127.0.0.1')`
+/** The framework's own ceiling: a bare Fastify route answering the same bytes (context for the ratios). */
+const FASTIFY_HELLO = `const f = require('fastify')(); f.get('/', async () => 'hello world'); f.listen({ port: +process.env.PORT, host: '127.0.0.1' })`
 
 function request(path: string, key?: string, noCache = false): string {
   return (
@@ -443,7 +445,17 @@ async function main(): Promise<void> {
     const base = await measure(loader, port, 'node:http hello (baseline)', [request('/')])
     await stopChild(hello)
 
-    const rows: Row[] = [base]
+    const fport = await freePort()
+    const fhello = spawn(process.execPath, ['-e', FASTIFY_HELLO], {
+      env: { PORT: String(fport) },
+      stdio: 'inherit',
+      cwd: fileURLToPath(new URL('..', import.meta.url)),
+    })
+    await waitReady(fport, fhello)
+    const fastifyBase = await measure(loader, fport, 'fastify hello (ceiling)', [request('/')])
+    await stopChild(fhello)
+
+    const rows: Row[] = [base, fastifyBase]
     const notes: string[] = []
     const setups: Erm3Setup[] = []
     const homeA = join(root, 'home-embedded')
@@ -481,7 +493,7 @@ async function main(): Promise<void> {
     const verdict = (r: Row, min: number) =>
       `${r.name.trim()}: ratio ${(r.rps / base.rps).toFixed(2)} (target ≥ ${min}) ${r.rps / base.rps >= min ? 'met' : 'MISSED'}, ` +
       `p99 ${r.p99.toFixed(1)} ms (target ≤ 25) ${r.p99 <= 25 ? 'met' : 'MISSED'}`
-    for (const r of rows.slice(1)) console.log(verdict(r, r.name.startsWith('/balance') ? 0.6 : 0.5))
+    for (const r of rows.slice(2)) console.log(verdict(r, r.name.startsWith('/balance') ? 0.6 : 0.5))
     console.log(
       `load average after: ${loadavg()
         .map((x) => x.toFixed(2))

@@ -41,13 +41,29 @@ export interface AppErrorOptions {
   retryAfterSeconds?: number
 }
 
+/** Errors about the service itself: the only ones whose stack trace is worth capturing. */
+const SERVICE_FAULTS: ReadonlySet<ErrorCode> = new Set([
+  'INTERNAL',
+  'UNAVAILABLE',
+  'CONFIG_INVALID',
+  'MODEL_NOT_READY',
+])
+
 export class AppError extends Error {
   readonly code: ErrorCode
   readonly extra: Record<string, unknown>
   readonly fields: FieldProblem[]
   readonly retryAfterSeconds: number | null
   constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    // A client error (a 429 under load, a bad key) is an answer, not a fault: capturing its
+    // stack cost more than the rest of the rejection (profiled), and nobody reads it.
+    const limit = Error.stackTraceLimit
+    if (!SERVICE_FAULTS.has(code)) Error.stackTraceLimit = 0
+    try {
+      super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    } finally {
+      Error.stackTraceLimit = limit
+    }
     this.name = 'AppError'
     this.code = code
     this.extra = options.extra ?? {}

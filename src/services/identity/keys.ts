@@ -57,16 +57,22 @@ export async function issueKey(
 }
 
 /**
- * Authenticated keys are remembered for a moment so the hot path does not hit the database on
- * every request. A revocation made by this process applies at once (`forgetKey`); one made
- * elsewhere (another node, the operator CLI) applies within KEY_CACHE_TTL_MS. Expiry is checked
- * on every request against the cached record.
+ * Authenticated keys are remembered for a moment so the hot path neither hits the database nor
+ * computes the HMAC on every request: entries are keyed by the presented key itself and live
+ * KEY_CACHE_TTL_MS (the plaintext is held no longer than a request buffer would be, bounded by
+ * KEY_CACHE_MAX and swept). A revocation made by this process applies at once (`forgetKey`); one
+ * made elsewhere (another node, the operator CLI) applies within KEY_CACHE_TTL_MS. Expiry is
+ * checked on every request against the cached record.
  */
 export const KEY_CACHE_TTL_MS = 2000
 const KEY_CACHE_MAX = 10_000
-const keyCaches = new WeakMap<object, Map<string, { key: ApiKeyRecord; at: number }>>()
+interface CachedKey {
+  key: ApiKeyRecord
+  at: number
+}
+const keyCaches = new WeakMap<object, Map<string, CachedKey>>()
 
-function keyCache(ctx: ServiceContext): Map<string, { key: ApiKeyRecord; at: number }> {
+function keyCache(ctx: Pick<ServiceContext, 'accounts'>): Map<string, CachedKey> {
   let c = keyCaches.get(ctx.accounts)
   if (!c) {
     c = new Map()
@@ -75,18 +81,24 @@ function keyCache(ctx: ServiceContext): Map<string, { key: ApiKeyRecord; at: num
   return c
 }
 
-async function lookupKey(ctx: ServiceContext, hash: string): Promise<ApiKeyRecord | null> {
+/** Drops expired entries (oldest first: insertion order is time order). */
+function sweep(cache: Map<string, CachedKey>, now: number): void {
+  for (const [k, v] of cache) {
+    if (now - v.at < KEY_CACHE_TTL_MS && cache.size < KEY_CACHE_MAX) break
+    cache.delete(k)
+  }
+}
+
+async function lookupKey(ctx: ServiceContext, bearer: string): Promise<ApiKeyRecord | null> {
   const cache = keyCache(ctx)
   const now = Date.now()
-  const hit = cache.get(hash)
+  const hit = cache.get(bearer)
   if (hit && now - hit.at < KEY_CACHE_TTL_MS) return hit.key
-  const key = await ctx.accounts.findKeyByHash(hash)
-  if (hit) cache.delete(hash)
+  const key = await ctx.accounts.findKeyByHash(hashKey(ctx.secrets.pepper, bearer))
+  if (hit) cache.delete(bearer)
+  sweep(cache, now)
   // Only live keys are remembered: unknown or revoked answers are cheap errors anyway.
-  if (key && key.revokedAt === null) {
-    if (cache.size >= KEY_CACHE_MAX) cache.delete(cache.keys().next().value as string)
-    cache.set(hash, { key, at: now })
-  }
+  if (key && key.revokedAt === null) cache.set(bearer, { key, at: now })
   return key
 }
 
@@ -94,7 +106,7 @@ async function lookupKey(ctx: ServiceContext, hash: string): Promise<ApiKeyRecor
 export function forgetKey(ctx: Pick<ServiceContext, 'accounts'>, keyId: string): void {
   const cache = keyCaches.get(ctx.accounts)
   if (!cache) return
-  for (const [h, v] of cache) if (v.key.id === keyId) cache.delete(h)
+  for (const [k, v] of cache) if (v.key.id === keyId) cache.delete(k)
 }
 
 /**
@@ -105,7 +117,7 @@ export async function authenticateKey(ctx: ServiceContext, bearer: string | null
   if (bearer === null) throw new AppError('MISSING_CREDENTIALS', 'Send Authorization: Bearer <API_KEY>')
   const parsed = parseApiKey(bearer)
   if (!parsed) throw new AppError('INVALID_KEY', 'The API key is malformed or its checksum does not match')
-  const key = await lookupKey(ctx, hashKey(ctx.secrets.pepper, bearer))
+  const key = await lookupKey(ctx, bearer)
   if (!key) throw new AppError('INVALID_KEY', 'Unknown API key')
   if (key.revokedAt !== null) throw new AppError('REVOKED_KEY', 'This API key has been revoked')
   if (key.expiresAt !== null && key.expiresAt <= ctx.now())

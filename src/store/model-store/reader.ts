@@ -31,6 +31,8 @@ function refuse(message: string): never {
 export class ModelStore {
   private readonly tickerIndex: Map<string, { symbol: number; from: number; to: number }[]>
   private readonly lastPricedDay = new Map<number, number>()
+  /** Each symbol's fields on its last priced day, as read so far (the hot path of /metrics). */
+  private readonly latestValues = new Map<number, Map<string, number>>()
 
   private constructor(
     readonly dir: string,
@@ -158,8 +160,17 @@ export class ModelStore {
     const t = await this.lastPriced(symbol)
     const values: Record<string, number> = {}
     if (t < 0) return { t, values }
-    const h = await this.history(symbol, fields, t, t + 1)
-    for (const f of fields) values[f] = h[f][0]
+    let known = this.latestValues.get(symbol)
+    if (!known) {
+      known = new Map()
+      this.latestValues.set(symbol, known)
+    }
+    const missing = fields.filter((f) => !known.has(f))
+    if (missing.length > 0) {
+      const h = await this.history(symbol, missing, t, t + 1)
+      for (const f of missing) known.set(f, h[f][0] as number)
+    }
+    for (const f of fields) values[f] = known.get(f) as number
     return { t, values }
   }
 
