@@ -19,16 +19,16 @@
  * cross-checked against the ledger.
  * Run: node --import tsx bench/http.ts [runs]
  */
-import { type ChildProcess, fork, spawn } from 'node:child_process'
+import { fork, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
-import { connect, createServer, type Socket } from 'node:net'
+import { connect, type Socket } from 'node:net'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { BIN, freePort, median, provision, serverEnv, stopChild, waitReady } from './lib/serve.ts'
 
 const SELF = fileURLToPath(import.meta.url)
-const BIN = fileURLToPath(new URL('../bin/erm3.js', import.meta.url))
 const RUNS = Math.max(3, Number(process.argv[2] === '--load' ? 3 : (process.argv[2] ?? 3)))
 const RUN_MS = 3000
 const CONNS = 50
@@ -215,35 +215,6 @@ function startLoader(): Loader {
   }
 }
 
-async function freePort(): Promise<number> {
-  const s = createServer()
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))
-  const port = (s.address() as { port: number }).port
-  await new Promise<void>((resolve) => s.close(() => resolve()))
-  return port
-}
-
-async function waitReady(port: number, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`)
-    try {
-      await fetch(`http://127.0.0.1:${port}/`)
-      return
-    } catch {
-      await new Promise((r) => setTimeout(r, 50))
-    }
-  }
-  throw new Error('server did not start')
-}
-
-function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return Promise.resolve()
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve())
-    child.kill('SIGTERM')
-  })
-}
-
 const HELLO = `require('node:http').createServer((q, s) => s.end('hello world')).listen(+process.env.PORT, '127.0.0.1')`
 /** The framework's own ceiling: a bare Fastify route answering the same bytes (context for the ratios). */
 const FASTIFY_HELLO = `const f = require('fastify')(); f.get('/', async () => 'hello world'); f.listen({ port: +process.env.PORT, host: '127.0.0.1' })`
@@ -256,8 +227,6 @@ function request(path: string, key?: string, noCache = false): string {
     '\r\n'
   )
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0
 
 interface Row {
   name: string
@@ -315,27 +284,6 @@ async function postgresSetup(home: string): Promise<Erm3Setup | null> {
   }
 }
 
-/** A funded account with KEYS premium live keys, issued through the operator path. */
-async function provision(env: Erm3Setup['env']): Promise<{ accountId: string; keys: string[] }> {
-  const { openOperator } = await import('../src/main/context.ts')
-  const { createAccountWithBalance, createKeyFor } = await import('../src/services/identity/admin.ts')
-  const op = await openOperator(env)
-  try {
-    const { account } = await createAccountWithBalance(op.ctx, {
-      email: `bench-${randomBytes(4).toString('hex')}@example.com`,
-      balanceUsd: 10_000,
-    })
-    const keys: string[] = []
-    for (let i = 0; i < KEYS; i++)
-      keys.push(
-        (await createKeyFor(op.ctx, { accountId: account.id, environment: 'live', tier: 'premium' })).apiKey,
-      )
-    return { accountId: account.id, keys }
-  } finally {
-    await op.close()
-  }
-}
-
 async function debitCount(env: Erm3Setup['env'], accountId: string): Promise<number> {
   const { openOperator } = await import('../src/main/context.ts')
   const op = await openOperator(env)
@@ -367,28 +315,13 @@ async function buildStoreOnce(root: string): Promise<{ store: string; ticker: st
   return { store, ticker: w.ticker }
 }
 
-/** The parent's environment minus the backend settings: each setup names its own. */
-function serverEnv(): Record<string, string | undefined> {
-  const env = { ...process.env }
-  for (const k of [
-    'DATABASE_URL',
-    'REDIS_URL',
-    'ERM3_PEPPER',
-    'ERM3_SESSION_SECRET',
-    'ERM3_HOME',
-    'ERM3_STORE',
-  ])
-    delete env[k]
-  return env
-}
-
 async function erm3Rows(
   loader: Loader,
   setup: Erm3Setup,
   store: string,
   ticker: string,
 ): Promise<{ rows: Row[]; debits: string }> {
-  const { accountId, keys } = await provision(setup.env)
+  const { accountId, keys } = await provision(setup.env, KEYS)
   const port = await freePort()
   const child = spawn(process.execPath, [BIN, 'serve', '--store', store], {
     env: { ...serverEnv(), ...setup.env, PORT: String(port), LOG_LEVEL: 'warn' },

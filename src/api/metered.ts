@@ -52,7 +52,7 @@ export function represent(r: MeteredResult, format: TabularFormat): Representati
     confidence: r.confidence,
   }
   if (format === 'json') {
-    const data = JSON.stringify(r.body)
+    const data = Buffer.from(JSON.stringify(r.body), 'utf8')
     return { ...base, etag: etagOf(data), data }
   }
   if (!r.table)
@@ -62,21 +62,26 @@ export function represent(r: MeteredResult, format: TabularFormat): Representati
     format === 'parquet'
       ? Buffer.from(encodeTableParquet(t, { 'erm3.model_version': r.body._metadata?.model_version ?? '' }))
       : Buffer.from(encodeTableCsv(t), 'utf8')
-  return { ...base, etag: etagOf(bytes), data: bytes.toString('base64') }
+  return { ...base, etag: etagOf(bytes), data: bytes }
 }
 
-function send(reply: FastifyReply, e: Representation, agent: AgentMeta): FastifyReply {
+function send(reply: FastifyReply, e: Representation, agent: AgentMeta, startedAt: number): FastifyReply {
   reply.headers(e.lineage)
+  // Server time up to the send (auth, limits, metering, computation, encoding): browsers' and
+  // benches' view of the server's share of a request, for JSON and tabular answers alike.
+  reply.header('Server-Timing', `app;dur=${(performance.now() - startedAt).toFixed(2)}`)
   reply.header('ETag', e.etag)
   reply.header('X-API-Cost-USD', String(agent.cost_usd))
   reply.header('X-Cache-Status', agent.cache_status)
   if (e.format === 'json') {
     reply.header('Content-Type', 'application/json; charset=utf-8')
-    return reply.send(`${e.data.slice(0, -1)},"_agent":${JSON.stringify(agent)}}`)
+    // The cached JSON object's closing brace gives way to `_agent` (bytes spliced, not re-encoded).
+    const tail = Buffer.from(`,"_agent":${JSON.stringify(agent)}}`, 'utf8')
+    return reply.send(Buffer.concat([e.data.subarray(0, e.data.length - 1), tail]))
   }
   reply.header('Content-Type', TABULAR_MEDIA_TYPES[e.format])
   reply.header('Content-Disposition', `attachment; filename="${e.filename ?? 'erm3'}.${e.format}"`)
-  return reply.send(Buffer.from(e.data, 'base64'))
+  return reply.send(e.data)
 }
 
 /** Canonical request identity for the response cache: path and sorted query, or the JSON body. */
@@ -137,5 +142,5 @@ export async function runMetered(
     billingCode: capability.billingCode,
     cacheStatus: outcome.cacheStatus,
   })
-  return send(reply, outcome.rep, agent)
+  return send(reply, outcome.rep, agent, req.startedAt)
 }

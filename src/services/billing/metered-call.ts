@@ -10,8 +10,8 @@ import { beginMetered, releaseMetered, settleMetered } from './meter.ts'
 export interface Representation {
   etag: string
   format: TabularFormat
-  /** JSON text, or the tabular bytes in base64. */
-  data: string
+  /** The encoded body: JSON text (UTF-8) or the Parquet/CSV bytes. */
+  data: Buffer
   filename: string | null
   dataAsOf: string
   lineage: Record<string, string>
@@ -24,6 +24,26 @@ export type MeteredOutcome =
 
 /** Cached responses live until the data changes (the key holds data_as_of); a day bounds memory. */
 export const CACHE_TTL_MS = 24 * 3600_000
+
+/**
+ * Cache entry framing: u32 length of a small JSON header (everything but the body), the header,
+ * then the body bytes as they are — a megabyte body is neither escaped into JSON nor base64'd.
+ */
+export function encodeRepresentation(rep: Representation): Buffer {
+  const { data, ...head } = rep
+  const h = Buffer.from(JSON.stringify(head), 'utf8')
+  const out = Buffer.allocUnsafe(4 + h.length + data.length)
+  out.writeUInt32BE(h.length, 0)
+  h.copy(out, 4)
+  data.copy(out, 4 + h.length)
+  return out
+}
+
+export function decodeRepresentation(buf: Buffer): Representation {
+  const n = buf.readUInt32BE(0)
+  const head = JSON.parse(buf.toString('utf8', 4, 4 + n)) as Omit<Representation, 'data'>
+  return { ...head, data: buf.subarray(4 + n) }
+}
 
 export function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`
@@ -77,7 +97,7 @@ export async function meteredCall(
 ): Promise<MeteredOutcome> {
   const hit = call.bypassCache ? null : await ctx.limits.cache.get(call.cacheKey)
   if (hit) {
-    const rep = JSON.parse(hit.toString('utf8')) as Representation
+    const rep = decodeRepresentation(hit)
     if (etagMatches(call.ifNoneMatch, rep.etag))
       return { kind: 'not_modified', etag: rep.etag, lineage: rep.lineage }
     return { kind: 'served', rep, costMicros: 0, cacheStatus: 'HIT' }
@@ -91,7 +111,7 @@ export async function meteredCall(
     }
     const costMicros = await settleMetered(ctx, ticket, call.requestId, positions)
     await ctx.limits.cache
-      .set(call.cacheKey, Buffer.from(JSON.stringify(rep)), CACHE_TTL_MS)
+      .set(call.cacheKey, encodeRepresentation(rep), CACHE_TTL_MS)
       .catch((err: Error) => ctx.log.warn({ err: err.message }, 'response cache write failed'))
     return { kind: 'served', rep, costMicros, cacheStatus: call.bypassCache ? 'BYPASS' : 'MISS' }
   } catch (err) {

@@ -31,6 +31,7 @@ function refuse(message: string): never {
 export class ModelStore {
   private readonly tickerIndex: Map<string, { symbol: number; from: number; to: number }[]>
   private readonly lastPricedDay = new Map<number, number>()
+  private isoDates: string[] | null = null
   /** Each symbol's fields on its last priced day, as read so far (the hot path of /metrics). */
   private readonly latestValues = new Map<number, Map<string, number>>()
 
@@ -112,8 +113,10 @@ export class ModelStore {
     return d === null ? -1 : this.calendar.indexOf(d)
   }
 
+  /** ISO date of calendar day `t` (strings made once per store: series endpoints ask thousands). */
   date(t: number): string {
-    return isoFromDay(this.calendar[t])
+    this.isoDates ??= Array.from(this.calendar, isoFromDay)
+    return this.isoDates[t] ?? isoFromDay(this.calendar[t])
   }
 
   private path(field: StoreField): string {
@@ -130,9 +133,13 @@ export class ModelStore {
     to = this.calendar.length,
   ): Promise<Record<string, Column>> {
     const out: Record<string, Column> = {}
+    // Whole columns (the reader caches those), then the window: the repeat requests of one
+    // ticker with other windows or years are served from memory, not by fresh partial reads.
+    const whole = from === 0 && to === this.calendar.length
     await Promise.all(
       fields.map(async (f) => {
-        out[f] = await this.zarr.readColumn(this.path(f), symbol, from, to)
+        const col = await this.zarr.readColumn(this.path(f), symbol)
+        out[f] = whole ? col : col.subarray(from, to)
       }),
     )
     return out
