@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
+import { rmSync } from 'node:fs'
 import { mkdir, mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -7,8 +8,16 @@ import { InputError } from '../../src/platform/errors.ts'
 
 /** Small helpers shared by the importer tests. */
 
+const made: string[] = []
+process.once('exit', () => {
+  for (const d of made) rmSync(d, { recursive: true, force: true })
+})
+
+/** A fresh temporary directory, removed when the test process exits. */
 export async function tempDir(prefix = 'erm3-import-'): Promise<string> {
-  return mkdtemp(join(tmpdir(), prefix))
+  const dir = await mkdtemp(join(tmpdir(), prefix))
+  made.push(dir)
+  return dir
 }
 
 export async function put(dir: string, name: string, content: string | Uint8Array): Promise<string> {
