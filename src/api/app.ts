@@ -81,6 +81,7 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
   await fastify.register(formbody)
   fastify.decorateRequest('principal', null)
   fastify.decorateRequest('session', null)
+  fastify.decorateRequest('rateLimited', null)
   fastify.decorateRequest('startedAt', 0)
 
   fastify.addHook('onRequest', async (req, reply) => {

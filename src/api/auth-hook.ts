@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { AppError } from '../platform/errors.ts'
 import type { ServiceContext } from '../services/context.ts'
 import { authenticateKey, type KeyUsage } from '../services/identity/keys.ts'
 import { verifySession } from '../services/identity/session.ts'
@@ -36,8 +37,17 @@ export function createAuthHook(ctx: ServiceContext, usage: KeyUsage, internalSec
       usage.touch(principal.keyId, ctx.now())
       // An MCP tool call already took its rate token as an MCP message: the inner REST call
       // (marked by this process's secret) takes only the concurrency slot.
-      if (req.headers[INTERNAL_HEADER] !== internalSecret)
-        setRateHeaders(reply, await takeKeyToken(ctx, principal))
+      if (req.headers[INTERNAL_HEADER] !== internalSecret) {
+        try {
+          setRateHeaders(reply, await takeKeyToken(ctx, principal))
+        } catch (e) {
+          if (!op.rateLimitInBand || !(e instanceof AppError) || e.code !== 'RATE_LIMITED') throw e
+          // Refused here all the same; the MCP handler delivers the refusal (mcp/http.ts).
+          req.rateLimited = e
+          const rate = (e.extra as { rate?: RateHeaders }).rate
+          if (rate) setRateHeaders(reply, rate)
+        }
+      }
       if (op.streaming) return
       const release = await acquireKeySlot(ctx, principal)
       const free = () => {

@@ -1,4 +1,5 @@
 import type { Operation } from '../contract/operation.ts'
+import type { AppError } from '../platform/errors.ts'
 import type { Principal } from '../services/identity/keys.ts'
 import type { Session } from '../services/identity/session.ts'
 
@@ -8,6 +9,8 @@ declare module 'fastify' {
     principal: Principal | null
     /** Set by the auth hook on `auth: 'session'` operations. */
     session: Session | null
+    /** `rateLimitInBand` operations: the refusal the handler must deliver (the token was not granted). */
+    rateLimited: AppError | null
     /** performance.now() at arrival, for `_agent.latency_ms`. */
     startedAt: number
   }

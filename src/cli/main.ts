@@ -3,6 +3,7 @@ import { registerAdmin } from './commands/admin.ts'
 import { registerBuild } from './commands/build.ts'
 import { registerDataCommands } from './commands/data.ts'
 import { registerExport } from './commands/export.ts'
+import { registerMcp } from './commands/mcp.ts'
 import { registerServe } from './commands/serve.ts'
 import { registerStart } from './commands/start.ts'
 import { runCli } from './run.ts'
@@ -17,5 +18,6 @@ registerExport(program)
 registerStart(program)
 registerServe(program)
 registerAdmin(program)
+registerMcp(program)
 
 await runCli(program, process.argv)

@@ -28,6 +28,11 @@ export interface Operation {
   errors: number[]
   /** Long-lived streams (MCP): rate limited per message, but hold no concurrency slot. */
   streaming?: boolean
+  /**
+   * MCP message endpoints: a message over the rate limit is still refused by the auth hook, but
+   * the handler says so — a tools/call as a RATE_LIMITED tool error, anything else as the 429.
+   */
+  rateLimitInBand?: boolean
   /** OAuth endpoints answer errors as RFC 6749 `{error, error_description}` instead of problem+json. */
   errorStyle?: 'problem' | 'oauth'
   /** Request body media type when not JSON (the OAuth token and revocation endpoints are form-encoded). */

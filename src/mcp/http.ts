@@ -2,12 +2,12 @@ import type { IncomingMessage } from 'node:http'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
+import { isInitializeRequest, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Transport } from '../contract/client.ts'
 import { newId } from '../platform/ids.ts'
 import type { Principal } from '../services/identity/keys.ts'
-import { createMcpServer } from './server.ts'
+import { createMcpServer, RATE_REFUSAL, type RateRefusal } from './server.ts'
 
 /** An idle session is closed after this (clients re-initialise). */
 export const SESSION_IDLE_MS = 30 * 60_000
@@ -23,7 +23,29 @@ interface Session {
   lastSeen: number
 }
 
-type AuthedRequest = IncomingMessage & { auth?: { token: string; clientId: string; scopes: string[] } }
+type AuthedRequest = IncomingMessage & {
+  auth?: { token: string; clientId: string; scopes: string[]; extra?: Record<string, unknown> }
+}
+
+/**
+ * Rate limits over MCP. They are enforced in one place, the auth hook: one token per MCP message,
+ * none for the REST call a tool makes inside. Over the limit, only the way the refusal is said
+ * depends on the message. A POST made only of tools/call requests is answered in MCP, each call a
+ * tool error `RATE_LIMITED: … Retry after N s.` with nothing run or charged: the agent sees the
+ * code and the wait in the tool result, as it does for a 402, where a 429 on the POST would reach
+ * it (through the SDK clients) as a transport exception of the client program. Any other message
+ * (initialize, lists, resources, notifications) gets the HTTP 429 problem with Retry-After, as
+ * REST does, and so do the streams and DELETE, whose operations are not `rateLimitInBand`.
+ * Throws that 429; returns what the tool calls must say, or null when within the limit.
+ */
+function rateRefusal(req: FastifyRequest): RateRefusal | null {
+  const refused = req.rateLimited
+  if (!refused) return null
+  const messages: unknown[] = Array.isArray(req.body) ? req.body : [req.body]
+  const toolCalls = messages.every((m) => isJSONRPCRequest(m) && m.method === 'tools/call')
+  if (messages.length === 0 || !toolCalls) throw refused
+  return { detail: refused.message, retryAfterSeconds: refused.retryAfterSeconds ?? 1 }
+}
 
 function bearer(req: FastifyRequest): string {
   const h = req.headers.authorization ?? ''
@@ -53,9 +75,14 @@ export function createMcpHandlers(internal: Transport, now: () => number = Date.
   const sessions = new Map<string, Session>()
   const principal = (req: FastifyRequest) => req.principal as Principal
   const newServer = () => createMcpServer({ transport: internal, bearerOf: (t) => t ?? null })
-  const attachAuth = (req: FastifyRequest) => {
+  const attachAuth = (req: FastifyRequest, refused: RateRefusal | null = null) => {
     const p = principal(req)
-    ;(req.raw as AuthedRequest).auth = { token: bearer(req), clientId: p.keyId, scopes: ['mcp:read'] }
+    ;(req.raw as AuthedRequest).auth = {
+      token: bearer(req),
+      clientId: p.keyId,
+      scopes: ['mcp:read'],
+      ...(refused ? { extra: { [RATE_REFUSAL]: refused } } : {}),
+    }
   }
   const find = (req: FastifyRequest, id: string | undefined): Session | null => {
     const s = id ? sessions.get(id) : undefined
@@ -79,6 +106,7 @@ export function createMcpHandlers(internal: Transport, now: () => number = Date.
     sessions,
     handlers: {
       mcpPost: async (req: FastifyRequest, reply: FastifyReply) => {
+        const refused = rateRefusal(req)
         const sid = req.headers['mcp-session-id']
         const s = typeof sid === 'string' ? find(req, sid) : null
         if (typeof sid === 'string' && !s)
@@ -110,7 +138,7 @@ export function createMcpHandlers(internal: Transport, now: () => number = Date.
           await transport.handleRequest(req.raw, reply.raw, req.body)
           return reply
         }
-        attachAuth(req)
+        attachAuth(req, refused)
         hijack(reply)
         await (s.transport as StreamableHTTPServerTransport).handleRequest(req.raw, reply.raw, req.body)
         return reply
@@ -152,11 +180,12 @@ export function createMcpHandlers(internal: Transport, now: () => number = Date.
         return reply
       },
       mcpMessages: async (req: FastifyRequest, reply: FastifyReply) => {
+        const refused = rateRefusal(req)
         const { sessionId } = req.query as { sessionId: string }
         const s = find(req, sessionId)
         if (!s || !(s.transport instanceof SSEServerTransport))
           return jsonRpcError(reply, 404, 'Unknown or expired MCP session')
-        attachAuth(req)
+        attachAuth(req, refused)
         hijack(reply)
         await s.transport.handlePostMessage(req.raw, reply.raw, req.body)
         return reply

@@ -11,6 +11,34 @@ import { MCP_INSTRUCTIONS, MCP_RESOURCES } from '../contract/mcp-surface.ts'
 import { API_VERSION } from '../contract/openapi.ts'
 import { type ToolSpec, toolCatalogue, toolRequest } from '../contract/tools.ts'
 
+/**
+ * Set in `AuthInfo.extra` by the HTTP transports when the MCP message carrying a tools/call was
+ * over the key's rate limit (the auth hook refused its token; see mcp/http.ts): the call is
+ * answered with a RATE_LIMITED tool error and nothing runs.
+ */
+export const RATE_REFUSAL = 'erm3RateRefusal'
+export interface RateRefusal {
+  detail: string
+  retryAfterSeconds: number
+}
+
+function toolError(
+  code: string,
+  detail: string,
+  retryAfter: string | number | undefined,
+  body: object,
+): CallToolResult {
+  const retry =
+    retryAfter === undefined || retryAfter === ''
+      ? ''
+      : `${/[.!?]$/.test(detail) ? '' : '.'} Retry after ${retryAfter} s.`
+  return {
+    isError: true,
+    content: [{ type: 'text', text: `${code}: ${detail}${retry}` }],
+    structuredContent: body as Record<string, unknown>,
+  }
+}
+
 export interface McpDeps {
   /** Where a tool call goes: in-process for `erm3 serve`, HTTP for `erm3 mcp` (stdio). */
   transport: Transport
@@ -52,6 +80,12 @@ export function createMcpServer(deps: McpDeps): Server {
     const bearer = deps.bearerOf(extra.authInfo?.token)
     if (!bearer)
       return { isError: true, content: [{ type: 'text', text: 'MISSING_CREDENTIALS: no API key' }] }
+    const refused = extra.authInfo?.extra?.[RATE_REFUSAL] as RateRefusal | undefined
+    if (refused) {
+      const { detail, retryAfterSeconds } = refused
+      const body = { code: 'RATE_LIMITED', status: 429, detail, retry_after_seconds: retryAfterSeconds }
+      return toolError('RATE_LIMITED', detail, retryAfterSeconds, body)
+    }
     const res = await deps.transport(toolRequest(tool, request.params.arguments ?? {}, bearer))
     let body: Record<string, unknown> = {}
     try {
@@ -61,12 +95,7 @@ export function createMcpServer(deps: McpDeps): Server {
     }
     if (res.status >= 400) {
       const code = typeof body.code === 'string' ? body.code : `HTTP_${res.status}`
-      const retry = res.headers['retry-after'] ? ` Retry after ${res.headers['retry-after']} s.` : ''
-      return {
-        isError: true,
-        content: [{ type: 'text', text: `${code}: ${String(body.detail ?? body.title ?? '')}${retry}` }],
-        structuredContent: body,
-      }
+      return toolError(code, String(body.detail ?? body.title ?? ''), res.headers['retry-after'], body)
     }
     return { content: [{ type: 'text', text: summary(tool, body) }], structuredContent: body }
   })
