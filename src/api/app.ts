@@ -69,6 +69,22 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
       customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: true, useDefaults: true },
     },
     routerOptions: { ignoreTrailingSlash: true },
+    // A path the router cannot even parse (bad percent-encoding, an over-long parameter) is the
+    // client's error: answer it from the error table like every other 400, not Fastify's own JSON.
+    frameworkErrors: (err, req, reply) => {
+      reply.header('X-Request-ID', String(req.id))
+      reply.header('X-API-Version', API_VERSION)
+      const detail =
+        err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? 'A path parameter is too long'
+          : 'The path is not a valid URL (bad percent-encoding?)'
+      void sendProblem(reply, {
+        problem: problem(ctx.config.publicUrl, req, 'INVALID_REQUEST', detail),
+        retryAfterSeconds: null,
+        rate: null,
+        internal: false,
+      })
+    },
   })
   fastify.setValidatorCompiler(createValidatorCompiler())
   const routes: string[] = []

@@ -3,7 +3,13 @@ import { estimate, getBalance, getHealth, getInvoices, getPricing } from './ops/
 import { ANALYTICS_OPS } from './ops/analytics.ts'
 import { login, loginCallback, provision, provisionFree } from './ops/auth.ts'
 import { DISCOVERY_OPS } from './ops/discovery.ts'
-import { getErrorDocs, getMethodologyDocs, getOpenApi, getPrometheusMetrics } from './ops/docs.ts'
+import {
+  getBillingDocs,
+  getErrorDocs,
+  getMethodologyDocs,
+  getOpenApi,
+  getPrometheusMetrics,
+} from './ops/docs.ts'
 import { HISTORY_OPS } from './ops/history.ts'
 import { MCP_OPS } from './ops/mcp.ts'
 import { getMetrics } from './ops/metrics.ts'
@@ -29,6 +35,7 @@ export const OPS = {
   getOpenApi,
   getErrorDocs,
   getMethodologyDocs,
+  getBillingDocs,
   getPrometheusMetrics,
 } as const
 

@@ -31,6 +31,8 @@ export interface ServerConfig {
   metricsToken: string | null
   /** Trust X-Forwarded-For from a proxy in front (per-IP limits). */
   trustProxy: boolean
+  /** Where a 402 sends a client to add funds: the operator's billing page, else /docs/billing. */
+  topUpUrl: string | null
 }
 
 type Env = Record<string, string | undefined>
@@ -114,6 +116,7 @@ function serverConfig(env: Env): ServerConfig {
     mailFrom: str(env, 'MAIL_FROM') ?? 'erm3 <no-reply@localhost>',
     metricsToken: str(env, 'METRICS_TOKEN'),
     trustProxy: trust === 'true' || trust === '1',
+    topUpUrl: urlVar(env, 'TOP_UP_URL', ['https:', 'http:']),
   }
 }
 

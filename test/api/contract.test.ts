@@ -79,6 +79,7 @@ describe('contract pins', () => {
       'GET /.well-known/oauth-protected-resource',
       'GET /auth/callback',
       'GET /balance',
+      'GET /docs/billing',
       'GET /docs/errors',
       'GET /docs/methodology',
       'GET /etf-returns',

@@ -42,6 +42,17 @@ describe('HTTP platform (embedded backends)', () => {
     )
   })
 
+  test('an unparsable path (bad percent-encoding, over-long parameter) is a 400 problem, not a framework body', async () => {
+    for (const path of ['/metrics/%zz', `/metrics/${'A'.repeat(300)}`, `/metrics/${'A'.repeat(101)}`]) {
+      const r = await raw('GET', path)
+      assert.equal(r.status, 400, path)
+      assert.match(r.headers['content-type'] ?? '', /^application\/problem\+json/)
+      const body = JSON.parse(r.body)
+      assert.equal(body.code, 'INVALID_REQUEST')
+      assert.equal(body.request_id, r.headers['x-request-id'])
+    }
+  })
+
   test('415, 413 and malformed JSON go through the error table', async () => {
     const r415 = await raw('POST', '/estimate', { 'content-type': 'text/xml' }, '<x/>')
     assert.equal(r415.status, 415)
@@ -230,5 +241,35 @@ describe('HTTP platform (embedded backends)', () => {
     assert.equal((await raw('GET', '/docs/methodology')).status, 200)
     const prom = await raw('GET', '/metrics-prom')
     assert.match(prom.body, /erm3_http_requests_total\{operation="getHealth",status="200"\}/)
+  })
+})
+
+describe('billing page and the 402 top_up_url', () => {
+  test('/docs/billing lists every served price from the pricing table; TOP_UP_URL replaces it in a 402', async () => {
+    const t = await startTestApp({ env: { TOP_UP_URL: 'https://billing.example.com/erm3' } })
+    try {
+      const page = await t.transport({ method: 'GET', url: '/docs/billing', headers: {} })
+      assert.equal(page.status, 200)
+      assert.match(page.headers['content-type'] ?? '', /^text\/markdown/)
+      const pricing = JSON.parse((await t.transport({ method: 'GET', url: '/pricing', headers: {} })).body)
+      const caps = pricing.capabilities as { capability_id: string; cost_usd: number }[]
+      assert.ok(caps.length > 5)
+      for (const c of caps) {
+        const row = page.body.split('\n').find((l) => l.startsWith(`| ${c.capability_id} |`))
+        assert.ok(row, `${c.capability_id} on the billing page`)
+        assert.match(row, new RegExp(`\\| ${String(c.cost_usd).replace('.', '\\.')} `))
+      }
+      assert.match(page.body, /https:\/\/billing\.example\.com\/erm3/)
+      const poor = await t.key(await t.account(0))
+      const r = await t.transport({
+        method: 'GET',
+        url: '/metrics/SPY',
+        headers: { authorization: `Bearer ${poor}` },
+      })
+      assert.equal(r.status, 402)
+      assert.equal(JSON.parse(r.body).top_up_url, 'https://billing.example.com/erm3')
+    } finally {
+      await t.close()
+    }
   })
 })

@@ -124,6 +124,10 @@ export function securitySuite(
             assert.equal(typeof p.required_usd, 'number')
             assert.ok((p.required_usd as number) > 0)
             assert.match(String(p.top_up_url), /^http/)
+            // …and it leads somewhere: the billing page of this instance.
+            const page = await t.app.fastify.inject({ url: new URL(String(p.top_up_url)).pathname })
+            assert.equal(page.statusCode, 200)
+            assert.match(page.body, /minimum top-up is 10\.00 USD/)
             assert.equal(p.min_top_up_usd, 10)
             assert.deepEqual(
               await t.ctx.accounts.entries(poor, { from: 0, to: Date.now() + 1, limit: 10 }),

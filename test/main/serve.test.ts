@@ -24,6 +24,7 @@ describe('configuration is validated at start', () => {
     ],
     [{ REDIS_URL: 'http://x' }, /REDIS_URL must use redis/],
     [{ TRUST_PROXY: 'maybe' }, /TRUST_PROXY must be true or false/],
+    [{ TOP_UP_URL: 'javascript:alert(1)' }, /TOP_UP_URL must use https: or http:/],
   ]
   for (const [env, message] of bad) {
     test(`refuses ${JSON.stringify(env)}`, () => assert.throws(() => loadConfig(env), message))

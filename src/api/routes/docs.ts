@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises'
 import { WIRE_ERRORS } from '../../contract/errors.ts'
 import { buildOpenApi } from '../../contract/openapi.ts'
 import { AppError } from '../../platform/errors.ts'
+import { billingDoc } from '../../services/billing/billing-doc.ts'
 import type { ServiceContext } from '../../services/context.ts'
 import { bearerOf } from '../auth-hook.ts'
 import type { PromMetrics } from '../prom.ts'
@@ -43,7 +44,10 @@ export function docsRoutes(ctx: ServiceContext, prom: PromMetrics): RouteTable {
   const openapi = JSON.stringify(buildOpenApi({ publicUrl: ctx.config.publicUrl }))
   const errors = errorsPage()
   let methodology: string | null = null
+  const billing = billingDoc({ publicUrl: ctx.config.publicUrl, topUpUrl: ctx.config.topUpUrl })
   return {
+    getBillingDocs: async (_req, reply) =>
+      reply.header('Content-Type', 'text/markdown; charset=utf-8').send(billing),
     getOpenApi: async (_req, reply) =>
       reply.header('Content-Type', 'application/json; charset=utf-8').send(openapi),
     getErrorDocs: async (_req, reply) =>

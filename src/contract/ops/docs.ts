@@ -41,6 +41,20 @@ export const getMethodologyDocs = defineOperation({
   errors: [],
 })
 
+export const getBillingDocs = defineOperation({
+  id: 'getBillingDocs',
+  method: 'GET',
+  path: '/docs/billing',
+  summary:
+    'How money works on this instance: prepaid balance, prices, what is charged, and how to top up (the `top_up_url` of a 402 unless the operator configured TOP_UP_URL)',
+  tags: ['docs'],
+  auth: 'none',
+  status: 200,
+  response: Type.String(),
+  contentType: 'text/markdown; charset=utf-8',
+  errors: [],
+})
+
 export const getPrometheusMetrics = defineOperation({
   id: 'getPrometheusMetrics',
   method: 'GET',

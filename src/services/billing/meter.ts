@@ -1,3 +1,4 @@
+import { getBillingDocs } from '../../contract/ops/docs.ts'
 import { type Capability, chargeMicros, microsToUsd } from '../../contract/pricing.ts'
 import { AppError } from '../../platform/errors.ts'
 import type { ServiceContext } from '../context.ts'
@@ -36,7 +37,7 @@ export async function beginMetered(
         extra: {
           balance_usd: microsToUsd(r.balanceMicros),
           required_usd: microsToUsd(amount),
-          top_up_url: `${ctx.config.publicUrl}/billing/top-up`,
+          top_up_url: ctx.config.topUpUrl ?? `${ctx.config.publicUrl}${getBillingDocs.path}`,
           min_top_up_usd: MIN_TOP_UP_USD,
         },
       },

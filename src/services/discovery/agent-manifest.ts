@@ -24,6 +24,7 @@ export const KEY_FORMATS = [
 const FREE_DOCUMENTS: OperationId[] = [
   'getOpenApi',
   'getMethodologyDocs',
+  'getBillingDocs',
   'getErrorDocs',
   'getAgentManifest',
   'getMcpServerCard',
@@ -64,7 +65,7 @@ export function buildAgentManifest(ctx: ServiceContext, l: DiscoveryLinks): Agen
     version: API_VERSION,
     base_url: l.base,
     openapi_url: l.openapi,
-    docs: { methodology: l.methodology, errors: l.errors, llms_txt: l.llmsTxt },
+    docs: { methodology: l.methodology, errors: l.errors, billing: l.billing, llms_txt: l.llmsTxt },
     mcp: {
       streamable_http_url: l.mcp,
       sse_url: l.mcpSse,

@@ -1,0 +1,59 @@
+import { openApiPath } from '../../contract/operation.ts'
+import { operationById } from '../../contract/operations.ts'
+import { microsToUsd } from '../../contract/pricing.ts'
+import { MIN_TOP_UP_USD } from './meter.ts'
+import { servedCapabilities } from './views.ts'
+
+/**
+ * GET /docs/billing: how money works on this instance, from the one pricing table and the real
+ * rules of the metering path. It is where a 402's `top_up_url` points unless the operator set
+ * TOP_UP_URL (their own billing page).
+ */
+export function billingDoc(opts: { publicUrl: string; topUpUrl: string | null }): string {
+  const rows = servedCapabilities().map((c) => {
+    const op = operationById(c.operationId)
+    const where = op ? `\`${op.method} ${openApiPath(op.path)}\`` : ''
+    const unit = c.model === 'per_position' ? 'per ticker that succeeds' : 'per call'
+    const min = c.minChargeMicros ? `, minimum ${microsToUsd(c.minChargeMicros)}` : ''
+    return `| ${c.id} | ${where} | ${microsToUsd(c.unitMicros)} ${unit}${min} |`
+  })
+  const topUp = opts.topUpUrl
+    ? `The operator of this instance takes top-ups at ${opts.topUpUrl}.`
+    : 'On this instance the operator credits top-ups with the operator CLI: ' +
+      '`erm3 topup --account <account_id> --usd <amount> --reference <payment reference>` ' +
+      '(idempotent per reference: a repeated reference credits nothing). Ask the operator, giving your ' +
+      '`account_id` from `GET /balance`. Card payments are not part of this version of erm3.'
+  return `# Billing
+
+erm3 is prepaid: every account has a balance in US dollars, kept as an append-only ledger in
+integer micro-dollars. Base URL: ${opts.publicUrl}
+
+## What is charged
+- A paid call reserves the most it can cost before any work (a 402 \`INSUFFICIENT_BALANCE\` if the
+  available balance cannot cover it), then is charged once its response is ready; the debit is
+  durable before the response leaves.
+- Errors cost nothing: a 4xx or 5xx is never charged.
+- Repeats are free: an identical request (same account, operation, parameters and \`data_as_of\`)
+  answered from the response cache costs 0 (\`_agent.cache_status: HIT\`, \`X-API-Cost-USD: 0\`), and
+  so does a 304 to \`If-None-Match\`. \`Cache-Control: no-cache\` asks for a fresh computation, charged.
+- Batch calls are charged per ticker that succeeds, with the minimum shown.
+- Test keys (\`erm_agent_test_…\`) read a sandbox market and never change a balance.
+- Every paid JSON response reports its cost in \`_agent.cost_usd\`, every paid response in
+  \`X-API-Cost-USD\`.
+
+## Prices
+| capability | endpoint | USD |
+|---|---|---|
+${rows.join('\n')}
+
+Free: \`GET /balance\`, \`GET /invoices\`, \`GET /pricing\`, \`POST /estimate\` (the price of any call
+before making it), \`GET /tickers\`, \`GET /health\`, the documents and discovery manifests.
+
+## Checking
+- \`GET /balance\`: \`balance_usd\` and \`status.can_make_requests\`.
+- \`GET /invoices?period=month|quarter|year|all\`: spend, request count and top-ups from the ledger.
+
+## Topping up
+The minimum top-up is ${MIN_TOP_UP_USD.toFixed(2)} USD. ${topUp}
+`
+}
