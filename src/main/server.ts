@@ -2,6 +2,7 @@ import type { App } from '../api/app.ts'
 import { type Config, loadConfig } from '../platform/config.ts'
 import { createLogger, type Logger } from '../platform/logger.ts'
 import { type Progress, silentProgress } from '../platform/progress.ts'
+import { purgeExpiredSecrets } from '../services/identity/retention.ts'
 import { createServerApp } from './app.ts'
 import { buildContext, homePaths, openModel } from './context.ts'
 import { ensureSandbox } from './sandbox.ts'
@@ -39,6 +40,12 @@ export async function serve(
       if (r.releasedReservations || r.correctedBalances) log.warn(r, 'ledger reconciled')
     } catch (e) {
       log.error({ err: (e as Error).message }, 'ledger reconcile failed')
+    }
+    try {
+      const p = await purgeExpiredSecrets(ctx)
+      if (p.loginTokens || p.codes || p.refreshTokens) log.info(p, 'expired one-time secrets deleted')
+    } catch (e) {
+      log.error({ err: (e as Error).message }, 'purge of expired secrets failed')
     }
   }
   await reconcile()

@@ -272,5 +272,63 @@ export function oauthStoreConformance(name: string, h: OAuthStoreHarness) {
       assert.deepEqual(await store2.revokeRefreshToken(t.hash, T0 + 2 * MIN), revoked)
       assert.equal(await store.revokeRefreshToken(secretHash(), T0), null)
     })
+
+    // Last: the purge deletes every expired row of the tables, other tests' included.
+    it('purgeExpired deletes sign-in tokens, codes and refresh tokens expired before their cutoffs, and nothing else', async () => {
+      const oldCode = await newCode()
+      const liveCode = await newCode({ expiresAt: T0 + 100 * DAY })
+      const oldToken = await newToken()
+      const liveToken = await newToken()
+      await store.rotateRefreshToken(
+        liveToken.hash,
+        liveToken.clientId,
+        { ...next(), expiresAt: T0 + 100 * DAY },
+        T0 + MIN,
+      )
+      const [oldLogin, liveLogin] = [secretHash(), secretHash()]
+      await accounts.createLoginToken({
+        hash: oldLogin,
+        email: 'o@example.com',
+        expiresAt: T0 + MIN,
+        createdAt: T0,
+      })
+      await accounts.createLoginToken({
+        hash: liveLogin,
+        email: 'l@example.com',
+        expiresAt: T0 + 100 * DAY,
+        createdAt: T0,
+      })
+      const report = await node2.purgeExpired({
+        loginTokens: T0 + DAY,
+        codes: T0 + DAY,
+        refreshTokens: T0 + 31 * DAY,
+      })
+      assert.ok(
+        report.loginTokens >= 1 && report.codes >= 1 && report.refreshTokens >= 2,
+        JSON.stringify(report),
+      )
+      assert.deepEqual(await store.consumeCode(oldCode.hash, T0), { status: 'unknown' })
+      assert.equal((await store.consumeCode(liveCode.hash, T0 + DAY)).status, 'ok')
+      assert.equal(
+        (await store.rotateRefreshToken(oldToken.hash, oldToken.clientId, next(), T0)).status,
+        'unknown',
+      )
+      // The rotated parent of a live token expired too and is gone; its live descendant stays.
+      assert.equal(
+        (await store.rotateRefreshToken(liveToken.hash, liveToken.clientId, next(), T0)).status,
+        'unknown',
+      )
+      assert.equal(await accounts.consumeLoginToken(oldLogin, T0), null)
+      assert.equal(await accounts.consumeLoginToken(liveLogin, T0 + DAY), 'l@example.com')
+      const remaining = await h.sql(
+        `SELECT COUNT(*) AS n FROM oauth_refresh_tokens WHERE expires_at >= ${T0 + 31 * DAY}`,
+      )
+      assert.ok(Number(remaining[0]?.n) >= 1)
+      assert.deepEqual(await node2.purgeExpired({ loginTokens: 0, codes: 0, refreshTokens: 0 }), {
+        loginTokens: 0,
+        codes: 0,
+        refreshTokens: 0,
+      })
+    })
   })
 }

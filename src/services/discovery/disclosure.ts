@@ -4,6 +4,7 @@ import type { agenticDisclosureSchema } from '../../contract/ops/discovery.ts'
 import { CACHE_TTL_MS } from '../billing/metered-call.ts'
 import type { ServiceContext } from '../context.ts'
 import { LOGIN_TTL_MS } from '../identity/login.ts'
+import { PURGE_AFTER_EXPIRY_MS } from '../identity/retention.ts'
 import { SESSION_TTL_S } from '../identity/session.ts'
 import { IP_RULES } from '../limits.ts'
 import { ACCESS_TTL_S, CODE_TTL_MS, REFRESH_TTL_MS } from '../oauth/common.ts'
@@ -84,7 +85,7 @@ function stored(ctx: ServiceContext): Stored[] {
       fields: ['SHA-256 of the one-time token', 'e-mail address', 'created, expiry and used times'],
       purpose: 'Passwordless sign-in',
       where: db,
-      retention: `Usable once within ${span(LOGIN_TTL_MS)}. ${KEPT}`,
+      retention: `Usable once within ${span(LOGIN_TTL_MS)}; deleted ${span(PURGE_AFTER_EXPIRY_MS.loginTokens)} after expiry (checked every few minutes while the server runs).`,
     },
     {
       category: 'OAuth clients, authorization codes and refresh tokens',
@@ -96,7 +97,7 @@ function stored(ctx: ServiceContext): Stored[] {
       ],
       purpose: 'OAuth 2.0 for agent clients',
       where: db,
-      retention: `Codes are usable once within ${span(CODE_TTL_MS)}; refresh tokens for ${span(REFRESH_TTL_MS)}, rotated on every use. ${KEPT}`,
+      retention: `Codes are usable once within ${span(CODE_TTL_MS)} and deleted ${span(PURGE_AFTER_EXPIRY_MS.codes)} after expiry; refresh tokens live ${span(REFRESH_TTL_MS)}, rotated on every use, and are deleted ${span(PURGE_AFTER_EXPIRY_MS.refreshTokens)} after expiry (so a replayed old token is still recognised). Client registrations are kept.`,
     },
     {
       category: 'response cache',

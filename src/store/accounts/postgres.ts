@@ -319,6 +319,15 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
       )
       return r?.email ?? null
     },
+    async purgeExpired(c) {
+      const del = async (table: string, before: number) =>
+        (await pool.query(`DELETE FROM ${table} WHERE expires_at < $1`, [before])).rowCount ?? 0
+      return {
+        loginTokens: await del('login_tokens', c.loginTokens),
+        codes: await del('oauth_codes', c.codes),
+        refreshTokens: await del('oauth_refresh_tokens', c.refreshTokens),
+      }
+    },
 
     oauth() {
       oauth ??= createPostgresOAuthStore(pool, tx)

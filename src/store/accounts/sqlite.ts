@@ -332,6 +332,15 @@ export function createSqliteAccountStore(path: string): AccountStore {
     async consumeLoginToken(hash, now) {
       return s().consumeToken.get(now, hash, now)?.email ?? null
     },
+    async purgeExpired(c) {
+      const del = (table: string, before: number) =>
+        db.prepare(`DELETE FROM ${table} WHERE expires_at < ?`).run(before).changes
+      return db.transaction(() => ({
+        loginTokens: del('login_tokens', c.loginTokens),
+        codes: del('oauth_codes', c.codes),
+        refreshTokens: del('oauth_refresh_tokens', c.refreshTokens),
+      }))()
+    },
 
     oauth() {
       oauth ??= createSqliteOAuthStore(db)

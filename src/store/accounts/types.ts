@@ -99,6 +99,18 @@ export interface SpendSummary {
   topUpsMicros: number
 }
 
+export interface PurgeCutoffs {
+  loginTokens: number
+  codes: number
+  refreshTokens: number
+}
+
+export interface PurgeReport {
+  loginTokens: number
+  codes: number
+  refreshTokens: number
+}
+
 export interface ReconcileReport {
   /** Reservations older than the cutoff released (their requests never settled). */
   releasedReservations: number
@@ -173,6 +185,11 @@ export interface AccountStore {
   }): Promise<void>
   /** Consumes a token once: returns its e-mail if it exists, is unused and unexpired, else null. */
   consumeLoginToken(hash: string, now: number): Promise<string | null>
+  /**
+   * Deletes one-time secrets (hashed) whose expiry is before the given cutoffs: sign-in tokens,
+   * OAuth authorization codes and OAuth refresh tokens (used, rotated and revoked ones included).
+   */
+  purgeExpired(cutoffs: PurgeCutoffs): Promise<PurgeReport>
 
   /** The OAuth store on this store's own connection/pool (same database; needs migrate() first). */
   oauth(): OAuthStore
