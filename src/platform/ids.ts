@@ -54,7 +54,14 @@ let sequence = 0
  * Request ids on the hot path: `req_` + time (8) + a per-process random tag (6) + a counter, so
  * ids stay unique across nodes and sortable by time without a random draw per request.
  */
+let prefixAt = -1
+let prefix = ''
+
 export function newRequestId(now: number = Date.now()): string {
   sequence = (sequence + 1) % 62 ** 6
-  return `req_${toBase62(now, 8)}${processTag}${toBase62(sequence, 6)}`
+  if (now !== prefixAt) {
+    prefixAt = now
+    prefix = `req_${toBase62(now, 8)}${processTag}`
+  }
+  return prefix + toBase62(sequence, 6)
 }

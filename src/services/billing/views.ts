@@ -13,6 +13,9 @@ export function servedCapabilities(): Capability[] {
   return CAPABILITIES.filter((c) => operationById(c.operationId))
 }
 
+/** The cheapest call this server sells: `can_make_requests` means the balance covers it. */
+let cheapestMicros: number | null = null
+
 export async function balanceView(ctx: ServiceContext, p: Principal) {
   const rule = KEY_RULES[p.tier]
   const limits = { requests_per_minute: rule.limit, burst: rule.burst, max_concurrent: MAX_CONCURRENT }
@@ -28,7 +31,8 @@ export async function balanceView(ctx: ServiceContext, p: Principal) {
     }
   }
   const b = await ctx.accounts.balance(p.accountId)
-  const cheapest = Math.min(...servedCapabilities().map((c) => chargeMicros(c)))
+  cheapestMicros ??= Math.min(...servedCapabilities().map((c) => chargeMicros(c)))
+  const cheapest = cheapestMicros
   return {
     account_id: p.accountId,
     balance_usd: microsToUsd(b.balanceMicros),
