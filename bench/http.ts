@@ -33,7 +33,8 @@ const RUNS = Math.max(3, Number(process.argv[2] === '--load' ? 3 : (process.argv
 const RUN_MS = 3000
 const CONNS = 50
 const RATE = 2000
-const KEYS = 300
+// Enough premium keys that no bucket runs dry over every scenario of the run (a 429 would skew it).
+const KEYS = 150 * (RUNS + 1)
 
 // ---------------------------------------------------------------- load generator (child) ----
 
