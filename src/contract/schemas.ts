@@ -11,10 +11,16 @@ export const agentMetaSchema = Type.Object(
     cost_usd: Type.Number({ description: 'Charged for this call; 0 when served from cache' }),
     latency_ms: Type.Integer(),
     request_id: Type.String(),
-    confidence: Type.Object({
-      overall: Type.Number({ minimum: 0, maximum: 1 }),
-      factors: Type.Record(Type.String(), Type.Number()),
-    }),
+    confidence: Type.Object(
+      {
+        overall: Type.Number({ minimum: 0, maximum: 1, description: 'The minimum of the factors' }),
+        factors: Type.Record(Type.String(), Type.Number()),
+      },
+      {
+        description:
+          'How much of the answer rests on a populated model, each factor in [0, 1]. model_coverage: the share of the four L3 explained-risk fractions populated (snapshots) or of the returned days/tickers whose L3 state exists (series, batches); er_identity (snapshots): 1 − |Σ ER − 1| / 0.05, floored at 0; freshness (where given): 1 when the state or series reaches data_as_of, 0.5 otherwise (a delisted or stale ticker).',
+      },
+    ),
     data_freshness: IsoDateTime,
     billing_code: Type.String(),
     cache_status: Type.Union([Type.Literal('HIT'), Type.Literal('MISS'), Type.Literal('BYPASS')]),

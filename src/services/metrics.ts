@@ -6,7 +6,7 @@ import { resolveTicker } from './tickers.ts'
 
 const LEVEL_CODE_FIELDS = ['lstar_level', 'recommended_level', 'sector_etf', 'subsector_etf'] as const
 
-/** A confidence in [0, 1] per factor and overall (their minimum); see docs/api.md. */
+/** A confidence in [0, 1] per factor and overall (their minimum); defined in the AgentMeta schema (contract/schemas.ts). */
 export function confidenceOf(
   m: Record<string, Num>,
   fresh: boolean,
