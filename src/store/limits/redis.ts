@@ -83,6 +83,9 @@ export function createRedisLimits(url: string, opts: RedisLimitsOptions = {}): L
   const client = new Redis(url, {
     connectTimeout,
     commandTimeout: opts.commandTimeoutMs ?? 1000,
+    // Commands issued in the same event-loop turn (the rate tokens, leases and releases of many
+    // concurrent requests) share one write and one round trip.
+    enableAutoPipelining: true,
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     // How long close() waits for a half-dead socket before destroying it (default 2 s keeps a
