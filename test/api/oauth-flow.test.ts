@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
-import { createServer } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import * as client from 'openid-client'
+import { freePort, hiddenFields } from '../helpers/oauth-browser.ts'
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
 
 /**
@@ -10,17 +10,6 @@ import { startTestApp, type TestApp } from '../helpers/test-app.ts'
  * registration, the PKCE authorization URL, the callback checks (state, iss), the code exchange,
  * refresh and revocation; the browser's part (sign-in link, cookie, consent) is plain fetch.
  */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-    s.once('error', reject)
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-  })
-}
-
 const REDIRECT = 'http://127.0.0.1:53682/callback'
 const insecure = { algorithm: 'oauth2' as const, execute: [client.allowInsecureRequests] }
 
@@ -51,14 +40,6 @@ describe('OAuth end to end with openid-client', () => {
       },
     }
   }
-
-  const hidden = (html: string) =>
-    Object.fromEntries(
-      [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [
-        m[1],
-        (m[2] as string).replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n))),
-      ]),
-    ) as Record<string, string>
 
   test('discovery → registration → sign-in link → consent → PKCE code exchange → /balance → refresh → replay revokes the family', async () => {
     const email = 'agent-owner@example.com'
@@ -96,7 +77,7 @@ describe('OAuth end to end with openid-client', () => {
     const b = browser()
     const signIn = await b.go(authUrl.href)
     assert.equal(signIn.status, 200)
-    const next = hidden(signIn.html).next as string
+    const next = hiddenFields(signIn.html).next as string
     assert.equal(next, `${authUrl.pathname}${authUrl.search}`)
     const sent = await b.go('/auth/login', {
       method: 'POST',
@@ -119,7 +100,7 @@ describe('OAuth end to end with openid-client', () => {
     const approved = await b.go('/oauth/authorize', {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ ...hidden(consent.html), decision: 'approve' }).toString(),
+      body: new URLSearchParams({ ...hiddenFields(consent.html), decision: 'approve' }).toString(),
     })
     assert.equal(approved.status, 303)
     const callback = new URL(approved.location as string)
