@@ -18,6 +18,9 @@ export const IP_RULES = {
   login: { limit: 10, periodMs: 3_600_000, burst: 10 },
   loginEmail: { limit: 5, periodMs: 3_600_000, burst: 5 },
   oauthRegister: { limit: 30, periodMs: 3_600_000, burst: 30 },
+  // Token exchange, refresh and revocation (public clients, no key to limit by): generous for
+  // agents behind one address (an hourly refresh each), a wall for a flood.
+  oauthToken: { limit: 600, periodMs: 3_600_000, burst: 60 },
 } as const satisfies Record<string, RateRule>
 
 export interface RateHeaders {

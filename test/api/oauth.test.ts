@@ -273,6 +273,31 @@ function suite(db: DbKind) {
       assert.equal(other.status, 201)
     })
 
+    test('token and revocation: 60 at once per IP (shared bucket), then 429 rate_limited with Retry-After; another IP is unaffected', async () => {
+      const ip = '192.0.2.61'
+      for (let i = 0; i < 59; i++) {
+        const r = await call('POST', '/oauth/token', {
+          ip,
+          form: { grant_type: 'refresh_token', refresh_token: 'x' },
+        })
+        assert.equal(r.status, 400, `call ${i + 1}: ${r.body}`)
+      }
+      assert.equal((await call('POST', '/oauth/revoke', { ip, form: { token: 'unknown' } })).status, 200)
+      const over = await call('POST', '/oauth/token', {
+        ip,
+        form: { grant_type: 'refresh_token', refresh_token: 'x' },
+      })
+      assertOAuthError(over, 429, 'rate_limited')
+      assert.ok(Number(over.headers['retry-after']) > 0, 'Retry-After')
+      assertOAuthError(
+        await call('POST', '/oauth/revoke', { ip, form: { token: 'unknown' } }),
+        429,
+        'rate_limited',
+      )
+      const other = await call('POST', '/oauth/revoke', { ip: '192.0.2.62', form: { token: 'unknown' } })
+      assert.equal(other.status, 200)
+    })
+
     test('authorize: unknown client or unregistered redirect_uri → an error page, never a redirect', async () => {
       const clientId = await register()
       const { challenge } = pkce()

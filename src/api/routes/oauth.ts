@@ -137,12 +137,14 @@ export function oauthRoutes(ctx: ServiceContext): RouteTable {
       return redirect(reply, location, 303)
     },
     oauthToken: async (req, reply) => {
+      await takeIpToken(ctx, 'oauthToken', req.ip)
       requireForm(req)
       const tokens = await exchangeToken(ctx, req.body as TokenRequest)
       noStore(reply)
       return tokens
     },
     oauthRevoke: async (req, reply) => {
+      await takeIpToken(ctx, 'oauthToken', req.ip)
       requireForm(req)
       await revokeToken(ctx, (req.body as { token?: string }).token)
       noStore(reply)

@@ -146,7 +146,7 @@ export const oauthToken = defineOperation({
     },
     { $id: 'OAuthTokenResponse' },
   ),
-  errors: [400, 401, 413, 415],
+  errors: [400, 401, 413, 415, 429],
 })
 
 export const oauthRevoke = defineOperation({
@@ -168,7 +168,7 @@ export const oauthRevoke = defineOperation({
   ),
   status: 200,
   response: Type.Object({}, { $id: 'OAuthRevokeResponse' }),
-  errors: [400, 413, 415],
+  errors: [400, 413, 415, 429],
 })
 
 export const getOAuthAuthorizationServerMetadata = defineOperation({

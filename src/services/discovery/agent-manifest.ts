@@ -41,6 +41,7 @@ const PER_CALLER: { rule: keyof typeof IP_RULES; op: OperationId; per: string }[
   { rule: 'login', op: 'login', per: 'client IP' },
   { rule: 'loginEmail', op: 'login', per: 'e-mail address' },
   { rule: 'oauthRegister', op: 'oauthRegister', per: 'client IP' },
+  { rule: 'oauthToken', op: 'oauthToken', per: 'client IP (shared with /oauth/revoke)' },
 ]
 
 const usd = (micros: number) => `${microsToUsd(micros)} USD`
