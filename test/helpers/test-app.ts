@@ -89,7 +89,13 @@ export function injectTransport(app: App): Transport {
 
 /** The real application over real backends (SQLite or PostgreSQL, memory or Redis) and the fixture stores. */
 export async function startTestApp(
-  opts: { db?: DbKind; limits?: LimitsKind; env?: Record<string, string> } = {},
+  opts: {
+    db?: DbKind
+    limits?: LimitsKind
+    env?: Record<string, string>
+    /** A model store for live keys instead of the fixture's (e.g. one built from real prices). */
+    liveStore?: string
+  } = {},
 ): Promise<TestApp> {
   const fx = await fixtureStores()
   const home = mkdtempSync(join(tmpdir(), 'erm3-app-'))
@@ -100,7 +106,7 @@ export async function startTestApp(
   const limits = openLimits(opts.limits ?? 'memory')
   const clock = { offsetMs: 0 }
   const models = new ModelRegistry(
-    await ModelStore.open(fx.live),
+    await ModelStore.open(opts.liveStore ?? fx.live),
     await ModelStore.open(fx.sandbox),
     config.server.publicUrl,
   )

@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
-import { fileURLToPath } from 'node:url'
 import { writeDataset } from '../../src/data/dataset-writer.ts'
-import { buildImportedDataset } from '../../src/data/import/index.ts'
 import { CsvTableWriter } from '../../src/export/csv-table.ts'
 import { ParquetTableWriter } from '../../src/export/parquet-table.ts'
 import { DEFAULT_PARAMS } from '../../src/model/params.ts'
@@ -17,9 +14,9 @@ import { buildStore } from '../../src/services/build/index.ts'
 import { type BuildInputs, buildInputs } from '../../src/services/build/inputs.ts'
 import { exportBlocks, INTEGER_FIELDS, planExport, TEXT_FIELDS } from '../../src/services/export-panel.ts'
 import { ModelStore } from '../../src/store/model-store/reader.ts'
+import { importRealDataset, realDataPresent } from '../helpers/real-data.ts'
 
-const REAL = fileURLToPath(new URL('../../../shared/data/real/', import.meta.url))
-const present = existsSync(REAL)
+const present = realDataPresent
 
 describe('build on real data (../shared/data/real)', {
   skip: present ? false : 'shared/data/real is absent',
@@ -28,12 +25,7 @@ describe('build on real data (../shared/data/real)', {
   const fields = {} as Record<StockField, Float64Array[]>
   const subEff: Int16Array[] = []
   if (present) {
-    const ds = await buildImportedDataset({
-      prices: [`${REAL}fixture_adjclose_2019-01-02_2026-07-31.csv`],
-      securities: `${REAL}classification/sp500_constituents_gics_2026-08-08.csv`,
-      classificationMap: `${REAL}classification/gics_to_etf_map.csv`,
-      out: '/nonexistent',
-    })
+    const ds = await importRealDataset('/nonexistent')
     x = buildInputs(ds)
     await runEngine(x, DEFAULT_PARAMS, { from: 0, blockSize: 256 }, async (b: EngineBlock) => {
       for (const [k, v] of Object.entries(b.fields))
@@ -96,12 +88,7 @@ describe('build on real data (../shared/data/real)', {
   test('the real-data build exports byte-identical CSV and Parquet across runs', async () => {
     const work = await mkdtemp(join(tmpdir(), 'erm3-real-export-'))
     try {
-      const ds = await buildImportedDataset({
-        prices: [`${REAL}fixture_adjclose_2019-01-02_2026-07-31.csv`],
-        securities: `${REAL}classification/sp500_constituents_gics_2026-08-08.csv`,
-        classificationMap: `${REAL}classification/gics_to_etf_map.csv`,
-        out: join(work, 'unused'),
-      })
+      const ds = await importRealDataset(join(work, 'unused'))
       await writeDataset(ds, join(work, 'dataset'))
       const digests: string[] = []
       for (const run of [1, 2]) {
