@@ -37,7 +37,7 @@ describe('discovery documents', () => {
       llmsTxt: await get('/llms.txt'),
     }
     // What the server really offers: its MCP surface as the official client sees it over HTTP.
-    const base = await t.app.fastify.listen({ port: 0, host: '127.0.0.1' })
+    const base = await t.listen()
     const key = await t.key(await t.account(1))
     mcp = new Client({ name: 'erm3-discovery-test', version: '1.0.0' })
     await mcp.connect(

@@ -1,20 +1,14 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import {
-  backendsAvailable,
-  type DbKind,
-  type LimitsKind,
-  startTestApp,
-  type TestApp,
-} from '../helpers/test-app.ts'
+import { BACKEND_PAIRS, type BackendPair, startTestApp, type TestApp } from '../helpers/test-app.ts'
 
 /**
  * Money invariants through the whole HTTP stack under concurrency: 200 metered requests on an
  * account funded for exactly 50 → exactly 50 succeed, the balance ends at exactly 0, the ledger
  * sums to the charges, and no observer ever sees a negative available balance.
  */
-function moneySuite(name: string, backends: { db: DbKind; limits: LimitsKind }, skip: string | null) {
-  describe(`money under concurrency: ${name}`, { skip: skip ?? undefined }, () => {
+function moneySuite(backends: BackendPair) {
+  describe(`money under concurrency: ${backends.name}`, { skip: backends.skip ?? undefined }, () => {
     let t: TestApp
     before(async () => {
       t = await startTestApp(backends)
@@ -85,9 +79,4 @@ function moneySuite(name: string, backends: { db: DbKind; limits: LimitsKind }, 
   })
 }
 
-moneySuite('SQLite + in-process', { db: 'sqlite', limits: 'memory' }, null)
-moneySuite(
-  'PostgreSQL + Redis',
-  { db: 'postgres', limits: 'redis' },
-  backendsAvailable.postgres ?? backendsAvailable.redis,
-)
+for (const b of BACKEND_PAIRS) moneySuite(b)

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import * as client from 'openid-client'
-import { freePort, hiddenFields } from '../helpers/oauth-browser.ts'
+import { browser, freePort, hiddenFields } from '../helpers/oauth-browser.ts'
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
 
 /**
@@ -23,23 +23,6 @@ describe('OAuth end to end with openid-client', () => {
     await t.app.fastify.listen({ port, host: '127.0.0.1' })
   })
   after(() => t?.close())
-
-  /** A browser: one cookie jar, redirects seen rather than followed. */
-  function browser() {
-    let cookie = ''
-    return {
-      async go(url: string, init: RequestInit = {}) {
-        const r = await fetch(new URL(url, issuer), {
-          ...init,
-          redirect: 'manual',
-          headers: { ...(init.headers as Record<string, string>), ...(cookie ? { cookie } : {}) },
-        })
-        const set = r.headers.get('set-cookie')
-        if (set) cookie = set.split(';')[0] as string
-        return { status: r.status, location: r.headers.get('location'), html: await r.text() }
-      },
-    }
-  }
 
   test('discovery → registration → sign-in link → consent → PKCE code exchange → /balance → refresh → replay revokes the family', async () => {
     const email = 'agent-owner@example.com'
@@ -74,7 +57,7 @@ describe('OAuth end to end with openid-client', () => {
     assert.equal(authUrl.origin + authUrl.pathname, `${issuer}/oauth/authorize`)
 
     // The user's browser: sign-in page → e-mailed link → back to the authorization request, signed in.
-    const b = browser()
+    const b = browser(issuer)
     const signIn = await b.go(authUrl.href)
     assert.equal(signIn.status, 200)
     const next = hiddenFields(signIn.html).next as string

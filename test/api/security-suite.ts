@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test'
 import { keyChecksum } from '../../src/contract/api-key.ts'
 import type { CallInput, CallResult } from '../../src/contract/client.ts'
 import type { OperationId } from '../../src/contract/operations.ts'
-import type { DbKind, LimitsKind, TestApp } from '../helpers/test-app.ts'
+import type { BackendPair, TestApp } from '../helpers/test-app.ts'
 import { startTestApp } from '../helpers/test-app.ts'
 
 /** One authenticated operation to put through the suite. */
@@ -32,13 +32,8 @@ function assertProblem(r: CallResult<OperationId>, status: number, code: string)
  * The shared security suite (STYLE.md §8): every authenticated operation, on every backend pair,
  * answers each credential and limit failure with its own documented error.
  */
-export function securitySuite(
-  name: string,
-  backends: { db: DbKind; limits: LimitsKind },
-  cases: SecurityCase[],
-  skip?: string | null,
-) {
-  describe(`security suite: ${name}`, { skip: skip ?? undefined }, () => {
+export function securitySuite(backends: BackendPair, cases: SecurityCase[]) {
+  describe(`security suite: ${backends.name}`, { skip: backends.skip ?? undefined }, () => {
     let t: TestApp
     let account: string
     before(async () => {

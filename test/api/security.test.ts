@@ -1,4 +1,4 @@
-import { backendsAvailable } from '../helpers/test-app.ts'
+import { BACKEND_PAIRS } from '../helpers/test-app.ts'
 import { type SecurityCase, securitySuite } from './security-suite.ts'
 
 /** Every authenticated operation so far; later routes add their case here. */
@@ -68,10 +68,4 @@ const CASES: SecurityCase[] = [
   },
 ] as SecurityCase[]
 
-securitySuite('SQLite + in-process limits', { db: 'sqlite', limits: 'memory' }, CASES)
-securitySuite(
-  'PostgreSQL + Redis',
-  { db: 'postgres', limits: 'redis' },
-  CASES,
-  backendsAvailable.postgres ?? backendsAvailable.redis,
-)
+for (const b of BACKEND_PAIRS) securitySuite(b, CASES)

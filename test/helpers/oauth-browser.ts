@@ -23,24 +23,30 @@ export function hiddenFields(html: string): Record<string, string> {
   ) as Record<string, string>
 }
 
+/** A browser: one cookie jar, redirects seen rather than followed. */
+export function browser(origin: string) {
+  let cookie = ''
+  return {
+    async go(url: string, init: RequestInit = {}) {
+      const r = await fetch(new URL(url, origin), {
+        ...init,
+        redirect: 'manual',
+        headers: { ...(init.headers as Record<string, string>), ...(cookie ? { cookie } : {}) },
+      })
+      const set = r.headers.get('set-cookie')
+      if (set) cookie = set.split(';')[0] as string
+      return { status: r.status, location: r.headers.get('location'), html: await r.text() }
+    },
+  }
+}
+
 /**
  * The user's browser on an authorization URL: the sign-in page, the link mailed to `email` (read
  * from the outbox), the consent page, approve. Returns where the server finally redirects (the
  * client's redirect URI with `code`, or with `error`); throws when a step answers unexpectedly.
  */
 export async function approveInBrowser(t: TestApp, authorizationUrl: URL, email: string): Promise<URL> {
-  const origin = authorizationUrl.origin
-  let cookie = ''
-  const go = async (url: string, init: RequestInit = {}) => {
-    const r = await fetch(new URL(url, origin), {
-      ...init,
-      redirect: 'manual',
-      headers: { ...(init.headers as Record<string, string>), ...(cookie ? { cookie } : {}) },
-    })
-    const set = r.headers.get('set-cookie')
-    if (set) cookie = set.split(';')[0] as string
-    return { status: r.status, location: r.headers.get('location'), html: await r.text() }
-  }
+  const { go } = browser(authorizationUrl.origin)
   const expect = (step: string, r: { status: number; location: string | null }, status: number) => {
     if (r.status !== status) throw new Error(`${step}: expected ${status}, got ${r.status}`)
   }

@@ -39,6 +39,8 @@ export interface TestApp {
     opts?: { env?: 'live' | 'test'; tier?: RateTier; expiresAt?: number | null },
   ): Promise<string>
   outbox(): { to: string; subject: string; text: string }[]
+  /** Serves the app on a real 127.0.0.1 listener (for clients that need a URL); returns its origin. */
+  listen(): Promise<string>
   close(): Promise<void>
 }
 
@@ -46,6 +48,25 @@ export const backendsAvailable = {
   postgres: process.env.DATABASE_URL ? null : 'DATABASE_URL is not set (CI exports it)',
   redis: process.env.REDIS_URL ? null : 'REDIS_URL is not set (CI exports it)',
 }
+
+/** A deployment a cross-backend suite runs on, skipped (with the reason) when its servers are absent. */
+export interface BackendPair {
+  name: string
+  db: DbKind
+  limits: LimitsKind
+  skip: string | null
+}
+
+/** The embedded default and the scale-out pair: every cross-backend suite runs on both. */
+export const BACKEND_PAIRS: readonly BackendPair[] = [
+  { name: 'SQLite + in-process limits', db: 'sqlite', limits: 'memory', skip: null },
+  {
+    name: 'PostgreSQL + Redis',
+    db: 'postgres',
+    limits: 'redis',
+    skip: backendsAvailable.postgres ?? backendsAvailable.redis,
+  },
+]
 
 async function openDb(kind: DbKind, home: string): Promise<{ store: AccountStore; drop(): Promise<void> }> {
   if (kind === 'sqlite')
@@ -159,6 +180,7 @@ export async function startTestApp(
         return []
       }
     },
+    listen: () => app.fastify.listen({ port: 0, host: '127.0.0.1' }),
     async close() {
       await app.close()
       await Promise.allSettled([db.store.close(), limits.close(), models.close()])

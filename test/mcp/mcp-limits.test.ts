@@ -3,13 +3,7 @@ import { after, before, describe, test } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { MAX_CONCURRENT } from '../../src/services/limits.ts'
-import {
-  backendsAvailable,
-  type DbKind,
-  type LimitsKind,
-  startTestApp,
-  type TestApp,
-} from '../helpers/test-app.ts'
+import { BACKEND_PAIRS, type BackendPair, startTestApp, type TestApp } from '../helpers/test-app.ts'
 import { exhaustRate, initializeRequest, MCP_TRANSPORTS, mcpTransport, onlyKeyId } from './clients.ts'
 
 /**
@@ -19,13 +13,13 @@ import { exhaustRate, initializeRequest, MCP_TRANSPORTS, mcpTransport, onlyKeyId
  */
 const text = (r: unknown) => ((r as CallToolResult).content[0] as { text: string }).text
 
-function limitsSuite(name: string, backends: { db: DbKind; limits: LimitsKind }, skip: string | null) {
-  describe(`MCP limits: ${name}`, { skip: skip ?? undefined }, () => {
+function limitsSuite(backends: BackendPair) {
+  describe(`MCP limits: ${backends.name}`, { skip: backends.skip ?? undefined }, () => {
     let t: TestApp
     let base: string
     before(async () => {
       t = await startTestApp(backends)
-      base = await t.app.fastify.listen({ port: 0, host: '127.0.0.1' })
+      base = await t.listen()
     })
     after(() => t?.close())
 
@@ -119,9 +113,4 @@ function limitsSuite(name: string, backends: { db: DbKind; limits: LimitsKind },
   })
 }
 
-limitsSuite('SQLite + in-process limits', { db: 'sqlite', limits: 'memory' }, null)
-limitsSuite(
-  'PostgreSQL + Redis',
-  { db: 'postgres', limits: 'redis' },
-  backendsAvailable.postgres ?? backendsAvailable.redis,
-)
+for (const b of BACKEND_PAIRS) limitsSuite(b)

@@ -1,23 +1,17 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import {
-  backendsAvailable,
-  type DbKind,
-  type LimitsKind,
-  startTestApp,
-  type TestApp,
-} from '../helpers/test-app.ts'
+import { BACKEND_PAIRS, type BackendPair, startTestApp, type TestApp } from '../helpers/test-app.ts'
 import { assertMeteredSession, MCP_TRANSPORTS, mcpTransport } from './clients.ts'
 
 /** MCP with the official SDK client over both transports, against a real listener, on each backend pair. */
-function mcpSuite(name: string, backends: { db: DbKind; limits: LimitsKind }, skip: string | null) {
-  describe(`MCP server: ${name}`, { skip: skip ?? undefined }, () => {
+function mcpSuite(backends: BackendPair) {
+  describe(`MCP server: ${backends.name}`, { skip: backends.skip ?? undefined }, () => {
     let t: TestApp
     let base: string
     before(async () => {
       t = await startTestApp(backends)
-      base = await t.app.fastify.listen({ port: 0, host: '127.0.0.1' })
+      base = await t.listen()
     })
     after(() => t?.close())
 
@@ -47,9 +41,4 @@ function mcpSuite(name: string, backends: { db: DbKind; limits: LimitsKind }, sk
   })
 }
 
-mcpSuite('SQLite + in-process limits', { db: 'sqlite', limits: 'memory' }, null)
-mcpSuite(
-  'PostgreSQL + Redis',
-  { db: 'postgres', limits: 'redis' },
-  backendsAvailable.postgres ?? backendsAvailable.redis,
-)
+for (const b of BACKEND_PAIRS) mcpSuite(b)

@@ -49,7 +49,7 @@ describe('erm3 mcp (stdio)', () => {
   let base: string
   before(async () => {
     t = await startTestApp()
-    base = await t.app.fastify.listen({ port: 0, host: '127.0.0.1' })
+    base = await t.listen()
   })
   after(() => t?.close())
 

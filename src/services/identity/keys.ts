@@ -58,9 +58,10 @@ export async function issueKey(
 
 /**
  * Authenticated keys are remembered for a moment so the hot path neither hits the database nor
- * computes the HMAC on every request: entries are keyed by the presented key itself and live
- * KEY_CACHE_TTL_MS (the plaintext is held no longer than a request buffer would be, bounded by
- * KEY_CACHE_MAX and swept). A revocation made by this process applies at once (`forgetKey`); one
+ * computes the HMAC on every request: entries are keyed by the presented key itself and serve
+ * for KEY_CACHE_TTL_MS. So the plaintext of a recently used key stays in this process's memory
+ * until its entry is swept (expired entries go on the next cache miss; at most KEY_CACHE_MAX
+ * entries) — the same process that receives it in every request header. A revocation made by this process applies at once (`forgetKey`); one
  * made elsewhere (another node, the operator CLI) applies within KEY_CACHE_TTL_MS. Expiry is
  * checked on every request against the cached record.
  */

@@ -133,13 +133,9 @@ export class ModelStore {
     to = this.calendar.length,
   ): Promise<Record<string, Column>> {
     const out: Record<string, Column> = {}
-    // Whole columns (the reader caches those), then the window: the repeat requests of one
-    // ticker with other windows or years are served from memory, not by fresh partial reads.
-    const whole = from === 0 && to === this.calendar.length
     await Promise.all(
       fields.map(async (f) => {
-        const col = await this.zarr.readColumn(this.path(f), symbol)
-        out[f] = whole ? col : col.subarray(from, to)
+        out[f] = await this.zarr.readColumn(this.path(f), symbol, from, to)
       }),
     )
     return out

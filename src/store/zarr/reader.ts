@@ -90,17 +90,18 @@ class StoreReader implements ZarrStoreReader {
       throw new RangeError(
         `zarr: array "${a.meta.path}": day range [${from}, ${end}) is outside [0, ${g.days})`,
       )
-    // Whole columns are the cached unit: one symbol's history is the request that repeats.
+    // Whole columns are the cached unit: one symbol's history is the request that repeats, with
+    // other windows (years) — so a miss reads and caches the whole column, and any window of it
+    // is then a copy from memory.
     const key = `${a.meta.path}\0s${symbol}`
     const hit = this.cache.get(key)
     if (hit) return hit.slice(from, end)
-    const out = allocColumn(g.dtype, end - from)
+    const out = allocColumn(g.dtype, g.days)
     const jobs: Promise<void>[] = []
-    for (let i = Math.floor(from / g.cd); from < end && i * g.cd < end; i++)
-      jobs.push(this.readRun(a, g, i, symbol, from, end, out))
+    for (let i = 0; i * g.cd < g.days; i++) jobs.push(this.readRun(a, g, i, symbol, 0, g.days, out))
     await Promise.all(jobs)
-    if (from === 0 && end === g.days) this.cache.set(key, out.slice())
-    return out
+    this.cache.set(key, out)
+    return out.slice(from, end)
   }
 
   async readRow(path: string, day: number): Promise<Column> {
