@@ -11,6 +11,7 @@ import { newRequestId } from '../platform/ids.ts'
 import type { ServiceContext } from '../services/context.ts'
 import { KeyUsage } from '../services/identity/keys.ts'
 import { createAuthHook, INTERNAL_HEADER } from './auth-hook.ts'
+import { lazyChildLoggerFactory } from './lazy-logger.ts'
 import { sendOAuthError } from './oauth-error.ts'
 import { mapError, problem, sendProblem } from './problem.ts'
 import { createPromMetrics } from './prom.ts'
@@ -58,6 +59,7 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
   const fastify = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyChildLoggerFactory,
     bodyLimit: opts.bodyLimit ?? 1024 * 1024,
     trustProxy: ctx.config.trustProxy,
     requestIdHeader: false,
@@ -93,20 +95,23 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
   })
   const prom = createPromMetrics()
   const usage = new KeyUsage(ctx)
-  await fastify.register(cookie)
+  // Cookies are parsed where a route needs one (cookieOf), not on every request.
+  await fastify.register(cookie, { hook: false })
   await fastify.register(formbody)
   fastify.decorateRequest('principal', null)
   fastify.decorateRequest('session', null)
   fastify.decorateRequest('rateLimited', null)
+  fastify.decorateRequest('slot', null)
   fastify.decorateRequest('startedAt', 0)
 
-  fastify.addHook('onRequest', async (req, reply) => {
+  const internalSecret = randomBytes(24).toString('base64url')
+  const auth = createAuthHook(ctx, usage, internalSecret)
+  fastify.addHook('onRequest', (req, reply) => {
     req.startedAt = performance.now()
     reply.header('X-Request-ID', String(req.id))
     reply.header('X-API-Version', API_VERSION)
+    return auth(req, reply)
   })
-  const internalSecret = randomBytes(24).toString('base64url')
-  fastify.addHook('onRequest', createAuthHook(ctx, usage, internalSecret))
   const internal: Transport = async (r) => {
     const res = await fastify.inject({
       method: r.method as 'GET',
@@ -118,27 +123,32 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
     for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = String(v)
     return { status: res.statusCode, headers, body: res.body }
   }
-  fastify.addHook('onResponse', async (req, reply) => {
+  // The access line goes through the root logger (it names the request id itself), so a request
+  // that logs nothing else never builds its child logger; the level is fixed at start.
+  const accessLog = ctx.log.isLevelEnabled('info')
+  fastify.addHook('onResponse', (req, reply, done) => {
     const op = req.routeOptions.config.op
     const ms = performance.now() - req.startedAt
     prom.observe(op?.id ?? 'unmatched', reply.statusCode, ms / 1000)
     // One line per request: operation id, never the URL (a sign-in link carries its token in the query).
-    req.log.info(
-      {
-        request_id: req.id,
-        op: op?.id ?? null,
-        method: req.method,
-        status: reply.statusCode,
-        ms: Math.round(ms * 10) / 10,
-        key_id: req.principal?.keyId,
-      },
-      'request',
-    )
+    if (accessLog)
+      ctx.log.info(
+        {
+          request_id: req.id,
+          op: op?.id ?? null,
+          method: req.method,
+          status: reply.statusCode,
+          ms: Math.round(ms * 10) / 10,
+          key_id: req.principal?.keyId,
+        },
+        'request',
+      )
+    done()
   })
 
   fastify.setErrorHandler(async (err, req, reply) => {
     const mapped = mapError(ctx.config.publicUrl, req, err)
-    if (mapped.internal) req.log.error({ err, request_id: req.id }, 'unhandled error')
+    if (mapped.internal) ctx.log.error({ err, request_id: req.id }, 'unhandled error')
     if (req.routeOptions.config.op?.errorStyle === 'oauth') return sendOAuthError(req, reply, mapped)
     return sendProblem(reply, mapped)
   })

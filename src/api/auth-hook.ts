@@ -3,7 +3,7 @@ import { AppError } from '../platform/errors.ts'
 import type { ServiceContext } from '../services/context.ts'
 import { authenticateKey, type KeyUsage } from '../services/identity/keys.ts'
 import { verifySession } from '../services/identity/session.ts'
-import { acquireKeySlot, type RateHeaders, takeKeyToken } from '../services/limits.ts'
+import { acquireKeySlot, type RateHeaders, releaseKeySlot, takeKeyToken } from '../services/limits.ts'
 
 export const SESSION_COOKIE = 'erm3_session'
 /** Marks an in-process call made on behalf of an MCP tool (value: a per-process secret). */
@@ -20,6 +20,16 @@ export function setRateHeaders(reply: FastifyReply, h: RateHeaders): void {
   reply.header('X-RateLimit-Limit', String(h.limit))
   reply.header('X-RateLimit-Remaining', String(h.remaining))
   reply.header('X-RateLimit-Reset', String(h.resetEpochS))
+}
+
+/** Gives the request's concurrency slot back, once (the response is done or the connection dropped). */
+function releaseSlotOf(ctx: ServiceContext, req: FastifyRequest): void {
+  const slot = req.slot
+  req.slot = null
+  if (!slot) return
+  releaseKeySlot(ctx, slot).catch((e: Error) =>
+    ctx.log.warn({ err: e.message }, 'could not release a concurrency slot'),
+  )
 }
 
 /**
@@ -49,17 +59,18 @@ export function createAuthHook(ctx: ServiceContext, usage: KeyUsage, internalSec
         }
       }
       if (op.streaming) return
-      const release = await acquireKeySlot(ctx, principal)
-      const free = () => {
-        release().catch((e: Error) =>
-          req.log.warn({ err: e.message }, 'could not release a concurrency slot'),
-        )
-      }
-      reply.raw.once('close', free)
-      reply.raw.once('finish', free)
+      req.slot = await acquireKeySlot(ctx, principal)
+      // 'close' follows 'finish' as well as a dropped connection: exactly one release either way.
+      reply.raw.once('close', () => releaseSlotOf(ctx, req))
       return
     }
-    const cookie = req.cookies?.[SESSION_COOKIE] ?? null
-    req.session = await verifySession(ctx, bearerOf(req) ?? cookie)
+    req.session = await verifySession(ctx, bearerOf(req) ?? cookieOf(req, SESSION_COOKIE))
   }
+}
+
+/** One cookie of the request (parsed on demand: most requests carry none and need none). */
+export function cookieOf(req: FastifyRequest, name: string): string | null {
+  const header = req.headers.cookie
+  if (!header) return null
+  return req.server.parseCookie(header)[name] ?? null
 }

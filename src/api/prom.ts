@@ -17,11 +17,29 @@ export function createPromMetrics() {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
     registers: [registry],
   })
+  // Label lookups hash their values on every call: keep each series' child instead.
+  const counters = new Map<string, Map<number, { inc(): void }>>()
+  const timers = new Map<string, { observe(v: number): void }>()
   return {
     registry,
     observe(operation: string, status: number, seconds: number) {
-      requests.inc({ operation, status: String(status) })
-      duration.observe({ operation }, seconds)
+      let byStatus = counters.get(operation)
+      if (!byStatus) {
+        byStatus = new Map()
+        counters.set(operation, byStatus)
+      }
+      let counter = byStatus.get(status)
+      if (!counter) {
+        counter = requests.labels(operation, String(status))
+        byStatus.set(status, counter)
+      }
+      counter.inc()
+      let timer = timers.get(operation)
+      if (!timer) {
+        timer = duration.labels(operation)
+        timers.set(operation, timer)
+      }
+      timer.observe(seconds)
     },
   }
 }

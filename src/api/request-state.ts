@@ -2,6 +2,7 @@ import type { Operation } from '../contract/operation.ts'
 import type { AppError } from '../platform/errors.ts'
 import type { Principal } from '../services/identity/keys.ts'
 import type { Session } from '../services/identity/session.ts'
+import type { KeySlot } from '../services/limits.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -11,6 +12,8 @@ declare module 'fastify' {
     session: Session | null
     /** `rateLimitInBand` operations: the refusal the handler must deliver (the token was not granted). */
     rateLimited: AppError | null
+    /** The concurrency slot an `auth: 'key'` request holds until its response closes. */
+    slot: KeySlot | null
     /** performance.now() at arrival, for `_agent.latency_ms`. */
     startedAt: number
   }

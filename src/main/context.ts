@@ -6,6 +6,7 @@ import { createOutboxMailer, createSmtpMailer, type Mailer } from '../platform/m
 import { loadOrCreateSecrets, type Secrets } from '../platform/secrets.ts'
 import type { ServiceContext } from '../services/context.ts'
 import { ModelRegistry } from '../services/models.ts'
+import { withBalanceSnapshots } from '../store/accounts/balance-snapshot.ts'
 import { createPostgresAccountStore } from '../store/accounts/postgres.ts'
 import { createSqliteAccountStore } from '../store/accounts/sqlite.ts'
 import type { AccountStore } from '../store/accounts/types.ts'
@@ -68,7 +69,8 @@ export async function buildContext(
   const secrets = await secretsFor(config)
   const live = await openModel(opts.store, 'the model store')
   const sandbox = await openModel(opts.sandboxStore, 'the sandbox store')
-  const accounts = await openAccounts(config)
+  // The server's views may read balances from per-process snapshots; the operator CLI reads exact.
+  const accounts = withBalanceSnapshots(await openAccounts(config))
   const limits = openLimits(config, log)
   const mailer: Mailer = config.server.smtpUrl
     ? createSmtpMailer(config.server.smtpUrl, config.server.mailFrom, log)

@@ -59,21 +59,26 @@ export async function takeKeyToken(ctx: ServiceContext, p: Principal): Promise<R
   return headers
 }
 
-/** Takes one of the key's concurrency slots; returns the function that frees it. */
-export async function acquireKeySlot(ctx: ServiceContext, p: Principal): Promise<() => Promise<void>> {
-  const d = await ctx.limits.concurrency.acquire(`key:${p.keyId}`, MAX_CONCURRENT, LEASE_TTL_MS, ctx.now())
+/** A concurrency slot held by a request: give it back with `releaseKeySlot`, once. */
+export interface KeySlot {
+  key: string
+  lease: string
+}
+
+/** Takes one of the key's concurrency slots. */
+export async function acquireKeySlot(ctx: ServiceContext, p: Principal): Promise<KeySlot> {
+  const key = `key:${p.keyId}`
+  const d = await ctx.limits.concurrency.acquire(key, MAX_CONCURRENT, LEASE_TTL_MS, ctx.now())
   if (!d.ok || d.leaseId === null) {
     throw new AppError('CONCURRENCY_LIMITED', `At most ${MAX_CONCURRENT} concurrent requests per key`, {
       retryAfterSeconds: 1,
     })
   }
-  const lease = d.leaseId
-  let released = false
-  return async () => {
-    if (released) return
-    released = true
-    await ctx.limits.concurrency.release(`key:${p.keyId}`, lease)
-  }
+  return { key, lease: d.leaseId }
+}
+
+export function releaseKeySlot(ctx: ServiceContext, slot: KeySlot): Promise<void> {
+  return ctx.limits.concurrency.release(slot.key, slot.lease)
 }
 
 /** Per-IP (or per-address) limit of an unauthenticated operation. */

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { BALANCE_VIEW_MAX_AGE_MS } from '../../src/services/billing/views.ts'
 import { BACKEND_PAIRS, type BackendPair, startTestApp, type TestApp } from '../helpers/test-app.ts'
 
 /**
@@ -55,6 +56,45 @@ function moneySuite(backends: BackendPair) {
       const charged = results.filter((r) => r.status === 200).map((r) => r.headers['x-request-id'])
       assert.deepEqual(debits.map((d) => d.requestId).sort(), charged.sort())
       assert.ok(results.filter((r) => r.status === 200).every((r) => r.headers['x-api-cost-usd'] === '0.001'))
+    })
+
+    test('GET /balance: debits of this node show at once, a top-up made elsewhere within the view age', async () => {
+      const account = await t.account(0.003)
+      const key = await t.key(account)
+      const balance = async () => {
+        return (await t.client.call('getBalance', { key })).ok()
+      }
+      const micros = (b: { balance_usd: number }) => Math.round(b.balance_usd * 1e6)
+      assert.equal(micros(await balance()), 3000)
+      for (let i = 0; i < 3; i++) {
+        const r = await t.client.call('getMetrics', {
+          key,
+          params: { ticker: 'SPY' },
+          headers: { 'cache-control': 'no-cache' },
+        })
+        assert.equal(r.status, 200)
+        assert.equal(micros(await balance()), 2000 - i * 1000, 'the debit shows at once')
+      }
+      assert.equal((await balance()).status.can_make_requests, false)
+      const operator = t.anotherStore()
+      try {
+        await operator.credit(
+          account,
+          { kind: 'topup', amountMicros: 10_000_000, reference: 'ops-1' },
+          Date.now(),
+        )
+      } finally {
+        await operator.close()
+      }
+      const waited = performance.now()
+      let seen = await balance()
+      while (micros(seen) !== 10_000_000 && performance.now() - waited < BALANCE_VIEW_MAX_AGE_MS + 500) {
+        await new Promise((r) => setTimeout(r, 50))
+        seen = await balance()
+      }
+      assert.equal(micros(seen), 10_000_000)
+      assert.ok(performance.now() - waited <= BALANCE_VIEW_MAX_AGE_MS + 100, 'within the documented age')
+      assert.equal(seen.status.can_make_requests, true)
     })
 
     test('cache hits cost 0 and failed requests cost 0', async () => {

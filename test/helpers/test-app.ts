@@ -12,6 +12,7 @@ import { createOutboxMailer } from '../../src/platform/mail.ts'
 import type { ServiceContext } from '../../src/services/context.ts'
 import { createAccountWithBalance, createKeyFor } from '../../src/services/identity/admin.ts'
 import { ModelRegistry } from '../../src/services/models.ts'
+import { withBalanceSnapshots } from '../../src/store/accounts/balance-snapshot.ts'
 import { createPostgresAccountStore } from '../../src/store/accounts/postgres.ts'
 import { createSqliteAccountStore } from '../../src/store/accounts/sqlite.ts'
 import type { AccountStore, RateTier } from '../../src/store/accounts/types.ts'
@@ -39,6 +40,8 @@ export interface TestApp {
     opts?: { env?: 'live' | 'test'; tier?: RateTier; expiresAt?: number | null },
   ): Promise<string>
   outbox(): { to: string; subject: string; text: string }[]
+  /** A second connection to the same database, as the operator CLI or another node has (caller closes). */
+  anotherStore(): AccountStore
   /** Serves the app on a real 127.0.0.1 listener (for clients that need a URL); returns its origin. */
   listen(): Promise<string>
   close(): Promise<void>
@@ -68,13 +71,20 @@ export const BACKEND_PAIRS: readonly BackendPair[] = [
   },
 ]
 
-async function openDb(kind: DbKind, home: string): Promise<{ store: AccountStore; drop(): Promise<void> }> {
-  if (kind === 'sqlite')
-    return { store: createSqliteAccountStore(join(home, 'erm3.db')), drop: async () => undefined }
+async function openDb(
+  kind: DbKind,
+  home: string,
+): Promise<{ store: AccountStore; another(): AccountStore; drop(): Promise<void> }> {
+  if (kind === 'sqlite') {
+    const another = () => createSqliteAccountStore(join(home, 'erm3.db'))
+    return { store: another(), another, drop: async () => undefined }
+  }
   const url = process.env.DATABASE_URL as string
   const schema = `t_${randomBytes(6).toString('hex')}`
+  const another = () => createPostgresAccountStore(url, { schema })
   return {
-    store: createPostgresAccountStore(url, { schema }),
+    store: another(),
+    another,
     async drop() {
       const c = new pg.Client({ connectionString: url })
       await c.connect()
@@ -137,7 +147,8 @@ export async function startTestApp(
       pepper: randomBytes(32).toString('base64url'),
       sessionSecret: randomBytes(32).toString('base64url'),
     },
-    accounts: db.store,
+    // As the server has it (main/context.ts): the balance view may read per-process snapshots.
+    accounts: withBalanceSnapshots(db.store),
     limits,
     models,
     mailer: createOutboxMailer(home, log),
@@ -180,6 +191,7 @@ export async function startTestApp(
         return []
       }
     },
+    anotherStore: () => db.another(),
     listen: () => app.fastify.listen({ port: 0, host: '127.0.0.1' }),
     async close() {
       await app.close()

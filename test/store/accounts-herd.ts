@@ -4,6 +4,7 @@
  * sampler watches balance − reserved. Also the helpers the suites share.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises'
+import Database from 'better-sqlite3'
 import { newId } from '../../src/platform/ids.ts'
 import type { AccountStore, Charge } from '../../src/store/accounts/types.ts'
 
@@ -71,4 +72,20 @@ export async function moneyHerd(
   running = false
   await sampler
   return { succeeded: outcomes.filter(Boolean).length, minAvailable, minBalance, samples }
+}
+
+/** The harness's raw SQL on a SQLite file: its own short-lived connection (as the operator would). */
+export function sqliteSql(file: string): AccountStoreHarness['sql'] {
+  return async (text) => {
+    const db = new Database(file)
+    try {
+      db.pragma('busy_timeout = 5000')
+      const st = db.prepare(text)
+      if (st.reader) return st.all() as Record<string, unknown>[]
+      st.run()
+      return []
+    } finally {
+      db.close()
+    }
+  }
 }

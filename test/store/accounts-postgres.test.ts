@@ -8,6 +8,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, describe, it, test } from 'node:test'
 import pg from 'pg'
+import { withBalanceSnapshots } from '../../src/store/accounts/balance-snapshot.ts'
 import { createPostgresAccountStore } from '../../src/store/accounts/postgres.ts'
 import type { AccountStore } from '../../src/store/accounts/types.ts'
 import { accountStoreConformance } from './accounts-conformance.ts'
@@ -44,6 +45,17 @@ if (!url) {
     sql: (text) => sql(main, text),
     sharedReservations: true,
   })
+  // The server's store is wrapped for its balance view: exact reads must be untouched by it.
+  const snapshots = fresh()
+  accountStoreConformance(
+    'postgres behind balance snapshots',
+    async () => withBalanceSnapshots(open(snapshots)),
+    {
+      another: async () => open(snapshots),
+      sql: (text) => sql(snapshots, text),
+      sharedReservations: true,
+    },
+  )
 
   describe('postgres account store: several nodes', () => {
     it('two nodes migrating a fresh schema at once: one applies, both succeed', async () => {

@@ -9,10 +9,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import Database from 'better-sqlite3'
 import { createSqliteAccountStore } from '../../src/store/accounts/sqlite.ts'
 import { accountStoreConformance } from './accounts-conformance.ts'
-import { newAccount, T0 } from './accounts-herd.ts'
+import { newAccount, sqliteSql, T0 } from './accounts-herd.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'erm3-accounts-'))
 after(() => rmSync(dir, { recursive: true, force: true }))
@@ -20,18 +19,7 @@ after(() => rmSync(dir, { recursive: true, force: true }))
 const file = join(dir, 'conformance.db')
 accountStoreConformance('sqlite', async () => createSqliteAccountStore(file), {
   another: async () => createSqliteAccountStore(file),
-  async sql(text) {
-    const db = new Database(file)
-    try {
-      db.pragma('busy_timeout = 5000')
-      const st = db.prepare(text)
-      if (st.reader) return st.all() as Record<string, unknown>[]
-      st.run()
-      return []
-    } finally {
-      db.close()
-    }
-  },
+  sql: sqliteSql(file),
   sharedReservations: false,
 })
 

@@ -29,13 +29,16 @@ export function authRoutes(ctx: ServiceContext): RouteTable {
     loginCallback: async (req: FastifyRequest, reply: FastifyReply) => {
       const q = req.query as { token: string; next?: string }
       const done = await completeLogin(ctx, q.token, q.next)
-      reply.setCookie(SESSION_COOKIE, done.sessionJwt, {
-        httpOnly: true,
-        secure,
-        sameSite: 'lax',
-        path: '/',
-        maxAge: SESSION_TTL_S,
-      })
+      reply.header(
+        'Set-Cookie',
+        req.server.serializeCookie(SESSION_COOKIE, done.sessionJwt, {
+          httpOnly: true,
+          secure,
+          sameSite: 'lax',
+          path: '/',
+          maxAge: SESSION_TTL_S,
+        }),
+      )
       reply.header('Cache-Control', 'no-store')
       if (done.next) return reply.redirect(done.next, 303)
       return {

@@ -15,7 +15,7 @@ import { authorizationServerMetadata, protectedResourceMetadata } from '../../se
 import { consentPage, errorPage, type Page, signInPage } from '../../services/oauth/pages.ts'
 import { type RegistrationRequest, registerClient } from '../../services/oauth/register.ts'
 import { exchangeToken, revokeToken, type TokenRequest } from '../../services/oauth/token.ts'
-import { SESSION_COOKIE } from '../auth-hook.ts'
+import { cookieOf, SESSION_COOKIE } from '../auth-hook.ts'
 import type { RouteTable } from './types.ts'
 
 const PARAM_NAMES = [
@@ -60,7 +60,7 @@ async function cookieSession(
   ctx: ServiceContext,
   req: FastifyRequest,
 ): Promise<{ token: string; session: Session } | null> {
-  const token = req.cookies?.[SESSION_COOKIE]
+  const token = cookieOf(req, SESSION_COOKIE)
   if (!token) return null
   try {
     return { token, session: await verifySession(ctx, token) }

@@ -13,6 +13,12 @@ export function servedCapabilities(): Capability[] {
   return CAPABILITIES.filter((c) => operationById(c.operationId))
 }
 
+/**
+ * How old a balance `GET /balance` may show: this process's own debits and top-ups show at once,
+ * changes made by another node or the operator CLI within this (the store's snapshots).
+ */
+export const BALANCE_VIEW_MAX_AGE_MS = 1000
+
 /** The cheapest call this server sells: `can_make_requests` means the balance covers it. */
 let cheapestMicros: number | null = null
 
@@ -20,7 +26,7 @@ export async function balanceView(ctx: ServiceContext, p: Principal) {
   const rule = KEY_RULES[p.tier]
   const limits = { requests_per_minute: rule.limit, burst: rule.burst, max_concurrent: MAX_CONCURRENT }
   if (p.environment === 'test') {
-    const b = await ctx.accounts.balance(p.accountId)
+    const b = await ctx.accounts.balance(p.accountId, BALANCE_VIEW_MAX_AGE_MS)
     return {
       account_id: p.accountId,
       balance_usd: microsToUsd(b.balanceMicros),
@@ -30,7 +36,7 @@ export async function balanceView(ctx: ServiceContext, p: Principal) {
       limits,
     }
   }
-  const b = await ctx.accounts.balance(p.accountId)
+  const b = await ctx.accounts.balance(p.accountId, BALANCE_VIEW_MAX_AGE_MS)
   cheapestMicros ??= Math.min(...servedCapabilities().map((c) => chargeMicros(c)))
   const cheapest = cheapestMicros
   return {

@@ -63,12 +63,15 @@ export async function issueKey(
  * until its entry is swept (expired entries go on the next cache miss; at most KEY_CACHE_MAX
  * entries) — the same process that receives it in every request header. A revocation made by this process applies at once (`forgetKey`); one
  * made elsewhere (another node, the operator CLI) applies within KEY_CACHE_TTL_MS. Expiry is
- * checked on every request against the cached record.
+ * checked on every request against the cached record. A hit skips the format and checksum
+ * checks too: only a key that passed them (and the lookup) is ever cached.
  */
 export const KEY_CACHE_TTL_MS = 2000
 const KEY_CACHE_MAX = 10_000
 interface CachedKey {
   key: ApiKeyRecord
+  /** The principal of a live key, shared by its requests (never mutated). */
+  principal: Principal
   at: number
 }
 const keyCaches = new WeakMap<object, Map<string, CachedKey>>()
@@ -90,16 +93,33 @@ function sweep(cache: Map<string, CachedKey>, now: number): void {
   }
 }
 
-async function lookupKey(ctx: ServiceContext, bearer: string): Promise<ApiKeyRecord | null> {
+function principalOf(key: ApiKeyRecord): Principal {
+  return {
+    keyId: key.id,
+    accountId: key.accountId,
+    environment: key.environment,
+    kind: key.kind,
+    tier: key.tier,
+  }
+}
+
+/** The cached entry of a presented key, if fresh. */
+function cachedKey(ctx: ServiceContext, bearer: string, now: number): CachedKey | null {
+  const hit = keyCache(ctx).get(bearer)
+  return hit && now - hit.at < KEY_CACHE_TTL_MS ? hit : null
+}
+
+/** Format, checksum, then the database (by HMAC); remembers a live key. */
+async function lookupKey(ctx: ServiceContext, bearer: string, now: number): Promise<ApiKeyRecord> {
+  if (!parseApiKey(bearer))
+    throw new AppError('INVALID_KEY', 'The API key is malformed or its checksum does not match')
   const cache = keyCache(ctx)
-  const now = Date.now()
-  const hit = cache.get(bearer)
-  if (hit && now - hit.at < KEY_CACHE_TTL_MS) return hit.key
   const key = await ctx.accounts.findKeyByHash(hashKey(ctx.secrets.pepper, bearer))
-  if (hit) cache.delete(bearer)
+  cache.delete(bearer)
   sweep(cache, now)
+  if (!key) throw new AppError('INVALID_KEY', 'Unknown API key')
   // Only live keys are remembered: unknown or revoked answers are cheap errors anyway.
-  if (key && key.revokedAt === null) cache.set(bearer, { key, at: now })
+  if (key.revokedAt === null) cache.set(bearer, { key, principal: principalOf(key), at: now })
   return key
 }
 
@@ -116,20 +136,13 @@ export function forgetKey(ctx: Pick<ServiceContext, 'accounts'>, keyId: string):
  */
 export async function authenticateKey(ctx: ServiceContext, bearer: string | null): Promise<Principal> {
   if (bearer === null) throw new AppError('MISSING_CREDENTIALS', 'Send Authorization: Bearer <API_KEY>')
-  const parsed = parseApiKey(bearer)
-  if (!parsed) throw new AppError('INVALID_KEY', 'The API key is malformed or its checksum does not match')
-  const key = await lookupKey(ctx, bearer)
-  if (!key) throw new AppError('INVALID_KEY', 'Unknown API key')
+  const now = Date.now()
+  const hit = cachedKey(ctx, bearer, now)
+  const key = hit ? hit.key : await lookupKey(ctx, bearer, now)
   if (key.revokedAt !== null) throw new AppError('REVOKED_KEY', 'This API key has been revoked')
   if (key.expiresAt !== null && key.expiresAt <= ctx.now())
     throw new AppError('EXPIRED_KEY', 'This API key has expired')
-  return {
-    keyId: key.id,
-    accountId: key.accountId,
-    environment: key.environment,
-    kind: key.kind,
-    tier: key.tier,
-  }
+  return hit ? hit.principal : principalOf(key)
 }
 
 /**

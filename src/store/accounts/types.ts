@@ -162,7 +162,12 @@ export interface AccountStore {
   settle(reservationId: string, charge: Charge, now: number): Promise<LedgerEntry | null>
   /** Frees a reservation without charging (failed request). Unknown ids are ignored. */
   release(reservationId: string): Promise<void>
-  balance(accountId: string): Promise<BalanceView>
+  /**
+   * The account's balance and reservations. Exact (read from the database) unless `maxAgeMs` is
+   * given and the store keeps snapshots (`withBalanceSnapshots`): then possibly a snapshot at most
+   * that old, for views only — never to decide money.
+   */
+  balance(accountId: string, maxAgeMs?: number): Promise<BalanceView>
   /** Adds money. Idempotent per (account, reference): a repeat returns the first entry, duplicate=true. */
   credit(
     accountId: string,

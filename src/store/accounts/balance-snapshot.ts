@@ -1,0 +1,119 @@
+/**
+ * Per-process balance snapshots in front of an account store, for read-only views.
+ *
+ * `balance(id)` stays exact (a database read). `balance(id, maxAgeMs)` may answer from a snapshot
+ * taken at most `maxAgeMs` ago: the free `GET /balance` asks for that, so a busy key polling its
+ * balance costs no database round trip (three system calls on SQLite, a network hop on
+ * PostgreSQL). Money is never decided from a snapshot: reserve checks the database as before.
+ *
+ * Freshness rule: every change this process makes to an account (reserve, settle, release,
+ * credit, reconcile) drops the account's snapshot before and after the write, so this process's
+ * own debits and top-ups show at once; changes made elsewhere (another node, the operator CLI)
+ * show within `maxAgeMs`. A read that overlaps a local write is returned but not kept (a version
+ * per account), so a snapshot is never older than the last local write it could have missed.
+ */
+import type { AccountStore, BalanceView } from './types.ts'
+
+interface Snapshot {
+  view: BalanceView
+  at: number
+}
+
+/** Accounts tracked at once (snapshots, versions, open reservations) before a reset. */
+const MAX_TRACKED = 10_000
+
+/**
+ * @param clock milliseconds, monotonic (real elapsed time: a test's frozen `ctx.now` must not
+ *   make a snapshot live forever)
+ */
+export function withBalanceSnapshots(
+  inner: AccountStore,
+  clock: () => number = () => performance.now(),
+): AccountStore {
+  const snapshots = new Map<string, Snapshot>()
+  const versions = new Map<string, number>()
+  /** Bumped by reconcile, which may change any account. */
+  let epoch = 0
+  /** Open reservations of this process, so settle/release know their account. */
+  const accountOf = new Map<string, string>()
+
+  /** Forgets everything; the epoch bump voids reads in flight (they are returned, not kept). */
+  const reset = () => {
+    snapshots.clear()
+    versions.clear()
+    epoch++
+  }
+  const changed = (accountId: string) => {
+    snapshots.delete(accountId)
+    if (versions.size >= MAX_TRACKED && !versions.has(accountId)) reset()
+    versions.set(accountId, (versions.get(accountId) ?? 0) + 1)
+  }
+  const keep = (accountId: string, view: BalanceView, at: number) => {
+    if (snapshots.size >= MAX_TRACKED && !snapshots.has(accountId)) reset()
+    snapshots.set(accountId, { view, at })
+  }
+  const around = async <T>(accountId: string | undefined, write: () => Promise<T>): Promise<T> => {
+    if (accountId === undefined) return write()
+    changed(accountId)
+    try {
+      return await write()
+    } finally {
+      changed(accountId)
+    }
+  }
+
+  return {
+    ...inner,
+
+    async balance(accountId, maxAgeMs) {
+      const now = clock()
+      if (maxAgeMs !== undefined && maxAgeMs > 0) {
+        const s = snapshots.get(accountId)
+        if (s && now - s.at < maxAgeMs) return { ...s.view }
+      }
+      const version = versions.get(accountId) ?? 0
+      const atEpoch = epoch
+      const view = await inner.balance(accountId)
+      if ((versions.get(accountId) ?? 0) === version && epoch === atEpoch) keep(accountId, { ...view }, now)
+      return view
+    },
+
+    async reserve(accountId, amountMicros, now) {
+      const r = await around(accountId, () => inner.reserve(accountId, amountMicros, now))
+      if (r.ok) {
+        // Reservations abandoned without settle or release (reconcile frees them) must not pile up.
+        if (accountOf.size >= MAX_TRACKED * 10) accountOf.clear()
+        accountOf.set(r.reservationId, accountId)
+      }
+      return r
+    },
+
+    async settle(reservationId, charge, now) {
+      const accountId = accountOf.get(reservationId)
+      try {
+        return await around(accountId, () => inner.settle(reservationId, charge, now))
+      } finally {
+        accountOf.delete(reservationId)
+      }
+    },
+
+    async release(reservationId) {
+      const accountId = accountOf.get(reservationId)
+      accountOf.delete(reservationId)
+      return around(accountId, () => inner.release(reservationId))
+    },
+
+    async credit(accountId, input, now) {
+      return around(accountId, () => inner.credit(accountId, input, now))
+    },
+
+    async reconcile(reservationsBefore) {
+      reset()
+      try {
+        return await inner.reconcile(reservationsBefore)
+      } finally {
+        reset()
+      }
+    },
+  }
+}
