@@ -28,6 +28,10 @@ export const getBalance = defineOperation({
   method: 'GET',
   path: '/balance',
   summary: 'Prepaid balance, whether the key can make requests, and its real limits',
+  description:
+    'Debits and top-ups made through the server that answers show at once; a change made elsewhere ' +
+    '(another node, the operator CLI) shows within 1 second. Whether a metered call is affordable is ' +
+    'always decided against the ledger itself, never against this view.',
   tags: ['account'],
   auth: 'key',
   status: 200,
