@@ -159,6 +159,22 @@ export function securitySuite(backends: BackendPair, cases: SecurityCase[]) {
           const ok = await call(c, key)
           assert.ok(ok.status < 300, ok.text)
         })
+        test('a finished request, answered or refused, holds no concurrency slot', async () => {
+          const key = await t.key(account)
+          const id = await keyId(key)
+          for (let i = 0; i < 11; i++) assert.ok((await call(c, key)).status < 300)
+          if (c.invalid) assert.ok((await call(c, key, c.invalid)).status >= 400)
+          // Every slot is back: all ten can be taken at once.
+          const leases = []
+          for (let i = 0; i < 10; i++)
+            leases.push(await t.ctx.limits.concurrency.acquire(`key:${id}`, 10, 60_000, t.ctx.now()))
+          assert.deepEqual(
+            leases.map((l) => l.ok),
+            Array(10).fill(true),
+          )
+          for (const l of leases)
+            if (l.leaseId) await t.ctx.limits.concurrency.release(`key:${id}`, l.leaseId)
+        })
         test('an authenticated request with invalid input → 400 INVALID_REQUEST (or a more specific 4xx)', {
           skip: c.invalid ? undefined : 'no invalid input exists',
         }, async () => {
