@@ -16,9 +16,19 @@
  */
 import { spawn } from 'node:child_process'
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
-import { loadavg, tmpdir } from 'node:os'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { BIN, freePort, median, provision, quantile, serverEnv, stopChild, waitReady } from './lib/serve.ts'
+import {
+  BIN,
+  freePort,
+  loadAverage,
+  median,
+  provision,
+  quantile,
+  serverEnv,
+  stopChild,
+  waitReady,
+} from './lib/serve.ts'
 
 const SAMPLES = Math.max(5, Number(process.argv[2] ?? 40))
 const STOCKS = 300
@@ -113,11 +123,7 @@ async function longLivedStocks(store: string): Promise<string[]> {
 async function main(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'erm3-bench-data-'))
   try {
-    console.log(
-      `load average before: ${loadavg()
-        .map((x) => x.toFixed(2))
-        .join(' ')}`,
-    )
+    console.log(`load average before: ${loadAverage()}`)
     const { store, seconds } = await buildStore(root)
     const tickers = await longLivedStocks(store)
     if (tickers.length < BATCH) throw new Error(`only ${tickers.length} long-lived stocks`)
@@ -199,11 +205,7 @@ async function main(): Promise<void> {
     } finally {
       await stopChild(child)
     }
-    console.log(
-      `load average after: ${loadavg()
-        .map((x) => x.toFixed(2))
-        .join(' ')}`,
-    )
+    console.log(`load average after: ${loadAverage()}`)
   } finally {
     rmSync(root, { recursive: true, force: true })
   }

@@ -30,10 +30,19 @@ import { type ChildProcess, fork, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
-import { loadavg, tmpdir } from 'node:os'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { BIN, freePort, median, provision, serverEnv, stopChild, waitReady } from './lib/serve.ts'
+import {
+  BIN,
+  freePort,
+  loadAverage,
+  median,
+  provision,
+  serverEnv,
+  stopChild,
+  waitReady,
+} from './lib/serve.ts'
 
 const SELF = fileURLToPath(import.meta.url)
 const RUNS = Math.max(3, Number(process.argv[2] === '--load' ? 5 : (process.argv[2] ?? 5)))
@@ -407,11 +416,7 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = []
   const setups: Erm3Setup[] = []
   try {
-    console.log(
-      `load average before: ${loadavg()
-        .map((x) => x.toFixed(2))
-        .join(' ')}`,
-    )
+    console.log(`load average before: ${loadAverage()}`)
     const { store, ticker } = await buildStoreOnce(root)
     const notes: string[] = []
     const targets: Target[] = []
@@ -505,11 +510,7 @@ async function main(): Promise<void> {
           `p99 ${t.p99.toFixed(1)} ms (target ≤ 25) ${t.p99 <= 25 ? 'met' : 'MISSED'}`,
       )
     }
-    console.log(
-      `load average after: ${loadavg()
-        .map((x) => x.toFixed(2))
-        .join(' ')}`,
-    )
+    console.log(`load average after: ${loadAverage()}`)
   } finally {
     loader.stop()
     for (const c of children) await stopChild(c)

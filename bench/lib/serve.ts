@@ -2,6 +2,7 @@
 import type { ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:net'
+import { loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 
 export const BIN = fileURLToPath(new URL('../../bin/erm3.js', import.meta.url))
@@ -79,4 +80,11 @@ export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor
 export function quantile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0
+}
+
+/** The 1/5/15-minute load averages, printed before and after a run (a busy machine skews it). */
+export function loadAverage(): string {
+  return loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')
 }
