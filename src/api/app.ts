@@ -10,6 +10,7 @@ import { type Capability, capabilityByOperation } from '../contract/pricing.ts'
 import { newRequestId } from '../platform/ids.ts'
 import type { ServiceContext } from '../services/context.ts'
 import { KeyUsage } from '../services/identity/keys.ts'
+import { addressRule, takeAddressToken } from '../services/limits.ts'
 import { createAuthHook, INTERNAL_HEADER } from './auth-hook.ts'
 import { lazyChildLoggerFactory } from './lazy-logger.ts'
 import { sendOAuthError } from './oauth-error.ts'
@@ -22,6 +23,7 @@ import { authRoutes } from './routes/auth.ts'
 import { discoveryRoutes } from './routes/discovery.ts'
 import { docsRoutes } from './routes/docs.ts'
 import { historyRoutes } from './routes/history.ts'
+import { landingRoutes } from './routes/landing.ts'
 import { metricsRoutes } from './routes/metrics.ts'
 import { oauthRoutes } from './routes/oauth.ts'
 import type { RouteTable } from './routes/types.ts'
@@ -56,6 +58,7 @@ export interface AppOptions {
 }
 
 export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Promise<App> {
+  const perAddress = addressRule(ctx.config)
   const fastify = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -80,14 +83,25 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
         err.code === 'FST_ERR_MAX_PARAM_LENGTH'
           ? 'A path parameter is too long'
           : 'The path is not a valid URL (bad percent-encoding?)'
-      void sendProblem(reply, {
-        problem: problem(ctx.config.publicUrl, req, 'INVALID_REQUEST', detail),
-        retryAfterSeconds: null,
-        rate: null,
-        internal: false,
-      })
+      // No hook runs for such a request: it takes its address's rate token here (spec §8).
+      takeAddressToken(ctx, perAddress, req.ip).then(
+        (rate) =>
+          sendProblem(reply, {
+            problem: problem(ctx.config.publicUrl, req, 'INVALID_REQUEST', detail),
+            retryAfterSeconds: null,
+            rate,
+            internal: false,
+          }),
+        (e: unknown) => sendProblem(reply, mapError(ctx.config.publicUrl, req, e)),
+      )
     },
   })
+  // No operation takes a body on DELETE (or OPTIONS): declare them body-less so Fastify never
+  // parses one. A client that sends `Content-Type: application/json` with nothing after it (the
+  // Python MCP SDK ending a session) is then not refused for describing an absent body, on any
+  // route, 404s included; Fastify refuses a DELETE route declaring a body schema at start.
+  for (const method of ['DELETE', 'OPTIONS'])
+    fastify.addHttpMethod(method, { hasBody: false, overrideExisting: true })
   fastify.setValidatorCompiler(createValidatorCompiler())
   const routes: string[] = []
   fastify.addHook('onRoute', (r) => {
@@ -183,6 +197,7 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
     ...accountRoutes(ctx),
     ...authRoutes(ctx),
     ...docsRoutes(ctx, prom),
+    ...landingRoutes(ctx),
     ...metricsRoutes(ctx, priced),
     ...historyRoutes(ctx, priced),
     ...analyticsRoutes(ctx, priced),

@@ -1,11 +1,26 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../platform/errors.ts'
 import type { ServiceContext } from '../services/context.ts'
-import { authenticateKey, type KeyUsage } from '../services/identity/keys.ts'
+import { authenticateKey, type KeyUsage, type Principal } from '../services/identity/keys.ts'
 import { verifySession } from '../services/identity/session.ts'
-import { acquireKeySlot, type RateHeaders, releaseKeySlot, takeKeyToken } from '../services/limits.ts'
+import {
+  acquireKeySlot,
+  addressRule,
+  type RateHeaders,
+  releaseKeySlot,
+  takeAddressToken,
+  takeKeyToken,
+} from '../services/limits.ts'
+import { setRateHeaders } from './problem.ts'
 
 export const SESSION_COOKIE = 'erm3_session'
+/** The 401s of a key route: the request did not authenticate, so its address is what is limited. */
+const CREDENTIAL_ERRORS: ReadonlySet<string> = new Set([
+  'MISSING_CREDENTIALS',
+  'INVALID_KEY',
+  'REVOKED_KEY',
+  'EXPIRED_KEY',
+])
 /** Marks an in-process call made on behalf of an MCP tool (value: a per-process secret). */
 export const INTERNAL_HEADER = 'x-erm3-internal'
 
@@ -14,12 +29,6 @@ export function bearerOf(req: FastifyRequest): string | null {
   if (!h) return null
   const m = /^Bearer\s+(\S+)\s*$/i.exec(h)
   return m ? (m[1] as string) : h.trim() === '' ? null : h.trim()
-}
-
-export function setRateHeaders(reply: FastifyReply, h: RateHeaders): void {
-  reply.header('X-RateLimit-Limit', String(h.limit))
-  reply.header('X-RateLimit-Remaining', String(h.remaining))
-  reply.header('X-RateLimit-Reset', String(h.resetEpochS))
 }
 
 /** Gives the request's concurrency slot back, once (the response is done or the connection dropped). */
@@ -35,36 +44,53 @@ function releaseSlotOf(ctx: ServiceContext, req: FastifyRequest): void {
 /**
  * onRequest: authentication, rate limit and concurrency slot — before the body is even parsed,
  * so an unauthenticated request with a bad body is a 401, not a 400.
+ *
+ * Every response carries X-RateLimit-* (spec §8): a request with a valid key takes a token of
+ * its key only; any other request (no key needed, a session, an unknown path, or a key route
+ * refused for its credentials) takes one of its client address (`req.ip`, X-Forwarded-For
+ * behind TRUST_PROXY). An operation with its own per-IP limit reports that one (routes/).
  */
 export function createAuthHook(ctx: ServiceContext, usage: KeyUsage, internalSecret: string) {
+  const perAddress = addressRule(ctx.config)
+  const addressToken = async (req: FastifyRequest, reply: FastifyReply) =>
+    setRateHeaders(reply, await takeAddressToken(ctx, perAddress, req.ip))
   return async function authHook(req: FastifyRequest, reply: FastifyReply): Promise<void> {
     const op = req.routeOptions.config.op
-    if (!op || op.auth === 'none') return
-    if (op.auth === 'key') {
-      const principal = await authenticateKey(ctx, bearerOf(req))
-      req.principal = principal
-      reply.header('X-Environment', principal.environment)
-      usage.touch(principal.keyId, ctx.now())
-      // An MCP tool call already took its rate token as an MCP message: the inner REST call
-      // (marked by this process's secret) takes only the concurrency slot.
-      if (req.headers[INTERNAL_HEADER] !== internalSecret) {
-        try {
-          setRateHeaders(reply, await takeKeyToken(ctx, principal))
-        } catch (e) {
-          if (!op.rateLimitInBand || !(e instanceof AppError) || e.code !== 'RATE_LIMITED') throw e
-          // Refused here all the same; the MCP handler delivers the refusal (mcp/http.ts).
-          req.rateLimited = e
-          const rate = (e.extra as { rate?: RateHeaders }).rate
-          if (rate) setRateHeaders(reply, rate)
-        }
-      }
-      if (op.streaming) return
-      req.slot = await acquireKeySlot(ctx, principal)
-      // 'close' follows 'finish' as well as a dropped connection: exactly one release either way.
-      reply.raw.once('close', () => releaseSlotOf(ctx, req))
+    if (op?.auth !== 'key') {
+      // A document read by an MCP tool or resource: the MCP message already took the key's token.
+      if (req.headers[INTERNAL_HEADER] !== internalSecret) await addressToken(req, reply)
+      if (op?.auth === 'session')
+        req.session = await verifySession(ctx, bearerOf(req) ?? cookieOf(req, SESSION_COOKIE))
       return
     }
-    req.session = await verifySession(ctx, bearerOf(req) ?? cookieOf(req, SESSION_COOKIE))
+    let principal: Principal
+    try {
+      principal = await authenticateKey(ctx, bearerOf(req))
+    } catch (e) {
+      // Refused for its credentials, the request counts as one without a key.
+      if (e instanceof AppError && CREDENTIAL_ERRORS.has(e.code)) await addressToken(req, reply)
+      throw e
+    }
+    req.principal = principal
+    reply.header('X-Environment', principal.environment)
+    usage.touch(principal.keyId, ctx.now())
+    // An MCP tool call already took its rate token as an MCP message: the inner REST call
+    // (marked by this process's secret) takes only the concurrency slot.
+    if (req.headers[INTERNAL_HEADER] !== internalSecret) {
+      try {
+        setRateHeaders(reply, await takeKeyToken(ctx, principal))
+      } catch (e) {
+        if (!op.rateLimitInBand || !(e instanceof AppError) || e.code !== 'RATE_LIMITED') throw e
+        // Refused here all the same; the MCP handler delivers the refusal (mcp/http.ts).
+        req.rateLimited = e
+        const rate = (e.extra as { rate?: RateHeaders }).rate
+        if (rate) setRateHeaders(reply, rate)
+      }
+    }
+    if (op.streaming) return
+    req.slot = await acquireKeySlot(ctx, principal)
+    // 'close' follows 'finish' as well as a dropped connection: exactly one release either way.
+    reply.raw.once('close', () => releaseSlotOf(ctx, req))
   }
 }
 

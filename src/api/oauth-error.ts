@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { MappedError } from './problem.ts'
+import { type MappedError, setRateHeaders } from './problem.ts'
 
 /**
  * Errors of operations declared `errorStyle: 'oauth'` (token, revocation, registration) in the
@@ -25,6 +25,7 @@ export function sendOAuthError(req: FastifyRequest, reply: FastifyReply, m: Mapp
     req.routeOptions.config.op?.id === 'oauthRegister' ? 'invalid_client_metadata' : 'invalid_request'
   const error = typeof p.oauth_error === 'string' ? p.oauth_error : (BY_WIRE_CODE[p.code] ?? fallback)
   if (m.retryAfterSeconds !== null) reply.header('Retry-After', String(m.retryAfterSeconds))
+  if (m.rate) setRateHeaders(reply, m.rate)
   return reply
     .code(p.status)
     .header('Content-Type', 'application/json; charset=utf-8')

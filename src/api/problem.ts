@@ -129,6 +129,13 @@ export function mapError(publicUrl: string, req: FastifyRequest, err: unknown): 
   }
 }
 
+/** X-RateLimit-* of the limit a request was counted against (spec §8; Reset in epoch seconds). */
+export function setRateHeaders(reply: FastifyReply, h: NonNullable<MappedError['rate']>): void {
+  reply.header('X-RateLimit-Limit', String(h.limit))
+  reply.header('X-RateLimit-Remaining', String(h.remaining))
+  reply.header('X-RateLimit-Reset', String(h.resetEpochS))
+}
+
 export function sendProblem(reply: FastifyReply, m: MappedError): FastifyReply {
   // RFC 6750 §3 / RFC 9728 §5.1: tell a client (an MCP client in particular) where to start OAuth.
   if (m.problem.status === 401) {
@@ -139,11 +146,7 @@ export function sendProblem(reply: FastifyReply, m: MappedError): FastifyReply {
     )
   }
   if (m.retryAfterSeconds !== null) reply.header('Retry-After', String(m.retryAfterSeconds))
-  if (m.rate) {
-    reply.header('X-RateLimit-Limit', String(m.rate.limit))
-    reply.header('X-RateLimit-Remaining', String(m.rate.remaining))
-    reply.header('X-RateLimit-Reset', String(m.rate.resetEpochS))
-  }
+  if (m.rate) setRateHeaders(reply, m.rate)
   return reply
     .code(m.problem.status)
     .header('Content-Type', 'application/problem+json; charset=utf-8')

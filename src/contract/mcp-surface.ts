@@ -44,4 +44,5 @@ export const MCP_INSTRUCTIONS = `erm3 decomposes US stocks' risk into market, se
 Start by calling \`balance\` (status.can_make_requests must be true; test keys are free and read a sandbox market).
 \`pricing\` lists what each tool costs and \`estimate\` prices a call in advance; every paid result reports its cost in _agent.cost_usd, and repeating an identical call within one data_as_of is free.
 Typical flow: \`tickers_search\` to find a symbol, then \`metrics\` or \`decompose\` for its hedge ratios (dollars of ETF per $1 of stock) and explained-risk fractions.
-Errors come back as tool errors whose text starts with the error code (e.g. INSUFFICIENT_BALANCE, RATE_LIMITED, TICKER_NOT_FOUND).`
+Errors come back as tool errors whose text starts with the error code (e.g. INSUFFICIENT_BALANCE, RATE_LIMITED, TICKER_NOT_FOUND).
+Check _metadata.dataset in every result: kind "synthetic" means erm3's generated demo market, not market data — say so whenever you report its numbers.`

@@ -74,8 +74,11 @@ function pricingOf(op: Operation): Json | undefined {
 }
 
 function operationObject(op: Operation, components: Record<string, unknown>): Json {
+  // A route serving files of several kinds (the reference page's assets) lists each type, comma-separated.
   const okContent = op.contentType
-    ? { [op.contentType.split(';')[0] as string]: { schema: { type: 'string' } } }
+    ? Object.fromEntries(
+        op.contentType.split(/,\s*/).map((t) => [t.split(';')[0] as string, { schema: { type: 'string' } }]),
+      )
     : { 'application/json': { schema: hoist(op.response, components) } }
   const responses: Json = {
     [String(op.status)]: { description: 'Success', content: okContent },

@@ -20,7 +20,10 @@ export interface Operation {
   params?: TSchema
   querystring?: TSchema
   body?: TSchema
-  /** Success status and schema. For non-JSON documents, `contentType` says what is served. */
+  /**
+   * Success status and schema. For non-JSON documents, `contentType` says what is served (several
+   * types comma-separated when the route serves files of different kinds).
+   */
   status: 200 | 201 | 202 | 204
   response: TSchema
   contentType?: string

@@ -4,8 +4,11 @@ import { ANALYTICS_OPS } from './ops/analytics.ts'
 import { login, loginCallback, provision, provisionFree } from './ops/auth.ts'
 import { DISCOVERY_OPS } from './ops/discovery.ts'
 import {
+  getApiReference,
+  getApiReferenceAsset,
   getBillingDocs,
   getErrorDocs,
+  getLanding,
   getMethodologyDocs,
   getOpenApi,
   getPrometheusMetrics,
@@ -37,6 +40,9 @@ export const OPS = {
   getMethodologyDocs,
   getBillingDocs,
   getPrometheusMetrics,
+  getLanding,
+  getApiReference,
+  getApiReferenceAsset,
 } as const
 
 export type OperationId = keyof typeof OPS

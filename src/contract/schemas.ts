@@ -28,6 +28,17 @@ export const agentMetaSchema = Type.Object(
   { $id: 'AgentMeta' },
 )
 
+export const datasetOriginSchema = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('synthetic'), Type.Literal('imported')], {
+      description:
+        "synthetic: erm3's generated market (tickers and names of large companies are labels on generated series, not market data); imported: price files the operator imported",
+    }),
+    seed: Type.Optional(Type.Integer({ description: 'Seed of the synthetic market (kind synthetic)' })),
+  },
+  { $id: 'DatasetOrigin', description: 'What the served data is' },
+)
+
 export const riskMetadataSchema = Type.Object(
   {
     model_version: Type.String({ pattern: '^ERM3-L3-v[0-9]+$' }),
@@ -37,6 +48,7 @@ export const riskMetadataSchema = Type.Object(
     wiki_uri: Type.String({ format: 'uri' }),
     factors: Type.Array(Type.String()),
     data_source: Type.Literal('zarr'),
+    dataset: datasetOriginSchema,
     range: Type.Optional(Type.Array(IsoDate, { minItems: 2, maxItems: 2 })),
   },
   { $id: 'RiskMetadata' },

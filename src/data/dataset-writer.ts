@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { writeDirAtomically } from '../platform/atomic-dir.ts'
 import { csvDocument } from '../platform/csv.ts'
 import { isoFromDay } from '../platform/dates.ts'
-import { sha256File, sha256Hex } from '../platform/digest.ts'
+import { sha256Hex } from '../platform/digest.ts'
 import { type ParquetColumn, writeParquetFile } from '../platform/parquet/index.ts'
 import { type Progress, silentProgress } from '../platform/progress.ts'
 import {
@@ -19,7 +19,6 @@ import {
   TRUTH_FIELDS,
 } from './format.ts'
 import { DATASET_FILES, fundamentalsFileName } from './layout.ts'
-import { panelDigest } from './panel-digest.ts'
 
 /**
  * Writes a dataset directory atomically: everything goes to a temporary sibling that is renamed
@@ -33,18 +32,27 @@ export async function writeDataset(
 ): Promise<DatasetManifest> {
   validateShape(ds)
   return writeDirAtomically(outDir, async (dir) => {
+    // Every digest is hashed from the bytes as they are written, never read back afterwards.
+    const written = new Map<string, FileDigest>()
+    const writeParquet = async (path: string, table: Parameters<typeof writeParquetFile>[1]) =>
+      written.set(path, await writeParquetFile(join(dir, path), table, PANELS))
+    const put = async (path: string, data: string | Uint8Array) => {
+      const bytes = typeof data === 'string' ? Buffer.from(data) : data
+      await writeFile(join(dir, path), bytes)
+      written.set(path, { sha256: sha256Hex(bytes), bytes: bytes.length })
+    }
     await mkdir(join(dir, 'prices'))
     const meta = { format: DATASET_FORMAT, format_version: String(DATASET_FORMAT_VERSION) }
-    await writeFile(
-      join(dir, DATASET_FILES.calendar),
+    await put(
+      DATASET_FILES.calendar,
       csvDocument(
         ['date'],
         Array.from(ds.calendar, (d) => [isoFromDay(d)]),
       ),
     )
-    await writeFile(join(dir, DATASET_FILES.securities), securitiesCsv(ds))
-    await writeFile(
-      join(dir, DATASET_FILES.factors),
+    await put(DATASET_FILES.securities, securitiesCsv(ds))
+    await put(
+      DATASET_FILES.factors,
       csvDocument(
         ['role', 'code', 'ticker', 'kind'],
         ds.factors.map((f) => [f.role, f.code, f.ticker, f.kind]),
@@ -54,18 +62,11 @@ export async function writeDataset(
     progress.start('write prices', fields.length)
     for (const [i, field] of fields.entries()) {
       const panel = ds.prices[field] as Panel
-      await writeParquetFile(
-        join(dir, DATASET_FILES.price(field)),
-        {
-          columns: panelColumns(ds, panel),
-          metadata: meta,
-        },
-        PANELS,
-      )
+      await writeParquet(DATASET_FILES.price(field), { columns: panelColumns(ds, panel), metadata: meta })
       progress.update(i + 1)
     }
     progress.stop()
-    if (ds.rates) await writeFile(join(dir, DATASET_FILES.rates), ratesCsv(ds))
+    if (ds.rates) await put(DATASET_FILES.rates, ratesCsv(ds))
     if (ds.series) {
       const cols = ds.series.names.map(
         (name, i): ParquetColumn => ({
@@ -74,29 +75,24 @@ export async function writeDataset(
           values: ds.series?.values[i] ?? new Float64Array(),
         }),
       )
-      await writeParquetFile(
-        join(dir, DATASET_FILES.series),
-        { columns: [dateColumn(ds), ...cols], metadata: meta },
-        PANELS,
-      )
+      await writeParquet(DATASET_FILES.series, { columns: [dateColumn(ds), ...cols], metadata: meta })
     }
-    if (ds.fundamentals.length > 0) await writeFundamentals(dir, ds, progress)
+    if (ds.fundamentals.length > 0) {
+      await mkdir(join(dir, 'fundamentals'))
+      await writeFundamentals(ds, progress, put)
+    }
     if (ds.truth) {
       await mkdir(join(dir, 'truth'))
       for (const field of TRUTH_FIELDS) {
         const cols = ds.truth.fields[field].map(
           (v, i): ParquetColumn => ({ name: ds.symbols[i], type: 'FLOAT', values: new Float32Array(v) }),
         )
-        await writeParquetFile(
-          join(dir, DATASET_FILES.truth(field)),
-          { columns: [dateColumn(ds), ...cols], metadata: meta },
-          PANELS,
-        )
+        await writeParquet(DATASET_FILES.truth(field), { columns: [dateColumn(ds), ...cols], metadata: meta })
       }
-      await writeFile(join(dir, DATASET_FILES.truthParams), `${JSON.stringify(ds.truth.params, null, 2)}\n`)
+      await put(DATASET_FILES.truthParams, `${JSON.stringify(ds.truth.params, null, 2)}\n`)
     }
-    if (ds.report) await writeFile(join(dir, DATASET_FILES.report), `${JSON.stringify(ds.report, null, 2)}\n`)
-    const manifest = await buildManifest(dir, ds, fields)
+    if (ds.report) await put(DATASET_FILES.report, `${JSON.stringify(ds.report, null, 2)}\n`)
+    const manifest = buildManifest(ds, fields, written)
     await writeFile(join(dir, DATASET_FILES.manifest), `${JSON.stringify(manifest, null, 2)}\n`)
     return manifest
   })
@@ -159,15 +155,18 @@ function ratesCsv(ds: Dataset): string {
   return csvDocument(['date', ...r.tenors], rows)
 }
 
-async function writeFundamentals(dir: string, ds: Dataset, progress: Progress): Promise<void> {
-  await mkdir(join(dir, 'fundamentals'))
+async function writeFundamentals(
+  ds: Dataset,
+  progress: Progress,
+  put: (path: string, data: Uint8Array) => Promise<void>,
+): Promise<void> {
   progress.start('write fundamentals', ds.fundamentals.length)
   let done = 0
   // Bounded parallelism: thousands of small files, the disk is faster with a few writes in flight.
   const queue = [...ds.fundamentals]
   const worker = async () => {
     for (let f = queue.shift(); f; f = queue.shift()) {
-      await writeFile(join(dir, 'fundamentals', fundamentalsFileName(f.cik)), f.gzipped)
+      await put(`fundamentals/${fundamentalsFileName(f.cik)}`, f.gzipped)
       progress.update(++done)
     }
   }
@@ -175,7 +174,7 @@ async function writeFundamentals(dir: string, ds: Dataset, progress: Progress): 
   progress.stop()
 }
 
-async function buildManifest(dir: string, ds: Dataset, fields: PriceField[]): Promise<DatasetManifest> {
+function buildManifest(ds: Dataset, fields: PriceField[], written: Map<string, FileDigest>): DatasetManifest {
   const files: Record<string, FileDigest> = {}
   const paths: string[] = [DATASET_FILES.calendar, DATASET_FILES.securities, DATASET_FILES.factors]
   for (const f of fields) paths.push(DATASET_FILES.price(f))
@@ -188,8 +187,11 @@ async function buildManifest(dir: string, ds: Dataset, fields: PriceField[]): Pr
   }
   if (ds.report) paths.push(DATASET_FILES.report)
   paths.sort()
-  for (const p of paths)
-    files[p] = p.endsWith('.parquet') ? await panelDigest(join(dir, p)) : await sha256File(join(dir, p))
+  for (const p of paths) {
+    const digest = written.get(p)
+    if (!digest) throw new Error(`dataset: ${p} was not written`)
+    files[p] = digest
+  }
   const stocks = new Set(ds.securities.filter((s) => s.assetType === 'stock').map((s) => s.symbol)).size
   return {
     format: DATASET_FORMAT,

@@ -1,13 +1,18 @@
 import { type App, createApp } from '../api/app.ts'
 import { createMcpHandlers } from '../mcp/http.ts'
 import type { ServiceContext } from '../services/context.ts'
+import { datasetOf, describeDataset } from '../services/models.ts'
 
 /** The whole HTTP surface of a node: REST (api/) with the MCP transports (mcp/) mounted on it. */
 export async function createServerApp(ctx: ServiceContext): Promise<App & { mcpSessions: () => number }> {
   let mcp: ReturnType<typeof createMcpHandlers> | null = null
   const app = await createApp(ctx, {
     extraHandlers: (internal) => {
-      mcp = createMcpHandlers(internal, ctx.now)
+      const live = () => ctx.models.peek('live')
+      mcp = createMcpHandlers(internal, ctx.now, () => {
+        const store = live()
+        return describeDataset(store ? datasetOf(store) : null)
+      })
       return mcp.handlers
     },
   })

@@ -71,10 +71,19 @@ function jsonRpcError(reply: FastifyReply, status: number, message: string): Fas
  * with its message endpoint. The auth hook has authenticated and rate limited each message; a
  * tool call then goes through `internal` as the REST call it stands for.
  */
-export function createMcpHandlers(internal: Transport, now: () => number = Date.now) {
+export function createMcpHandlers(
+  internal: Transport,
+  now: () => number = Date.now,
+  dataNotice?: () => string,
+) {
   const sessions = new Map<string, Session>()
   const principal = (req: FastifyRequest) => req.principal as Principal
-  const newServer = () => createMcpServer({ transport: internal, bearerOf: (t) => t ?? null })
+  const newServer = () =>
+    createMcpServer({
+      transport: internal,
+      bearerOf: (t) => t ?? null,
+      ...(dataNotice ? { dataNotice } : {}),
+    })
   const attachAuth = (req: FastifyRequest, refused: RateRefusal | null = null) => {
     const p = principal(req)
     ;(req.raw as AuthedRequest).auth = {
@@ -153,6 +162,9 @@ export function createMcpHandlers(internal: Transport, now: () => number = Date.
         await s.transport.handleRequest(req.raw, reply.raw)
         return reply
       },
+      // Ends the session and frees its transport and server. A session is the account's own:
+      // another account's id is a 404 exactly like an unknown one (as on POST and GET), so an id
+      // can neither be ended nor probed from outside the account that opened it.
       mcpDelete: async (req: FastifyRequest, reply: FastifyReply) => {
         const sid = req.headers['mcp-session-id']
         const s = typeof sid === 'string' ? find(req, sid) : null

@@ -45,6 +45,8 @@ export interface McpDeps {
   /** The caller's bearer credential for a request (from the MCP request's auth, or fixed for stdio). */
   bearerOf: (authToken: string | undefined) => string | null
   version?: string
+  /** What this instance's data is (synthetic or imported), appended to the instructions of each new session. */
+  dataNotice?: () => string
 }
 
 function summary(tool: ToolSpec, body: Record<string, unknown>): string {
@@ -62,7 +64,10 @@ export function createMcpServer(deps: McpDeps): Server {
   const byName = new Map(tools.map((t) => [t.name, t]))
   const server = new Server(
     { name: 'erm3', title: 'erm3 — equity risk decomposition', version: deps.version ?? API_VERSION },
-    { capabilities: { tools: {}, resources: {} }, instructions: MCP_INSTRUCTIONS },
+    {
+      capabilities: { tools: {}, resources: {} },
+      instructions: deps.dataNotice ? `${MCP_INSTRUCTIONS}\n${deps.dataNotice()}` : MCP_INSTRUCTIONS,
+    },
   )
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: tools.map((t) => ({

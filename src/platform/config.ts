@@ -33,6 +33,8 @@ export interface ServerConfig {
   trustProxy: boolean
   /** Where a 402 sends a client to add funds: the operator's billing page, else /docs/billing. */
   topUpUrl: string | null
+  /** Per-IP limit of every request made without an API key (ERM3_IP_RATE_PER_MINUTE, ERM3_IP_RATE_BURST). */
+  ipRate: { perMinute: number; burst: number }
 }
 
 type Env = Record<string, string | undefined>
@@ -84,6 +86,25 @@ function secretVar(env: Env, name: string): string | null {
   return raw
 }
 
+/**
+ * Defaults: 10 requests/s sustained with 200 at once per address. Far above what a person (a page
+ * with its documents) or an agent discovering the API sends, and above a few of them behind one
+ * NAT; a flood from one address costs the node a small fraction of what it serves.
+ */
+const IP_RATE_DEFAULT = { perMinute: 600, burst: 200 }
+
+function ipRate(env: Env): ServerConfig['ipRate'] {
+  const perMinute = intVar(env, 'ERM3_IP_RATE_PER_MINUTE', 1, 60_000) ?? IP_RATE_DEFAULT.perMinute
+  // The limiter counts in whole ticks of 1/(n / gcd(60000, n)) ms (store/limits/gcra.ts): that stays
+  // exact in a double for any n up to 2000 and for every divisor of 60000.
+  if (perMinute > 2000 && 60_000 % perMinute !== 0)
+    throw new AppError(
+      'CONFIG_INVALID',
+      `ERM3_IP_RATE_PER_MINUTE above 2000 must divide 60000 (e.g. 3000, 6000, 12000), got ${perMinute}`,
+    )
+  return { perMinute, burst: intVar(env, 'ERM3_IP_RATE_BURST', 1, 1_000_000) ?? IP_RATE_DEFAULT.burst }
+}
+
 function serverConfig(env: Env): ServerConfig {
   const host = str(env, 'HOST') ?? '127.0.0.1'
   const port = intVar(env, 'PORT', 0, 65535) ?? 8080
@@ -117,6 +138,7 @@ function serverConfig(env: Env): ServerConfig {
     metricsToken: str(env, 'METRICS_TOKEN'),
     trustProxy: trust === 'true' || trust === '1',
     topUpUrl: urlVar(env, 'TOP_UP_URL', ['https:', 'http:']),
+    ipRate: ipRate(env),
   }
 }
 

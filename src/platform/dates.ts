@@ -26,7 +26,9 @@ function validDay(y: number, mo: number, d: number): number | null {
 }
 
 export function isoFromDay(day: number): string {
-  return new Date(day * MS_PER_DAY).toISOString().slice(0, 10)
+  const { y, m, d } = civilFromDay(day)
+  if (y < 0 || y > 9999) return new Date(day * MS_PER_DAY).toISOString().slice(0, 10)
+  return `${y < 1000 ? String(y).padStart(4, '0') : y}-${m < 10 ? '0' : ''}${m}-${d < 10 ? '0' : ''}${d}`
 }
 
 /** 0 = Sunday … 6 = Saturday. 1970-01-01 was a Thursday. */
@@ -35,11 +37,33 @@ export function weekday(day: number): number {
 }
 
 export function yearOf(day: number): number {
-  return new Date(day * MS_PER_DAY).getUTCFullYear()
+  return civilFromDay(day).y
 }
 
 export function monthOf(day: number): number {
-  return new Date(day * MS_PER_DAY).getUTCMonth() + 1
+  return civilFromDay(day).m
+}
+
+const civil = { y: 0, m: 0, d: 0 }
+
+/**
+ * Proleptic Gregorian year, month and day of a day number, by arithmetic (H. Hinnant's
+ * days-to-civil): the generator and the writers convert millions of days, and a Date per call
+ * made that a measurable share of their time. Returns a shared object: read it at once.
+ */
+function civilFromDay(day: number): { y: number; m: number; d: number } {
+  const z = day + 719_468
+  const era = Math.floor(z / 146_097)
+  const doe = z - era * 146_097
+  const yoe = Math.floor(
+    (doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365,
+  )
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100))
+  const mp = Math.floor((5 * doy + 2) / 153)
+  civil.d = doy - Math.floor((153 * mp + 2) / 5) + 1
+  civil.m = mp < 10 ? mp + 3 : mp - 9
+  civil.y = yoe + era * 400 + (civil.m <= 2 ? 1 : 0)
+  return civil
 }
 
 /**

@@ -6,8 +6,10 @@ import type { ModelStore, StoreField } from '../store/model-store/reader.ts'
 import type { Column } from '../store/zarr/index.ts'
 
 /**
- * The long panel of `erm3 export`: one row per (ticker, date) on which the symbol has a price,
- * columns `date, ticker` then the fields, named as in the interface spec (MetricsV3), then
+ * The long panel of `erm3 export`: one row per (ticker, date) of the symbol's listed life (its
+ * first to its last priced day, so a day without a close inside it has a row: null price and
+ * returns, the model of the window ending that day), columns `date, ticker` then the fields,
+ * named as in the interface spec (MetricsV3), then
  * `recommended_level, sector_etf, subsector_etf`. Rows come ticker by ticker in date order, in
  * blocks, so an export of the whole store never sits in memory.
  */
@@ -110,17 +112,14 @@ export async function* exportBlocks(
       plan.fields.filter((f) => TEXT_FIELDS.has(f)).map((f) => [f, []]),
     )
     for (const i of plan.symbols.slice(k, k + blockSymbols)) {
-      const h = await store.history(
-        i,
-        [...new Set<StoreField>([...storeFields, 'price_close'])],
-        plan.from,
-        plan.to,
-      )
-      const price = h.price_close
+      const life = await store.listedLife(i)
+      const from = Math.max(plan.from, life.first)
+      const to = Math.min(plan.to, life.last + 1)
+      if (to <= from) continue
+      const h = await store.history(i, storeFields, from, to)
       const windows = tickerWindows(store, i)
-      for (let j = 0; j < price.length; j++) {
-        if (Number.isNaN(price[j])) continue
-        const t = plan.from + j
+      for (let j = 0; j < to - from; j++) {
+        const t = from + j
         dates.push(store.calendar[t])
         block.ticker.push(tickerAt(windows, store.calendar[t]))
         for (const [f, out] of nums) out.push(numeric(f, h[f][j]))

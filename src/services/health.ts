@@ -1,4 +1,5 @@
 import type { ServiceContext } from './context.ts'
+import { datasetOf } from './models.ts'
 
 const startedAt = Date.now()
 export const SERVICE_VERSION = '0.1.0'
@@ -24,6 +25,7 @@ export async function healthView(ctx: ServiceContext) {
     built_at: live?.manifest.built_at ?? null,
     stale_days: live ? ageDays(live.dataAsOf, now) : null,
     sandbox_data_as_of: sandbox?.dataAsOf ?? null,
+    dataset: live ? datasetOf(live) : null,
   }
   const down = !database.ok || !model.ok || !limits.ok
   const degraded = limits.degraded || sandbox === null

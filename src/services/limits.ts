@@ -1,3 +1,4 @@
+import type { ServerConfig } from '../platform/config.ts'
 import { AppError } from '../platform/errors.ts'
 import type { RateDecision, RateRule } from '../store/limits/types.ts'
 import type { ServiceContext } from './context.ts'
@@ -23,6 +24,16 @@ export const IP_RULES = {
   oauthToken: { limit: 600, periodMs: 3_600_000, burst: 60 },
 } as const satisfies Record<string, RateRule>
 
+/**
+ * The general per-IP limit: every request made without an API key (documents, discovery, OAuth,
+ * sign-in, 404s, a key route refused for its credentials) takes a token from its address's
+ * bucket; key-authenticated requests take only their key's. Built once per app from the config.
+ */
+export function addressRule(config: ServerConfig): RateRule {
+  return { limit: config.ipRate.perMinute, periodMs: 60_000, burst: config.ipRate.burst }
+}
+
+/** What the X-RateLimit-* headers say about one limiter decision. */
 export interface RateHeaders {
   limit: number
   remaining: number
@@ -31,32 +42,63 @@ export interface RateHeaders {
 
 export function rateHeaders(rule: RateRule, d: RateDecision): RateHeaders {
   return {
-    limit: Math.round((rule.limit * 60_000) / rule.periodMs),
+    // Requests per minute (DECISIONS.md); a rule slower than one a minute (provision-free 3/day,
+    // login 10/h) states its quota per its own period rather than a rounded 0.
+    limit:
+      rule.limit * 60_000 >= rule.periodMs ? Math.round((rule.limit * 60_000) / rule.periodMs) : rule.limit,
     remaining: d.remaining,
     resetEpochS: Math.ceil(d.resetAt / 1000),
   }
+}
+
+/** Of two limits a request passed, the one that refuses first: fewer left, else the later reset. */
+export function tighter(a: RateHeaders, b: RateHeaders): RateHeaders {
+  if (a.remaining !== b.remaining) return a.remaining < b.remaining ? a : b
+  return a.resetEpochS >= b.resetEpochS ? a : b
 }
 
 function retryAfter(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000))
 }
 
-/** Takes a token for the key; throws RATE_LIMITED (with headers data attached) when empty. */
-export async function takeKeyToken(ctx: ServiceContext, p: Principal): Promise<RateHeaders> {
-  const rule = KEY_RULES[p.tier]
-  const d = await ctx.limits.rate.take(`key:${p.keyId}`, rule, ctx.now())
+/** The detail of a RATE_LIMITED refusal (module-level functions: nothing allocated per request). */
+type Refusal = (rule: RateRule, subject: string) => string
+const keyRefusal: Refusal = (r) => `Rate limit of ${r.limit} requests per minute (burst ${r.burst}) exceeded`
+const addressRefusal: Refusal = (r) =>
+  `Rate limit of ${r.limit} requests per minute (burst ${r.burst}) per client address exceeded; requests with an API key have their own limit`
+const operationRefusal: Refusal = (_r, subject) =>
+  `Too many requests of this kind from ${subject}; try again later`
+
+/** Takes a token from `bucket`; throws RATE_LIMITED (with the headers data attached) when empty. */
+async function takeToken(
+  ctx: ServiceContext,
+  bucket: string,
+  rule: RateRule,
+  subject: string,
+  refusal: Refusal,
+): Promise<RateHeaders> {
+  const d = await ctx.limits.rate.take(bucket, rule, ctx.now())
   const headers = rateHeaders(rule, d)
   if (!d.allowed) {
-    throw new AppError(
-      'RATE_LIMITED',
-      `Rate limit of ${rule.limit} requests per minute (burst ${rule.burst}) exceeded`,
-      {
-        retryAfterSeconds: retryAfter(d.retryAfterMs),
-        extra: { rate: headers },
-      },
-    )
+    throw new AppError('RATE_LIMITED', refusal(rule, subject), {
+      retryAfterSeconds: retryAfter(d.retryAfterMs),
+      extra: { rate: headers },
+    })
   }
   return headers
+}
+
+/** Takes a token for the key; throws RATE_LIMITED (with headers data attached) when empty. */
+export function takeKeyToken(ctx: ServiceContext, p: Principal): Promise<RateHeaders> {
+  return takeToken(ctx, `key:${p.keyId}`, KEY_RULES[p.tier], p.keyId, keyRefusal)
+}
+
+/** Bucket names of the general per-IP limit start with this (then the address). */
+export const ADDRESS_BUCKET = 'ip:any:'
+
+/** Takes a token of the general per-IP limit (`rule` from `addressRule`) for client address `ip`. */
+export function takeAddressToken(ctx: ServiceContext, rule: RateRule, ip: string): Promise<RateHeaders> {
+  return takeToken(ctx, ADDRESS_BUCKET + ip, rule, ip, addressRefusal)
 }
 
 /** A concurrency slot held by a request: give it back with `releaseKeySlot`, once. */
@@ -81,18 +123,14 @@ export function releaseKeySlot(ctx: ServiceContext, slot: KeySlot): Promise<void
   return ctx.limits.concurrency.release(slot.key, slot.lease)
 }
 
-/** Per-IP (or per-address) limit of an unauthenticated operation. */
-export async function takeIpToken(
+/**
+ * Per-IP (or per-address) limit of one unauthenticated operation, on top of the general one; the
+ * route reports these headers (the operation's own, stricter limit) instead of the general ones.
+ */
+export function takeIpToken(
   ctx: ServiceContext,
   rule: keyof typeof IP_RULES,
   subject: string,
-): Promise<void> {
-  const r = IP_RULES[rule]
-  const d = await ctx.limits.rate.take(`ip:${rule}:${subject}`, r, ctx.now())
-  if (!d.allowed) {
-    throw new AppError('RATE_LIMITED', `Too many requests of this kind from ${subject}; try again later`, {
-      retryAfterSeconds: retryAfter(d.retryAfterMs),
-      extra: { rate: rateHeaders(r, d) },
-    })
-  }
+): Promise<RateHeaders> {
+  return takeToken(ctx, `ip:${rule}:${subject}`, IP_RULES[rule], subject, operationRefusal)
 }

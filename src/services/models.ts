@@ -1,5 +1,6 @@
 import { MARKET_ETF, SECTOR_ETFS } from '../data/etf-registry.ts'
 import { AppError } from '../platform/errors.ts'
+import { type DatasetOrigin, datasetOrigin } from '../store/model-store/layout.ts'
 import type { ModelStore } from '../store/model-store/reader.ts'
 
 export type ModelEnvironment = 'live' | 'test'
@@ -13,7 +14,29 @@ export interface RiskMetadata {
   wiki_uri: string
   factors: string[]
   data_source: 'zarr'
+  /** Synthetic (never market data) or imported. */
+  dataset: DatasetOrigin
   range?: [string, string]
+}
+
+const origins = new WeakMap<ModelStore, DatasetOrigin>()
+
+/** What a store serves, from its manifest: synthetic (with the seed) or imported. Once per store. */
+export function datasetOf(store: ModelStore): DatasetOrigin {
+  let o = origins.get(store)
+  if (!o) {
+    o = datasetOrigin(store.manifest.dataset.source)
+    origins.set(store, o)
+  }
+  return o
+}
+
+/** One sentence on what a store serves (MCP instructions, landing page); null = not built yet. */
+export function describeDataset(o: DatasetOrigin | null): string {
+  if (!o) return 'The model store is not built yet.'
+  return o.kind === 'synthetic'
+    ? `This instance serves SYNTHETIC data: a market erm3 generated itself (seed ${o.seed}). Tickers and names of large companies such as AAPL are labels on generated series, not market data; every data response says so in _metadata.dataset.`
+    : 'This instance serves market data its operator imported (_metadata.dataset.kind "imported").'
 }
 
 export const L3_FACTORS: readonly string[] = [MARKET_ETF, ...[...new Set(Object.values(SECTOR_ETFS))].sort()]
@@ -63,6 +86,7 @@ export class ModelRegistry {
       wiki_uri: `${this.publicUrl}/docs/methodology`,
       factors: [...L3_FACTORS],
       data_source: 'zarr',
+      dataset: datasetOf(store),
       ...(range ? { range } : {}),
     }
   }

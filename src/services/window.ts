@@ -25,8 +25,9 @@ export function yearsBefore(day: number, years: number): number {
 /**
  * The trading days of a `years` request: from (end − N calendar years, exclusive) to the end
  * inclusive, where the end is the symbol's last priced day (data_as_of while it is listed, its
- * last trade once delisted). Leading days before the symbol has any price or return (it listed
- * inside the window) are dropped, so a young stock's series starts at its first day.
+ * last trade once delisted). Days before its first price (it listed inside the window) are
+ * dropped, so a young stock's series starts at its first day; a day without a close inside the
+ * listed life is served like any other (ModelStore.listedLife), even as the window's first day.
  */
 export async function historyWindow(
   store: ModelStore,
@@ -36,8 +37,8 @@ export async function historyWindow(
   const h = await store.history(symbol, ['price_close', 'returns_gross'])
   const price = h.price_close as Float64Array
   const returns = h.returns_gross as Float64Array
-  let end = price.length - 1
-  while (end >= 0 && Number.isNaN(price[end])) end--
+  const life = await store.listedLife(symbol)
+  const end = life.last
   if (end < 0) return { from: 0, to: 0, price, returns, range: null }
   const cutoff = yearsBefore(store.calendar[end] as number, years)
   let lo = 0
@@ -48,8 +49,7 @@ export async function historyWindow(
     if ((store.calendar[mid] as number) > cutoff) hi = mid
     else lo = mid + 1
   }
-  let from = lo
-  while (from < end && Number.isNaN(price[from]) && Number.isNaN(returns[from])) from++
+  const from = Math.max(lo, life.first)
   return {
     from,
     to: end + 1,

@@ -133,17 +133,21 @@ export function checkCsv(text: string, expected: ExpectedColumn[]): void {
 
 /** The window of a `years` request, written independently of src/services/window.ts. */
 export async function expectedWindow(store: ModelStore, i: number, years: number) {
-  const h = await store.history(i, ['price_close', 'returns_gross'])
-  const p = h.price_close as Float64Array
-  const r = h.returns_gross as Float64Array
+  const p = (await store.history(i, ['price_close'])).price_close as Float64Array
   let end = p.length - 1
   while (end >= 0 && Number.isNaN(p[end])) end--
   const endIso = store.date(end)
   const cutoff = `${Number(endIso.slice(0, 4)) - years}${endIso.slice(4)}`
   let from = 0
   while (store.date(from) <= cutoff) from++
-  while (Number.isNaN(p[from]) && Number.isNaN(r[from])) from++
-  return { from, to: end + 1 }
+  // Not before the first price; a day without a close inside the listed life still counts.
+  return {
+    from: Math.max(
+      from,
+      p.findIndex((v) => !Number.isNaN(v)),
+    ),
+    to: end + 1,
+  }
 }
 
 /** Stocks of a store with a model, by their current ticker. */

@@ -71,6 +71,7 @@ describe('contract pins', () => {
     )
     assert.deepEqual(documented, [
       'DELETE /mcp',
+      'GET /',
       'GET /.well-known/agent-manifest',
       'GET /.well-known/agentic-disclosure.json',
       'GET /.well-known/ai-plugin.json',
@@ -79,6 +80,8 @@ describe('contract pins', () => {
       'GET /.well-known/oauth-protected-resource',
       'GET /auth/callback',
       'GET /balance',
+      'GET /docs/api',
+      'GET /docs/api/{asset}',
       'GET /docs/billing',
       'GET /docs/errors',
       'GET /docs/methodology',

@@ -59,7 +59,7 @@ describe('discovery documents', () => {
     await t?.close()
   })
 
-  test('each is served without auth, free and without a rate token, with its content type', async () => {
+  test('each is served without auth, free and without a key rate token, with its content type', async () => {
     const account = await t.account(1)
     const key = await t.key(account)
     const paths = [...Object.keys(JSON_DOCS), '/llms.txt']
@@ -70,8 +70,10 @@ describe('discovery documents', () => {
         const type = url === '/llms.txt' ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8'
         assert.equal(r.headers['content-type'], type, url)
         assert.equal(r.headers['cache-control'], 'public, max-age=3600', url)
-        for (const h of ['x-ratelimit-remaining', 'x-api-cost-usd', 'x-environment'])
+        for (const h of ['x-api-cost-usd', 'x-environment'])
           assert.equal(r.headers[h], undefined, `${url} ${h}`)
+        // Limited per client address (spec §8: every response carries the headers), key or not.
+        assert.equal(r.headers['x-ratelimit-limit'], '600', url)
       }
     }
     assert.equal((await t.ctx.accounts.balance(account)).balanceMicros, 1_000_000)
@@ -127,7 +129,12 @@ describe('discovery documents', () => {
       instructions: string
       capabilities: Record<string, unknown>
     }
-    assert.equal(card.instructions, mcp.getInstructions())
+    // A session's instructions are the card's plus one line on what this instance's data is.
+    const [, notice] = (mcp.getInstructions() ?? '').split(card.instructions)
+    assert.match(
+      notice ?? '',
+      /^\nThis instance serves SYNTHETIC data: a market erm3 generated itself \(seed 101\)\./,
+    )
     assert.deepEqual(
       { name: card.serverInfo.name, version: card.serverInfo.version },
       { name: mcp.getServerVersion()?.name, version: mcp.getServerVersion()?.version },

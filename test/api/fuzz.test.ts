@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import fc from 'fast-check'
 import { WIRE_ERRORS } from '../../src/contract/errors.ts'
 import { type Operation, openApiPath } from '../../src/contract/operation.ts'
 import { OPERATIONS } from '../../src/contract/operations.ts'
+import * as fc from '../helpers/fc.ts'
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
 
 /**

@@ -79,6 +79,35 @@ describe('HTTP platform (embedded backends)', () => {
     )
   })
 
+  test('a request without a body is never refused for its Content-Type; an empty POST body still is', async () => {
+    // As the Python MCP SDK sends its DELETE: a JSON content type and nothing after the headers.
+    for (const ct of ['application/json', 'application/json; charset=utf-8', 'text/xml']) {
+      const h = { 'content-type': ct }
+      const cases: [string, string, Record<string, string>, number][] = [
+        ['GET', '/health', h, 200],
+        ['HEAD', '/health', h, 200],
+        ['OPTIONS', '/health', h, 405],
+        ['DELETE', '/health', h, 405],
+        ['DELETE', '/no/such/thing', h, 404],
+        ['GET', '/no/such/thing', h, 404],
+        ['GET', '/balance', { ...h, authorization: `Bearer ${key}` }, 200],
+        // No session named: the MCP adapter's own 404, not a body error.
+        ['DELETE', '/mcp', { ...h, authorization: `Bearer ${key}` }, 404],
+        ['DELETE', '/mcp', { ...h, authorization: `Bearer ${key}`, 'mcp-session-id': 'mcp_none' }, 404],
+      ]
+      for (const [method, url, headers, status] of cases) {
+        const r = await raw(method, url, headers)
+        assert.equal(r.status, status, `${method} ${url} (${ct}): ${r.body}`)
+      }
+    }
+    const empty = await raw('POST', '/estimate', { 'content-type': 'application/json' })
+    assert.equal(empty.status, 400)
+    assert.match(empty.headers['content-type'] ?? '', /^application\/problem\+json/)
+    const p = JSON.parse(empty.body)
+    assert.equal(p.code, 'INVALID_REQUEST')
+    assert.match(p.detail, /[Bb]ody cannot be empty/)
+  })
+
   test('GET /pricing and POST /estimate read the one pricing table', async () => {
     const pricing = (await t.client.call('getPricing')).ok()
     const m = pricing.capabilities.find((c) => c.capability_id === 'metrics')

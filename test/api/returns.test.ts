@@ -40,9 +40,10 @@ async function expectedRows(store: ModelStore, ticker: string, years: number, co
   while (Number.isNaN(px[end])) end--
   const endIso = store.date(end)
   const cutoff = `${Number(endIso.slice(0, 4)) - years}${endIso.slice(4)}`
-  const first = [...store.calendar.keys()].find(
-    (t) => store.date(t) > cutoff && !(Number.isNaN(px[t]) && Number.isNaN(h.returns_gross?.[t])),
-  ) as number
+  // The window starts after the cutoff, but not before the first price (a gap inside the
+  // listed life is served like any other day, even as the first one).
+  const listed = px.findIndex((v) => !Number.isNaN(v))
+  const first = Math.max(listed, [...store.calendar.keys()].find((t) => store.date(t) > cutoff) as number)
   const all = await store.history(i, columns.slice(1) as never, first, end + 1)
   const rows: Record<string, Cell>[] = []
   for (let k = 0; k <= end - first; k++) {

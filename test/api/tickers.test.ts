@@ -100,12 +100,20 @@ describe('GET /tickers (free)', () => {
     assert.ok(rows.some((r) => r.asset_type === 'etf') && rows.some((r) => r.sector_etf !== null))
   })
 
-  test('mag7=true lists only the seven, those present (the synthetic store has none of them)', async () => {
+  test('mag7=true lists the seven, in their order: the synthetic market names its largest companies', async () => {
     const { b } = await list({ mag7: true })
-    const mag7 = ['AAPL', 'MSFT', 'GOOGL', 'AMZN', 'NVDA', 'META', 'TSLA']
-    const present = mag7.filter((x) => t.ctx.models.store('live').resolve(x) >= 0)
-    assert.deepEqual(b.tickers, present)
-    assert.equal(b.count, present.length)
+    assert.deepEqual(b.tickers, ['AAPL', 'MSFT', 'GOOGL', 'AMZN', 'NVDA', 'META', 'TSLA'])
+    assert.equal(b.count, 7)
+    const info = (await list({ mag7: true, include_metadata: true })).b.tickers as Info[]
+    const aapl = info.find((i) => i.ticker === 'AAPL')
+    assert.deepEqual(aapl && [aapl.name, aapl.sector, aapl.industry, aapl.sector_etf], [
+      'Apple Inc.',
+      'Information Technology',
+      'Technology Hardware, Storage & Peripherals',
+      'XLK',
+    ])
+    const nvda = info.find((i) => i.ticker === 'NVDA')
+    assert.deepEqual(nvda && [nvda.industry, nvda.subsector_etf], ['Semiconductors', 'SMH'])
   })
 
   test('limit bounds and unknown parameters → 400; no key → 401; test keys list the sandbox', async () => {

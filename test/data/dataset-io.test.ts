@@ -7,6 +7,8 @@ import { readDataset, readManifest } from '../../src/data/dataset-reader.ts'
 import { writeDataset } from '../../src/data/dataset-writer.ts'
 import { generateSynthetic } from '../../src/data/synth/index.ts'
 import { synthesizeDataset } from '../../src/data/synthesize.ts'
+import { sha256File } from '../../src/platform/digest.ts'
+import { panelDigest } from './panel-digest.ts'
 
 const dir = await mkdtemp(join(tmpdir(), 'erm3-dataset-io-'))
 after(() => rm(dir, { recursive: true, force: true }))
@@ -89,6 +91,11 @@ describe('dataset directory', () => {
     const T = whole.calendar.length
     // 256-day row groups, each with its own digest between the magic and the footer.
     assert.equal(manifest.files['prices/adj_close.parquet'].parts?.length, Math.ceil(T / 256) + 2)
+    // The writer hashes the bytes as it writes them: the digests equal the files read back.
+    for (const [path, want] of Object.entries(manifest.files)) {
+      if (path.endsWith('.parquet')) assert.deepEqual(await panelDigest(join(out, path)), want, path)
+      else assert.deepEqual(await sha256File(join(out, path)), want, path)
+    }
     for (const fromDay of [1, 255, 256, 300, T - 1]) {
       const { dataset: tail } = await readDataset(out, { fromDay })
       const first = Math.floor(fromDay / 256) * 256

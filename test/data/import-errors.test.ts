@@ -2,10 +2,10 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { gzipSync } from 'node:zlib'
-import fc from 'fast-check'
 import { readDataset } from '../../src/data/dataset-reader.ts'
 import { importDataset } from '../../src/data/import/index.ts'
 import { InputError } from '../../src/platform/errors.ts'
+import * as fc from '../helpers/fc.ts'
 import {
   assertInputError,
   assertNothingWritten,

@@ -7,9 +7,9 @@ import { gunzipSync } from 'node:zlib'
 import { readDataset } from '../../src/data/dataset-reader.ts'
 import type { Dataset, DatasetManifest } from '../../src/data/format.ts'
 import { importDataset } from '../../src/data/import/index.ts'
-import { panelDigest } from '../../src/data/panel-digest.ts'
 import { sha256File } from '../../src/platform/digest.ts'
 import { exists, tempDir } from './import-helpers.ts'
+import { panelDigest } from './panel-digest.ts'
 
 /**
  * Imports the real files in ../shared/data/real (never copied into the repository) and checks

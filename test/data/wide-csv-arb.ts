@@ -1,4 +1,4 @@
-import fc from 'fast-check'
+import * as fc from '../helpers/fc.ts'
 
 /**
  * fast-check generators for the importer's property tests: small random wide price CSVs, and

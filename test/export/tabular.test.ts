@@ -5,10 +5,10 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { type DuckDBConnection, DuckDBInstance, DuckDBTimestampTZValue } from '@duckdb/node-api'
 import { parse } from 'csv-parse/sync'
-import fc from 'fast-check'
 import { parquetMetadata, parquetReadObjects } from 'hyparquet'
 import type { FlatTable, TableColumn } from '../../src/contract/table.ts'
 import { encodeTableCsv, encodeTableParquet } from '../../src/export/tabular.ts'
+import * as fc from '../helpers/fc.ts'
 
 const DAY_MS = 86_400_000
 const day = (iso: string) => Date.parse(`${iso}T00:00:00Z`)

@@ -11,6 +11,7 @@ import { createLogger } from '../../src/platform/logger.ts'
 import { createOutboxMailer } from '../../src/platform/mail.ts'
 import type { ServiceContext } from '../../src/services/context.ts'
 import { createAccountWithBalance, createKeyFor } from '../../src/services/identity/admin.ts'
+import { ADDRESS_BUCKET } from '../../src/services/limits.ts'
 import { ModelRegistry } from '../../src/services/models.ts'
 import { withBalanceSnapshots } from '../../src/store/accounts/balance-snapshot.ts'
 import { createPostgresAccountStore } from '../../src/store/accounts/postgres.ts'
@@ -19,7 +20,7 @@ import type { AccountStore, RateTier } from '../../src/store/accounts/types.ts'
 import { createFallbackLimits } from '../../src/store/limits/fallback.ts'
 import { createMemoryLimits } from '../../src/store/limits/memory.ts'
 import { createRedisLimits } from '../../src/store/limits/redis.ts'
-import type { LimitsBackend } from '../../src/store/limits/types.ts'
+import type { LimitsBackend, RateLimiter } from '../../src/store/limits/types.ts'
 import { ModelStore } from '../../src/store/model-store/reader.ts'
 import { fixtureStores } from './fixture-store.ts'
 
@@ -27,7 +28,8 @@ export type DbKind = 'sqlite' | 'postgres'
 export type LimitsKind = 'memory' | 'redis' | 'dead-redis'
 
 export interface TestApp {
-  app: App
+  /** The node's app (REST with MCP mounted), including its count of open MCP sessions. */
+  app: Awaited<ReturnType<typeof createServerApp>>
   ctx: ServiceContext
   client: Erm3Client
   transport: Transport
@@ -94,6 +96,22 @@ async function openDb(
   }
 }
 
+/**
+ * Tests move the service clock to expire codes, tokens and sessions, and back again, while making
+ * requests without a key. Each of those takes a token of its address's general limit, and a
+ * bucket written at a moved clock would stay empty for as long as the jump once the clock is
+ * back. So here that one limit runs on real time (test/api/rate-headers.test.ts exhausts it with
+ * a small configured burst instead of moving time); keys' buckets follow the service clock.
+ */
+function addressLimitOnRealTime(limits: LimitsBackend): LimitsBackend {
+  const rate = limits.rate
+  ;(limits as { rate: RateLimiter }).rate = {
+    take: (key, rule, now, cost) =>
+      rate.take(key, rule, key.startsWith(ADDRESS_BUCKET) ? Date.now() : now, cost),
+  }
+  return limits
+}
+
 function openLimits(kind: LimitsKind): LimitsBackend {
   if (kind === 'memory') return createMemoryLimits()
   // A Redis that is down: the node must fall back to local limits and say so in /health.
@@ -134,7 +152,7 @@ export async function startTestApp(
   const log = createLogger('silent')
   const db = await openDb(opts.db ?? 'sqlite', home)
   await db.store.migrate()
-  const limits = openLimits(opts.limits ?? 'memory')
+  const limits = addressLimitOnRealTime(openLimits(opts.limits ?? 'memory'))
   const clock = { offsetMs: 0 }
   const models = new ModelRegistry(
     await ModelStore.open(opts.liveStore ?? fx.live),

@@ -86,9 +86,21 @@ export interface NaiveRankingInput {
   active: (i: number, t: number) => boolean
 }
 
-export function naiveMetric(x: NaiveRankingInput, metric: string, w: number, i: number, t: number): number {
-  if (metric === 'mkt_cap') return x.marketCap[i][t]
-  if (t - w + 1 < 0) return Number.NaN
+/**
+ * A metric's value and the magnitude of the terms that made it: the largest partial product
+ * (compounded returns, whose `prod - 1` cancels near 0) or the mean of absolute values (window
+ * means). Comparisons scale their tolerance with `scale`, never with a cancelled value.
+ */
+export function naiveMetricScaled(
+  x: NaiveRankingInput,
+  metric: string,
+  w: number,
+  i: number,
+  t: number,
+): { value: number; scale: number } {
+  const nan = { value: Number.NaN, scale: Number.NaN }
+  if (metric === 'mkt_cap') return { value: x.marketCap[i][t], scale: Math.abs(x.marketCap[i][t]) }
+  if (t - w + 1 < 0) return nan
   const day = (d: number): number => {
     switch (metric) {
       case 'gross_return':
@@ -107,19 +119,27 @@ export function naiveMetric(x: NaiveRankingInput, metric: string, w: number, i: 
   }
   const compounded = metric === 'gross_return' || metric.endsWith('_residual')
   let acc = compounded ? 1 : 0
+  let scale = compounded ? 1 : 0
   for (let d = t - w + 1; d <= t; d++) {
     const v = day(d)
-    if (!isNum(v)) return Number.NaN
+    if (!isNum(v)) return nan
     acc = compounded ? acc * (1 + v) : acc + v
+    scale = compounded ? Math.max(scale, Math.abs(acc)) : scale + Math.abs(v)
   }
-  return compounded ? acc - 1 : acc / w
+  return compounded ? { value: acc - 1, scale } : { value: acc / w, scale: scale / w }
+}
+
+export function naiveMetric(x: NaiveRankingInput, metric: string, w: number, i: number, t: number): number {
+  return naiveMetricScaled(x, metric, w, i, t).value
 }
 
 export function naiveRankDay(x: NaiveRankingInput, t: number, metric: string, w: number) {
   const S = x.returns.length
-  const values = Array.from({ length: S }, (_, i) =>
-    x.active(i, t) ? naiveMetric(x, metric, w, i, t) : Number.NaN,
+  const scaled = Array.from({ length: S }, (_, i) =>
+    x.active(i, t) ? naiveMetricScaled(x, metric, w, i, t) : { value: Number.NaN, scale: Number.NaN },
   )
+  const values = scaled.map((v) => v.value)
+  const scales = scaled.map((v) => v.scale)
   const members = values.flatMap((v, i) => (isNum(v) ? [{ i, v }] : []))
   const ordinal = {
     universe: new Array(S).fill(0),
@@ -145,7 +165,7 @@ export function naiveRankDay(x: NaiveRankingInput, t: number, metric: string, w:
       size[cohort][m.i] = peers.length
     }
   }
-  return { values, ordinal, size }
+  return { values, scales, ordinal, size }
 }
 
 export interface NaivePanelInput {
@@ -157,7 +177,14 @@ export interface NaivePanelInput {
 }
 
 export function naiveIndustryPanel(x: NaivePanelInput, t: number, minPeers: number) {
-  const rows: { industry: number; mean: number; variance: number; n: number; sw: number }[] = []
+  const rows: {
+    industry: number
+    mean: number
+    meanScale: number
+    variance: number
+    n: number
+    sw: number
+  }[] = []
   for (let g = 0; g < x.nIndustries; g++) {
     const m: { w: number; b: number }[] = []
     for (let i = 0; i < x.beta.length; i++) {
@@ -169,8 +196,10 @@ export function naiveIndustryPanel(x: NaivePanelInput, t: number, minPeers: numb
     if (m.length < minPeers || m.length === 0) continue
     const sw = m.reduce((a, p) => a + p.w, 0)
     const mean = m.reduce((a, p) => a + p.w * p.b, 0) / sw
+    // Signed betas can cancel in the mean: its rounding is relative to the mean of |β|.
+    const meanScale = m.reduce((a, p) => a + p.w * Math.abs(p.b), 0) / sw
     const variance = m.reduce((a, p) => a + p.w * (p.b - mean) ** 2, 0) / sw
-    rows.push({ industry: g, mean, variance, n: m.length, sw })
+    rows.push({ industry: g, mean, meanScale, variance, n: m.length, sw })
   }
   return rows
 }

@@ -5,9 +5,9 @@
  * plus the shared seed arbitrary and float comparison of the cross tests.
  */
 import assert from 'node:assert/strict'
-import fc from 'fast-check'
 import type { Panel } from '../../src/model/panel.ts'
 import { Rng } from '../../src/model/random.ts'
+import * as fc from '../helpers/fc.ts'
 
 export interface WorldShape {
   symbols: number
@@ -90,12 +90,23 @@ export class WorldGen {
 
 export const seeds = fc.integer({ min: 1, max: 2 ** 31 - 1 })
 
-/** Equal to `rel` relative, or 1e-15 absolute (compounded returns near 0 cancel in `prod - 1`). */
-export function close(actual: number, expected: number, rel = 1e-12, what = ''): void {
+/**
+ * `actual` equals `expected` to `rel` of `scale`: the magnitude of the terms that were summed or
+ * multiplied to make the value (by default |expected|). A value that cancelled to near 0 (a
+ * compounded return, a mean of signed terms) carries the rounding of its terms, not of itself,
+ * so such comparisons must pass the terms' scale; there is no absolute floor to hide behind.
+ */
+export function close(
+  actual: number,
+  expected: number,
+  rel = 1e-12,
+  what = '',
+  scale = Math.abs(expected),
+): void {
   if (Number.isNaN(expected)) {
     assert.ok(Number.isNaN(actual), `${what}: ${actual} should be NaN`)
     return
   }
-  const tol = rel * Math.abs(expected) + 1e-15
-  assert.ok(Math.abs(actual - expected) <= tol, `${what}: ${actual} vs ${expected}`)
+  const tol = rel * Math.max(Math.abs(expected), scale)
+  assert.ok(Math.abs(actual - expected) <= tol, `${what}: ${actual} vs ${expected} (scale ${scale})`)
 }

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import fc from 'fast-check'
 import { type ModelParams, windowWeights } from '../../src/model/params.ts'
 import { Rng } from '../../src/model/random.ts'
 import {
@@ -10,6 +9,7 @@ import {
   type StockOutput,
   type StockSeries,
 } from '../../src/model/stock-kernel.ts'
+import * as fc from '../helpers/fc.ts'
 import { naiveStock } from './naive.ts'
 
 // Small windows keep the naive O(W) oracle fast; the kernels do not depend on the sizes.
@@ -101,21 +101,38 @@ function close(a: number, b: number): boolean {
 }
 
 describe('stock kernel', () => {
+  /** One scenario's kernel output against the naive per-window computation. */
+  function matchesNaive(sc: Scenario, scheduled: boolean): void {
+    const { ctx, series, naive } = build(sc, scheduled ? P : P_NO_SCHEDULE)
+    const out = emptyOut(sc.days)
+    runStock(ctx, series, out, 0, sc.days)
+    const ref = naiveStock(naive, P)
+    for (let t = 0; t < sc.days; t++) {
+      assert.equal(out.subEff[t], ref[t].subEff, `subEff t=${t}`)
+      for (const f of STOCK_FIELDS) {
+        assert.ok(close(out.fields[f][t], ref[t][f]), `${f} t=${t}: ${out.fields[f][t]} vs ${ref[t][f]}`)
+      }
+    }
+  }
+
   test('incremental kernels equal the naive per-window computation (1e-9 relative)', () => {
-    fc.assert(
-      fc.property(scenario, fc.boolean(), (sc, scheduled) => {
-        const { ctx, series, naive } = build(sc, scheduled ? P : P_NO_SCHEDULE)
-        const out = emptyOut(sc.days)
-        runStock(ctx, series, out, 0, sc.days)
-        const ref = naiveStock(naive, P)
-        for (let t = 0; t < sc.days; t++) {
-          assert.equal(out.subEff[t], ref[t].subEff, `subEff t=${t}`)
-          for (const f of STOCK_FIELDS) {
-            assert.ok(close(out.fields[f][t], ref[t][f]), `${f} t=${t}: ${out.fields[f][t]} vs ${ref[t][f]}`)
-          }
-        }
-      }),
-      { numRuns: 100 },
+    fc.assert(fc.property(scenario, fc.boolean(), matchesNaive), { numRuns: 100 })
+  })
+
+  test('regression: counterexamples found by fast-check', () => {
+    matchesNaive(
+      {
+        seed: 821233404,
+        days: 88,
+        gapP: 0,
+        extremeP: 0.05,
+        listAt: 14,
+        delistAt: 100,
+        subStart: 0,
+        degenerate: false,
+        switchSectorAt: 50,
+      },
+      false,
     )
   })
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { parse } from 'csv-parse/sync'
-import fc from 'fast-check'
 import { csvDocument } from '../../src/platform/csv.ts'
-import { isoFromDay, parseFlexibleDay, parseIsoDay } from '../../src/platform/dates.ts'
+import { isoFromDay, monthOf, parseFlexibleDay, parseIsoDay, yearOf } from '../../src/platform/dates.ts'
+import * as fc from '../helpers/fc.ts'
 
 test('CSV writer output reads back identically with csv-parse (RFC 4180)', () => {
   fc.assert(
@@ -32,6 +32,30 @@ test('CSV writer output reads back identically with csv-parse (RFC 4180)', () =>
     ),
     { numRuns: 500 },
   )
+})
+
+test('day numbers convert to the calendar exactly as Date does (years 0000–9999 and beyond)', () => {
+  const viaDate = (d: number) => new Date(d * 86_400_000)
+  const check = (d: number) => {
+    const date = viaDate(d)
+    assert.equal(isoFromDay(d), date.toISOString().slice(0, 10), `day ${d}`)
+    assert.equal(yearOf(d), date.getUTCFullYear(), `year of ${d}`)
+    assert.equal(monthOf(d), date.getUTCMonth() + 1, `month of ${d}`)
+  }
+  // Leap rules at century and 400-year boundaries, month ends, the epoch, negative days.
+  for (const iso of [
+    '1900-02-28',
+    '1900-03-01',
+    '2000-02-29',
+    '2000-03-01',
+    '2100-02-28',
+    '1970-01-01',
+    '1969-12-31',
+    '0000-03-01',
+    '9999-12-31',
+  ])
+    check(Date.parse(`${iso}T00:00:00Z`) / 86_400_000)
+  fc.assert(fc.property(fc.integer({ min: -800_000, max: 3_000_000 }), (d) => check(d)))
 })
 
 test('dates: ISO round trip and the accepted spellings', () => {

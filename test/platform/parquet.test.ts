@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { type DuckDBConnection, DuckDBDateValue, DuckDBInstance } from '@duckdb/node-api'
-import fc from 'fast-check'
 import { parquetMetadata, parquetReadObjects } from 'hyparquet'
 import { parquetWriteBuffer } from 'hyparquet-writer'
 import { encodeParquetPaged } from '../../src/platform/parquet/encode.ts'
@@ -23,6 +22,7 @@ import {
 } from '../../src/platform/parquet/index.ts'
 import { CompactWriter } from '../../src/platform/parquet/thrift.ts'
 import { dataPageHeader } from '../../src/platform/parquet/write-footer.ts'
+import * as fc from '../helpers/fc.ts'
 
 type ColumnType = ParquetColumn['type']
 const TYPES: ColumnType[] = ['DOUBLE', 'FLOAT', 'INT32', 'DATE', 'STRING']

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import fc from 'fast-check'
 import type { LimitsBackend, RateDecision, RateRule } from '../../src/store/limits/types.ts'
+import * as fc from '../helpers/fc.ts'
 import { referenceBucket } from './limits-reference.ts'
 
 export const T0 = 1_700_000_000_000

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict'
 import { readdir, readFile } from 'node:fs/promises'
 import { join, relative } from 'node:path'
 import { FileSystemStore } from '@zarrita/storage'
-import fc from 'fast-check'
 import * as zarr from 'zarrita'
 import type { Array2DSpec, Column, DType } from '../../src/store/zarr/index.ts'
+import * as fc from '../helpers/fc.ts'
 
 export const DTYPE_LIST: DType[] = ['float64', 'float32', 'int32', 'int16', 'int8', 'uint8']
 

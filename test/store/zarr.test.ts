@@ -3,7 +3,6 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
-import fc from 'fast-check'
 import { ByteLru, ENTRY_OVERHEAD_BYTES } from '../../src/store/zarr/cache.ts'
 import { FilePool } from '../../src/store/zarr/files.ts'
 import {
@@ -14,6 +13,7 @@ import {
   writeArray2DIncremental,
   writeGroup,
 } from '../../src/store/zarr/index.ts'
+import * as fc from '../helpers/fc.ts'
 import {
   assertSameColumn,
   assertSameTree,

@@ -4,8 +4,9 @@ import type { ServiceContext } from '../../services/context.ts'
 import { completeLogin, normaliseEmail, requestLogin } from '../../services/identity/login.ts'
 import { provisionFree, provisionKey } from '../../services/identity/provision.ts'
 import { SESSION_TTL_S } from '../../services/identity/session.ts'
-import { takeIpToken } from '../../services/limits.ts'
+import { takeIpToken, tighter } from '../../services/limits.ts'
 import { SESSION_COOKIE } from '../auth-hook.ts'
+import { setRateHeaders } from '../problem.ts'
 import { requireSession } from '../request-state.ts'
 import type { RouteTable } from './types.ts'
 
@@ -16,8 +17,9 @@ export function authRoutes(ctx: ServiceContext): RouteTable {
   return {
     login: async (req, reply) => {
       const b = req.body as { email: string; next?: string }
-      await takeIpToken(ctx, 'login', req.ip)
-      await takeIpToken(ctx, 'loginEmail', normaliseEmail(b.email))
+      // The operation's own limits, per address and per recipient: the headers report the tighter.
+      const byIp = await takeIpToken(ctx, 'login', req.ip)
+      setRateHeaders(reply, tighter(byIp, await takeIpToken(ctx, 'loginEmail', normaliseEmail(b.email))))
       await requestLogin(ctx, b.email, b.next)
       reply.code(202)
       return {
@@ -62,7 +64,7 @@ export function authRoutes(ctx: ServiceContext): RouteTable {
       }
     },
     provisionFree: async (req, reply) => {
-      await takeIpToken(ctx, 'provisionFree', req.ip)
+      setRateHeaders(reply, await takeIpToken(ctx, 'provisionFree', req.ip))
       const b = (req.body ?? {}) as { name?: string }
       const k = await provisionFree(ctx, b)
       reply.code(201).header('Cache-Control', 'no-store')

@@ -16,6 +16,7 @@ import { consentPage, errorPage, type Page, signInPage } from '../../services/oa
 import { type RegistrationRequest, registerClient } from '../../services/oauth/register.ts'
 import { exchangeToken, revokeToken, type TokenRequest } from '../../services/oauth/token.ts'
 import { cookieOf, SESSION_COOKIE } from '../auth-hook.ts'
+import { setRateHeaders } from '../problem.ts'
 import type { RouteTable } from './types.ts'
 
 const PARAM_NAMES = [
@@ -90,7 +91,7 @@ const noStore = (reply: FastifyReply) =>
 export function oauthRoutes(ctx: ServiceContext): RouteTable {
   return {
     oauthRegister: async (req, reply) => {
-      await takeIpToken(ctx, 'oauthRegister', req.ip)
+      setRateHeaders(reply, await takeIpToken(ctx, 'oauthRegister', req.ip))
       const c = await registerClient(ctx, req.body as RegistrationRequest)
       noStore(reply).code(201)
       return {
@@ -137,14 +138,14 @@ export function oauthRoutes(ctx: ServiceContext): RouteTable {
       return redirect(reply, location, 303)
     },
     oauthToken: async (req, reply) => {
-      await takeIpToken(ctx, 'oauthToken', req.ip)
+      setRateHeaders(reply, await takeIpToken(ctx, 'oauthToken', req.ip))
       requireForm(req)
       const tokens = await exchangeToken(ctx, req.body as TokenRequest)
       noStore(reply)
       return tokens
     },
     oauthRevoke: async (req, reply) => {
-      await takeIpToken(ctx, 'oauthToken', req.ip)
+      setRateHeaders(reply, await takeIpToken(ctx, 'oauthToken', req.ip))
       requireForm(req)
       await revokeToken(ctx, (req.body as { token?: string }).token)
       noStore(reply)

@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import { defineOperation } from '../operation.ts'
-import { IsoDate, IsoDateTime, Nullable } from '../schemas.ts'
+import { datasetOriginSchema, IsoDate, IsoDateTime, Nullable } from '../schemas.ts'
 
 /** Free account operations: balance, invoices, pricing, estimate, health. */
 
@@ -194,6 +194,7 @@ export const getHealth = defineOperation({
           Type.Integer({ description: 'Trading-calendar-free age of data_as_of in days' }),
         ),
         sandbox_data_as_of: Nullable(IsoDate),
+        dataset: Nullable(datasetOriginSchema),
       }),
       database: componentSchema,
       limits: Type.Object({

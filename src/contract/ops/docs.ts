@@ -67,3 +67,48 @@ export const getPrometheusMetrics = defineOperation({
   contentType: 'text/plain; version=0.0.4; charset=utf-8',
   errors: [401],
 })
+
+export const getLanding = defineOperation({
+  id: 'getLanding',
+  method: 'GET',
+  path: '/',
+  summary:
+    'The front door: what erm3 is, whether this instance serves synthetic or imported data and its data_as_of, how to get a key, and links to every document',
+  tags: ['docs'],
+  auth: 'none',
+  status: 200,
+  response: Type.String(),
+  contentType: 'text/html; charset=utf-8',
+  errors: [],
+})
+
+export const getApiReference = defineOperation({
+  id: 'getApiReference',
+  method: 'GET',
+  path: '/docs/api',
+  summary:
+    'Interactive API reference rendered in the browser from /openapi.json (Swagger UI, served by this instance)',
+  tags: ['docs'],
+  auth: 'none',
+  status: 200,
+  response: Type.String(),
+  contentType: 'text/html; charset=utf-8',
+  errors: [],
+})
+
+/** The files the reference page loads, all served from this instance (it works offline). */
+export const API_REFERENCE_ASSETS = ['swagger-ui-bundle.js', 'swagger-ui.css', 'erm3-reference.js'] as const
+
+export const getApiReferenceAsset = defineOperation({
+  id: 'getApiReferenceAsset',
+  method: 'GET',
+  path: '/docs/api/:asset',
+  summary: `A script or style sheet of the API reference page (${API_REFERENCE_ASSETS.join(', ')})`,
+  tags: ['docs'],
+  auth: 'none',
+  params: Type.Object({ asset: Type.String({ maxLength: 64 }) }, { additionalProperties: false }),
+  status: 200,
+  response: Type.String(),
+  contentType: 'text/javascript; charset=utf-8, text/css; charset=utf-8',
+  errors: [404],
+})

@@ -17,7 +17,10 @@ export class BlockPanel {
     private readonly block = 32,
   ) {
     // No NaN pre-fill needed: every day passes through the buffer, which is NaN where unwritten.
-    this.panel = Array.from({ length: n }, () => new Float64Array(days))
+    // One allocation for the whole panel, viewed per symbol: thousands of separate typed arrays
+    // made every young-generation GC of the generator pay for tracking their backing stores.
+    const all = new Float64Array(n * days)
+    this.panel = Array.from({ length: n }, (_, i) => all.subarray(i * days, (i + 1) * days))
     this.buf = new Float64Array(n * block).fill(Number.NaN)
   }
 

@@ -3,6 +3,7 @@ import { isoFromDay } from '../../platform/dates.ts'
 import { ETF_INFO } from '../etf-registry.ts'
 import type { SecurityRow } from '../format.ts'
 import { INDUSTRIES, SECTORS } from './industries.ts'
+import { LARGE_CAPS, MAG7_COUNT } from './large-caps.ts'
 
 /**
  * The synthetic companies and their life cycles: listing (at the start or by IPO), delisting,
@@ -149,7 +150,70 @@ export function buildUniverse(rng: Rng, stocks: number, calendar: Int32Array): C
   }
   assignDelistings(rng, companies, nDelist, calendar, minLife)
   assignHaltsAndRenames(rng, companies, taken)
+  const named = nameLargestCompanies(companies, days)
+  freeLargeCapTickers(rng, companies, named, taken)
   return companies
+}
+
+/**
+ * Gives the well-known large caps (large-caps.ts, in their order) to the largest synthetic
+ * companies of their sector by generated market cap, so the demo answers for AAPL, MSFT …; the
+ * company keeps its sector and takes the real sub-industry. Only companies listed for the whole
+ * calendar under one ticker qualify, and at most half of a sector's are named, so smaller
+ * companies keep generated symbols. The seven of `mag7` are placed even when their sector is
+ * full or empty (taking the largest unnamed company of any sector). Draws nothing: the random
+ * streams are those of a market without names.
+ */
+function nameLargestCompanies(companies: Company[], days: number): Set<Company> {
+  // Generated size at the end of the calendar, before the noise: start cap grown at its drift.
+  const size = (c: Company) => Math.log(c.cap0) + c.drift * (days - 1)
+  const byCap = companies
+    .filter((c) => c.listIdx === 0 && c.delistIdx === days - 1 && c.tickers.length === 1)
+    .sort((a, b) => size(b) - size(a) || a.cik - b.cik)
+  const room = SECTORS.map((_, s) => Math.floor(byCap.filter((c) => c.sector === s).length / 2))
+  const named = new Set<Company>()
+  LARGE_CAPS.forEach(([ticker, name, sector, industry], k) => {
+    const s = SECTORS.indexOf(sector)
+    const j = INDUSTRIES.findIndex((d) => d.sector === sector && d.industry === industry)
+    if (s < 0 || j < 0) throw new Error(`large-caps.ts: ${ticker} has no industry ${sector} / ${industry}`)
+    const c =
+      (room[s] > 0 ? byCap.find((x) => x.sector === s && !named.has(x)) : undefined) ??
+      (k < MAG7_COUNT ? byCap.find((x) => !named.has(x)) : undefined)
+    if (!c) return
+    named.add(c)
+    room[c.sector]--
+    c.symbol = ticker
+    c.tickers = [[ticker, 0]]
+    c.name = name
+    c.sector = s
+    c.industry = j
+    // Idiosyncratic volatility falls with size; a mega cap's is about 60 % of the median's.
+    c.idioSd *= 0.6
+  })
+  return named
+}
+
+/**
+ * A generated ticker that happens to be a large cap's (KO, GE …) is replaced everywhere it
+ * occurs, ticker reuse included, whether or not that large cap was placed: a random company is
+ * never listed under a famous ticker. Runs after every other draw of the universe, so the rest
+ * of the market is what it would be without names.
+ */
+function freeLargeCapTickers(rng: Rng, companies: Company[], named: Set<Company>, taken: Set<string>): void {
+  const reserved = new Set(LARGE_CAPS.map((r) => r[0]))
+  for (const t of reserved) taken.add(t)
+  const replaced = new Map<string, string>()
+  for (const c of companies) {
+    if (named.has(c)) continue
+    for (const w of c.tickers) {
+      const old = w[0]
+      if (!reserved.has(old)) continue
+      const next = replaced.get(old) ?? newTicker(rng, taken)
+      replaced.set(old, next)
+      if (c.symbol === old || c.symbol.startsWith(`${old}_`)) c.symbol = next + c.symbol.slice(old.length)
+      w[0] = next
+    }
+  }
 }
 
 function assignDelistings(

@@ -47,6 +47,18 @@ export function encodeParts(
   maxPageBytes = MAX_PAGE_BYTES,
   opts: EncodeOptions = {},
 ): Uint8Array[] {
+  return encodeLayout(table, maxPageBytes, opts).parts
+}
+
+/**
+ * The parts of the file and where its sections end: the leading magic, each row group (its
+ * column chunks lie back to back) and the footer, as byte offsets (the last is the file size).
+ */
+export function encodeLayout(
+  table: ParquetInput,
+  maxPageBytes = MAX_PAGE_BYTES,
+  opts: EncodeOptions = {},
+): { parts: Uint8Array[]; sectionEnds: number[] } {
   const numRows = validate(table.columns)
   const groupRows = opts.rowGroupRows ?? Math.max(1, numRows)
   if (!Number.isSafeInteger(groupRows) || groupRows < 1)
@@ -55,6 +67,7 @@ export function encodeParts(
   const parts: Uint8Array[] = [MAGIC]
   const groups: RowGroup[] = []
   let offset = MAGIC.length
+  const sectionEnds = [offset]
   let r0 = 0
   do {
     const r1 = Math.min(numRows, r0 + groupRows)
@@ -74,6 +87,7 @@ export function encodeParts(
       offset += chunk.size
     }
     groups.push({ chunks: written, rows: r1 - r0 })
+    sectionEnds.push(offset)
     r0 = r1
   } while (r0 < numRows)
   const schema = table.columns.map((col) => ({
@@ -88,7 +102,8 @@ export function encodeParts(
   new DataView(tail.buffer).setUint32(0, footer.length, true)
   tail.set(MAGIC, 4)
   parts.push(footer, tail)
-  return parts
+  sectionEnds.push(offset + footer.length + tail.length)
+  return { parts, sectionEnds }
 }
 
 /** Pages of rows [r0, r1) of one column. */

@@ -1,25 +1,74 @@
+import { createHash, type Hash } from 'node:crypto'
 import { type FileHandle, open } from 'node:fs/promises'
 import { decodeSource, firstGroupRow, readMeta, selectColumns } from './decode.ts'
-import { type EncodeOptions, encodeParts } from './encode.ts'
+import { type EncodeOptions, encodeLayout } from './encode.ts'
 import { memorySource, withFileSource } from './source.ts'
 import type { DecodeOptions, ParquetInput, ParquetTable } from './types.ts'
 
+/** SHA-256 of a whole file and of each of its sections (magic, row groups, footer). */
+export interface ParquetFileDigest {
+  sha256: string
+  bytes: number
+  parts: { bytes: number; sha256: string }[]
+}
+
 /**
  * Writes the parts straight from the table's arrays (writev), skipping an in-memory copy of the
- * file; the arrays must therefore not change until the returned promise settles.
+ * file; the arrays must therefore not change until the returned promise settles. Returns the
+ * file's digest, hashed from the same parts as they are written (no second read of the file).
  */
 export async function writeParquetFile(
   path: string,
   table: ParquetInput,
   opts: EncodeOptions = {},
-): Promise<void> {
-  const parts = encodeParts(table, undefined, opts)
+): Promise<ParquetFileDigest> {
+  const { parts, sectionEnds } = encodeLayout(table, undefined, opts)
+  const digest = new SectionHasher(sectionEnds)
   const fh = await open(path, 'w')
   try {
     // Stay within the usual IOV_MAX of 1024 buffers per call.
-    for (let i = 0; i < parts.length; i += 1024) await writeAll(fh, parts.slice(i, i + 1024))
+    for (let i = 0; i < parts.length; i += 1024) {
+      const batch = parts.slice(i, i + 1024)
+      for (const p of batch) digest.update(p)
+      await writeAll(fh, batch)
+    }
   } finally {
     await fh.close()
+  }
+  return digest.finish()
+}
+
+/** Feeds bytes in file order to a whole-file hash and to one hash per section. */
+class SectionHasher {
+  private readonly whole = createHash('sha256')
+  private section: Hash = createHash('sha256')
+  private readonly done: { bytes: number; sha256: string }[] = []
+  private at = 0
+  private start = 0
+  private k = 0
+
+  constructor(private readonly ends: number[]) {}
+
+  update(bytes: Uint8Array): void {
+    this.whole.update(bytes)
+    let rest = bytes
+    while (rest.length > 0) {
+      const take = Math.min(rest.length, this.ends[this.k] - this.at)
+      this.section.update(take === rest.length ? rest : rest.subarray(0, take))
+      this.at += take
+      rest = rest.subarray(take)
+      if (this.at === this.ends[this.k]) {
+        this.done.push({ bytes: this.at - this.start, sha256: this.section.digest('hex') })
+        this.section = createHash('sha256')
+        this.start = this.at
+        this.k++
+      }
+    }
+  }
+
+  finish(): ParquetFileDigest {
+    if (this.k !== this.ends.length) throw new Error('parquet: the parts do not add up to the file layout')
+    return { sha256: this.whole.digest('hex'), bytes: this.at, parts: this.done }
   }
 }
 

@@ -5,6 +5,6 @@
  */
 export { decodeParquet, decodeSource, readMeta } from './decode.ts'
 export { type EncodeOptions, encodeParquet } from './encode.ts'
-export { readParquetColumnNames, readParquetFile, writeParquetFile } from './file.ts'
+export { type ParquetFileDigest, readParquetColumnNames, readParquetFile, writeParquetFile } from './file.ts'
 export { type ByteSource, memorySource, withFileSource } from './source.ts'
 export type { ParquetColumn, ParquetTable, WritableColumn } from './types.ts'

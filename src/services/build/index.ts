@@ -8,6 +8,8 @@ import { AppError } from '../../platform/errors.ts'
 import { type Progress, silentProgress } from '../../platform/progress.ts'
 import {
   CODE_FIELDS,
+  type DatasetOrigin,
+  datasetOrigin,
   FACTOR_SET_ID,
   FLOAT_FIELDS,
   METHODOLOGY_VERSION,
@@ -17,6 +19,7 @@ import {
   STORE_VERSION,
   type StoreManifest,
   type SymbolMeta,
+  syntheticNotice,
 } from '../../store/model-store/layout.ts'
 import { StoreBuildWriter } from '../../store/model-store/writer.ts'
 import { runEngine } from './engine.ts'
@@ -161,7 +164,7 @@ function storeManifest(
     factor_set_id: FACTOR_SET_ID,
     universe_size: products.universeSize,
     parameters: params,
-    dataset: { digest, classification, source: ds.source },
+    dataset: { ...datasetFields(ds.source), digest, classification, source: ds.source },
     calendar: { first: isoFromDay(x.calendar[0]), last: isoFromDay(x.calendar[T - 1]), days: T },
     counts: { symbols: x.symbols.length, stocks, etfs: x.symbols.length - stocks },
     float_fields: [...FLOAT_FIELDS],
@@ -173,6 +176,12 @@ function storeManifest(
     timings_s: timings,
     built_at: new Date().toISOString(),
   }
+}
+
+/** `kind` first, so the manifest says at a glance what the data is. */
+function datasetFields(source: unknown): { kind: DatasetOrigin['kind']; seed?: number; notice?: string } {
+  const o = datasetOrigin(source)
+  return o.kind === 'synthetic' ? { ...o, notice: syntheticNotice(o.seed) } : o
 }
 
 /** Metadata in the build's symbol order (the arrays' symbol axis). */

@@ -131,12 +131,21 @@ export function buildAgentManifest(ctx: ServiceContext, l: DiscoveryLinks): Agen
       })),
       max_concurrent_per_key: MAX_CONCURRENT,
       headers: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After'],
-      per_caller: PER_CALLER.map(({ rule, op, per }) => ({
-        operation: describeOp(op),
-        per,
-        limit: IP_RULES[rule].limit,
-        period_s: IP_RULES[rule].periodMs / 1000,
-      })),
+      per_caller: [
+        // The general limit of everything not authenticated by a key (spec §8 headers on all).
+        {
+          operation: 'every request without an API key',
+          per: 'client IP',
+          limit: ctx.config.ipRate.perMinute,
+          period_s: 60,
+        },
+        ...PER_CALLER.map(({ rule, op, per }) => ({
+          operation: describeOp(op),
+          per,
+          limit: IP_RULES[rule].limit,
+          period_s: IP_RULES[rule].periodMs / 1000,
+        })),
+      ],
     },
     agent_flow: agentFlow(l),
     links: {

@@ -7,6 +7,7 @@ import { LOGIN_TTL_MS } from '../identity/login.ts'
 import { PURGE_AFTER_EXPIRY_MS } from '../identity/retention.ts'
 import { SESSION_TTL_S } from '../identity/session.ts'
 import { IP_RULES } from '../limits.ts'
+import { datasetOf } from '../models.ts'
 import { ACCESS_TTL_S, CODE_TTL_MS, REFRESH_TTL_MS } from '../oauth/common.ts'
 import type { DiscoveryLinks } from './links.ts'
 
@@ -197,6 +198,5 @@ export function buildDisclosure(ctx: ServiceContext, l: DiscoveryLinks): Agentic
 export function liveDataSource(ctx: ServiceContext): AgenticDisclosure['market_data']['this_instance'] {
   const store = ctx.models.peek('live')
   if (!store) return 'not_built'
-  const kind = (store.manifest.dataset.source as { kind?: unknown } | null)?.kind
-  return kind === 'synthetic' ? 'synthetic' : kind === 'import' ? 'imported' : 'unknown'
+  return datasetOf(store).kind
 }

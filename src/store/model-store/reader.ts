@@ -20,6 +20,12 @@ import { currentBuild } from './writer.ts'
 export type StoreField = FloatField | CodeField
 export const STORE_FIELDS: readonly StoreField[] = [...FLOAT_FIELDS, ...CODE_FIELDS]
 
+/** Calendar indices of a symbol's first and last priced day (both -1 when it never traded). */
+export interface ListedLife {
+  first: number
+  last: number
+}
+
 function refuse(message: string): never {
   throw new AppError('INVALID_INPUT', `model store: ${message}`)
 }
@@ -30,7 +36,7 @@ function refuse(message: string): never {
  */
 export class ModelStore {
   private readonly tickerIndex: Map<string, { symbol: number; from: number; to: number }[]>
-  private readonly lastPricedDay = new Map<number, number>()
+  private readonly lives = new Map<number, ListedLife>()
   private isoDates: string[] | null = null
   /** Each symbol's fields on its last priced day, as read so far (the hot path of /metrics). */
   private readonly latestValues = new Map<number, Map<string, number>>()
@@ -141,15 +147,27 @@ export class ModelStore {
     return out
   }
 
-  /** The last day index with a price for `symbol` (-1 if none); a build never changes, so it is remembered. */
-  async lastPriced(symbol: number): Promise<number> {
-    const known = this.lastPricedDay.get(symbol)
-    if (known !== undefined) return known
+  /**
+   * The symbol's listed life: its first and last priced days. Every day in between has a row
+   * (a day without a close inside the life is a gap: null price and returns, the model still the
+   * window fit); days outside have none. A build never changes, so it is remembered.
+   */
+  async listedLife(symbol: number): Promise<ListedLife> {
+    const known = this.lives.get(symbol)
+    if (known) return known
     const price = await this.zarr.readColumn(STORE_FILES.field('price_close'), symbol)
-    let t = price.length - 1
-    while (t >= 0 && Number.isNaN(price[t])) t--
-    this.lastPricedDay.set(symbol, t)
-    return t
+    let first = 0
+    while (first < price.length && Number.isNaN(price[first])) first++
+    let last = price.length - 1
+    while (last >= 0 && Number.isNaN(price[last])) last--
+    const life = last < 0 ? { first: -1, last: -1 } : { first, last }
+    this.lives.set(symbol, life)
+    return life
+  }
+
+  /** The last day index with a price for `symbol` (-1 if none). */
+  async lastPriced(symbol: number): Promise<number> {
+    return (await this.listedLife(symbol)).last
   }
 
   /**

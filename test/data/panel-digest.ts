@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
-import { memorySource, readMeta } from '../platform/parquet/index.ts'
-import type { FileDigest } from './format.ts'
+import type { FileDigest } from '../../src/data/format.ts'
+import { memorySource, readMeta } from '../../src/platform/parquet/index.ts'
 
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex')
 
 /**
- * The digest of a Parquet panel we wrote: the whole file, and its parts — the leading magic, each
+ * The digest of a Parquet panel recomputed from the file on disk (the writer hashes the bytes as
+ * it writes them; tests hold the two to each other): the whole file, and its parts — the leading magic, each
  * row group (our writer lays a group's column chunks out back to back) and the footer.
  */
 export async function panelDigest(path: string): Promise<FileDigest> {

@@ -1,0 +1,151 @@
+/**
+ * Well-known US large caps, so the synthetic market can be demonstrated with the tickers people
+ * try first (`/metrics/AAPL`, `/tickers?mag7=true`). Public facts written for erm3: ticker,
+ * company name, GICS sector and sub-industry (as classified in 2026). Only sub-industries that
+ * the synthetic classification (industries.ts) has are used, so the subsector ETF of each name
+ * follows from the same table as every other company's.
+ *
+ * Order matters: the "magnificent seven" first, then roughly by market capitalisation. The
+ * universe gives each name, in this order, to the largest unnamed synthetic company of its
+ * sector; the numbers remain synthetic.
+ */
+export type LargeCap = readonly [ticker: string, name: string, sector: string, industry: string]
+
+const IT = 'Information Technology'
+const FIN = 'Financials'
+const HC = 'Health Care'
+const EN = 'Energy'
+const CD = 'Consumer Discretionary'
+const CS = 'Consumer Staples'
+const IND = 'Industrials'
+const MAT = 'Materials'
+const RE = 'Real Estate'
+const UT = 'Utilities'
+const COM = 'Communication Services'
+
+export const LARGE_CAPS: readonly LargeCap[] = [
+  ['NVDA', 'NVIDIA Corporation', IT, 'Semiconductors'],
+  ['MSFT', 'Microsoft Corporation', IT, 'Systems Software'],
+  ['AAPL', 'Apple Inc.', IT, 'Technology Hardware, Storage & Peripherals'],
+  ['GOOGL', 'Alphabet Inc. (Class A)', COM, 'Interactive Media & Services'],
+  ['AMZN', 'Amazon.com, Inc.', CD, 'Broadline Retail'],
+  ['META', 'Meta Platforms, Inc.', COM, 'Interactive Media & Services'],
+  ['TSLA', 'Tesla, Inc.', CD, 'Automobile Manufacturers'],
+  ['AVGO', 'Broadcom Inc.', IT, 'Semiconductors'],
+  ['JPM', 'JPMorgan Chase & Co.', FIN, 'Diversified Banks'],
+  ['LLY', 'Eli Lilly and Company', HC, 'Pharmaceuticals'],
+  ['V', 'Visa Inc.', FIN, 'Transaction & Payment Processing Services'],
+  ['ORCL', 'Oracle Corporation', IT, 'Application Software'],
+  ['WMT', 'Walmart Inc.', CS, 'Consumer Staples Merchandise Retail'],
+  ['MA', 'Mastercard Incorporated', FIN, 'Transaction & Payment Processing Services'],
+  ['XOM', 'Exxon Mobil Corporation', EN, 'Integrated Oil & Gas'],
+  ['NFLX', 'Netflix, Inc.', COM, 'Movies & Entertainment'],
+  ['COST', 'Costco Wholesale Corporation', CS, 'Consumer Staples Merchandise Retail'],
+  ['JNJ', 'Johnson & Johnson', HC, 'Pharmaceuticals'],
+  ['HD', 'The Home Depot, Inc.', CD, 'Home Improvement Retail'],
+  ['ABBV', 'AbbVie Inc.', HC, 'Biotechnology'],
+  ['BAC', 'Bank of America Corporation', FIN, 'Diversified Banks'],
+  ['UNH', 'UnitedHealth Group Incorporated', HC, 'Managed Health Care'],
+  ['KO', 'The Coca-Cola Company', CS, 'Soft Drinks & Non-alcoholic Beverages'],
+  ['CRM', 'Salesforce, Inc.', IT, 'Application Software'],
+  ['CVX', 'Chevron Corporation', EN, 'Integrated Oil & Gas'],
+  ['AMD', 'Advanced Micro Devices, Inc.', IT, 'Semiconductors'],
+  ['CSCO', 'Cisco Systems, Inc.', IT, 'Communications Equipment'],
+  ['IBM', 'International Business Machines Corporation', IT, 'IT Consulting & Other Services'],
+  ['WFC', 'Wells Fargo & Company', FIN, 'Diversified Banks'],
+  ['MRK', 'Merck & Co., Inc.', HC, 'Pharmaceuticals'],
+  ['PM', 'Philip Morris International Inc.', CS, 'Tobacco'],
+  ['GE', 'GE Aerospace', IND, 'Aerospace & Defense'],
+  ['ABT', 'Abbott Laboratories', HC, 'Health Care Equipment'],
+  ['MCD', "McDonald's Corporation", CD, 'Restaurants'],
+  ['TMO', 'Thermo Fisher Scientific Inc.', HC, 'Life Sciences Tools & Services'],
+  ['ACN', 'Accenture plc', IT, 'IT Consulting & Other Services'],
+  ['ISRG', 'Intuitive Surgical, Inc.', HC, 'Health Care Equipment'],
+  ['DIS', 'The Walt Disney Company', COM, 'Movies & Entertainment'],
+  ['T', 'AT&T Inc.', COM, 'Integrated Telecommunication Services'],
+  ['GS', 'The Goldman Sachs Group, Inc.', FIN, 'Investment Banking & Brokerage'],
+  ['PEP', 'PepsiCo, Inc.', CS, 'Soft Drinks & Non-alcoholic Beverages'],
+  ['MS', 'Morgan Stanley', FIN, 'Investment Banking & Brokerage'],
+  ['INTU', 'Intuit Inc.', IT, 'Application Software'],
+  ['NOW', 'ServiceNow, Inc.', IT, 'Systems Software'],
+  ['AXP', 'American Express Company', FIN, 'Consumer Finance'],
+  ['VZ', 'Verizon Communications Inc.', COM, 'Integrated Telecommunication Services'],
+  ['RTX', 'RTX Corporation', IND, 'Aerospace & Defense'],
+  ['QCOM', 'QUALCOMM Incorporated', IT, 'Semiconductors'],
+  ['BKNG', 'Booking Holdings Inc.', CD, 'Hotels, Resorts & Cruise Lines'],
+  ['TXN', 'Texas Instruments Incorporated', IT, 'Semiconductors'],
+  ['AMGN', 'Amgen Inc.', HC, 'Biotechnology'],
+  ['SPGI', 'S&P Global Inc.', FIN, 'Financial Exchanges & Data'],
+  ['BLK', 'BlackRock, Inc.', FIN, 'Asset Management & Custody Banks'],
+  ['PGR', 'The Progressive Corporation', FIN, 'Property & Casualty Insurance'],
+  ['ADBE', 'Adobe Inc.', IT, 'Application Software'],
+  ['BSX', 'Boston Scientific Corporation', HC, 'Health Care Equipment'],
+  ['SCHW', 'The Charles Schwab Corporation', FIN, 'Investment Banking & Brokerage'],
+  ['C', 'Citigroup Inc.', FIN, 'Diversified Banks'],
+  ['LOW', "Lowe's Companies, Inc.", CD, 'Home Improvement Retail'],
+  ['HON', 'Honeywell International Inc.', IND, 'Industrial Conglomerates'],
+  ['NEE', 'NextEra Energy, Inc.', UT, 'Multi-Utilities'],
+  ['SYK', 'Stryker Corporation', HC, 'Health Care Equipment'],
+  ['DHR', 'Danaher Corporation', HC, 'Life Sciences Tools & Services'],
+  ['UNP', 'Union Pacific Corporation', IND, 'Rail Transportation'],
+  ['TJX', 'The TJX Companies, Inc.', CD, 'Apparel Retail'],
+  ['ETN', 'Eaton Corporation plc', IND, 'Electrical Components & Equipment'],
+  ['GILD', 'Gilead Sciences, Inc.', HC, 'Biotechnology'],
+  ['PFE', 'Pfizer Inc.', HC, 'Pharmaceuticals'],
+  ['AMAT', 'Applied Materials, Inc.', IT, 'Semiconductor Materials & Equipment'],
+  ['LRCX', 'Lam Research Corporation', IT, 'Semiconductor Materials & Equipment'],
+  ['KLAC', 'KLA Corporation', IT, 'Semiconductor Materials & Equipment'],
+  ['MU', 'Micron Technology, Inc.', IT, 'Semiconductors'],
+  ['ANET', 'Arista Networks, Inc.', IT, 'Communications Equipment'],
+  ['PANW', 'Palo Alto Networks, Inc.', IT, 'Systems Software'],
+  ['APH', 'Amphenol Corporation', IT, 'Electronic Components'],
+  ['INTC', 'Intel Corporation', IT, 'Semiconductors'],
+  ['COP', 'ConocoPhillips', EN, 'Oil & Gas Exploration & Production'],
+  ['BA', 'The Boeing Company', IND, 'Aerospace & Defense'],
+  ['LMT', 'Lockheed Martin Corporation', IND, 'Aerospace & Defense'],
+  ['CB', 'Chubb Limited', FIN, 'Property & Casualty Insurance'],
+  ['ICE', 'Intercontinental Exchange, Inc.', FIN, 'Financial Exchanges & Data'],
+  ['CME', 'CME Group Inc.', FIN, 'Financial Exchanges & Data'],
+  ['TMUS', 'T-Mobile US, Inc.', COM, 'Wireless Telecommunication Services'],
+  ['CMCSA', 'Comcast Corporation', COM, 'Cable & Satellite'],
+  ['VRTX', 'Vertex Pharmaceuticals Incorporated', HC, 'Biotechnology'],
+  ['BMY', 'Bristol-Myers Squibb Company', HC, 'Pharmaceuticals'],
+  ['PLD', 'Prologis, Inc.', RE, 'Industrial REITs'],
+  ['SO', 'The Southern Company', UT, 'Electric Utilities'],
+  ['DUK', 'Duke Energy Corporation', UT, 'Electric Utilities'],
+  ['CEG', 'Constellation Energy Corporation', UT, 'Electric Utilities'],
+  ['MO', 'Altria Group, Inc.', CS, 'Tobacco'],
+  ['SBUX', 'Starbucks Corporation', CD, 'Restaurants'],
+  ['NKE', 'NIKE, Inc.', CD, 'Apparel, Accessories & Luxury Goods'],
+  ['MDLZ', 'Mondelez International, Inc.', CS, 'Packaged Foods & Meats'],
+  ['CL', 'Colgate-Palmolive Company', CS, 'Household Products'],
+  ['UPS', 'United Parcel Service, Inc.', IND, 'Air Freight & Logistics'],
+  ['GD', 'General Dynamics Corporation', IND, 'Aerospace & Defense'],
+  ['NOC', 'Northrop Grumman Corporation', IND, 'Aerospace & Defense'],
+  ['ELV', 'Elevance Health, Inc.', HC, 'Managed Health Care'],
+  ['HCA', 'HCA Healthcare, Inc.', HC, 'Health Care Facilities'],
+  ['MCK', 'McKesson Corporation', HC, 'Health Care Distributors'],
+  ['CVS', 'CVS Health Corporation', HC, 'Health Care Services'],
+  ['EQIX', 'Equinix, Inc.', RE, 'Data Center REITs'],
+  ['WELL', 'Welltower Inc.', RE, 'Health Care REITs'],
+  ['SPG', 'Simon Property Group, Inc.', RE, 'Retail REITs'],
+  ['O', 'Realty Income Corporation', RE, 'Retail REITs'],
+  ['CBRE', 'CBRE Group, Inc.', RE, 'Real Estate Services'],
+  ['AEP', 'American Electric Power Company, Inc.', UT, 'Electric Utilities'],
+  ['SRE', 'Sempra', UT, 'Multi-Utilities'],
+  ['AWK', 'American Water Works Company, Inc.', UT, 'Water Utilities'],
+  ['EOG', 'EOG Resources, Inc.', EN, 'Oil & Gas Exploration & Production'],
+  ['SLB', 'SLB N.V.', EN, 'Oil & Gas Equipment & Services'],
+  ['MPC', 'Marathon Petroleum Corporation', EN, 'Oil & Gas Refining & Marketing'],
+  ['PSX', 'Phillips 66', EN, 'Oil & Gas Refining & Marketing'],
+  ['WMB', 'The Williams Companies, Inc.', EN, 'Oil & Gas Storage & Transportation'],
+  ['KMI', 'Kinder Morgan, Inc.', EN, 'Oil & Gas Storage & Transportation'],
+  ['SHW', 'The Sherwin-Williams Company', MAT, 'Specialty Chemicals'],
+  ['ECL', 'Ecolab Inc.', MAT, 'Specialty Chemicals'],
+  ['FCX', 'Freeport-McMoRan Inc.', MAT, 'Copper'],
+  ['NEM', 'Newmont Corporation', MAT, 'Gold'],
+  ['NUE', 'Nucor Corporation', MAT, 'Steel'],
+]
+
+/** The first seven, the ones `GET /tickers?mag7=true` lists, are placed even in the smallest market. */
+export const MAG7_COUNT = 7
