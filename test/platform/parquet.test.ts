@@ -570,6 +570,34 @@ describe('parquet errors', () => {
         { numRuns: 400 },
       )
     }
+    // Found with FC_RUNS_FACTOR=50 FC_SEED=11: a flip that renames a column in the schema or in a
+    // chunk's path_in_schema made hyparquet read a chunk it never awaited, whose failure surfaced
+    // as an unhandled rejection after decodeParquet had already settled. The footer check now
+    // refuses both before hyparquet sees the file.
+    const named = (at: number[], ch: string) => {
+      const bad = foreign.slice()
+      for (const i of at) bad[i] = ch.charCodeAt(0)
+      return bad
+    }
+    const sAt = foreign.reduce<number[]>(
+      (acc, b, i) => (b === 1 && foreign[i + 1] === 0x73 ? [...acc, i + 1] : acc),
+      [],
+    )
+    assert.equal(sAt.length, 2, 'the name "s" once in the schema and once as a chunk path')
+    await assert.rejects(decodeParquet(named([sAt[0]], 'b')), /duplicate column name "b"/)
+    await assert.rejects(
+      decodeParquet(named([sAt[1]], 'b')),
+      /column chunk 1 is for "b", the schema says "s"/,
+    )
+    await assert.rejects(
+      decodeParquet(named([sAt[1]], 'x')),
+      /column chunk 1 is for "x", the schema says "s"/,
+    )
+    assert.deepEqual(
+      (await decodeParquet(named(sAt, 'x'))).columns.map((c) => c.name),
+      ['d', 'x', 'b'],
+      'a column renamed consistently is still a valid file',
+    )
     const garbage = new Uint8Array(64).map((_, i) => (i * 37) & 0xff)
     garbage.set([0x50, 0x41, 0x52, 0x31], 0)
     garbage.set([40, 0, 0, 0, 0x50, 0x41, 0x52, 0x31], 56)

@@ -19,6 +19,8 @@ export interface ChunkMeta {
   start: number
   size: number
   hasDictionary: boolean
+  /** path_in_schema: the names from the root's child down to this chunk's leaf. */
+  path: string[]
 }
 
 export interface RowGroupMeta {
@@ -97,15 +99,51 @@ export function parseFooter(bytes: Uint8Array, fileSize: number, fromRow = 0): F
     })
   }
   const columns = topColumns(schema)
-  const leafCount = schema.slice(1).filter((n) => n.numChildren === 0).length
+  const seen = new Set<string>()
+  for (const c of columns) {
+    if (seen.has(c.name))
+      throw new Error(`corrupt parquet footer: duplicate column name ${JSON.stringify(c.name)}`)
+    seen.add(c.name)
+  }
+  const paths = leafPaths(schema)
   for (const rg of rowGroups) {
-    if (rg.chunks.length !== leafCount && !(rg.chunks.length === 0 && skippable(rowGroups, rg, fromRow))) {
+    if (rg.chunks.length !== paths.length && !(rg.chunks.length === 0 && skippable(rowGroups, rg, fromRow))) {
       throw new Error(
-        `corrupt parquet footer: row group has ${rg.chunks.length} chunks for ${leafCount} columns`,
+        `corrupt parquet footer: row group has ${rg.chunks.length} chunks for ${paths.length} columns`,
       )
     }
+    // Readers find a chunk's column by this path; one that names another column would be read twice.
+    rg.chunks.forEach((chunk, i) => {
+      if (chunk.path.join('\0') !== paths[i].join('\0')) {
+        throw new Error(
+          `corrupt parquet footer: column chunk ${i} is for ${JSON.stringify(chunk.path.join('.'))}, the schema says ${JSON.stringify(paths[i].join('.'))}`,
+        )
+      }
+    })
   }
   return { numRows, columns, rowGroups, metadata }
+}
+
+/** The path of every leaf, in schema order (the order of the column chunks in a row group). */
+function leafPaths(schema: SchemaNode[]): string[][] {
+  const out: string[][] = []
+  // Iterative walk (a damaged schema can nest as deep as it is long): each frame is a group's
+  // path and how many of its children are still to come.
+  const stack: { path: string[]; left: number }[] = [{ path: [], left: schema[0].numChildren }]
+  for (let idx = 1; stack.length > 0; ) {
+    const top = stack[stack.length - 1]
+    if (top.left === 0) {
+      stack.pop()
+      continue
+    }
+    top.left--
+    const node = schema[idx++]
+    if (!node) throw new Error('corrupt parquet footer: schema ends early')
+    const path = [...top.path, node.name]
+    if (node.numChildren === 0) out.push(path)
+    else stack.push({ path, left: node.numChildren })
+  }
+  return out
 }
 
 function topColumns(schema: SchemaNode[]): TopColumn[] {
@@ -212,6 +250,11 @@ function columnChunk(v: TValue, fileSize: number): ChunkMeta {
     start,
     size,
     hasDictionary,
+    path: list(m, 3, 'path_in_schema').map((p) => {
+      if (!(p instanceof Uint8Array))
+        throw new Error('corrupt parquet metadata: path_in_schema holds a non-string')
+      return text.decode(p)
+    }),
   }
 }
 
