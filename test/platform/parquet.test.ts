@@ -579,10 +579,9 @@ describe('parquet errors', () => {
       for (const i of at) bad[i] = ch.charCodeAt(0)
       return bad
     }
-    const sAt = foreign.reduce<number[]>(
-      (acc, b, i) => (b === 1 && foreign[i + 1] === 0x73 ? [...acc, i + 1] : acc),
-      [],
-    )
+    const sAt: number[] = []
+    for (let i = 0; i + 1 < foreign.length; i++)
+      if (foreign[i] === 1 && foreign[i + 1] === 0x73) sAt.push(i + 1)
     assert.equal(sAt.length, 2, 'the name "s" once in the schema and once as a chunk path')
     await assert.rejects(decodeParquet(named([sAt[0]], 'b')), /duplicate column name "b"/)
     await assert.rejects(
