@@ -243,8 +243,13 @@ async function readSeries(
 }
 
 async function readTruth(dir: string, calendar: Int32Array): Promise<Truth> {
-  const fields = {} as Record<TruthField, Panel>
-  for (const f of TRUTH_FIELDS) fields[f] = (await readPanel(dir, DATASET_FILES.truth(f), calendar)).values
+  const fields = {} as Record<TruthField, Float32Array[]>
+  for (const f of TRUTH_FIELDS) {
+    // The files hold FLOAT columns, so single precision loses nothing.
+    fields[f] = (await readPanel(dir, DATASET_FILES.truth(f), calendar)).values.map((v) =>
+      Float32Array.from(v),
+    )
+  }
   const params = JSON.parse(await readFile(join(dir, DATASET_FILES.truthParams), 'utf8')) as Record<
     string,
     unknown

@@ -85,7 +85,7 @@ export async function writeDataset(
       await mkdir(join(dir, 'truth'))
       for (const field of TRUTH_FIELDS) {
         const cols = ds.truth.fields[field].map(
-          (v, i): ParquetColumn => ({ name: ds.symbols[i], type: 'FLOAT', values: new Float32Array(v) }),
+          (v, i): ParquetColumn => ({ name: ds.symbols[i], type: 'FLOAT', values: v }),
         )
         await writeParquet(DATASET_FILES.truth(field), { columns: [dateColumn(ds), ...cols], metadata: meta })
       }

@@ -98,7 +98,8 @@ export interface FundamentalsFile {
  * that day), the idiosyncratic variance and the true L3 residual ER.
  */
 export interface Truth {
-  fields: Record<TruthField, Panel>
+  /** Single precision per symbol, as truth/*.parquet stores it (FLOAT columns). */
+  fields: Record<TruthField, Float32Array[]>
   /** Free-form description of the generator parameters, recorded in truth/params.json. */
   params: Record<string, unknown>
 }

@@ -103,7 +103,7 @@ describe('build on the synthetic market', () => {
     const pairs: Record<string, [number, number][]> = { res: [], sec: [], sub: [] }
     for (const i of stocks) {
       for (let t = 400; t < T; t += 21) {
-        const avg = (p: Float64Array[]) => {
+        const avg = (p: ArrayLike<number>[]) => {
           let s = 0
           let n = 0
           for (let d = t - 125; d <= t; d++) {

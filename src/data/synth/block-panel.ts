@@ -1,12 +1,10 @@
-import type { Panel } from '../format.ts'
-
 /**
  * Collects a [day × symbol] panel day by day and stores it per symbol. Writing straight into
  * per-symbol arrays would touch a new cache line for every stock every day; buffering a block
  * of days day-major and flushing it as a small transpose keeps both sides sequential.
  */
-export class BlockPanel {
-  readonly panel: Panel
+export class BlockPanel<A extends Float64Array | Float32Array = Float64Array> {
+  readonly panel: A[]
   private readonly buf: Float64Array
   private start = 0
   private filled = 0
@@ -15,12 +13,14 @@ export class BlockPanel {
     private readonly n: number,
     days: number,
     private readonly block = 32,
+    /** Float32Array stores single precision (the truth panels, which the dataset keeps as FLOAT). */
+    kind: { new (length: number): A } = Float64Array as unknown as { new (length: number): A },
   ) {
     // No NaN pre-fill needed: every day passes through the buffer, which is NaN where unwritten.
     // One allocation for the whole panel, viewed per symbol: thousands of separate typed arrays
     // made every young-generation GC of the generator pay for tracking their backing stores.
-    const all = new Float64Array(n * days)
-    this.panel = Array.from({ length: n }, (_, i) => all.subarray(i * days, (i + 1) * days))
+    const all = new kind(n * days)
+    this.panel = Array.from({ length: n }, (_, i) => all.subarray(i * days, (i + 1) * days) as A)
     this.buf = new Float64Array(n * block).fill(Number.NaN)
   }
 

@@ -40,6 +40,8 @@ export function generateSynthetic(
   const empty = new Float64Array(T).fill(Number.NaN)
   const etfPanel = (p: Panel) => etfIdx.map((f) => p[f])
   const blank = () => etfIdx.map(() => empty)
+  const empty32 = new Float32Array(T).fill(Number.NaN)
+  const blank32 = () => etfIdx.map(() => empty32)
 
   const securities: SecurityRow[] = etfIdx.map((f) => ({
     symbol: market.etfTickers[f],
@@ -72,12 +74,12 @@ export function generateSynthetic(
     progress.stop()
   }
 
-  const truthPanels: Record<TruthField, Panel> = {
-    beta_mkt: [...blank(), ...market.truth.betaMkt],
-    beta_sec: [...blank(), ...market.truth.betaSec],
-    beta_sub: [...blank(), ...market.truth.betaSub],
-    idio_var: [...blank(), ...market.truth.idioVar],
-    l3_res_er: [...blank(), ...market.truth.l3ResEr],
+  const truthPanels: Record<TruthField, Float32Array[]> = {
+    beta_mkt: [...blank32(), ...market.truth.betaMkt],
+    beta_sec: [...blank32(), ...market.truth.betaSec],
+    beta_sub: [...blank32(), ...market.truth.betaSub],
+    idio_var: [...blank32(), ...market.truth.idioVar],
+    l3_res_er: [...blank32(), ...market.truth.l3ResEr],
   }
   return {
     source: {

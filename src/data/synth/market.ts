@@ -3,6 +3,9 @@ import type { Rng } from '../../model/random.ts'
 import { monthOf } from '../../platform/dates.ts'
 import type { Progress } from '../../platform/progress.ts'
 import { BlockPanel } from './block-panel.ts'
+
+type F32Panel = Float32Array[]
+
 import { type EtfDef, inceptionIndex, MACRO_ETFS, memberEtfs, STYLE_ETFS, type StyleRule } from './etfs.ts'
 import { garchPath, latentFactors, regimeSeries } from './factors.ts'
 import { INDUSTRIES, SECTORS } from './industries.ts'
@@ -12,7 +15,8 @@ import type { Company } from './universe.ts'
 
 export interface MarketOutput {
   stock: { adj: Panel; close: Panel; volume: Panel; shares: Panel }
-  truth: { betaMkt: Panel; betaSec: Panel; betaSub: Panel; idioVar: Panel; l3ResEr: Panel }
+  /** Single precision, as the dataset stores the truth. */
+  truth: { betaMkt: F32Panel; betaSec: F32Panel; betaSub: F32Panel; idioVar: F32Panel; l3ResEr: F32Panel }
   etfTickers: string[]
   etfPrice: Panel
   etfVolume: Panel
@@ -82,8 +86,14 @@ export function simulateMarket(
     f === 0 ? 8e7 : f <= SECTORS.length ? 1e7 : 2e6,
   )
 
-  const blocks = Array.from({ length: 9 }, () => new BlockPanel(N, T))
-  const [adjB, closeB, volumeB, sharesB, betaMktB, betaSecB, betaSubB, idioVarB, l3ResErB] = blocks
+  const [adjB, closeB, volumeB, sharesB] = Array.from({ length: 4 }, () => new BlockPanel(N, T))
+  // The truth panels are kept in single precision, as the dataset stores them: half the memory
+  // (and half the page faults of first touching it, which dominated the generator's system time).
+  const [betaMktB, betaSecB, betaSubB, idioVarB, l3ResErB] = Array.from(
+    { length: 5 },
+    () => new BlockPanel<Float32Array>(N, T, 32, Float32Array),
+  )
+  const blocks = [adjB, closeB, volumeB, sharesB, betaMktB, betaSecB, betaSubB, idioVarB, l3ResErB]
   const indexSnapshots: Float64Array[] = []
   const bm = Float64Array.from(companies, (c) => c.betaM)
   const bs = Float64Array.from(companies, (c) => c.betaS)
