@@ -20,6 +20,7 @@ import './request-state.ts'
 import { accountRoutes } from './routes/account.ts'
 import { analyticsRoutes } from './routes/analytics.ts'
 import { authRoutes } from './routes/auth.ts'
+import { crossRoutes } from './routes/cross.ts'
 import { discoveryRoutes } from './routes/discovery.ts'
 import { docsRoutes } from './routes/docs.ts'
 import { historyRoutes } from './routes/history.ts'
@@ -201,6 +202,7 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
     ...metricsRoutes(ctx, priced),
     ...historyRoutes(ctx, priced),
     ...analyticsRoutes(ctx, priced),
+    ...crossRoutes(ctx, priced),
     ...oauthRoutes(ctx),
     ...discoveryRoutes(ctx),
     ...(opts.extraHandlers?.(internal) ?? {}),

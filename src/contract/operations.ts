@@ -2,6 +2,12 @@ import type { Operation } from './operation.ts'
 import { estimate, getBalance, getHealth, getInvoices, getPricing } from './ops/account.ts'
 import { ANALYTICS_OPS } from './ops/analytics.ts'
 import { login, loginCallback, provision, provisionFree } from './ops/auth.ts'
+import {
+  getEtfFactorReturns,
+  getIndustryPanel,
+  getUniverseMembers,
+  residualReversionBasket,
+} from './ops/cross.ts'
 import { DISCOVERY_OPS } from './ops/discovery.ts'
 import {
   getApiReference,
@@ -32,6 +38,10 @@ export const OPS = {
   getMetrics,
   ...HISTORY_OPS,
   ...ANALYTICS_OPS,
+  getIndustryPanel,
+  getUniverseMembers,
+  getEtfFactorReturns,
+  residualReversionBasket,
   ...OAUTH_OPS,
   ...DISCOVERY_OPS,
   ...MCP_OPS,

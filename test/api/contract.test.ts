@@ -86,7 +86,9 @@ describe('contract pins', () => {
       'GET /docs/errors',
       'GET /docs/methodology',
       'GET /etf-returns',
+      'GET /etf/factor-returns',
       'GET /health',
+      'GET /industry-panel',
       'GET /invoices',
       'GET /l3-decomposition',
       'GET /llms.txt',
@@ -102,6 +104,7 @@ describe('contract pins', () => {
       'GET /returns-decomposition',
       'GET /ticker-returns',
       'GET /tickers',
+      'GET /universe/{universe}/members',
       'POST /auth/login',
       'POST /auth/provision',
       'POST /auth/provision-free',
@@ -115,6 +118,7 @@ describe('contract pins', () => {
       'POST /oauth/register',
       'POST /oauth/revoke',
       'POST /oauth/token',
+      'POST /signals/residual-reversion/basket',
       'POST /v4/decompose',
     ])
     assert.deepEqual(doc.paths['/metrics/{ticker}']?.get?.['x-pricing'], {

@@ -66,6 +66,30 @@ const CASES: SecurityCase[] = [
     metered: true,
     invalid: { body: { tickers: ['SPY'], metrics: ['prices'] } },
   },
+  {
+    op: 'getIndustryPanel',
+    input: { query: { level: 'sector' } },
+    metered: true,
+    invalid: { query: { level: 'industry' } },
+  },
+  {
+    op: 'getUniverseMembers',
+    input: { params: { universe: 'uni_mc_50' } },
+    metered: true,
+    invalid: { params: { universe: 'uni_mc_42' } },
+  },
+  {
+    op: 'getEtfFactorReturns',
+    input: { query: { tickers: 'SPY' } },
+    metered: true,
+    invalid: { query: { tickers: 'QQQ' } },
+  },
+  {
+    op: 'residualReversionBasket',
+    input: { body: { tickers: ['SPY'] } },
+    metered: true,
+    invalid: { body: { tickers: [] } },
+  },
 ] as SecurityCase[]
 
 for (const b of BACKEND_PAIRS) securitySuite(b, CASES)

@@ -38,6 +38,7 @@ export class ModelStore {
   private readonly tickerIndex: Map<string, { symbol: number; from: number; to: number }[]>
   private readonly lives = new Map<number, ListedLife>()
   private isoDates: string[] | null = null
+  private readonly arrays1D = new Map<string, Promise<Column>>()
   /** Each symbol's fields on its last priced day, as read so far (the hot path of /metrics). */
   private readonly latestValues = new Map<number, Map<string, number>>()
 
@@ -211,6 +212,17 @@ export class ModelStore {
   /** Any array of the build (products, rankings) by path. */
   readColumn(path: string, symbol: number, from?: number, to?: number): Promise<Column> {
     return this.zarr.readColumn(path, symbol, from, to)
+  }
+
+  /** A whole 1-D array of the build (e.g. universe/mask_as_of), read once and kept. */
+  readArray1D(path: string): Promise<Column> {
+    let a = this.arrays1D.get(path)
+    if (!a) {
+      a = this.zarr.readArray1D(path)
+      this.arrays1D.set(path, a)
+      a.catch(() => this.arrays1D.delete(path))
+    }
+    return a
   }
 
   readRow(path: string, t: number): Promise<Column> {
