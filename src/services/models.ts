@@ -1,4 +1,5 @@
 import { MARKET_ETF, SECTOR_ETFS } from '../data/etf-registry.ts'
+import type { DefaultUniverseBasis } from '../model/cross/index.ts'
 import { AppError } from '../platform/errors.ts'
 import { type DatasetOrigin, datasetOrigin } from '../store/model-store/layout.ts'
 import type { ModelStore } from '../store/model-store/reader.ts'
@@ -37,6 +38,23 @@ export function describeDataset(o: DatasetOrigin | null): string {
   return o.kind === 'synthetic'
     ? `This instance serves SYNTHETIC data: a market erm3 generated itself (seed ${o.seed}). Tickers and names of large companies such as AAPL are labels on generated series, not market data; every data response says so in _metadata.dataset.`
     : 'This instance serves market data its operator imported (_metadata.dataset.kind "imported").'
+}
+
+/**
+ * How a store formed its default universe (ranking cohorts, industry panel, reversion deciles)
+ * and weighed the industry panel, from its manifest (METHODOLOGY §9–§10): `universe_basis`
+ * market_cap / dollar_volume / all_valid, `default_universe` uni_mc_3000 / uni_dv_3000 /
+ * all_valid, `weight_basis` log_market_cap / equal. `_metadata.universe_size` counts this
+ * universe's active members at data_as_of. (Stores of an older methodology version, which lack
+ * these fields, are refused when opened.)
+ */
+export function universeBasisOf(store: ModelStore): DefaultUniverseBasis {
+  const m = store.manifest
+  return {
+    universe_basis: m.universe_basis,
+    weight_basis: m.weight_basis,
+    default_universe: m.default_universe,
+  }
 }
 
 export const L3_FACTORS: readonly string[] = [MARKET_ETF, ...[...new Set(Object.values(SECTOR_ETFS))].sort()]

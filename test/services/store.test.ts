@@ -45,8 +45,13 @@ async function exportTo(path: string, req: Parameters<typeof planExport>[1]) {
 
 describe('model store', () => {
   test('manifest records version, lineage, parameters and counts', () => {
-    assert.equal(manifest.model_version, 'ERM3-L3-v1')
+    assert.equal(manifest.model_version, 'ERM3-L3-v2')
+    assert.equal(manifest.methodology_version, 2)
     assert.equal(manifest.factor_set_id, 'SPY_uni_mc_3000')
+    // A dataset with market caps keeps the market-cap default universe and log-cap weights.
+    assert.equal(manifest.universe_basis, 'market_cap')
+    assert.equal(manifest.default_universe, 'uni_mc_3000')
+    assert.equal(manifest.weight_basis, 'log_market_cap')
     assert.equal(manifest.data_as_of, '2016-12-30')
     assert.equal(manifest.parameters.window, 252)
     assert.ok(manifest.universe_size > 30 && manifest.universe_size <= 44)

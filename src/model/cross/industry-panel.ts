@@ -1,6 +1,7 @@
 /**
  * Industry beta panel (METHODOLOGY §10): per industry code and level, the log-market-cap
- * weighted mean and variance of the level's beta over active default-universe members.
+ * weighted (without market caps: equally weighted) mean and variance of the level's beta over
+ * active default-universe members.
  *
  * - Members at t: active, an industry code (>= 0), a non-NaN beta, and a market cap that is
  *   finite and >= 0. A stock without a usable cap is left out altogether (not given weight 0 and
@@ -10,8 +11,11 @@
  *   Σw(β - mean)² / Σw, taken in a second pass around the mean (no cancellation).
  * - Industries with fewer than minPeers members are left out; rows come in industry-index order.
  *   If every member has cap 0 (Σw = 0) the mean and variance are NaN.
+ * - weightBasis 'equal' (a dataset without market caps, see defaultUniverseBasis): every member
+ *   weighs 1 and needs no cap, so total_log_mcap_weight is the member count.
  */
 import type { Panel } from '../panel.ts'
+import type { WeightBasis } from './universe.ts'
 
 export type PanelLevel = 'market' | 'sector' | 'subsector'
 
@@ -25,6 +29,8 @@ export interface PanelInput {
   l3SubBeta: Panel
   /** Default-universe active membership. */
   active: (i: number, t: number) => boolean
+  /** Default 'log_market_cap'. */
+  weightBasis?: WeightBasis
 }
 
 export interface IndustryPanelDay {
@@ -54,6 +60,7 @@ export function industryPanelDay(
   const code = new Int32Array(nSym).fill(-1)
   const w = new Float64Array(nSym)
   const b = new Float64Array(nSym)
+  const equal = x.weightBasis === 'equal'
   const count = new Int32Array(nInd)
   const sw = new Float64Array(nInd)
   const swb = new Float64Array(nInd)
@@ -62,10 +69,11 @@ export function industryPanelDay(
     const bi = beta[i][t]
     const cap = x.marketCap[i][t]
     if (g >= nInd) throw new RangeError(`industry index ${g} of symbol ${i} is not below ${nInd}`)
-    if (g < 0 || Number.isNaN(bi) || !(cap >= 0) || cap === Number.POSITIVE_INFINITY) continue
+    if (g < 0 || Number.isNaN(bi)) continue
+    if (!equal && (!(cap >= 0) || cap === Number.POSITIVE_INFINITY)) continue
     if (!x.active(i, t)) continue
     code[i] = g
-    w[i] = Math.log1p(cap)
+    w[i] = equal ? 1 : Math.log1p(cap)
     b[i] = bi
     count[g]++
     sw[g] += w[i]

@@ -21,6 +21,8 @@
  * - Ranks are Int16; a rank beyond 32767 is stored as 32767 ("32767 or worse"). Universe sizes
  *   are at most 3000, so membership tests are unaffected.
  * - Without a volume panel every dv rank is 0 (no dollar-volume universes).
+ * - The default universe follows the inputs (defaultUniverseBasis): `uni_mc_3000` when the dataset
+ *   has market caps, else `uni_dv_3000` when it has dollar volume, else every valid stock.
  */
 import type { Panel } from '../panel.ts'
 import { orderBy } from './sort.ts'
@@ -50,7 +52,7 @@ export interface Universes {
 export type UniverseKind = 'mc' | 'dv'
 
 export const UNIVERSE_SIZES = [50, 500, 1000, 3000] as const
-/** The default universe (`uni_mc_3000`): cohorts of rankings, panel and reversion. */
+/** The default universe of a dataset with market caps (`uni_mc_3000`); see defaultUniverseBasis. */
 export const DEFAULT_UNIVERSE = { kind: 'mc', n: 3000 } as const satisfies { kind: UniverseKind; n: number }
 
 /** Trading days over which the mean daily dollar volume is taken. */
@@ -186,4 +188,68 @@ export function activeMember(
     const r = ranks[i][t]
     return r >= 1 && r <= n && u.valid[i][t] === 1
   }
+}
+
+/** How a build forms its default universe (METHODOLOGY §9) … */
+export type UniverseBasis = 'market_cap' | 'dollar_volume' | 'all_valid'
+/** … and weighs the industry panel (METHODOLOGY §10). */
+export type WeightBasis = 'log_market_cap' | 'equal'
+export type DefaultUniverseName = 'uni_mc_3000' | 'uni_dv_3000' | 'all_valid'
+
+export interface DefaultUniverseBasis {
+  universe_basis: UniverseBasis
+  weight_basis: WeightBasis
+  default_universe: DefaultUniverseName
+}
+
+const BASES: Record<UniverseBasis, DefaultUniverseBasis> = {
+  market_cap: {
+    universe_basis: 'market_cap',
+    weight_basis: 'log_market_cap',
+    default_universe: 'uni_mc_3000',
+  },
+  dollar_volume: { universe_basis: 'dollar_volume', weight_basis: 'equal', default_universe: 'uni_dv_3000' },
+  all_valid: { universe_basis: 'all_valid', weight_basis: 'equal', default_universe: 'all_valid' },
+}
+
+function anyFinite(panel: Panel, isStock: Uint8Array, value: (i: number, t: number) => number): boolean {
+  for (let i = 0; i < panel.length; i++) {
+    if (!isStock[i]) continue
+    const n = panel[i].length
+    for (let t = 0; t < n; t++) if (Number.isFinite(value(i, t))) return true
+  }
+  return false
+}
+
+/**
+ * The default universe's basis, decided once per build from the inputs: `market_cap` when any
+ * stock has a finite market cap on any day, else `dollar_volume` when a volume panel gives any
+ * stock a finite close × volume, else `all_valid`. The industry panel weighs by ln(1 + cap)
+ * exactly when the basis is `market_cap`, else every member weighs 1.
+ *
+ * Market caps for only some stocks or days still make the basis `market_cap`: a stock without a
+ * cap at a month-end is simply unranked for the next month (as uni_mc_N always treated it) and
+ * left out of the panel, so the products never mix two bases. Because "any finite value" can only
+ * go up as days are appended, an incremental build whose tail shows the previous build's basis
+ * would get the same basis from the whole history (incremental.ts falls back otherwise).
+ */
+export function defaultUniverseBasis(
+  x: Pick<UniverseInput, 'isStock' | 'close' | 'marketCap' | 'volume'>,
+): DefaultUniverseBasis {
+  if (anyFinite(x.marketCap, x.isStock, (i, t) => x.marketCap[i][t])) return BASES.market_cap
+  const volume = x.volume
+  if (volume && anyFinite(volume, x.isStock, (i, t) => x.close[i][t] * volume[i][t]))
+    return BASES.dollar_volume
+  return BASES.all_valid
+}
+
+/**
+ * Membership callback of the default universe for a basis: `uni_mc_3000` / `uni_dv_3000`
+ * (activeMember), or for `all_valid` every valid stock (no monthly mask, so also before the
+ * first month-end).
+ */
+export function defaultMember(u: Universes, basis: UniverseBasis): (i: number, t: number) => boolean {
+  if (basis === 'market_cap') return activeMember(u, 'mc', DEFAULT_UNIVERSE.n)
+  if (basis === 'dollar_volume') return activeMember(u, 'dv', DEFAULT_UNIVERSE.n)
+  return (i, t) => u.valid[i][t] === 1
 }

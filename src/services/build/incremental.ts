@@ -1,5 +1,5 @@
 import type { Dataset, DatasetManifest } from '../../data/format.ts'
-import { DOLLAR_VOLUME_DAYS, monthEnds } from '../../model/cross/index.ts'
+import { type DefaultUniverseBasis, DOLLAR_VOLUME_DAYS, monthEnds } from '../../model/cross/index.ts'
 import type { ModelParams } from '../../model/params.ts'
 import { type InputDigests, MODEL_VERSION, STORE_VERSION } from '../../store/model-store/layout.ts'
 import { ModelStore } from '../../store/model-store/reader.ts'
@@ -99,12 +99,26 @@ function inputFrom(
   return Math.max(0, Math.min(replay, loadFrom, universes, partial + 1) - 1)
 }
 
-/** The checks that need the dataset's days: the calendar, the symbols, the last recorded days. */
-export function confirmIncremental(plan: IncrementalPlan, ds: Dataset, x: BuildInputs): string | null {
+/**
+ * The checks that need the dataset's days: the calendar, the symbols, the default-universe basis,
+ * the last recorded days. `basis` is defaultUniverseBasis of the tail read: it is never above
+ * the whole history's (fewer days to find a market cap or a volume in), and the previous build's
+ * basis is that of the old days, so when the two agree a full build would decide the same; when
+ * they differ (market caps or volume appeared, or the tail has none) only a full build can decide.
+ */
+export function confirmIncremental(
+  plan: IncrementalPlan,
+  ds: Dataset,
+  x: BuildInputs,
+  basis: DefaultUniverseBasis,
+): string | null {
   const { prev, from: T0 } = plan
   for (let t = 0; t < T0; t++) if (prev.calendar[t] !== x.calendar[t]) return 'the calendar history changed'
   if (prev.symbols.length !== x.symbols.length || prev.symbols.some((s, i) => s.symbol !== x.symbols[i]))
     return 'the symbol list changed (new listings)'
+  const m = prev.manifest
+  if (m.universe_basis !== basis.universe_basis || m.weight_basis !== basis.weight_basis)
+    return `the default universe's basis changed (${m.universe_basis} in the current build, ${basis.universe_basis} in the days read)`
   const recorded = prev.manifest.input_digests
   return recorded ? restatedPartial(recorded, ds) : 'the current build has no input digests'
 }

@@ -1,5 +1,6 @@
 import { readDataset, readManifest } from '../../data/dataset-reader.ts'
 import type { Dataset, DatasetManifest } from '../../data/format.ts'
+import { type DefaultUniverseBasis, defaultUniverseBasis } from '../../model/cross/index.ts'
 import { DEFAULT_PARAMS, type ModelParams, paramProblems } from '../../model/params.ts'
 import type { StockField } from '../../model/stock-kernel.ts'
 import { isoFromDay } from '../../platform/dates.ts'
@@ -83,7 +84,7 @@ export async function buildStore(
     const reason =
       dm.digest !== plan.datasetDigest
         ? 'the dataset changed while it was read'
-        : confirmIncremental(plan, ds, x)
+        : confirmIncremental(plan, ds, x, defaultUniverseBasis(x))
     if (reason) {
       fullBuild(reason)
       await plan.prev.close()
@@ -93,6 +94,8 @@ export async function buildStore(
     }
     t = lap('incremental_confirm', t)
   }
+  // Once per build, from the inputs the products are computed from (METHODOLOGY §9).
+  const basis = defaultUniverseBasis(x)
   const writer = await StoreBuildWriter.begin(opts.store)
   try {
     await writer.writeMeta(x.calendar, symbolMeta(ds, x.symbols), x.etfTickers, x.industries)
@@ -121,10 +124,10 @@ export async function buildStore(
       : { from: 0, blockSize, kept: keep }
     await runEngine(x, params, run, (b) => writeBlockFields(writer, x, b, kept), progress)
     t = lap('engine_and_fields', t)
-    const products = await writeProducts(writer, x, kept, progress, plan)
+    const products = await writeProducts(writer, x, kept, basis, progress, plan)
     t = lap('products', t)
     timings.total = Math.round(performance.now() - started) / 1000
-    const manifest = storeManifest(ds, dm.digest, classification, x, params, products, timings)
+    const manifest = storeManifest(ds, dm.digest, classification, x, params, { ...products, basis }, timings)
     manifest.incremental_from = plan ? isoFromDay(x.calendar[plan.from]) : null
     manifest.input_digests = inputDigests(ds, dm)
     manifest.notes = notes
@@ -149,7 +152,7 @@ function storeManifest(
   classification: string,
   x: BuildInputs,
   params: ModelParams,
-  products: { universeSize: number; names: string[] },
+  products: { universeSize: number; names: string[]; basis: DefaultUniverseBasis },
   timings: Record<string, number>,
 ): StoreManifest {
   const T = x.calendar.length
@@ -163,6 +166,9 @@ function storeManifest(
     data_as_of: isoFromDay(x.calendar[T - 1]),
     factor_set_id: FACTOR_SET_ID,
     universe_size: products.universeSize,
+    universe_basis: products.basis.universe_basis,
+    default_universe: products.basis.default_universe,
+    weight_basis: products.basis.weight_basis,
     parameters: params,
     dataset: { ...datasetFields(ds.source), digest, classification, source: ds.source },
     calendar: { first: isoFromDay(x.calendar[0]), last: isoFromDay(x.calendar[T - 1]), days: T },

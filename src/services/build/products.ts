@@ -1,11 +1,12 @@
 import {
-  activeCount,
-  activeMember,
   COHORTS,
+  type DefaultUniverseBasis,
+  defaultMember,
   industryPanelDay,
   type PanelLevel,
   rankAllMetrics,
   reversionDeciles,
+  type WeightBasis,
 } from '../../model/cross/index.ts'
 import { isoFromDay } from '../../platform/dates.ts'
 import { type Progress, silentProgress } from '../../platform/progress.ts'
@@ -38,12 +39,14 @@ const LEVELS: PanelLevel[] = ['market', 'sector', 'subsector']
 
 /**
  * The cross-sectional products of METHODOLOGY §9–§10, computed from the finished per-stock
- * panels and written under universe/, products/ and rankings/.
+ * panels and written under universe/, products/ and rankings/, over the default universe of
+ * `basis` (defaultUniverseBasis of the same inputs).
  */
 export async function writeProducts(
   w: StoreBuildWriter,
   x: BuildInputs,
   kept: Kept,
+  basis: DefaultUniverseBasis,
   progress: Progress = silentProgress,
   inc: IncrementalPlan | null = null,
 ): Promise<{ universeSize: number; names: string[] }> {
@@ -66,7 +69,7 @@ export async function writeProducts(
   await writeArray1D(dir, 'universe/mask_as_of', u.maskAsOf, {
     attributes: { units: 'days since 1970-01-01; -1 = no month-end yet' },
   })
-  const active = activeMember(u)
+  const active = defaultMember(u, basis.universe_basis)
 
   // Residual reversion: z for every stock-day, deciles and quality quintiles for every day.
   const z = reversionFrom(kept.fields.l3_rr, start)
@@ -86,10 +89,12 @@ export async function writeProducts(
   await write2D('products/reversion_decile', decile, spec('int8'))
   await write2D('products/quality_quintile', quality, spec('int8'))
 
-  await writeIndustryPanel(x, kept, active, start, write2D)
+  await writeIndustryPanel(x, kept, active, basis.weight_basis, start, write2D)
   await writeRankings(w, x, kept, active)
+  let universeSize = 0
+  for (let i = 0; i < N; i++) if (active(i, T - 1)) universeSize++
   return {
-    universeSize: activeCount(u, 'mc', 3000, T - 1),
+    universeSize,
     names: ['universe', 'reversion', 'industry_panel', 'rankings(data_as_of)'],
   }
 }
@@ -99,6 +104,7 @@ async function writeIndustryPanel(
   x: BuildInputs,
   kept: Kept,
   active: (i: number, t: number) => boolean,
+  weightBasis: WeightBasis,
   start: number,
   write2D: ReturnType<typeof writer2D>,
 ): Promise<void> {
@@ -112,6 +118,7 @@ async function writeIndustryPanel(
     l2SecBeta: kept.fields.l2_sec_beta,
     l3SubBeta: kept.fields.l3_sub_beta,
     active,
+    weightBasis,
   }
   for (const level of LEVELS) {
     // Days before start come from the previous build, so only the rest needs the NaN fill.

@@ -1,3 +1,4 @@
+import type { DefaultUniverseName, UniverseBasis, WeightBasis } from '../../model/cross/universe.ts'
 import type { ModelParams } from '../../model/params.ts'
 
 /**
@@ -11,8 +12,12 @@ import type { ModelParams } from '../../model/params.ts'
  */
 export const STORE_FORMAT = 'erm3-model-store'
 export const STORE_VERSION = 1
-/** METHODOLOGY version: bump when the numbers change for the same inputs. */
-export const METHODOLOGY_VERSION = 1
+/**
+ * METHODOLOGY version: bump when the numbers change for the same inputs. Readers refuse a store of
+ * another version (rebuild it). 2: datasets without market caps get a dollar-volume or all-valid
+ * default universe and an equal-weighted industry panel (version 1 left them empty).
+ */
+export const METHODOLOGY_VERSION = 2
 export const MODEL_VERSION = `ERM3-L3-v${METHODOLOGY_VERSION}`
 export const FACTOR_SET_ID = 'SPY_uni_mc_3000'
 
@@ -120,7 +125,17 @@ export interface StoreManifest {
   methodology_version: number
   data_as_of: string
   factor_set_id: string
+  /** Active members of the default universe at data_as_of. */
   universe_size: number
+  /**
+   * How the default universe (ranking cohorts, industry panel, reversion deciles) was formed
+   * (METHODOLOGY §9): market_cap = uni_mc_3000; dollar_volume = uni_dv_3000 (no market caps);
+   * all_valid = every valid stock (no market caps, no volume).
+   */
+  universe_basis: UniverseBasis
+  default_universe: DefaultUniverseName
+  /** Industry-panel weights: ln(1 + market_cap), or 1 per member without market caps. */
+  weight_basis: WeightBasis
   parameters: ModelParams
   /**
    * `kind` (and `seed`, `notice` when synthetic) say what the data is; `source` is the dataset's
