@@ -229,9 +229,9 @@ function anyFinite(panel: Panel, isStock: Uint8Array, value: (i: number, t: numb
  *
  * Market caps for only some stocks or days still make the basis `market_cap`: a stock without a
  * cap at a month-end is simply unranked for the next month (as uni_mc_N always treated it) and
- * left out of the panel, so the products never mix two bases. Because "any finite value" can only
- * go up as days are appended, an incremental build whose tail shows the previous build's basis
- * would get the same basis from the whole history (incremental.ts falls back otherwise).
+ * left out of the panel, so the products never mix two bases. (A dataset whose caps stop before
+ * the last month-end therefore has an empty default universe from then on.) Appending days can
+ * only raise the basis, which is why an incremental build checks it (confirmIncremental).
  */
 export function defaultUniverseBasis(
   x: Pick<UniverseInput, 'isStock' | 'close' | 'marketCap' | 'volume'>,
