@@ -4,7 +4,7 @@ import { DEFAULT_MIN_PEERS, type PanelLevel } from '../model/cross/index.ts'
 import { isoFromDay, parseIsoDay } from '../platform/dates.ts'
 import { AppError } from '../platform/errors.ts'
 import type { ModelStore } from '../store/model-store/reader.ts'
-import type { ModelEnvironment, ModelRegistry } from './models.ts'
+import { type ModelEnvironment, type ModelRegistry, universeBasisOf } from './models.ts'
 import { dateColumn, doubleColumn, etfOf, type Num, num, textColumn } from './series.ts'
 import { resolveTicker } from './tickers.ts'
 
@@ -16,22 +16,7 @@ import { resolveTicker } from './tickers.ts'
  */
 
 /** How the build chose the default universe and the industry-panel weights (METHODOLOGY §9). */
-export interface Bases {
-  universe_basis: 'market_cap' | 'dollar_volume' | 'all_valid'
-  weight_basis: 'log_market_cap' | 'equal'
-}
-
-/** The bases a store was built with (stores from before the fallback used market caps). */
-export function basesOf(store: ModelStore): Bases {
-  const m = store.manifest as {
-    universe_basis?: Bases['universe_basis']
-    weight_basis?: Bases['weight_basis']
-  }
-  return {
-    universe_basis: m.universe_basis ?? 'market_cap',
-    weight_basis: m.weight_basis ?? 'log_market_cap',
-  }
-}
+export const basesOf = universeBasisOf
 
 /** A day of the store asked as `teo`, and what it resolved to. */
 export interface Teo {
@@ -81,12 +66,14 @@ export function tickerAt(store: ModelStore, i: number, day: number): string {
   return windows[windows.length - 1]?.ticker ?? store.symbols[i].symbol
 }
 
-const teoNote = (x: Teo) =>
+/** `teo_requested` and `teo_note` when the date asked was not a trading day. */
+export const teoNote = (x: Teo) =>
   x.requested === null
     ? {}
     : { teo_requested: x.requested, teo_note: `${x.requested} is not a trading day; served ${x.teo}` }
 
-const dayConfidence = (store: ModelStore, x: Teo, coverage: number) => ({
+/** `_agent.confidence` of a one-day cross-section: coverage, and freshness 0.9 before data_as_of. */
+export const dayConfidence = (store: ModelStore, x: Teo, coverage: number) => ({
   overall: Math.min(coverage, 1) * (x.teo === store.dataAsOf ? 1 : 0.9),
   factors: { coverage: Math.min(coverage, 1), freshness: x.teo === store.dataAsOf ? 1 : 0.9 },
 })

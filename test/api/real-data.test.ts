@@ -146,4 +146,51 @@ describe('the API on real prices (../shared/data/real)', {
       [-500_000],
     )
   })
+
+  test('prices only (no shares, no volume): cross-sectional products are not empty, say their basis, and the mc/dv universes are clear 400s', async () => {
+    assert.equal(store.manifest.universe_basis, 'all_valid')
+    const d = store.calendar.length - 1
+    const panel = (
+      await t.client.call('getIndustryPanel', { key, query: { level: 'market', min_peers: 1 } })
+    ).ok()
+    assert.equal(panel.weight_basis, 'equal')
+    assert.equal(panel.universe_basis, 'all_valid')
+    assert.ok(panel.industries.length > 20, `${panel.industries.length} industries`)
+    // Equal weights over every valid stock with a beta (direct computation from the stored fields).
+    const groups = new Map<string, number[]>()
+    for (const [i, s] of store.symbols.entries()) {
+      if (s.asset_type !== 'stock' || !s.industry) continue
+      const h = await store.history(i, ['l1_mkt_beta', 'price_close', 'returns_gross'], d, d + 1)
+      const [beta, px, r] = [h.l1_mkt_beta[0], h.price_close[0], h.returns_gross[0]]
+      if (Number.isNaN(beta) || Number.isNaN(px) || Number.isNaN(r)) continue
+      groups.set(s.industry, [...(groups.get(s.industry) ?? []), beta])
+    }
+    for (const row of panel.industries) {
+      const g = groups.get(row.industry_name) ?? []
+      assert.equal(row.n_companies, g.length, row.industry_name)
+      assert.equal(row.total_log_mcap_weight, g.length)
+      const mean = g.reduce((a, b) => a + b, 0) / g.length
+      const scale = g.reduce((a, b) => a + Math.abs(b), 0) / g.length
+      assert.ok(Math.abs((row.beta_mean as number) - mean) <= 1e-12 * scale, row.industry_name)
+    }
+    for (const [universe, missing] of [
+      ['uni_mc_500', /no market caps/],
+      ['uni_dv_500', /no volume/],
+    ] as const) {
+      const res = await t.client.call('getUniverseMembers', { key, params: { universe } })
+      assert.equal(res.status, 400, universe)
+      assert.match((res.json as { detail: string }).detail, missing)
+    }
+    const basket = (
+      await t.client.call('residualReversionBasket', {
+        key,
+        body: { tickers: ['AAPL', 'MSFT', 'XOM', 'DHI'] },
+      })
+    ).ok()
+    assert.equal(basket.universe_basis, 'all_valid')
+    assert.ok(
+      basket.members.every((m) => m.decile !== null && m.quality_quintile !== null),
+      JSON.stringify(basket.members),
+    )
+  })
 })
