@@ -27,6 +27,69 @@ function mcpSuite(backends: BackendPair) {
       })
     }
 
+    test('cross-sectional tools: listed with their schemas, billed like REST, same answer as REST', async () => {
+      const account = await t.account(1)
+      const key = await t.key(account)
+      const client = new Client({ name: 'erm3-cross', version: '1.0.0' })
+      await client.connect(mcpTransport('streamable HTTP', base, key))
+      const tools = new Map((await client.listTools()).tools.map((x) => [x.name, x]))
+      for (const name of ['industry_panel', 'universe_members', 'etf_factor_returns', 'residual_reversion'])
+        assert.ok(tools.has(name), name)
+      assert.deepEqual((tools.get('universe_members')?.inputSchema as { required?: string[] }).required, [
+        'universe',
+      ])
+      const calls = [
+        [
+          'industry_panel',
+          { level: 'sector', min_peers: 1 },
+          0.02,
+          'getIndustryPanel',
+          { query: { level: 'sector', min_peers: 1 } },
+        ],
+        [
+          'universe_members',
+          { universe: 'uni_mc_50' },
+          0.005,
+          'getUniverseMembers',
+          { params: { universe: 'uni_mc_50' } },
+        ],
+        [
+          'etf_factor_returns',
+          { tickers: 'SPY,XLK' },
+          0.005,
+          'getEtfFactorReturns',
+          { query: { tickers: 'SPY,XLK' } },
+        ],
+        [
+          'residual_reversion',
+          { tickers: ['SPY'] },
+          0.02,
+          'residualReversionBasket',
+          { body: { tickers: ['SPY'] } },
+        ],
+      ] as const
+      let spent = 0
+      for (const [name, args, price, op, rest] of calls) {
+        const r = await client.callTool({ name, arguments: args })
+        assert.ok(!r.isError, `${name}: ${JSON.stringify(r.content)}`)
+        const body = r.structuredContent as Record<string, unknown> & { _agent: { cost_usd: number } }
+        assert.equal(body._agent.cost_usd, price, name)
+        spent += price
+        const viaRest = (
+          await t.client.call(op as 'getEtfFactorReturns', { key, ...(rest as object) })
+        ).ok() as Record<string, unknown>
+        const strip = (x: Record<string, unknown>) => ({ ...x, _agent: null })
+        assert.deepEqual(strip(viaRest), strip(body), `${name} equals REST`)
+      }
+      const bad = await client.callTool({ name: 'etf_factor_returns', arguments: { tickers: 'QQQ' } })
+      assert.ok(bad.isError)
+      const bal = (await client.callTool({ name: 'balance', arguments: {} })).structuredContent as {
+        balance_usd: number
+      }
+      assert.equal(Math.round(bal.balance_usd * 1e6), Math.round((1 - spent) * 1e6))
+      await client.close()
+    })
+
     /**
      * The Python SDK ends a session with DELETE /mcp carrying `Content-Type: application/json`
      * and no body; so does this client (the header in requestInit goes on every request).
