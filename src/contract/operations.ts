@@ -2,12 +2,7 @@ import type { Operation } from './operation.ts'
 import { estimate, getBalance, getHealth, getInvoices, getPricing } from './ops/account.ts'
 import { ANALYTICS_OPS } from './ops/analytics.ts'
 import { login, loginCallback, provision, provisionFree } from './ops/auth.ts'
-import {
-  getEtfFactorReturns,
-  getIndustryPanel,
-  getUniverseMembers,
-  residualReversionBasket,
-} from './ops/cross.ts'
+import { CROSS_OPS } from './ops/cross.ts'
 import { DISCOVERY_OPS } from './ops/discovery.ts'
 import {
   getApiReference,
@@ -38,10 +33,7 @@ export const OPS = {
   getMetrics,
   ...HISTORY_OPS,
   ...ANALYTICS_OPS,
-  getIndustryPanel,
-  getUniverseMembers,
-  getEtfFactorReturns,
-  residualReversionBasket,
+  ...CROSS_OPS,
   ...OAUTH_OPS,
   ...DISCOVERY_OPS,
   ...MCP_OPS,

@@ -100,6 +100,7 @@ describe('contract pins', () => {
       'GET /oauth/authorize',
       'GET /openapi.json',
       'GET /pricing',
+      'GET /rankings/{ticker}',
       'GET /returns',
       'GET /returns-decomposition',
       'GET /ticker-returns',
@@ -118,6 +119,7 @@ describe('contract pins', () => {
       'POST /oauth/register',
       'POST /oauth/revoke',
       'POST /oauth/token',
+      'POST /rankings/screen',
       'POST /signals/residual-reversion/basket',
       'POST /v4/decompose',
     ])

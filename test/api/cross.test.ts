@@ -359,6 +359,107 @@ describe('cross-sectional endpoints', () => {
     assert.equal(unknown.status, 404)
   })
 
+  test('rankings: the screen equals a direct ranking, filters and limit, /rankings/{ticker} agrees with it', async () => {
+    const T = store.calendar.length
+    for (const d of [T - 1, T - 300]) {
+      const teo = store.date(d)
+      // gross_return 21d over the universe cohort, written out: compounded returns of active members.
+      const ranked = store.symbols
+        .map((s, i) => {
+          if (!active(i, d)) return null
+          let g = 1
+          for (let k = d - 20; k <= d; k++) {
+            if (k < 0 || Number.isNaN(raw.ret[i][k])) return null
+            g *= 1 + raw.ret[i][k]
+          }
+          return { symbol: s.symbol, v: g - 1 }
+        })
+        .filter((x): x is { symbol: string; v: number } => x !== null)
+        .sort((a, b) => b.v - a.v || (a.symbol < b.symbol ? -1 : 1))
+      const body = (
+        await t.client.call('rankingsScreen', {
+          key,
+          body: { metric: 'gross_return', cohort: 'universe', window: '21d', limit: 500, teo },
+        })
+      ).ok()
+      assert.equal(body.teo, teo)
+      assert.equal(body.total_matches, ranked.length)
+      assert.deepEqual(
+        body.rows.map((r) => r.symbol),
+        ranked.map((r) => r.symbol),
+      )
+      const n = ranked.length
+      for (const [k, r] of body.rows.entries()) {
+        assert.equal(r.rank_ordinal, k + 1)
+        assert.equal(r.cohort_size, n)
+        assert.equal(r.rank_percentile, (100 * (n - k)) / n)
+        assert.equal(r.decile, Math.ceil((10 * (k + 1)) / n))
+        close(r.value, ranked[k].v, 21 * 4, r.symbol, 1e-15)
+      }
+      // Filters: min_percentile, decile, sector_filter, limit.
+      const top = (
+        await t.client.call('rankingsScreen', {
+          key,
+          body: { metric: 'gross_return', window: '21d', min_percentile: 50, limit: 3, teo },
+        })
+      ).ok()
+      assert.deepEqual(
+        top.rows.map((r) => r.symbol),
+        body.rows
+          .filter((r) => r.rank_percentile >= 50)
+          .slice(0, 3)
+          .map((r) => r.symbol),
+      )
+      const dec = (
+        await t.client.call('rankingsScreen', {
+          key,
+          body: { metric: 'gross_return', window: '21d', decile: 10, teo },
+        })
+      ).ok()
+      assert.deepEqual(
+        dec.rows.map((r) => r.symbol),
+        body.rows.filter((r) => r.decile === 10).map((r) => r.symbol),
+      )
+      const sector = body.rows[0].sector_etf as string
+      const sec = (
+        await t.client.call('rankingsScreen', {
+          key,
+          body: { metric: 'gross_return', window: '21d', cohort: 'sector', sector_filter: sector, teo },
+        })
+      ).ok()
+      assert.deepEqual(
+        sec.rows.map((r) => r.symbol),
+        body.rows.filter((r) => r.sector_etf === sector).map((r) => r.symbol),
+        'within one sector the sector cohort keeps the universe order',
+      )
+      assert.deepEqual(
+        sec.rows.map((r) => r.rank_ordinal),
+        sec.rows.map((_, k) => k + 1),
+      )
+      // The best stock's own rankings agree with the screen.
+      const best = body.rows[0]
+      const own = (
+        await t.client.call('getRankings', { key, params: { ticker: best.ticker }, query: { teo } })
+      ).ok()
+      assert.equal(own.rankings.length, 84)
+      const row = own.rankings.find(
+        (r) => r.metric === 'gross_return' && r.window === '21d' && r.cohort === 'universe',
+      )
+      assert.deepEqual(
+        [row?.value, row?.rank_ordinal, row?.cohort_size, row?.decile, row?.rank_percentile],
+        [best.value, 1, n, 1, 100],
+      )
+    }
+    const before = (await t.client.call('getBalance', { key })).ok().balance_usd
+    const bad = await t.client.call('rankingsScreen', {
+      key,
+      body: { metric: 'gross_return', sector_filter: 'QQQ' },
+    })
+    assert.equal(bad.status, 400)
+    assert.match((bad.json as { detail: string }).detail, /XLK/)
+    assert.equal((await t.client.call('getBalance', { key })).ok().balance_usd, before, 'a 400 costs nothing')
+  })
+
   test('billed once per call at the list price; a repeat is free (HIT)', async () => {
     const acct = await t.account(1)
     const k = await t.key(acct)
@@ -367,6 +468,8 @@ describe('cross-sectional endpoints', () => {
       ['getUniverseMembers', { key: k, params: { universe: 'uni_mc_500' } }, 0.005],
       ['getEtfFactorReturns', { key: k }, 0.005],
       ['residualReversionBasket', { key: k, body: { tickers: ['SPY'] } }, 0.02],
+      ['rankingsScreen', { key: k, body: { metric: 'er_l3' } }, 0.02],
+      ['getRankings', { key: k, params: { ticker: 'SPY' } }, 0.001],
     ] as const
     let spent = 0
     for (const [op, input, price] of calls) {
@@ -389,6 +492,7 @@ describe('cross-sectional endpoints', () => {
       ['/industry-panel?level=market&min_peers=1', 'industry'],
       ['/universe/uni_mc_500/members', 'ticker'],
       ['/etf/factor-returns', 'ticker'],
+      ['/rankings/SPY', 'metric'],
     ] as const) {
       const csv = await t.transport({
         method: 'GET',

@@ -73,6 +73,18 @@ const CASES: SecurityCase[] = [
     invalid: { query: { level: 'industry' } },
   },
   {
+    op: 'rankingsScreen',
+    input: { body: { metric: 'gross_return' } },
+    metered: true,
+    invalid: { body: { metric: 'alpha' } },
+  },
+  {
+    op: 'getRankings',
+    input: { params: { ticker: 'SPY' } },
+    metered: true,
+    invalid: { params: { ticker: 'NO SUCH!' } },
+  },
+  {
     op: 'getUniverseMembers',
     input: { params: { universe: 'uni_mc_50' } },
     metered: true,

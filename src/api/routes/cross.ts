@@ -9,11 +9,12 @@ import {
   residualReversionBasket,
   type UniverseName,
 } from '../../services/cross-sectional.ts'
+import { type ScreenRequest, screenQuery, screenRankings, tickerRankings } from '../../services/rankings.ts'
 import { runMetered } from '../metered.ts'
 import { requirePrincipal } from '../request-state.ts'
 import type { RouteTable } from './types.ts'
 
-/** The cross-sectional routes (industry panel, universes, ETF factor returns, reversion basket). */
+/** The cross-sectional routes: industry panel, rankings, universes, ETF factor returns, reversion basket. */
 export function crossRoutes(ctx: ServiceContext, priced: (opId: string) => Capability): RouteTable {
   const tabular = { tabular: true }
   const env = (req: Parameters<RouteTable[string]>[0]) => requirePrincipal(req.principal).environment
@@ -26,6 +27,31 @@ export function crossRoutes(ctx: ServiceContext, priced: (opId: string) => Capab
         reply,
         priced('getIndustryPanel'),
         () => getIndustryPanel(ctx.models, env(req), q),
+        tabular,
+      )
+    },
+    rankingsScreen: async (req, reply) => {
+      const b = req.body as ScreenRequest
+      // Before metering: a bad filter is a free 400.
+      screenQuery(b)
+      return runMetered(
+        ctx,
+        req,
+        reply,
+        priced('rankingsScreen'),
+        () => screenRankings(ctx.models, env(req), b),
+        tabular,
+      )
+    },
+    getRankings: async (req, reply) => {
+      const { ticker } = req.params as { ticker: string }
+      const { teo } = req.query as { teo?: string }
+      return runMetered(
+        ctx,
+        req,
+        reply,
+        priced('getRankings'),
+        () => tickerRankings(ctx.models, env(req), ticker, teo),
         tabular,
       )
     },

@@ -170,7 +170,7 @@ export const rankingsScreen = defineOperation({
   summary: 'Screen the cross-section: stocks ranked by a metric over a window within a cohort',
   description:
     `${RANK_DOC} min_percentile keeps rows with rank_percentile ≥ it; decile keeps one decile; sector_filter keeps ` +
-    'members of one sector ETF. With cohort sector or subsector the rows come from several cohorts (each ranked ' +
+    'members of one sector ETF (an unknown sector ETF is a 400 naming the valid ones). Defaults: cohort universe, window 21d. With cohort sector or subsector the rows come from several cohorts (each ranked ' +
     'within its own): sorted by rank_ordinal, then symbol key. Up to limit rows (default 100, at most 500). ' +
     'Rankings at data_as_of are precomputed; other days are computed from the store on the first request (then ' +
     'cached). Parquet/CSV: the rows.',
