@@ -5,7 +5,19 @@ import { fileURLToPath } from 'node:url'
 const benches = (
   process.argv[2]
     ? [process.argv[2]]
-    : ['synth', 'build', 'parquet', 'zarr', 'cross', 'limits', 'ledger', 'http', 'data-api']
+    : [
+        'synth',
+        'build',
+        'parquet',
+        'zarr',
+        'cross',
+        'limits',
+        'ledger',
+        'http',
+        'data-api',
+        'cross-api',
+        'rankings-service',
+      ]
 ).map((b) => fileURLToPath(new URL(`./${b}.ts`, import.meta.url)))
 let failed = 0
 for (const file of benches) {

@@ -33,7 +33,14 @@ function mcpSuite(backends: BackendPair) {
       const client = new Client({ name: 'erm3-cross', version: '1.0.0' })
       await client.connect(mcpTransport('streamable HTTP', base, key))
       const tools = new Map((await client.listTools()).tools.map((x) => [x.name, x]))
-      for (const name of ['industry_panel', 'universe_members', 'etf_factor_returns', 'residual_reversion'])
+      for (const name of [
+        'industry_panel',
+        'universe_members',
+        'etf_factor_returns',
+        'residual_reversion',
+        'rankings_screen',
+        'rankings',
+      ])
         assert.ok(tools.has(name), name)
       assert.deepEqual((tools.get('universe_members')?.inputSchema as { required?: string[] }).required, [
         'universe',
@@ -67,6 +74,14 @@ function mcpSuite(backends: BackendPair) {
           'residualReversionBasket',
           { body: { tickers: ['SPY'] } },
         ],
+        [
+          'rankings_screen',
+          { metric: 'er_l3', limit: 5 },
+          0.02,
+          'rankingsScreen',
+          { body: { metric: 'er_l3', limit: 5 } },
+        ],
+        ['rankings', { ticker: 'SPY' }, 0.001, 'getRankings', { params: { ticker: 'SPY' } }],
       ] as const
       let spent = 0
       for (const [name, args, price, op, rest] of calls) {
