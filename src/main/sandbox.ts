@@ -3,6 +3,7 @@ import { synthesizeDataset } from '../data/synthesize.ts'
 import { exists } from '../platform/atomic-dir.ts'
 import { type Progress, silentProgress } from '../platform/progress.ts'
 import { buildStore } from '../services/build/index.ts'
+import { ModelStore } from '../store/model-store/reader.ts'
 
 /**
  * The sandbox that test keys read: a small synthetic market with a fixed seed, so every
@@ -15,10 +16,22 @@ export async function ensureSandbox(
   progress: Progress = silentProgress,
   say: (line: string) => void = () => undefined,
 ): Promise<void> {
-  if (await exists(join(paths.sandboxStore, 'CURRENT'))) return
-  say('sandbox: building the fixed-seed sandbox market that test keys read (about 10 s, once) …')
+  if (await exists(join(paths.sandboxStore, 'CURRENT'))) {
+    if (await readable(paths.sandboxStore)) return
+    say('sandbox: the sandbox store was built by another erm3 version; rebuilding it …')
+  } else say('sandbox: building the fixed-seed sandbox market that test keys read (about 10 s, once) …')
   if (!(await exists(join(paths.sandboxDataset, 'manifest.json')))) {
     await synthesizeDataset(paths.sandboxDataset, { ...SANDBOX_SYNTH, fundamentals: true }, progress)
   }
   await buildStore({ dataset: paths.sandboxDataset, store: paths.sandboxStore }, progress)
+}
+
+/** Whether this erm3 reads the store (format, store and methodology versions match). */
+async function readable(storeDir: string): Promise<boolean> {
+  try {
+    await (await ModelStore.open(storeDir)).close()
+    return true
+  } catch {
+    return false
+  }
 }

@@ -48,7 +48,7 @@ export async function startLocal(
     say(
       current
         ? 'model: the dataset changed since the last build; rebuilding …'
-        : `model: no store under ${config.home}; building …`,
+        : `model: no store under ${config.home} that this erm3 reads (none, or built by another version); building …`,
     )
     const m = await buildStore({ dataset: datasetDir, store: storeDir }, progress)
     say(

@@ -81,3 +81,35 @@ describe('erm3 serve over real HTTP (embedded)', () => {
     assert.equal(m.headers['x-api-cost-usd'], '0.001')
   })
 })
+
+describe('the sandbox store after an upgrade', () => {
+  test('a sandbox built by another methodology version is rebuilt, not served or refused at start', async () => {
+    const { cpSync, readdirSync, readFileSync, writeFileSync } = await import('node:fs')
+    const { ensureSandbox } = await import('../../src/main/sandbox.ts')
+    const { ModelStore } = await import('../../src/store/model-store/reader.ts')
+    const { METHODOLOGY_VERSION } = await import('../../src/store/model-store/layout.ts')
+    const fx = await fixtureStores()
+    const home = mkdtempSync(join(tmpdir(), 'erm3-sandbox-upgrade-'))
+    try {
+      const paths = { sandboxDataset: join(fx.root, 'sandbox-dataset'), sandboxStore: join(home, 'store') }
+      cpSync(fx.sandbox, paths.sandboxStore, { recursive: true })
+      const [build] = readdirSync(join(paths.sandboxStore, 'builds'))
+      const manifestPath = join(paths.sandboxStore, 'builds', build, 'manifest.json')
+      const m = JSON.parse(readFileSync(manifestPath, 'utf8'))
+      writeFileSync(manifestPath, JSON.stringify({ ...m, methodology_version: METHODOLOGY_VERSION - 1 }))
+      await assert.rejects(ModelStore.open(paths.sandboxStore), /methodology version/)
+      const said: string[] = []
+      await ensureSandbox(paths, undefined, (line) => said.push(line))
+      assert.match(said.join('\n'), /another erm3 version; rebuilding/)
+      const store = await ModelStore.open(paths.sandboxStore)
+      assert.equal(store.manifest.methodology_version, METHODOLOGY_VERSION)
+      await store.close()
+      // Readable now: a second start leaves it alone.
+      const again: string[] = []
+      await ensureSandbox(paths, undefined, (line) => again.push(line))
+      assert.deepEqual(again, [])
+    } finally {
+      rmSync(home, { recursive: true, force: true })
+    }
+  })
+})
