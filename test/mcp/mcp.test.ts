@@ -42,9 +42,9 @@ function mcpSuite(backends: BackendPair) {
         'rankings',
       ])
         assert.ok(tools.has(name), name)
-      assert.deepEqual((tools.get('universe_members')?.inputSchema as { required?: string[] }).required, [
-        'universe',
-      ])
+      const members = tools.get('universe_members')
+      assert.ok(members)
+      assert.deepEqual((members.inputSchema as { required?: string[] }).required, ['universe'])
       const calls = [
         [
           'industry_panel',
