@@ -193,4 +193,61 @@ describe('the API on real prices (../shared/data/real)', {
       JSON.stringify(basket.members),
     )
   })
+
+  test('rankings on real prices at data_as_of and 320 days back: er_l1 63d over the universe and within sectors equals a direct computation', async () => {
+    const T = store.calendar.length
+    for (const d of [T - 1, T - 321]) {
+      const teo = store.date(d)
+      const sectorCodes = await store.crossSection('sector_etf', d)
+      const rows: { symbol: string; v: number; scale: number; sector: string | null }[] = []
+      for (const [i, s] of store.symbols.entries()) {
+        if (s.asset_type !== 'stock') continue
+        const h = await store.history(i, ['l1_mkt_er', 'price_close', 'returns_gross'], d - 62, d + 1)
+        if (Number.isNaN(h.price_close[62]) || Number.isNaN(h.returns_gross[62])) continue
+        const er = Array.from(h.l1_mkt_er)
+        if (er.length !== 63 || er.some(Number.isNaN)) continue
+        rows.push({
+          symbol: s.symbol,
+          v: er.reduce((a, b) => a + b, 0) / 63,
+          scale: er.reduce((a, b) => a + Math.abs(b), 0) / 63,
+          sector: sectorCodes[i] >= 0 ? store.etfs[sectorCodes[i]] : null,
+        })
+      }
+      rows.sort((a, b) => b.v - a.v || (a.symbol < b.symbol ? -1 : 1))
+      assert.ok(rows.length > 100, `${rows.length} ranked`)
+      const screen = (cohort: 'universe' | 'sector', sector?: string) =>
+        t.client.call('rankingsScreen', {
+          key,
+          body: {
+            metric: 'er_l1',
+            window: '63d',
+            cohort,
+            limit: 500,
+            teo,
+            ...(sector ? { sector_filter: sector } : {}),
+          },
+        })
+      const all = (await screen('universe')).ok()
+      assert.equal(all.universe_basis, 'all_valid')
+      assert.deepEqual(
+        all.rows.map((r) => r.symbol),
+        rows.map((r) => r.symbol),
+        teo,
+      )
+      for (const [k, r] of all.rows.entries())
+        assert.ok(
+          Math.abs(r.value - rows[k].v) <= 1e-12 * rows[k].scale,
+          `${r.symbol} ${r.value} vs ${rows[k].v}`,
+        )
+      for (const sector of ['XLK', 'XLE']) {
+        const within = rows.filter((r) => r.sector === sector)
+        const body = (await screen('sector', sector)).ok()
+        assert.deepEqual(
+          body.rows.map((r) => [r.symbol, r.rank_ordinal, r.cohort_size]),
+          within.map((r, k) => [r.symbol, k + 1, within.length]),
+          `${teo} ${sector}`,
+        )
+      }
+    }
+  })
 })
