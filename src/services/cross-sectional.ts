@@ -1,11 +1,10 @@
-import type { FlatTable } from '../contract/table.ts'
 import { MARKET_ETF, SECTOR_ETFS } from '../data/etf-registry.ts'
 import { DEFAULT_MIN_PEERS, type PanelLevel } from '../model/cross/index.ts'
 import { isoFromDay, parseIsoDay } from '../platform/dates.ts'
 import { AppError } from '../platform/errors.ts'
 import type { ModelStore } from '../store/model-store/reader.ts'
 import { type ModelEnvironment, type ModelRegistry, universeBasisOf } from './models.ts'
-import { dateColumn, doubleColumn, etfOf, type Num, num, textColumn } from './series.ts'
+import { etfOf, type Num, num, rowsTable } from './series.ts'
 import { resolveTicker } from './tickers.ts'
 
 /**
@@ -178,47 +177,22 @@ export async function getIndustryPanel(
     industries: rows,
     _metadata: models.metadata(store, [x.teo, x.teo]),
   }
-  const table = (): FlatTable => ({
-    columns: [
-      dateColumn(
-        'teo',
-        rows.map(() => x.teo),
-      ),
-      textColumn(
-        'industry',
-        rows.map((r) => r.industry),
-      ),
-      textColumn(
-        'industry_name',
-        rows.map((r) => r.industry_name),
-      ),
-      textColumn(
-        'level',
-        rows.map((r) => r.level),
-      ),
-      doubleColumn(
-        'beta_mean',
-        rows.map((r) => r.beta_mean),
-      ),
-      doubleColumn(
-        'beta_variance',
-        rows.map((r) => r.beta_variance),
-      ),
-      { name: 'n_companies', type: 'INT64', values: rows.map((r) => r.n_companies) },
-      doubleColumn(
-        'total_log_mcap_weight',
-        rows.map((r) => r.total_log_mcap_weight),
-      ),
-      textColumn(
-        'sector_etf',
-        rows.map((r) => r.sector_etf),
-      ),
-      textColumn(
-        'subsector_etf',
-        rows.map((r) => r.subsector_etf),
-      ),
-    ],
-  })
+  const table = () =>
+    rowsTable(
+      rows,
+      {
+        industry: 'text',
+        industry_name: 'text',
+        level: 'text',
+        beta_mean: 'double',
+        beta_variance: 'double',
+        n_companies: 'int',
+        total_log_mcap_weight: 'double',
+        sector_etf: 'text',
+        subsector_etf: 'text',
+      },
+      x.teo,
+    )
   return {
     body,
     store,
@@ -326,20 +300,7 @@ export async function getUniverseMembers(
     members,
     _metadata: models.metadata(store, [x.teo, x.teo]),
   }
-  const table = (): FlatTable => ({
-    columns: [
-      textColumn(
-        'ticker',
-        members.map((m) => m.ticker),
-      ),
-      textColumn(
-        'symbol',
-        members.map((m) => m.symbol),
-      ),
-      { name: 'rank', type: 'INT64', values: members.map((m) => m.rank) },
-      { name: 'active', type: 'BOOLEAN', values: members.map((m) => m.active) },
-    ],
-  })
+  const table = () => rowsTable(members, { ticker: 'text', symbol: 'text', rank: 'int', active: 'bool' })
   return {
     body,
     store,
@@ -426,29 +387,20 @@ export async function getEtfFactorReturns(
     etfs: rows,
     _metadata: models.metadata(store, [store.date(Math.max(0, x.t - 251)), x.teo]),
   }
-  const keys = ['close', 'return_1d', 'return_21d', 'return_63d', 'return_252d'] as const
-  const table = (): FlatTable => ({
-    columns: [
-      dateColumn(
-        'teo',
-        rows.map(() => x.teo),
-      ),
-      textColumn(
-        'ticker',
-        rows.map((r) => r.ticker),
-      ),
-      textColumn(
-        'role',
-        rows.map((r) => r.role),
-      ),
-      ...keys.map((k) =>
-        doubleColumn(
-          k,
-          rows.map((r) => r[k]),
-        ),
-      ),
-    ],
-  })
+  const table = () =>
+    rowsTable(
+      rows,
+      {
+        ticker: 'text',
+        role: 'text',
+        close: 'double',
+        return_1d: 'double',
+        return_21d: 'double',
+        return_63d: 'double',
+        return_252d: 'double',
+      },
+      x.teo,
+    )
   const covered = rows.filter((r) => r.return_1d !== null).length / rows.length
   return {
     body,
@@ -589,33 +541,17 @@ export async function residualReversionBasket(
     members: rows,
     _metadata: models.metadata(store, [x.teo, x.teo]),
   }
-  const table = (): FlatTable => ({
-    columns: [
-      textColumn(
-        'ticker',
-        rows.map((r) => r.ticker),
-      ),
-      textColumn(
-        'symbol',
-        rows.map((r) => r.symbol),
-      ),
-      doubleColumn(
-        'z',
-        rows.map((r) => r.z),
-      ),
-      { name: 'decile', type: 'INT64', values: rows.map((r) => r.decile) },
-      { name: 'quality_quintile', type: 'INT64', values: rows.map((r) => r.quality_quintile) },
-      doubleColumn(
-        'weight',
-        rows.map((r) => r.weight),
-      ),
-      { name: 'included', type: 'BOOLEAN', values: rows.map((r) => r.included) },
-      textColumn(
-        'reason',
-        rows.map((r) => r.reason),
-      ),
-    ],
-  })
+  const table = () =>
+    rowsTable(rows, {
+      ticker: 'text',
+      symbol: 'text',
+      z: 'double',
+      decile: 'int',
+      quality_quintile: 'int',
+      weight: 'double',
+      included: 'bool',
+      reason: 'text',
+    })
   return {
     body,
     store,

@@ -1,4 +1,3 @@
-import type { FlatTable } from '../contract/table.ts'
 import { canonicalTicker } from '../data/aliases.ts'
 import { SECTOR_ETFS } from '../data/etf-registry.ts'
 import {
@@ -17,7 +16,7 @@ import type { ModelStore } from '../store/model-store/reader.ts'
 import { dayConfidence, resolveTeo, type Teo, teoNote, tickerAt } from './cross-sectional.ts'
 import { type ModelEnvironment, type ModelRegistry, universeBasisOf } from './models.ts'
 import { rankingAt, rankingsAt } from './rankings-day.ts'
-import { dateColumn, doubleColumn, etfOf, type Num, num, textColumn } from './series.ts'
+import { etfOf, type Num, num, rowsTable } from './series.ts'
 import { resolveTicker } from './tickers.ts'
 
 export { rankingsAt } from './rankings-day.ts'
@@ -206,41 +205,22 @@ export async function screenRankings(models: ModelRegistry, env: ModelEnvironmen
     rows,
     _metadata: models.metadata(store, windowRange(store, x)),
   }
-  const table = (): FlatTable => ({
-    columns: [
-      dateColumn(
-        'teo',
-        rows.map(() => x.teo),
-      ),
-      textColumn(
-        'ticker',
-        rows.map((r) => r.ticker),
-      ),
-      textColumn(
-        'symbol',
-        rows.map((r) => r.symbol),
-      ),
-      doubleColumn(
-        'value',
-        rows.map((r) => r.value),
-      ),
-      { name: 'rank_ordinal', type: 'INT64', values: rows.map((r) => r.rank_ordinal) },
-      doubleColumn(
-        'rank_percentile',
-        rows.map((r) => r.rank_percentile),
-      ),
-      { name: 'decile', type: 'INT64', values: rows.map((r) => r.decile) },
-      { name: 'cohort_size', type: 'INT64', values: rows.map((r) => r.cohort_size) },
-      textColumn(
-        'sector_etf',
-        rows.map((r) => r.sector_etf),
-      ),
-      textColumn(
-        'subsector_etf',
-        rows.map((r) => r.subsector_etf),
-      ),
-    ],
-  })
+  const table = () =>
+    rowsTable(
+      rows,
+      {
+        ticker: 'text',
+        symbol: 'text',
+        value: 'double',
+        rank_ordinal: 'int',
+        rank_percentile: 'double',
+        decile: 'int',
+        cohort_size: 'int',
+        sector_etf: 'text',
+        subsector_etf: 'text',
+      },
+      x.teo,
+    )
   return {
     body,
     store,
@@ -312,37 +292,21 @@ export async function tickerRankings(
     rankings,
     _metadata: models.metadata(store, windowRange(store, x)),
   }
-  const table = (): FlatTable => ({
-    columns: [
-      dateColumn(
-        'teo',
-        rankings.map(() => x.teo),
-      ),
-      textColumn(
-        'metric',
-        rankings.map((k) => k.metric),
-      ),
-      textColumn(
-        'window',
-        rankings.map((k) => k.window),
-      ),
-      textColumn(
-        'cohort',
-        rankings.map((k) => k.cohort),
-      ),
-      doubleColumn(
-        'value',
-        rankings.map((k) => k.value),
-      ),
-      { name: 'rank_ordinal', type: 'INT64', values: rankings.map((k) => k.rank_ordinal) },
-      doubleColumn(
-        'rank_percentile',
-        rankings.map((k) => k.rank_percentile),
-      ),
-      { name: 'decile', type: 'INT64', values: rankings.map((k) => k.decile) },
-      { name: 'cohort_size', type: 'INT64', values: rankings.map((k) => k.cohort_size) },
-    ],
-  })
+  const table = () =>
+    rowsTable(
+      rankings,
+      {
+        metric: 'text',
+        window: 'text',
+        cohort: 'text',
+        value: 'double',
+        rank_ordinal: 'int',
+        rank_percentile: 'double',
+        decile: 'int',
+        cohort_size: 'int',
+      },
+      x.teo,
+    )
   return {
     body,
     store,

@@ -1,4 +1,4 @@
-import { dateMillis, type TableColumn } from '../contract/table.ts'
+import { dateMillis, type FlatTable, type TableColumn } from '../contract/table.ts'
 import type { ModelStore } from '../store/model-store/reader.ts'
 import type { Column } from '../store/zarr/types.ts'
 
@@ -52,3 +52,51 @@ export const textColumn = (name: string, values: (string | null)[]): TableColumn
   type: 'UTF8',
   values,
 })
+
+/** How a row field becomes a table column (see rowsTable). */
+export type ColumnKind = 'date' | 'text' | 'double' | 'int' | 'bool'
+
+function kindColumn(name: string, kind: ColumnKind, values: unknown[]): TableColumn {
+  switch (kind) {
+    case 'date':
+      return dateColumn(name, values as string[])
+    case 'text':
+      return textColumn(name, values as (string | null)[])
+    case 'double':
+      return doubleColumn(name, values as Num[])
+    case 'int':
+      return { name, type: 'INT64', values: values as (number | null)[] }
+    case 'bool':
+      return { name, type: 'BOOLEAN', values: values as (boolean | null)[] }
+  }
+}
+
+/**
+ * The tabular form of a list of rows (the cross-sectional endpoints): one column per field named
+ * in `spec`, in its order; with `teo`, a leading constant `teo` date column.
+ */
+export function rowsTable<R extends object>(
+  rows: readonly R[],
+  spec: Partial<Record<keyof R & string, ColumnKind>>,
+  teo?: string,
+): FlatTable {
+  const columns: TableColumn[] =
+    teo === undefined
+      ? []
+      : [
+          dateColumn(
+            'teo',
+            rows.map(() => teo),
+          ),
+        ]
+  for (const [name, kind] of Object.entries(spec) as [keyof R & string, ColumnKind][]) {
+    columns.push(
+      kindColumn(
+        name,
+        kind,
+        rows.map((r) => r[name] as unknown),
+      ),
+    )
+  }
+  return { columns }
+}

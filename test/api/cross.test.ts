@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { parse } from 'csv-parse/sync'
 import type { ModelStore } from '../../src/store/model-store/reader.ts'
+import { readHyparquet } from '../helpers/history-checks.ts'
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
 
 /**
@@ -504,5 +506,40 @@ describe('cross-sectional endpoints', () => {
       assert.equal(csv.headers['x-data-as-of'], store.dataAsOf)
       assert.ok(csv.body.split('\n')[0].includes(rows), path)
     }
+    // Parquet (hyparquet) and CSV (csv-parse) hold exactly the JSON rows.
+    const base = await t.listen()
+    const get = (path: string) => fetch(base + path, { headers: { authorization: `Bearer ${key}` } })
+    const json = (
+      await t.client.call('getIndustryPanel', { key, query: { level: 'sector', min_peers: 1 } })
+    ).ok()
+    const pq = await readHyparquet(
+      new Uint8Array(
+        await (await get('/industry-panel?level=sector&min_peers=1&format=parquet')).arrayBuffer(),
+      ),
+    )
+    assert.deepEqual(
+      pq.map((r) => [r.industry, r.level, r.beta_mean, Number(r.n_companies), r.sector_etf, r.teo]),
+      json.industries.map((r) => [
+        r.industry,
+        r.level,
+        r.beta_mean,
+        r.n_companies,
+        r.sector_etf,
+        Date.parse(`${json.teo}T00:00:00Z`),
+      ]),
+    )
+    const screen = (
+      await t.client.call('rankingsScreen', { key, body: { metric: 'er_l2', window: '63d', limit: 10 } })
+    ).ok()
+    const res = await fetch(`${base}/rankings/screen?format=csv`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ metric: 'er_l2', window: '63d', limit: 10 }),
+    })
+    const rowsCsv = parse(await res.text(), { columns: true }) as Record<string, string>[]
+    assert.deepEqual(
+      rowsCsv.map((r) => [r.ticker, Number(r.value), Number(r.rank_ordinal), Number(r.decile)]),
+      screen.rows.map((r) => [r.ticker, r.value, r.rank_ordinal, r.decile]),
+    )
   })
 })
