@@ -5,8 +5,8 @@
  * limited, reserved, computed, encoded, durably debited); "server" is the `Server-Timing: app;dur=`
  * the server reports. Budgets (medians): screen at data_as_of ≤ 5 ms; screen a year back ≤ 150 ms
  * on the first call of a day and ≤ 5 ms repeated; /rankings/{ticker} ≤ 2 ms; industry panel ≤ 3 ms;
- * universe members (3,000) ≤ 5 ms; basket of 500 ≤ 10 ms. Baseline row: GET /balance on the same
- * server (auth and limits without a metered computation).
+ * universe members (3,000) ≤ 5 ms; basket of 500 ≤ 10 ms. Baseline row: GET /metrics/{ticker} of
+ * one ticker on the same server (the same auth, limits and metering around a warm one-row read).
  * Run: node --import tsx bench/cross-api.ts [samples]   (BENCH_STORE=<built store> skips the build)
  */
 import { spawn } from 'node:child_process'
@@ -98,7 +98,11 @@ async function main(): Promise<void> {
         teo,
       })
       const cases: [string, () => Promise<number>, number | null][] = [
-        ['GET /balance (baseline: auth + limits)', () => call(base, key(), '/balance'), null],
+        [
+          'GET /metrics/{ticker} (baseline: a metered read)',
+          () => call(base, key(), `/metrics/${tickers[k % 200]}`),
+          null,
+        ],
         ['GET /industry-panel (sector)', () => call(base, key(), '/industry-panel?level=sector'), 3],
         ['GET /industry-panel (all levels)', () => call(base, key(), '/industry-panel'), null],
         ['GET /universe/uni_mc_3000/members', () => call(base, key(), '/universe/uni_mc_3000/members'), 5],

@@ -54,14 +54,28 @@ export function resolveTeo(store: ModelStore, teo?: string): Teo {
   return { t: lo, teo: resolved, requested: resolved === teo ? null : teo }
 }
 
+const tickerWindows = new WeakMap<ModelStore, { ticker: string; from: number; to: number }[][]>()
+
+/** Each symbol's ticker windows as day numbers, parsed once per store. */
+function windowsOf(store: ModelStore): { ticker: string; from: number; to: number }[][] {
+  let w = tickerWindows.get(store)
+  if (!w) {
+    w = store.symbols.map((s) =>
+      s.tickers.map((x) => ({
+        ticker: x.ticker,
+        from: parseIsoDay(x.from) ?? Number.NEGATIVE_INFINITY,
+        to: x.to === null ? Number.POSITIVE_INFINITY : (parseIsoDay(x.to) ?? Number.POSITIVE_INFINITY),
+      })),
+    )
+    tickerWindows.set(store, w)
+  }
+  return w
+}
+
 /** The ticker a symbol traded under on `day` (its latest one when none covers the day). */
 export function tickerAt(store: ModelStore, i: number, day: number): string {
-  const windows = store.symbols[i].tickers
-  for (const w of windows) {
-    const from = parseIsoDay(w.from) ?? Number.NEGATIVE_INFINITY
-    const to = w.to === null ? Number.POSITIVE_INFINITY : (parseIsoDay(w.to) ?? Number.POSITIVE_INFINITY)
-    if (day >= from && day <= to) return w.ticker
-  }
+  const windows = windowsOf(store)[i]
+  for (const w of windows) if (day >= w.from && day <= w.to) return w.ticker
   return windows[windows.length - 1]?.ticker ?? store.symbols[i].symbol
 }
 

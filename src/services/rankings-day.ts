@@ -63,8 +63,9 @@ function windowPanel(
   n: number,
   from: number,
   len: number,
+  scratch: Scratch,
 ): { series: Float64Array[]; targets: Float64Array[] } {
-  const buf = new Float64Array(from + n * len)
+  const buf = scratch.take(Float64Array, from + n * len)
   const series: Float64Array[] = []
   const targets: Float64Array[] = []
   for (let i = 0; i < n; i++) {
@@ -74,12 +75,46 @@ function windowPanel(
   return { series, targets }
 }
 
+/**
+ * Buffers of the panels a computation loads (about 60 MB for 3,000 stocks), kept between
+ * computations: fresh memory costs a page fault per 4 KiB on first touch, which on a VM was most
+ * of a first call's time. A computation takes buffers and gives them all back when it is done;
+ * concurrent computations simply allocate more, and at most POOLED buffers are kept.
+ */
+class Scratch {
+  private static readonly pool: ArrayBuffer[] = []
+  private static readonly POOLED = 32
+  private readonly taken: ArrayBuffer[] = []
+
+  take<A extends DayArray>(
+    Ctor: { new (b: ArrayBuffer, o: number, n: number): A; BYTES_PER_ELEMENT: number },
+    count: number,
+  ): A {
+    const bytes = count * Ctor.BYTES_PER_ELEMENT
+    const pool = Scratch.pool
+    let k = -1
+    for (let j = 0; j < pool.length; j++) {
+      if (pool[j].byteLength >= bytes && (k < 0 || pool[j].byteLength < pool[k].byteLength)) k = j
+    }
+    const b = k >= 0 ? (pool.splice(k, 1)[0] as ArrayBuffer) : new ArrayBuffer(bytes)
+    this.taken.push(b)
+    return new Ctor(b, 0, count)
+  }
+
+  release(): void {
+    for (const b of this.taken.splice(0)) if (Scratch.pool.length < Scratch.POOLED) Scratch.pool.push(b)
+  }
+}
+
 type DayArray = Float64Array | Int16Array | Uint8Array
 
 /** Per-symbol series of `len` days that hold `row[i]` at day `at` and `fill` (null) elsewhere. */
-function onlyAt<A extends DayArray>(row: A, len: number, at: number, fill: number): A[] {
-  const Ctor = row.constructor as new (n: number) => A
-  const buf = new Ctor(row.length * len).fill(fill)
+function onlyAt<A extends DayArray>(row: A, len: number, at: number, fill: number, scratch: Scratch): A[] {
+  const Ctor = row.constructor as unknown as {
+    new (b: ArrayBuffer, o: number, n: number): A
+    BYTES_PER_ELEMENT: number
+  }
+  const buf = scratch.take(Ctor, row.length * len).fill(fill) as A
   const out: A[] = []
   for (let i = 0; i < row.length; i++) {
     buf[i * len + at] = row[i]
@@ -96,6 +131,7 @@ function onlyAt<A extends DayArray>(row: A, len: number, at: number, fill: numbe
 export async function rankingInputAt(
   store: ModelStore,
   t: number,
+  scratch: Scratch = new Scratch(),
 ): Promise<{ input: RankingInput; at: number }> {
   const n = store.symbols.length
   const from = windowStart(t)
@@ -103,7 +139,7 @@ export async function rankingInputAt(
   const at = t - from
   const panels = {} as Record<keyof typeof SERIES, Float64Array[]>
   const reads: Promise<unknown>[] = Object.entries(SERIES).map(async ([key, field]) => {
-    const p = windowPanel(n, from, len)
+    const p = windowPanel(n, from, len, scratch)
     await store.readInto(`fields/${field}`, 0, from, t + 1, p.targets)
     panels[key as keyof typeof SERIES] = p.series
   })
@@ -118,17 +154,17 @@ export async function rankingInputAt(
   await Promise.all(reads)
   const [cap, sec, sub, mc, dv, valid] = await rows
   const u: Universes = {
-    mcRank: onlyAt(mc as Int16Array, len, at, 0),
-    dvRank: onlyAt(dv as Int16Array, len, at, 0),
-    valid: onlyAt(valid as Uint8Array, len, at, 0),
+    mcRank: onlyAt(mc as Int16Array, len, at, 0, scratch),
+    dvRank: onlyAt(dv as Int16Array, len, at, 0, scratch),
+    valid: onlyAt(valid as Uint8Array, len, at, 0, scratch),
     // Not read by the membership rule (the ranks already are the mask in force each day).
     maskAsOf: new Int32Array(0),
   }
   const input: RankingInput = {
     ...panels,
-    marketCap: onlyAt(cap as Float64Array, len, at, Number.NaN),
-    sectorEtf: onlyAt(sec as Int16Array, len, at, -1),
-    subsectorEtf: onlyAt(sub as Int16Array, len, at, -1),
+    marketCap: onlyAt(cap as Float64Array, len, at, Number.NaN, scratch),
+    sectorEtf: onlyAt(sec as Int16Array, len, at, -1, scratch),
+    subsectorEtf: onlyAt(sub as Int16Array, len, at, -1, scratch),
     active: defaultMember(u, universeBasisOf(store).universe_basis),
   }
   return { input, at }
@@ -136,8 +172,14 @@ export async function rankingInputAt(
 
 /** All 28 rankings of day t computed from the store (never the precomputed arrays). */
 export async function computeRankingsAt(store: ModelStore, t: number): Promise<RankDay[]> {
-  const { input, at } = await rankingInputAt(store, t)
-  return rankAllMetrics(input, at)
+  const scratch = new Scratch()
+  try {
+    const { input, at } = await rankingInputAt(store, t, scratch)
+    // The rankings own their arrays: nothing of the input outlives this call.
+    return rankAllMetrics(input, at)
+  } finally {
+    scratch.release()
+  }
 }
 
 /** One metric × window of data_as_of from the build's precomputed arrays. */
