@@ -38,7 +38,14 @@ export function lineageHeaders(m: RiskMetadata): Record<string, string> {
     'X-Data-As-Of': m.data_as_of,
     'X-Factor-Set-Id': m.factor_set_id,
     'X-Universe-Size': String(m.universe_size),
+    // What the numbers are, on every format (CSV and Parquet carry no `_metadata`).
+    'X-Dataset': datasetLabel(m),
   }
+}
+
+/** `synthetic; seed=42` (erm3's generated market, never market data) or `imported`. */
+export function datasetLabel(m: RiskMetadata): string {
+  return m.dataset.kind === 'synthetic' ? `synthetic; seed=${m.dataset.seed}` : 'imported'
 }
 
 /** The response in the negotiated format, ready to cache and send. */
@@ -60,7 +67,12 @@ export function represent(r: MeteredResult, format: TabularFormat): Representati
   const t = r.table()
   const bytes =
     format === 'parquet'
-      ? Buffer.from(encodeTableParquet(t, { 'erm3.model_version': r.body._metadata?.model_version ?? '' }))
+      ? Buffer.from(
+          encodeTableParquet(t, {
+            'erm3.model_version': r.body._metadata?.model_version ?? '',
+            'erm3.dataset': r.body._metadata ? datasetLabel(r.body._metadata) : '',
+          }),
+        )
       : Buffer.from(encodeTableCsv(t), 'utf8')
   return { ...base, etag: etagOf(bytes), data: bytes }
 }

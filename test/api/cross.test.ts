@@ -504,6 +504,11 @@ describe('cross-sectional endpoints', () => {
       assert.equal(csv.status, 200, path)
       assert.match(String(csv.headers['content-type']), /text\/csv/)
       assert.equal(csv.headers['x-data-as-of'], store.dataAsOf)
+      assert.match(
+        String(csv.headers['x-dataset']),
+        /^synthetic; seed=\d+$/,
+        'CSV says the data is synthetic',
+      )
       assert.ok(csv.body.split('\n')[0].includes(rows), path)
     }
     // Parquet (hyparquet) and CSV (csv-parse) hold exactly the JSON rows.

@@ -163,6 +163,10 @@ describe('HTTP platform (embedded backends)', () => {
     assert.equal(r1.headers['x-data-as-of'], '2021-12-31')
     assert.equal(r1.headers['x-factor-set-id'], 'SPY_uni_mc_3000')
     assert.equal(r1.headers['x-universe-size'], String(b1._metadata.universe_size))
+    assert.equal(
+      r1.headers['x-dataset'],
+      `synthetic; seed=${(b1._metadata.dataset as { seed: number }).seed}`,
+    )
     assert.equal(b1._agent.data_freshness, '2021-12-31T21:00:00.000Z')
     assert.equal(b1.ticker, 'SPY')
     assert.deepEqual(b1._metadata.range, [b1.teo, b1.teo])
