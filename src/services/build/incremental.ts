@@ -56,6 +56,7 @@ export async function planIncremental(
   // The same versions write the same arrays and layouts: only those can be extended in place.
   if (m.model_version !== MODEL_VERSION || m.store_version !== STORE_VERSION)
     return no('the current build was made by another model or store version')
+  if (prev.factors === null) return no('the current build predates the factor series')
   if (JSON.stringify(m.parameters) !== JSON.stringify(params)) return no('model parameters changed')
   if (m.dataset.classification !== classificationDigest) return no('securities or factor registry changed')
   const T0 = prev.calendar.length

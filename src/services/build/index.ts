@@ -24,6 +24,7 @@ import {
 } from '../../store/model-store/layout.ts'
 import { StoreBuildWriter } from '../../store/model-store/writer.ts'
 import { runEngine } from './engine.ts'
+import { factorSeries, writeFactorSeries } from './factors.ts'
 import { emptyKept, KEPT_FIELDS, writeBlockFields } from './fields.ts'
 import { confirmIncremental, type IncrementalPlan, planIncremental } from './incremental.ts'
 import { inputDigests } from './input-digests.ts'
@@ -125,6 +126,7 @@ export async function buildStore(
     await runEngine(x, params, run, (b) => writeBlockFields(writer, x, b, kept), progress)
     t = lap('engine_and_fields', t)
     const products = await writeProducts(writer, x, kept, basis, progress, plan)
+    await writeFactorSeries(writer, factorSeries(ds, x), plan)
     t = lap('products', t)
     timings.total = Math.round(performance.now() - started) / 1000
     const manifest = storeManifest(ds, dm.digest, classification, x, params, { ...products, basis }, timings)

@@ -32,7 +32,23 @@ export const STORE_FILES = {
   field: (name: string) => `fields/${name}`,
   code: (name: string) => `codes/${name}`,
   product: (name: string) => `products/${name}`,
+  factors: 'meta/factors.json',
+  factorReturns: 'factors/returns',
+  vixLevel: 'factors/vix_level',
 } as const
+
+/**
+ * One column of `factors/returns` (meta/factors.json, in column order): the macro and style
+ * factors of METHODOLOGY §10. `present` is false when the dataset has no series for the proxy
+ * (its column is then all null).
+ */
+export interface FactorMeta {
+  key: string
+  group: 'macro' | 'style'
+  ticker: string
+  kind: 'etf' | 'index'
+  present: boolean
+}
 
 /** Float fields stored per stock-day, named as in the interface spec (MetricsV3). */
 export const FLOAT_FIELDS = [

@@ -6,6 +6,7 @@ import { type Column, openZarrStore, type ZarrStoreReader } from '../zarr/index.
 import {
   CODE_FIELDS,
   type CodeField,
+  type FactorMeta,
   FLOAT_FIELDS,
   type FloatField,
   METHODOLOGY_VERSION,
@@ -41,6 +42,7 @@ export class ModelStore {
   private readonly arrays1D = new Map<string, Promise<Column>>()
   /** Each symbol's fields on its last priced day, as read so far (the hot path of /metrics). */
   private readonly latestValues = new Map<number, Map<string, number>>()
+  private factorCache: Promise<{ keys: string[]; returns: Float64Array[] }> | null = null
 
   private constructor(
     readonly dir: string,
@@ -49,6 +51,8 @@ export class ModelStore {
     readonly symbols: SymbolMeta[],
     readonly etfs: string[],
     readonly industries: string[],
+    /** The columns of factors/returns; null for a build made before the factor series existed. */
+    readonly factors: FactorMeta[] | null,
     private readonly zarr: ZarrStoreReader,
   ) {
     this.tickerIndex = new Map()
@@ -96,6 +100,7 @@ export class ModelStore {
       await json<SymbolMeta[]>(STORE_FILES.symbols),
       await json<string[]>(STORE_FILES.etfs),
       await json<string[]>(STORE_FILES.industries),
+      await json<FactorMeta[]>(STORE_FILES.factors).catch(() => null),
       zarr,
     )
   }
@@ -202,6 +207,37 @@ export class ModelStore {
     if (i < 0 || this.symbols[i].asset_type !== 'etf') return null
     const h = await this.history(i, ['returns_gross', 'price_close'])
     return { returns: h.returns_gross as Float64Array, close: h.price_close as Float64Array }
+  }
+
+  private requireFactors(): FactorMeta[] {
+    if (this.factors === null)
+      refuse(`${this.dir} was built before the macro and style factor series existed; rebuild the store`)
+    return this.factors
+  }
+
+  /**
+   * Every macro and style factor's daily return over the whole calendar (meta/factors.json
+   * order; NaN before inception or where the dataset has no series), read once and kept.
+   */
+  async factorReturns(): Promise<{ keys: string[]; returns: Float64Array[] }> {
+    const factors = this.requireFactors()
+    if (!this.factorCache) {
+      const p = this.zarr.readAll2D(STORE_FILES.factorReturns).then((cols) => ({
+        keys: factors.map((f) => f.key),
+        returns: cols as Float64Array[],
+      }))
+      this.factorCache = p
+      p.catch(() => {
+        this.factorCache = null
+      })
+    }
+    return this.factorCache
+  }
+
+  /** The VIX level on every calendar day (NaN = none). */
+  async vixLevel(): Promise<Float64Array> {
+    this.requireFactors()
+    return (await this.readColumn(STORE_FILES.vixLevel, 0)) as Float64Array
   }
 
   /** One day's values of a field across all symbols. */

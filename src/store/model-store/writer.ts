@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import type { Array2DSpec, Column } from '../zarr/index.ts'
 import { writeArray1D, writeGroup } from '../zarr/index.ts'
 import { BlockArray } from './block-array.ts'
-import { STORE_FILES, type StoreManifest, type SymbolMeta } from './layout.ts'
+import { type FactorMeta, STORE_FILES, type StoreManifest, type SymbolMeta } from './layout.ts'
 
 /**
  * Writes one build of the model store into <root>/builds/<id> and, only when everything is on
@@ -47,6 +47,11 @@ export class StoreBuildWriter {
     await writeFile(join(this.dir, STORE_FILES.symbols), JSON.stringify(symbols))
     await writeFile(join(this.dir, STORE_FILES.etfs), JSON.stringify(etfs))
     await writeFile(join(this.dir, STORE_FILES.industries), JSON.stringify(industries))
+  }
+
+  /** meta/factors.json: the columns of factors/returns (after writeMeta, which makes meta/). */
+  async writeFactorMeta(factors: FactorMeta[]): Promise<void> {
+    await writeFile(join(this.dir, STORE_FILES.factors), JSON.stringify(factors))
   }
 
   /** Creates a block-written array; with `link`, the previous build's chunks before `fromDay` are hard-linked. */
