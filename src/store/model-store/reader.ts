@@ -217,7 +217,8 @@ export class ModelStore {
 
   /**
    * Every macro and style factor's daily return over the whole calendar (meta/factors.json
-   * order; NaN before inception or where the dataset has no series), read once and kept.
+   * order; NaN before inception or where the dataset has no series), read once and kept: the
+   * arrays are shared by every caller, so treat them as read-only.
    */
   async factorReturns(): Promise<{ keys: string[]; returns: Float64Array[] }> {
     const factors = this.requireFactors()
