@@ -17,6 +17,7 @@ const benches = (
         'data-api',
         'cross-api',
         'rankings-service',
+        'correlation',
       ]
 ).map((b) => fileURLToPath(new URL(`./${b}.ts`, import.meta.url)))
 let failed = 0
