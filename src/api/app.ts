@@ -20,6 +20,7 @@ import './request-state.ts'
 import { accountRoutes } from './routes/account.ts'
 import { analyticsRoutes } from './routes/analytics.ts'
 import { authRoutes } from './routes/auth.ts'
+import { correlationRoutes } from './routes/correlation.ts'
 import { crossRoutes } from './routes/cross.ts'
 import { discoveryRoutes } from './routes/discovery.ts'
 import { docsRoutes } from './routes/docs.ts'
@@ -203,6 +204,7 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
     ...historyRoutes(ctx, priced),
     ...analyticsRoutes(ctx, priced),
     ...crossRoutes(ctx, priced),
+    ...correlationRoutes(ctx, priced),
     ...oauthRoutes(ctx),
     ...discoveryRoutes(ctx),
     ...(opts.extraHandlers?.(internal) ?? {}),

@@ -70,6 +70,7 @@ function pricingOf(op: Operation): Json | undefined {
     cost_usd: microsToUsd(c.unitMicros),
     billing_code: c.billingCode,
     ...(c.minChargeMicros !== null ? { min_charge: microsToUsd(c.minChargeMicros) } : {}),
+    ...(c.batchUnitMicros !== null ? { batch_cost_usd: microsToUsd(c.batchUnitMicros) } : {}),
   }
 }
 

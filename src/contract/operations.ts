@@ -2,6 +2,7 @@ import type { Operation } from './operation.ts'
 import { estimate, getBalance, getHealth, getInvoices, getPricing } from './ops/account.ts'
 import { ANALYTICS_OPS } from './ops/analytics.ts'
 import { login, loginCallback, provision, provisionFree } from './ops/auth.ts'
+import { CORRELATION_OPS } from './ops/correlation.ts'
 import { CROSS_OPS } from './ops/cross.ts'
 import { DISCOVERY_OPS } from './ops/discovery.ts'
 import {
@@ -34,6 +35,7 @@ export const OPS = {
   ...HISTORY_OPS,
   ...ANALYTICS_OPS,
   ...CROSS_OPS,
+  ...CORRELATION_OPS,
   ...OAUTH_OPS,
   ...DISCOVERY_OPS,
   ...MCP_OPS,

@@ -14,6 +14,11 @@ export interface Capability {
   unitMicros: number
   /** Minimum charge of a call that succeeds at all (per_position). */
   minChargeMicros: number | null
+  /**
+   * per_request with a batch form: the price of a call that names more than one ticker (its
+   * `tickers`), whatever its size; `unitMicros` is then the price of a one-ticker call.
+   */
+  batchUnitMicros: number | null
   billingCode: string
   tier: 'baseline' | 'premium'
   description: string
@@ -27,7 +32,7 @@ function cap(
   price: number,
   billingCode: string,
   description: string,
-  extra: Partial<Pick<Capability, 'model' | 'minChargeMicros' | 'tier'>> = {},
+  extra: Partial<Pick<Capability, 'model' | 'minChargeMicros' | 'tier' | 'batchUnitMicros'>> = {},
 ): Capability {
   return {
     id,
@@ -35,6 +40,7 @@ function cap(
     model: extra.model ?? 'per_request',
     unitMicros: usd(price),
     minChargeMicros: extra.minChargeMicros ?? null,
+    batchUnitMicros: extra.batchUnitMicros ?? null,
     billingCode,
     tier: extra.tier ?? 'baseline',
     description,
@@ -90,13 +96,21 @@ export const CAPABILITIES: readonly Capability[] = [
     'residual_reversion_v1',
     'Residual-reversion basket',
   ),
-  cap('correlation', 'getCorrelation', 0.002, 'correlation_v1', 'Macro-factor correlation of one ticker'),
+  cap(
+    'correlation',
+    'getCorrelation',
+    0.002,
+    'correlation_v1',
+    'Macro and style factor correlation of one ticker',
+  ),
+  // One ticker (`ticker`) costs what GET does; a batch (`tickers`, 2–50) is one price per call.
   cap(
     'correlation_batch',
     'postCorrelation',
     0.002,
     'correlation_v1',
-    'Macro-factor correlation (0.005 for a batch)',
+    'Macro and style factor correlation: 0.002 for one ticker, 0.005 per batch call (2–50 tickers)',
+    { batchUnitMicros: usd(0.005) },
   ),
   cap('fundamentals', 'getFundamentals', 0.005, 'fundamentals_v1', 'Fundamentals and cost of capital'),
   cap('snapshot', 'snapshot', 0.25, 'snapshot_v1', 'Portfolio or ticker risk snapshot'),
@@ -115,9 +129,14 @@ export function usdToMicros(value: number): number {
   return Math.round(value * 1_000_000)
 }
 
-/** Charge for a call: per_request = unit; per_position = max(unit × positions, minimum) when any succeeded. */
+/**
+ * Charge for a call: per_request = unit (the batch price when the call names more than one
+ * ticker and the capability has one); per_position = max(unit × positions, minimum) when any
+ * succeeded.
+ */
 export function chargeMicros(c: Capability, positions = 1): number {
-  if (c.model !== 'per_position') return c.unitMicros
+  if (c.model !== 'per_position')
+    return positions > 1 && c.batchUnitMicros !== null ? c.batchUnitMicros : c.unitMicros
   if (positions <= 0) return 0
   return Math.max(c.unitMicros * positions, c.minChargeMicros ?? 0)
 }

@@ -76,7 +76,7 @@ export function toolCatalogue(operations: readonly Operation[] = OPERATIONS): To
     const name = capability?.id ?? FREE_TOOLS[op.id]
     if (!name) continue
     const price = capability
-      ? `Costs ${capability.unitMicros / 1e6} USD ${capability.model === 'per_position' ? 'per successful ticker' : 'per call'}${capability.minChargeMicros ? ` (minimum ${capability.minChargeMicros / 1e6} USD)` : ''}; cached repeats are free.`
+      ? `Costs ${capability.unitMicros / 1e6} USD ${capability.model === 'per_position' ? 'per successful ticker' : 'per call'}${capability.minChargeMicros ? ` (minimum ${capability.minChargeMicros / 1e6} USD)` : ''}${capability.batchUnitMicros !== null ? ` for one ticker, ${capability.batchUnitMicros / 1e6} USD per batch call` : ''}; cached repeats are free.`
       : 'Free.'
     out.push({
       name,

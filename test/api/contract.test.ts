@@ -97,6 +97,7 @@ describe('contract pins', () => {
       'GET /mcp/sse',
       'GET /metrics-prom',
       'GET /metrics/{ticker}',
+      'GET /metrics/{ticker}/correlation',
       'GET /oauth/authorize',
       'GET /openapi.json',
       'GET /pricing',
@@ -111,6 +112,7 @@ describe('contract pins', () => {
       'POST /auth/provision-free',
       'POST /batch/analyze',
       'POST /batch/lstar',
+      'POST /correlation',
       'POST /decompose',
       'POST /estimate',
       'POST /mcp',
@@ -145,5 +147,10 @@ describe('contract pins', () => {
     assert.deepEqual(price.industry_panel, [0.02, null, 'industry_panel_v1'])
     assert.deepEqual(price.rankings_screen, [0.02, null, 'rankings_screen_v1'])
     assert.deepEqual(price.snapshot, [0.25, null, 'snapshot_v1'])
+    assert.deepEqual(price.correlation, [0.002, null, 'correlation_v1'])
+    // POST /correlation: one ticker 0.002, a batch call (2–50 tickers) 0.005 whatever its size.
+    assert.deepEqual(price.correlation_batch, [0.002, null, 'correlation_v1'])
+    const batch = CAPABILITIES.find((c) => c.id === 'correlation_batch')
+    assert.equal(batch?.batchUnitMicros, 5000)
   })
 })

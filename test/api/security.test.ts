@@ -85,6 +85,18 @@ const CASES: SecurityCase[] = [
     invalid: { params: { ticker: 'NO SUCH!' } },
   },
   {
+    op: 'getCorrelation',
+    input: { params: { ticker: 'SPY' }, query: { return_type: 'gross' } },
+    metered: true,
+    invalid: { params: { ticker: 'SPY' }, query: { factors: 'carry' } },
+  },
+  {
+    op: 'postCorrelation',
+    input: { body: { ticker: 'SPY', return_type: 'gross' } },
+    metered: true,
+    invalid: { body: { tickers: ['SPY'] } },
+  },
+  {
     op: 'getUniverseMembers',
     input: { params: { universe: 'uni_mc_50' } },
     metered: true,

@@ -105,6 +105,9 @@ export const pricingEntrySchema = Type.Object({
   model: Type.String(),
   cost_usd: Type.Number(),
   min_charge: Nullable(Type.Number()),
+  batch_cost_usd: Type.Optional(
+    Type.Number({ description: 'Price of a batch call (more than one ticker); cost_usd is then one ticker' }),
+  ),
   billing_code: Type.String(),
   tier: Type.String(),
   description: Type.String(),

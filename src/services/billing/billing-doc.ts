@@ -14,7 +14,11 @@ export function billingDoc(opts: { publicUrl: string; topUpUrl: string | null })
     const op = operationById(c.operationId)
     const where = op ? `\`${op.method} ${openApiPath(op.path)}\`` : ''
     const unit = c.model === 'per_position' ? 'per ticker that succeeds' : 'per call'
-    const min = c.minChargeMicros ? `, minimum ${microsToUsd(c.minChargeMicros)}` : ''
+    const min = c.minChargeMicros
+      ? `, minimum ${microsToUsd(c.minChargeMicros)}`
+      : c.batchUnitMicros !== null
+        ? ` for one ticker, ${microsToUsd(c.batchUnitMicros)} per batch call`
+        : ''
     return `| ${c.id} | ${where} | ${microsToUsd(c.unitMicros)} ${unit}${min} |`
   })
   const topUp = opts.topUpUrl

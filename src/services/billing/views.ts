@@ -115,6 +115,7 @@ export function pricingView() {
         model: c.model,
         cost_usd: microsToUsd(c.unitMicros),
         min_charge: c.minChargeMicros === null ? null : microsToUsd(c.minChargeMicros),
+        ...(c.batchUnitMicros !== null ? { batch_cost_usd: microsToUsd(c.batchUnitMicros) } : {}),
         billing_code: c.billingCode,
         tier: c.tier,
         description: c.description,
@@ -180,7 +181,9 @@ export function estimateCost(operation: string, params: Record<string, unknown> 
     note:
       c.model === 'per_position'
         ? `${microsToUsd(c.unitMicros)} USD per successful position${c.minChargeMicros ? `, minimum ${microsToUsd(c.minChargeMicros)} USD per call` : ''}; failed positions are not charged; cached responses are free.`
-        : 'Charged per successful call; errors and cached responses are free.',
+        : c.batchUnitMicros !== null
+          ? `${microsToUsd(c.unitMicros)} USD for one ticker, ${microsToUsd(c.batchUnitMicros)} USD per batch call (tickers); errors and cached responses are free.`
+          : 'Charged per successful call; errors and cached responses are free.',
     ...(c.model === 'per_position' ? { estimated_rows: positions } : {}),
     unit_cost_usd: microsToUsd(c.unitMicros),
     ...(c.minChargeMicros !== null ? { min_charge: microsToUsd(c.minChargeMicros) } : {}),
