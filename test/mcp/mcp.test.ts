@@ -105,6 +105,32 @@ function mcpSuite(backends: BackendPair) {
       await client.close()
     })
 
+    test('correlation tools: one ticker 0.002, a batch call 0.005, as over REST', async () => {
+      const account = await t.account(1)
+      const key = await t.key(account)
+      const client = new Client({ name: 'erm3-correlation', version: '1.0.0' })
+      await client.connect(mcpTransport('streamable HTTP', base, key))
+      const tools = new Set((await client.listTools()).tools.map((x) => x.name))
+      assert.ok(tools.has('correlation') && tools.has('correlation_batch'))
+      const calls = [
+        ['correlation', { ticker: 'SPY', return_type: 'gross' }, 0.002],
+        ['correlation_batch', { ticker: 'XLK', return_type: 'gross' }, 0.002],
+        ['correlation_batch', { tickers: ['SPY', 'XLK', 'XLF'], return_type: 'gross' }, 0.005],
+      ] as const
+      let spent = 0
+      for (const [name, args, price] of calls) {
+        const r = await client.callTool({ name, arguments: args })
+        assert.ok(!r.isError, `${name}: ${JSON.stringify(r.content)}`)
+        assert.equal((r.structuredContent as { _agent: { cost_usd: number } })._agent.cost_usd, price, name)
+        spent += price
+      }
+      const bal = (await client.callTool({ name: 'balance', arguments: {} })).structuredContent as {
+        balance_usd: number
+      }
+      assert.equal(Math.round(bal.balance_usd * 1e6), Math.round((1 - spent) * 1e6))
+      await client.close()
+    })
+
     /**
      * The Python SDK ends a session with DELETE /mcp carrying `Content-Type: application/json`
      * and no body; so does this client (the header in requestInit goes on every request).
