@@ -1,11 +1,14 @@
-import { MARKET_ETF, SECTOR_ETFS } from '../data/etf-registry.ts'
+import type { Static } from 'typebox'
+import type { getUniverseMembers as universeMembersOp } from '../contract/ops/cross.ts'
+import { MARKET_ETF } from '../data/etf-registry.ts'
 import { DEFAULT_MIN_PEERS, type PanelLevel } from '../model/cross/index.ts'
-import { isoFromDay, parseIsoDay } from '../platform/dates.ts'
+import { isoFromDay } from '../platform/dates.ts'
 import { AppError } from '../platform/errors.ts'
 import type { ModelStore } from '../store/model-store/reader.ts'
-import { type ModelEnvironment, type ModelRegistry, universeBasisOf } from './models.ts'
+import { L3_FACTORS, type ModelEnvironment, type ModelRegistry, universeBasisOf } from './models.ts'
 import { etfOf, type Num, num, rowsTable } from './series.ts'
 import { resolveTicker } from './tickers.ts'
+import { dayConfidence, resolveTeo, teoNote, tickerAt } from './trading-day.ts'
 
 /**
  * The cross-sectional endpoints served from stored per-day products (METHODOLOGY §9–§10): the
@@ -16,80 +19,6 @@ import { resolveTicker } from './tickers.ts'
 
 /** How the build chose the default universe and the industry-panel weights (METHODOLOGY §9). */
 export const basesOf = universeBasisOf
-
-/** A day of the store asked as `teo`, and what it resolved to. */
-export interface Teo {
-  t: number
-  teo: string
-  /** The date as asked when it was not a trading day (resolved to the previous one), else null. */
-  requested: string | null
-}
-
-/**
- * `teo` → calendar index: absent = data_as_of; a day inside the store's range that is not a
- * trading day resolves to the previous trading day; outside the range → 404 DATE_NOT_AVAILABLE
- * naming the range.
- */
-export function resolveTeo(store: ModelStore, teo?: string): Teo {
-  const last = store.calendar.length - 1
-  if (teo === undefined) return { t: last, teo: store.date(last), requested: null }
-  const day = parseIsoDay(teo)
-  const range = `${store.date(0)} to ${store.date(last)}`
-  if (day === null) throw new AppError('INVALID_INPUT', `teo ${JSON.stringify(teo)} is not a YYYY-MM-DD date`)
-  if (day < store.calendar[0] || day > store.calendar[last]) {
-    throw new AppError(
-      'DATE_NOT_AVAILABLE',
-      `teo ${teo} is outside the model store: trading days run ${range}`,
-    )
-  }
-  // Last calendar index whose day is ≤ the date asked.
-  let lo = 0
-  let hi = last
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1
-    if (store.calendar[mid] <= day) lo = mid
-    else hi = mid - 1
-  }
-  const resolved = store.date(lo)
-  return { t: lo, teo: resolved, requested: resolved === teo ? null : teo }
-}
-
-const tickerWindows = new WeakMap<ModelStore, { ticker: string; from: number; to: number }[][]>()
-
-/** Each symbol's ticker windows as day numbers, parsed once per store. */
-function windowsOf(store: ModelStore): { ticker: string; from: number; to: number }[][] {
-  let w = tickerWindows.get(store)
-  if (!w) {
-    w = store.symbols.map((s) =>
-      s.tickers.map((x) => ({
-        ticker: x.ticker,
-        from: parseIsoDay(x.from) ?? Number.NEGATIVE_INFINITY,
-        to: x.to === null ? Number.POSITIVE_INFINITY : (parseIsoDay(x.to) ?? Number.POSITIVE_INFINITY),
-      })),
-    )
-    tickerWindows.set(store, w)
-  }
-  return w
-}
-
-/** The ticker a symbol traded under on `day` (its latest one when none covers the day). */
-export function tickerAt(store: ModelStore, i: number, day: number): string {
-  const windows = windowsOf(store)[i]
-  for (const w of windows) if (day >= w.from && day <= w.to) return w.ticker
-  return windows[windows.length - 1]?.ticker ?? store.symbols[i].symbol
-}
-
-/** `teo_requested` and `teo_note` when the date asked was not a trading day. */
-export const teoNote = (x: Teo) =>
-  x.requested === null
-    ? {}
-    : { teo_requested: x.requested, teo_note: `${x.requested} is not a trading day; served ${x.teo}` }
-
-/** `_agent.confidence` of a one-day cross-section: coverage, and freshness 0.9 before data_as_of. */
-export const dayConfidence = (store: ModelStore, x: Teo, coverage: number) => ({
-  overall: Math.min(coverage, 1) * (x.teo === store.dataAsOf ? 1 : 0.9),
-  factors: { coverage: Math.min(coverage, 1), freshness: x.teo === store.dataAsOf ? 1 : 0.9 },
-})
 
 // ---------------------------------------------------------------------------------------------
 // Industry panel
@@ -219,17 +148,8 @@ export async function getIndustryPanel(
 // ---------------------------------------------------------------------------------------------
 // Universe members
 
-export const UNIVERSES = [
-  'uni_mc_50',
-  'uni_mc_500',
-  'uni_mc_1000',
-  'uni_mc_3000',
-  'uni_dv_50',
-  'uni_dv_500',
-  'uni_dv_1000',
-  'uni_dv_3000',
-] as const
-export type UniverseName = (typeof UNIVERSES)[number]
+/** The universes the contract accepts (uni_mc_N, uni_dv_N). */
+export type UniverseName = Static<typeof universeMembersOp.params>['universe']
 
 const dollarVolume = new WeakMap<ModelStore, boolean>()
 
@@ -328,8 +248,7 @@ export async function getUniverseMembers(
 // ETF factor returns
 
 /** The market ETF and the 11 sector ETFs, the only tickers /etf/factor-returns serves (spec §7). */
-export const FACTOR_ETFS: readonly string[] = [MARKET_ETF, ...[...new Set(Object.values(SECTOR_ETFS))].sort()]
-export const FACTOR_WINDOWS = [1, 21, 63, 252] as const
+export const FACTOR_ETFS = L3_FACTORS
 
 /** `SPY,XLK` / repeated values → distinct upper-cased tickers in the order asked (default all 12). */
 export function factorEtfList(raw: string | string[] | undefined): string[] {

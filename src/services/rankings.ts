@@ -13,11 +13,11 @@ import {
 } from '../model/cross/index.ts'
 import { AppError } from '../platform/errors.ts'
 import type { ModelStore } from '../store/model-store/reader.ts'
-import { dayConfidence, resolveTeo, type Teo, teoNote, tickerAt } from './cross-sectional.ts'
 import { type ModelEnvironment, type ModelRegistry, universeBasisOf } from './models.ts'
 import { rankingAt, rankingsAt } from './rankings-day.ts'
 import { etfOf, type Num, num, rowsTable } from './series.ts'
 import { resolveTicker } from './tickers.ts'
+import { dayConfidence, resolveTeo, type Teo, teoNote, tickerAt } from './trading-day.ts'
 
 export { rankingsAt } from './rankings-day.ts'
 

@@ -10,7 +10,6 @@ import { synthesizeDataset } from '../../src/data/synthesize.ts'
 import { isoFromDay } from '../../src/platform/dates.ts'
 import { AppError } from '../../src/platform/errors.ts'
 import { buildStore } from '../../src/services/build/index.ts'
-import { resolveTeo } from '../../src/services/cross-sectional.ts'
 import { ModelRegistry } from '../../src/services/models.ts'
 import {
   rankingsAt,
@@ -19,6 +18,7 @@ import {
   tickerRankings,
 } from '../../src/services/rankings.ts'
 import { computeRankingsAt } from '../../src/services/rankings-day.ts'
+import { resolveTeo } from '../../src/services/trading-day.ts'
 import { ModelStore } from '../../src/store/model-store/reader.ts'
 import * as fc from '../helpers/fc.ts'
 

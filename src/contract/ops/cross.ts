@@ -109,17 +109,6 @@ export const getIndustryPanel = defineOperation({
 
 // ---------------------------------------------------------------------------------------------
 
-export const RANKING_METRIC_NAMES = [
-  'mkt_cap',
-  'gross_return',
-  'sector_residual',
-  'subsector_residual',
-  'er_l1',
-  'er_l2',
-  'er_l3',
-] as const
-export const RANKING_WINDOW_NAMES = ['1d', '21d', '63d', '252d'] as const
-export const COHORT_NAMES = ['universe', 'sector', 'subsector'] as const
 const Metric = Type.Union(
   [
     Type.Literal('mkt_cap'),
@@ -256,17 +245,6 @@ export const getRankings = defineOperation({
 })
 
 // ---------------------------------------------------------------------------------------------
-
-export const UNIVERSE_NAMES = [
-  'uni_mc_50',
-  'uni_mc_500',
-  'uni_mc_1000',
-  'uni_mc_3000',
-  'uni_dv_50',
-  'uni_dv_500',
-  'uni_dv_1000',
-  'uni_dv_3000',
-] as const
 
 export const getUniverseMembers = defineOperation({
   id: 'getUniverseMembers',
