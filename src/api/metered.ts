@@ -3,6 +3,7 @@ import type { Capability } from '../contract/pricing.ts'
 import { type FlatTable, TABULAR_MEDIA_TYPES, type TabularFormat } from '../contract/table.ts'
 import { encodeTableCsv, encodeTableParquet } from '../export/tabular.ts'
 import { AppError } from '../platform/errors.ts'
+import { utf8Bytes } from '../platform/utf8.ts'
 import { type AgentMeta, agentMeta } from '../services/agent-meta.ts'
 import {
   canonicalJson,
@@ -59,7 +60,7 @@ export function represent(r: MeteredResult, format: TabularFormat): Representati
     confidence: r.confidence,
   }
   if (format === 'json') {
-    const data = Buffer.from(JSON.stringify(r.body), 'utf8')
+    const data = utf8Bytes(JSON.stringify(r.body))
     return { ...base, etag: etagOf(data), data }
   }
   if (!r.table)
@@ -73,7 +74,7 @@ export function represent(r: MeteredResult, format: TabularFormat): Representati
             'erm3.dataset': r.body._metadata ? datasetLabel(r.body._metadata) : '',
           }),
         )
-      : Buffer.from(encodeTableCsv(t), 'utf8')
+      : utf8Bytes(encodeTableCsv(t))
   return { ...base, etag: etagOf(bytes), data: bytes }
 }
 

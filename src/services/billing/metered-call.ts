@@ -77,10 +77,45 @@ export function etagMatches(ifNoneMatch: string | null, etag: string): boolean {
   )
 }
 
+/** Representations produced in this turn whose cache write has not run yet, per cache. */
+const unwritten = new WeakMap<ServiceContext['limits']['cache'], Map<string, Representation>>()
+
+/**
+ * Caches a served representation once the response has left: the framing copy (a fresh buffer as
+ * large as the body) and the backend write are off the request's path. Until the write has run,
+ * the same process answers the key from memory, so a request right after this one is a HIT all the
+ * same; another node may miss it for that moment, which only costs that node a computation.
+ */
+function cacheAfterSend(ctx: ServiceContext, key: string, rep: Representation): void {
+  const cache = ctx.limits.cache
+  let pending = unwritten.get(cache)
+  if (!pending) {
+    pending = new Map()
+    unwritten.set(cache, pending)
+  }
+  pending.set(key, rep)
+  setImmediate(() => {
+    cache
+      .set(key, encodeRepresentation(rep), CACHE_TTL_MS)
+      .catch((err: Error) => ctx.log.warn({ err: err.message }, 'response cache write failed'))
+      .finally(() => {
+        if (pending.get(key) === rep) pending.delete(key)
+      })
+  })
+}
+
+async function cachedRepresentation(ctx: ServiceContext, key: string): Promise<Representation | null> {
+  const pending = unwritten.get(ctx.limits.cache)?.get(key)
+  if (pending) return pending
+  const hit = await ctx.limits.cache.get(key)
+  return hit ? decodeRepresentation(hit) : null
+}
+
 /**
  * The one metering path of every paid call, REST or MCP: response cache (a free HIT), reserve
  * the most the call can cost (402 if the balance cannot cover it), produce, 304 on a matching
- * ETag (free), durable settle for the positions that succeeded, cache. Failures release.
+ * ETag (free), durable settle for the positions that succeeded, cache (after the send). Failures
+ * release.
  */
 export async function meteredCall(
   ctx: ServiceContext,
@@ -95,9 +130,9 @@ export async function meteredCall(
   },
   produce: () => Promise<{ rep: Representation; positions: number }>,
 ): Promise<MeteredOutcome> {
-  const hit = call.bypassCache ? null : await ctx.limits.cache.get(call.cacheKey)
+  const hit = call.bypassCache ? null : await cachedRepresentation(ctx, call.cacheKey)
   if (hit) {
-    const rep = decodeRepresentation(hit)
+    const rep = hit
     if (etagMatches(call.ifNoneMatch, rep.etag))
       return { kind: 'not_modified', etag: rep.etag, lineage: rep.lineage }
     return { kind: 'served', rep, costMicros: 0, cacheStatus: 'HIT' }
@@ -110,9 +145,7 @@ export async function meteredCall(
       return { kind: 'not_modified', etag: rep.etag, lineage: rep.lineage }
     }
     const costMicros = await settleMetered(ctx, ticket, call.requestId, positions)
-    await ctx.limits.cache
-      .set(call.cacheKey, encodeRepresentation(rep), CACHE_TTL_MS)
-      .catch((err: Error) => ctx.log.warn({ err: err.message }, 'response cache write failed'))
+    cacheAfterSend(ctx, call.cacheKey, rep)
     return { kind: 'served', rep, costMicros, cacheStatus: call.bypassCache ? 'BYPASS' : 'MISS' }
   } catch (err) {
     await releaseMetered(ctx, ticket).catch(() => undefined)
