@@ -1,0 +1,141 @@
+import { Type } from 'typebox'
+import { defineOperation } from '../operation.ts'
+import { Nullable, NullableNumber, TickerParam } from '../schemas.ts'
+import { common, ERRORS, Format, Teo, teoFields, UniverseBasis } from './cross-common.ts'
+
+/** Rankings (METHODOLOGY §10): the screen of the cross-section and every rank of one ticker. */
+
+const Metric = Type.Union(
+  [
+    Type.Literal('mkt_cap'),
+    Type.Literal('gross_return'),
+    Type.Literal('sector_residual'),
+    Type.Literal('subsector_residual'),
+    Type.Literal('er_l1'),
+    Type.Literal('er_l2'),
+    Type.Literal('er_l3'),
+  ],
+  {
+    description:
+      'mkt_cap (at teo); gross_return, sector_residual (l2_rr), subsector_residual (l3_rr) compounded over the window; ' +
+      'er_l1, er_l2, er_l3 averaged over the window',
+  },
+)
+const Window = Type.Union(
+  [Type.Literal('1d'), Type.Literal('21d'), Type.Literal('63d'), Type.Literal('252d')],
+  { description: 'Trading days ending at teo; a window needs every day non-null' },
+)
+const Cohort = Type.Union([Type.Literal('universe'), Type.Literal('sector'), Type.Literal('subsector')], {
+  description:
+    'universe: active default-universe members; sector / subsector: those sharing the sector (subsector) ETF',
+})
+const RANK_DOC =
+  'Higher value ranks first, ties by symbol key; rank_ordinal 1 = best; rank_percentile = 100 × (1 − (rank_ordinal−1)/cohort_size); ' +
+  'decile = ceil(10 × rank_ordinal / cohort_size), 1 = best.'
+
+export const rankingRowSchema = Type.Object(
+  {
+    ticker: Type.String(),
+    symbol: Type.String(),
+    value: Type.Number(),
+    rank_ordinal: Type.Integer({ minimum: 1 }),
+    rank_percentile: Type.Number(),
+    decile: Type.Integer({ minimum: 1, maximum: 10 }),
+    cohort_size: Type.Integer({ minimum: 1 }),
+    sector_etf: Nullable(Type.String()),
+    subsector_etf: Nullable(Type.String()),
+  },
+  { $id: 'RankingRow' },
+)
+
+export const rankingsScreen = defineOperation({
+  id: 'rankingsScreen',
+  method: 'POST',
+  path: '/rankings/screen',
+  summary: 'Screen the cross-section: stocks ranked by a metric over a window within a cohort',
+  description:
+    `${RANK_DOC} min_percentile keeps rows with rank_percentile ≥ it; decile keeps one decile; sector_filter keeps ` +
+    'members of one sector ETF (an unknown sector ETF is a 400 naming the valid ones). Defaults: cohort universe, window 21d. With cohort sector or subsector the rows come from several cohorts (each ranked ' +
+    'within its own): sorted by rank_ordinal, then symbol key. Up to limit rows (default 100, at most 500). ' +
+    'Rankings at data_as_of are precomputed; other days are computed from the store on the first request (then ' +
+    'cached). Parquet/CSV: the rows.',
+  tags: ['data'],
+  auth: 'key',
+  lineage: true,
+  body: Type.Object(
+    {
+      metric: Metric,
+      cohort: Type.Optional(Cohort),
+      window: Type.Optional(Window),
+      min_percentile: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
+      decile: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, description: '1 = best' })),
+      sector_filter: Type.Optional(
+        Type.String({ maxLength: 32, description: 'A sector ETF ticker, e.g. XLK' }),
+      ),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+      teo: Type.Optional(Teo),
+      format: Type.Optional(Format),
+    },
+    { additionalProperties: false },
+  ),
+  status: 200,
+  response: Type.Object(
+    {
+      ...teoFields,
+      metric: Metric,
+      cohort: Cohort,
+      window: Window,
+      universe_basis: UniverseBasis,
+      total_matches: Type.Integer({ description: 'Rows matching the filters before limit' }),
+      rows: Type.Array(rankingRowSchema),
+      ...common,
+    },
+    { $id: 'RankingsScreenResponse' },
+  ),
+  errors: ERRORS,
+})
+
+const tickerRankSchema = Type.Object(
+  {
+    metric: Metric,
+    window: Window,
+    cohort: Cohort,
+    value: NullableNumber,
+    rank_ordinal: Nullable(Type.Integer()),
+    rank_percentile: NullableNumber,
+    decile: Nullable(Type.Integer()),
+    cohort_size: Nullable(Type.Integer()),
+  },
+  { $id: 'TickerRank' },
+)
+
+export const getRankings = defineOperation({
+  id: 'getRankings',
+  method: 'GET',
+  path: '/rankings/:ticker',
+  summary: 'Every metric × window × cohort rank of one ticker at a day',
+  description: `${RANK_DOC} 7 metrics × 4 windows × 3 cohorts = 84 rows; a row of a stock not ranked there (not an active member, or no value over the window) has nulls.`,
+  tags: ['data'],
+  auth: 'key',
+  lineage: true,
+  params: Type.Object({ ticker: TickerParam }, { additionalProperties: false }),
+  querystring: Type.Object(
+    { teo: Type.Optional(Teo), format: Type.Optional(Format) },
+    { additionalProperties: false },
+  ),
+  status: 200,
+  response: Type.Object(
+    {
+      ticker: Type.String(),
+      symbol: Type.String(),
+      ...teoFields,
+      sector_etf: Nullable(Type.String()),
+      subsector_etf: Nullable(Type.String()),
+      universe_basis: UniverseBasis,
+      rankings: Type.Array(tickerRankSchema),
+      ...common,
+    },
+    { $id: 'TickerRankingsResponse' },
+  ),
+  errors: ERRORS,
+})
