@@ -14,6 +14,7 @@ interface DataImportFlags {
   rates?: string[]
   fundamentals?: string
   volume?: string
+  series?: string[]
   out: string
 }
 
@@ -22,8 +23,9 @@ export function registerDataImport(data: Command): void {
     .command('import')
     .description('Turn your own price, classification, rate, volume and SEC files into a dataset directory')
     .requiredOption(
-      '--prices <file...>',
-      'price files: wide (date,<TICKER>…) or long (date,ticker,adj_close[,close,volume,shares_out]); CSV, CSV.gz or Parquet',
+      '--prices <spec...>',
+      'price files: wide (date,<TICKER>…) or long (date,ticker,adj_close[,close,volume,shares_out]); CSV, CSV.gz or Parquet; ' +
+        "path=close[:TICKER,…] takes a long OHLCV file's close as the adjusted close (of the listed tickers only)",
     )
     .requiredOption(
       '--securities <csv>',
@@ -39,6 +41,10 @@ export function registerDataImport(data: Command): void {
     )
     .option('--fundamentals <dir>', 'directory of SEC companyfacts files CIK##########.json[.gz]')
     .option('--volume <csv>', 'long OHLCV CSV(.gz) (ticker,date,…,volume); only volume is used')
+    .option(
+      '--series <spec...>',
+      'index-level files: path or path=NAME, e.g. a FRED VIXCLS CSV (date,VIXCLS; "." = missing) for the VIX series',
+    )
     .requiredOption('--out <dir>', 'dataset directory to write (replaced atomically)')
     .action(async (flags: DataImportFlags) => {
       const opts: ImportOptions = { ...flags }

@@ -11,6 +11,7 @@ import { readRates } from './rates.ts'
 import { buildFactors, buildSecurities } from './registry.ts'
 import { buildReport } from './report.ts'
 import { type Constituent, readSecurities } from './securities.ts'
+import { readSeries } from './series.ts'
 import { readVolume } from './volume.ts'
 
 /** The in-memory dataset, without writing it (the writer is the only step that touches `out`). */
@@ -21,8 +22,10 @@ export async function buildImportedDataset(
   const o = checkOptions(opts)
   const findings: QualityFinding[] = []
   const files: PriceFileResult[] = []
-  for (const file of o.prices) files.push(await readPriceFile(file, progress))
-  const { calendar, symbols, prices } = alignPrices(files, o.prices, findings)
+  for (const spec of o.priceSpecs) files.push(await readPriceFile(spec, findings, progress))
+  const priceFiles = o.priceSpecs.map((s) => s.path)
+  const { calendar, symbols, prices } = alignPrices(files, priceFiles, findings)
+  const lookup = new CalendarLookup(calendar)
 
   const constituents = o.securities
     ? await readSecurities(o.securities, progress)
@@ -44,16 +47,11 @@ export async function buildImportedDataset(
 
   const rates = o.rateSpecs.length > 0 ? await readRates(o.rateSpecs, findings, progress) : null
   if (o.volume) {
-    const vol = await readVolume(
-      o.volume,
-      symbols,
-      calendar,
-      new CalendarLookup(calendar),
-      findings,
-      progress,
-    )
+    const vol = await readVolume(o.volume, symbols, calendar, lookup, findings, progress)
     mergeVolume(prices, vol, findings)
   }
+  const series =
+    o.seriesSpecs.length > 0 ? await readSeries(o.seriesSpecs, calendar, lookup, findings, progress) : null
   const fundamentals = o.fundamentals ? await readFundamentals(o.fundamentals, findings, progress) : null
 
   symbols.forEach((s, k) => {
@@ -68,7 +66,7 @@ export async function buildImportedDataset(
     symbols,
     prices,
     rates,
-    series: null,
+    series,
     fundamentals: fundamentals?.files ?? [],
     truth: null,
   }
@@ -114,11 +112,12 @@ function mergeVolume(prices: Prices, fromFile: Float64Array[], findings: Quality
 
 async function sourceInfo(o: CheckedOptions, fundamentalsPaths: readonly string[]): Promise<SourceInfo> {
   const entries: { role: string; path: string }[] = [
-    ...o.prices.map((path) => ({ role: 'prices', path })),
+    ...o.priceSpecs.map(({ path }) => ({ role: 'prices', path })),
     ...(o.securities ? [{ role: 'securities', path: o.securities }] : []),
     ...(o.classificationMap ? [{ role: 'classification_map', path: o.classificationMap }] : []),
     ...o.rateSpecs.map((r) => ({ role: 'rates', path: r.path })),
     ...(o.volume ? [{ role: 'volume', path: o.volume }] : []),
+    ...o.seriesSpecs.map(({ path }) => ({ role: 'series', path })),
     ...fundamentalsPaths.map((path) => ({ role: 'fundamentals', path })),
   ]
   const inputs = await Promise.all(

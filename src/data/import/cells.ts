@@ -1,4 +1,4 @@
-import { parseFlexibleDay } from '../../platform/dates.ts'
+import { isoFromDay, parseFlexibleDay } from '../../platform/dates.ts'
 import { InputError } from '../../platform/errors.ts'
 
 /**
@@ -101,4 +101,21 @@ export function requireNumber(file: string, c: Cell, line: number, column: strin
   const v = parseNumberCell(c)
   if (v === null) throw new InputError({ file, line, column }, `not a number: "${cellText(c)}"`)
   return v
+}
+
+/** Rejects a second row for a date, naming the line of the first (tables with one row per date). */
+export class DistinctDates {
+  private readonly seen = new Map<number, number>()
+  constructor(private readonly file: string) {}
+
+  add(day: number, line: number, column: string): void {
+    const first = this.seen.get(day)
+    if (first !== undefined) {
+      throw new InputError(
+        { file: this.file, line, column },
+        `duplicate date ${isoFromDay(day)} (also on line ${first})`,
+      )
+    }
+    this.seen.set(day, line)
+  }
 }

@@ -10,6 +10,7 @@ import {
   requireDate,
   requireNumber,
 } from './cells.ts'
+import type { PriceColumn } from './price-spec.ts'
 import { checkFieldValue, type RawSeries, RawSeriesBuilder } from './raw-series.ts'
 import type { TableSink } from './table-reader.ts'
 
@@ -52,7 +53,9 @@ export class TickerCache {
 
 /**
  * A long price table: one row per (ticker, date) with `adj_close` and optionally `close`,
- * `volume`, `shares_out`, in any column order.
+ * `volume`, `shares_out`, in any column order. With `column` 'close' (an OHLCV file, see
+ * price-spec.ts) the `close` column is read as the adjusted close, and `volume` only so that
+ * the caller can detect intraday partial days; the other columns are ignored.
  */
 export class LongPriceSink implements TableSink {
   private tickerIdx = -1
@@ -63,7 +66,10 @@ export class LongPriceSink implements TableSink {
   private readonly tickers: TickerCache
   private readonly vals: number[] = []
 
-  constructor(private readonly file: string) {
+  constructor(
+    private readonly file: string,
+    private readonly column: PriceColumn = 'adj_close',
+  ) {
     this.tickers = new TickerCache(file)
   }
 
@@ -71,7 +77,13 @@ export class LongPriceSink implements TableSink {
     this.names = names
     this.tickerIdx = requireColumn(this.file, names, TICKER_COLUMN_NAMES)
     this.dateIdx = requireColumn(this.file, names, DATE_COLUMN_NAMES)
-    requireColumn(this.file, names, FIELD_COLUMN_NAMES.adj_close)
+    const price = requireColumn(this.file, names, FIELD_COLUMN_NAMES[this.column])
+    if (this.column === 'close') {
+      this.fieldCols.push({ field: 'adj_close', index: price })
+      const volume = findColumn(names, FIELD_COLUMN_NAMES.volume)
+      if (volume >= 0) this.fieldCols.push({ field: 'volume', index: volume })
+      return
+    }
     for (const [field, aliases] of Object.entries(FIELD_COLUMN_NAMES) as [PriceField, string[]][]) {
       const index = findColumn(names, aliases)
       if (index >= 0) this.fieldCols.push({ field, index })

@@ -1,7 +1,13 @@
-import { isoFromDay } from '../../platform/dates.ts'
 import { InputError } from '../../platform/errors.ts'
 import { canonicalTicker, isValidTicker } from '../aliases.ts'
-import { type Cell, DATE_COLUMN_NAMES, requireColumn, requireDate, requireNumber } from './cells.ts'
+import {
+  type Cell,
+  DATE_COLUMN_NAMES,
+  DistinctDates,
+  requireColumn,
+  requireDate,
+  requireNumber,
+} from './cells.ts'
 import { checkFieldValue, type RawSeries } from './raw-series.ts'
 import type { TableSink } from './table-reader.ts'
 
@@ -15,9 +21,11 @@ export class WidePriceSink implements TableSink {
   private readonly columns: { index: number; name: string; ticker: string; values: number[] }[] = []
   private readonly days: number[] = []
   private readonly lines: number[] = []
-  private readonly seenDays = new Map<number, number>()
+  private readonly seenDays: DistinctDates
 
-  constructor(private readonly file: string) {}
+  constructor(private readonly file: string) {
+    this.seenDays = new DistinctDates(file)
+  }
 
   header(names: string[]): void {
     this.dateIdx = requireColumn(this.file, names, DATE_COLUMN_NAMES)
@@ -52,14 +60,7 @@ export class WidePriceSink implements TableSink {
 
   row(cells: Cell[], line: number): void {
     const day = requireDate(this.file, cells[this.dateIdx], line, this.dateName)
-    const first = this.seenDays.get(day)
-    if (first !== undefined) {
-      throw new InputError(
-        { file: this.file, line, column: this.dateName },
-        `duplicate date ${isoFromDay(day)} (also on line ${first})`,
-      )
-    }
-    this.seenDays.set(day, line)
+    this.seenDays.add(day, line, this.dateName)
     this.days.push(day)
     this.lines.push(line)
     for (const col of this.columns) {

@@ -1,11 +1,11 @@
 import { basename } from 'node:path'
-import { isoFromDay } from '../../platform/dates.ts'
 import { AppError, InputError } from '../../platform/errors.ts'
 import type { Progress } from '../../platform/progress.ts'
 import type { QualityFinding, Rates } from '../format.ts'
 import {
   type Cell,
   DATE_COLUMN_NAMES,
+  DistinctDates,
   findColumn,
   requireColumn,
   requireDate,
@@ -63,11 +63,12 @@ class RatesSink implements TableSink {
   private dateIdx = -1
   private names: string[] = []
   private valueCols: number[] = []
-  private readonly seen = new Map<number, number>()
+  private readonly seen: DistinctDates
   readonly out: RateFile
 
   constructor(spec: RateSpec) {
     this.out = { spec, tenors: [], days: [], values: [] }
+    this.seen = new DistinctDates(spec.path)
   }
 
   header(names: string[]): void {
@@ -111,14 +112,7 @@ class RatesSink implements TableSink {
   row(cells: Cell[], line: number): void {
     const file = this.out.spec.path
     const day = requireDate(file, cells[this.dateIdx], line, this.names[this.dateIdx])
-    const first = this.seen.get(day)
-    if (first !== undefined) {
-      throw new InputError(
-        { file, line, column: this.names[this.dateIdx] },
-        `duplicate date ${isoFromDay(day)} (also on line ${first})`,
-      )
-    }
-    this.seen.set(day, line)
+    this.seen.add(day, line, this.names[this.dateIdx])
     this.out.days.push(day)
     this.valueCols.forEach((index, k) => {
       this.out.values[k].push(requireNumber(file, cells[index], line, this.names[index]))

@@ -65,11 +65,11 @@ export async function readVolume(
     detail: `volume ${name}: only the volume column is used (an OHLCV file's close is usually adjusted, not the raw close)`,
   })
   const partial = partialTrailingDays(series)
-  for (const p of partial) findings.push(partialFinding(name, p))
+  for (const p of partial) findings.push(partialFinding(`volume ${name}`, p))
   return alignVolume(series, symbols, calendar, lookup, new Set(partial.map((p) => p.day)), name, findings)
 }
 
-interface PartialDay {
+export interface PartialDay {
   day: number
   rows: number
   low: number
@@ -139,13 +139,14 @@ function median(xs: number[]): number {
   return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2
 }
 
-function partialFinding(file: string, p: PartialDay): QualityFinding {
+/** `label` names the reading, e.g. `volume ohlcv.csv.gz`. */
+export function partialFinding(label: string, p: PartialDay): QualityFinding {
   const day = isoFromDay(p.day)
   return {
     kind: 'dropped_rows',
     from: day,
     to: day,
-    detail: `volume ${file}: ${day} looks like an intraday partial day (volume below half the ${PARTIAL_LOOKBACK}-row median for ${p.low} of ${p.tested} tickers); its ${p.rows} row(s) were dropped`,
+    detail: `${label}: ${day} looks like an intraday partial day (volume below half the ${PARTIAL_LOOKBACK}-row median for ${p.low} of ${p.tested} tickers); its ${p.rows} row(s) were dropped`,
   }
 }
 
