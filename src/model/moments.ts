@@ -25,12 +25,23 @@ export class WindowMoments {
   readonly departing: Float64Array
   /** Largest value of each diagonal sum since the last rebase (state: replays reproduce it). */
   private readonly peak: Float64Array
+  /**
+   * Variables [required, k) are optional: a day contributes when the required ones are non-null,
+   * and a null optional value enters the sums as 0. `nulls[j]` counts the contributing days of the
+   * window on which optional variable `required + j` was null, so its sums are exact (those of
+   * its own non-null days) exactly when the count is 0.
+   */
+  readonly required: number
+  readonly nulls: Int32Array
 
   constructor(
     k: number,
     private readonly weights: Float64Array,
+    required = k,
   ) {
     this.k = k
+    this.required = required
+    this.nulls = new Int32Array(k - required)
     this.sums = new Float64Array((k * (k + 1)) / 2)
     this.lambda = weights.length > 1 ? weights[1] : 1
     this.lambdaW = this.lambda * weights[weights.length - 1]
@@ -49,9 +60,10 @@ export class WindowMoments {
     const { k, sums, x, weights } = this
     sums.fill(0)
     this.count = 0
+    this.nulls.fill(0)
     const first = Math.max(0, t - weights.length + 1)
     for (let d = t; d >= first; d--) {
-      if (!load(vars, d, x)) continue
+      if (!this.loadDay(vars, d, x, 1)) continue
       const w = weights[t - d]
       let p = 0
       for (let a = 0; a < k; a++) {
@@ -70,12 +82,12 @@ export class WindowMoments {
   advance(vars: readonly Float64Array[], t: number): boolean {
     const { k, sums, x, departing, lambda, lambdaW, peak } = this
     for (let p = 0; p < sums.length; p++) sums[p] *= lambda
-    if (load(vars, t, x)) {
+    if (this.loadDay(vars, t, x, 1)) {
       addOuter(sums, x, k)
       this.count++
     }
     const d = t - this.weights.length
-    if (d >= 0 && load(vars, d, departing)) {
+    if (d >= 0 && this.loadDay(vars, d, departing, -1)) {
       let p = 0
       for (let a = 0; a < k; a++) {
         for (let b = a; b < k; b++) sums[p++] -= lambdaW * departing[a] * departing[b]
@@ -91,6 +103,25 @@ export class WindowMoments {
     if (small) {
       this.rebase(vars, t)
       return false
+    }
+    return true
+  }
+
+  /** Loads day d (false: not a contributing day); counts its null optional values with `sign`. */
+  private loadDay(vars: readonly Float64Array[], d: number, out: Float64Array, sign: 1 | -1): boolean {
+    const { required, k } = this
+    if (required === k) return load(vars, d, out)
+    for (let a = 0; a < required; a++) {
+      const v = vars[a][d]
+      if (Number.isNaN(v)) return false
+      out[a] = v
+    }
+    for (let a = required; a < k; a++) {
+      const v = vars[a][d]
+      if (Number.isNaN(v)) {
+        out[a] = 0
+        this.nulls[a - required] += sign
+      } else out[a] = v
     }
     return true
   }

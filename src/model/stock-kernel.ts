@@ -2,6 +2,15 @@ import { emptyFit, type LevelFit, type Moments, solveLevel } from './cascade.ts'
 import { lstarLevel, recommendedLevel } from './levels.ts'
 import { WindowMoments } from './moments.ts'
 import type { ModelParams } from './params.ts'
+import {
+  CrossSums,
+  type PairBasis,
+  type StyleBasis,
+  type StyleResult,
+  styleFromBasis,
+  styleFromMoments,
+  styleScratch,
+} from './style.ts'
 
 /** Per stock-day state fields (the model after the close of t). */
 export const STATE_FIELDS = [
@@ -28,6 +37,8 @@ export const STATE_FIELDS = [
   'stock_var',
   'vol_23d',
   'vol_252d_ann',
+  'l3_style_er',
+  'style_factors',
 ] as const
 
 /** Per stock-day decomposition of day t's return with the state after t-1 (METHODOLOGY §6). */
@@ -57,6 +68,8 @@ export interface MarketContext {
   etfObs: Int32Array[]
   weights: Float64Array
   params: ModelParams
+  /** The style split's shared factorisations (model/style.ts); none → the split is null. */
+  styleBasis?: StyleBasis
 }
 
 export interface StockSeries {
@@ -118,6 +131,21 @@ export function runStock(
   const vv = [s.r, one]
   let v2: Float64Array[] = []
   let v3: Float64Array[] = []
+  // Style split (model/style.ts): <r, f> per level, the shared factorisations of the ETF pair,
+  // and the stock's own full moment matrix while it misses returns its ETFs have.
+  const basis = ctx.styleBasis
+  const style = basis?.style ?? []
+  const ns = style.length
+  const cross3 = new CrossSums(ns, w)
+  const cross2 = new CrossSums(ns, w)
+  const full3 = ns > 0 ? new WindowMoments(4 + ns, w, 4) : null
+  const full2 = ns > 0 ? new WindowMoments(3 + ns, w, 3) : null
+  const sScratch = styleScratch(ns)
+  const sRes: StyleResult = { share: Number.NaN, mask: 0 }
+  let vFull: Float64Array[] = []
+  let prevStyleKey = -1
+  let prevOwn = false
+  let prevFallback = false
   for (let t = start; t < T; t++) {
     const scheduled = t === start || t % p.rebaseEvery === 0
     const sec = s.sec[t]
@@ -128,17 +156,49 @@ export function runStock(
     if (scheduled) m1.rebase(v1, t)
     else m1.advance(v1, t)
     // L2 (r, m, s) and L3 (r, m, s, u): rebuilt when the ETF they use changes identity
+    let rebased2 = false
+    let rebased3 = false
     if (sec >= 0) {
       if (sec !== prevSec) v2 = [s.r, ctx.m, ctx.etf[sec]]
-      if (scheduled || sec !== prevSec) m2.rebase(v2, t)
-      else m2.advance(v2, t)
+      if (scheduled || sec !== prevSec) {
+        m2.rebase(v2, t)
+        rebased2 = true
+      } else rebased2 = !m2.advance(v2, t)
       if (!fallback) {
         const changed = sec !== prevSec || u !== prevU
         if (changed) v3 = [s.r, ctx.m, ctx.etf[sec], ctx.etf[u]]
-        if (scheduled || changed) m3.rebase(v3, t)
-        else m3.advance(v3, t)
+        if (scheduled || changed) {
+          m3.rebase(v3, t)
+          rebased3 = true
+        } else rebased3 = !m3.advance(v3, t)
       }
     }
+    // Style: the level's <r, f> follow its moment matrix's rebases; the stock's own full matrix
+    // runs only while it has a model and misses returns its ETFs have (a replay from a scheduled
+    // day rebuilds all of it the same way).
+    const styleKey = basis && sec >= 0 ? (sec << 16) | (fallback ? 0xffff : u) : -1
+    let pb: PairBasis | null = null
+    let own = false
+    if (basis && styleKey >= 0) {
+      const level = fallback ? m2 : m3
+      if (fallback) {
+        if (rebased2 || !prevFallback) cross2.rebase(v2, style, t)
+        else cross2.advance(v2, style, t)
+      } else if (rebased3) cross3.rebase(v3, style, t)
+      else cross3.advance(v3, style, t)
+      pb = basis.pair(sec, fallback ? -1 : u)
+      own = level.count >= p.minObs && level.count !== pb.count[t]
+      if (own) {
+        const full = (fallback ? full2 : full3) as WindowMoments
+        const fresh = styleKey !== prevStyleKey || !prevOwn
+        if (fresh) vFull = [...(fallback ? v2 : v3), ...style]
+        if (scheduled || fresh) full.rebase(vFull, t)
+        else full.advance(vFull, t)
+      }
+    }
+    prevStyleKey = styleKey
+    prevOwn = own
+    prevFallback = fallback
     if (scheduled) volW.rebase(vv, t)
     else volW.advance(vv, t)
     prevSec = sec
@@ -157,6 +217,25 @@ export function runStock(
     f.lstar_level[t] = lstar
     f.recommended_level[t] = recommendedLevel(f, t, lstar, p)
     writeVols(f, s.r, t, volW)
+    if (pb && !Number.isNaN(f.l3_res_er[t])) {
+      const res = f.l3_res_er[t]
+      if (own)
+        styleFromMoments(
+          (fallback ? full2 : full3) as WindowMoments,
+          pb.mask[t],
+          res,
+          p.degenerateTol,
+          sScratch,
+          sRes,
+        )
+      else
+        styleFromBasis(pb, t, fallback ? m2 : m3, fallback ? cross2.sums : cross3.sums, res, sScratch, sRes)
+      f.l3_style_er[t] = sRes.share
+      f.style_factors[t] = sRes.mask
+    } else {
+      f.l3_style_er[t] = Number.NaN
+      f.style_factors[t] = 0
+    }
 
     // ---- decomposition of day t's return with the state after t-1
     decompose(ctx, s, out, t)

@@ -1,6 +1,6 @@
 import { MARKET_ETF } from '../data/etf-registry.ts'
 import type { Logger } from '../platform/logger.ts'
-import type { StoreField } from '../store/model-store/reader.ts'
+import type { ModelStore, StoreField } from '../store/model-store/reader.ts'
 import { etfOf, hedgeLevelsBlock, type Num, num } from './hedge-levels.ts'
 import { confidenceOf } from './metrics.ts'
 import type { ModelEnvironment, ModelRegistry } from './models.ts'
@@ -9,12 +9,12 @@ import { resolveTicker } from './tickers.ts'
 /**
  * POST /decompose and POST /v4/decompose: one latest L3 state, two shapes.
  *
- * Style / stock-specific split (attribution only, never a hedge): the residual variance
- * l3_res_er is split into the part explained by style factors and the rest. This build stores
- * no style-factor exposures, so style.explained_variance is null (role says so) and
- * stock_specific.explained_variance is all of l3_res_er. Neither is hedgeable with the ETFs.
+ * Style / stock-specific split (attribution only, never a hedge): the build splits the residual
+ * variance l3_res_er into l3_style_er, the share of the stock's variance the style ETFs explain
+ * in its residual (METHODOLOGY-facing docs: /docs/methodology), and the rest; `style_factors`
+ * says which style ETFs took part. Neither part is hedgeable with the factor ETFs.
  */
-export const STYLE_ROLE = 'diagnostic: style factors not in this build'
+export const STYLE_ROLE = 'diagnostic'
 /** The handler warns (and still answers) when the four L3 ERs stray this far from 1. */
 export const ER_SUM_TOLERANCE = 0.05
 
@@ -41,6 +41,8 @@ const FIELDS = [
   'recommended_level',
   'sector_etf',
   'subsector_etf',
+  'l3_style_er',
+  'style_factors',
 ] as const satisfies readonly StoreField[]
 
 /** −HR as a hedge position; `0 - x` keeps a zero HR a plain 0 (not −0). */
@@ -72,13 +74,31 @@ async function latestState(models: ModelRegistry, env: ModelEnvironment, rawTick
     health: { er_populated: populated, er_sum: erSum },
     confidence: confidenceOf(m, teo === store.dataAsOf),
     metadata: models.metadata(store, [teo, teo]),
+    styleMask: typeof values.style_factors === 'number' ? values.style_factors : 0,
   }
 }
 
-function styleBlocks(resEr: Num) {
+/** Why the style share is null: no residual yet, or no style ETF covered the window. */
+const STYLE_NO_RESIDUAL = 'no L3 residual at this date (too few observations for the model window)'
+const STYLE_NO_FACTOR = 'no style ETF has returns over the whole model window at this date'
+
+/**
+ * The style/stock_specific blocks from the stored split: style = l3_style_er, stock_specific =
+ * l3_res_er − l3_style_er (so the two sum to l3_res_er exactly as stored), with the style factors
+ * that took part (bit j of style_factors = the j-th style factor of meta/factors.json).
+ */
+function styleBlocks(store: ModelStore, m: Record<string, Num>, mask: number) {
+  const res = m.l3_res_er ?? null
+  const share = res === null ? null : (m.l3_style_er ?? null)
+  const styleKeys = (store.factors ?? []).filter((f) => f.group === 'style').map((f) => f.key)
+  const factors = share === null ? [] : styleKeys.filter((_, j) => (mask >> j) & 1)
+  const note = res === null ? STYLE_NO_RESIDUAL : share === null ? STYLE_NO_FACTOR : null
   return {
-    style: { explained_variance: null, hedgeable: false as const, role: STYLE_ROLE },
-    stock_specific: { explained_variance: resEr, hedgeable: false as const },
+    style: { explained_variance: share, hedgeable: false as const, role: STYLE_ROLE, factors, note },
+    stock_specific: {
+      explained_variance: res === null || share === null ? res : res - share,
+      hedgeable: false as const,
+    },
   }
 }
 
@@ -112,7 +132,7 @@ export async function decompose(
     exposure,
     hedge,
     hedge_levels: hedgeLevelsBlock(m, s.values, s.sectorEtf, s.subsectorEtf),
-    ...styleBlocks(m.l3_res_er ?? null),
+    ...styleBlocks(s.store, m, s.styleMask),
     _metadata: s.metadata,
     _data_health: s.health,
   }
@@ -134,7 +154,7 @@ export async function decomposeV4(
     explained_variance: er,
     hedge_notional: hedgeOf(hr),
   })
-  const { style, stock_specific } = styleBlocks(m.l3_res_er ?? null)
+  const { style, stock_specific } = styleBlocks(s.store, m, s.styleMask)
   const body = {
     ticker: s.r.ticker,
     symbol: s.r.symbol,
@@ -145,7 +165,13 @@ export async function decomposeV4(
       sector: block(s.sectorEtf, m.l2_sec_beta ?? null, m.l3_sec_er ?? null, m.l3_sec_hr ?? null),
       subsector: block(s.subsectorEtf, m.l3_sub_beta ?? null, m.l3_sub_er ?? null, m.l3_sub_hr ?? null),
     },
-    style: { ...block(null, null, null, null), hedgeable: false as const, role: style.role },
+    style: {
+      ...block(null, null, style.explained_variance, null),
+      hedgeable: false as const,
+      role: style.role,
+      factors: style.factors,
+      note: style.note,
+    },
     stock_specific: {
       ...block(null, null, stock_specific.explained_variance, null),
       hedgeable: false as const,

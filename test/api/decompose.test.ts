@@ -15,7 +15,16 @@ const L3 = [
   'l3_sec_hr',
   'l3_sub_hr',
 ] as const
-const FIELDS = [...L3, 'l1_mkt_beta', 'l2_sec_beta', 'l3_sub_beta', 'sector_etf', 'subsector_etf'] as const
+const FIELDS = [
+  ...L3,
+  'l1_mkt_beta',
+  'l2_sec_beta',
+  'l3_sub_beta',
+  'sector_etf',
+  'subsector_etf',
+  'l3_style_er',
+  'style_factors',
+] as const
 const nul = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? null : x)
 
 /** Expected values straight from the store (never through the service). */
@@ -27,7 +36,17 @@ async function expected(store: ModelStore, ticker: string) {
     (typeof FIELDS)[number],
     number | null
   >
-  return { teo: store.date(t), v, sector: etf(values.sector_etf), subsector: etf(values.subsector_etf) }
+  // Style keys in meta/factors.json order; bit j of style_factors is the j-th.
+  const styleKeys = (store.factors ?? []).filter((f) => f.group === 'style').map((f) => f.key)
+  const mask = values.style_factors ?? 0
+  const styleFactors = v.l3_style_er === null ? [] : styleKeys.filter((_, j) => (mask >> j) & 1)
+  return {
+    teo: store.date(t),
+    v,
+    sector: etf(values.sector_etf),
+    subsector: etf(values.subsector_etf),
+    styleFactors,
+  }
 }
 
 describe('POST /decompose and POST /v4/decompose', () => {
@@ -48,6 +67,7 @@ describe('POST /decompose and POST /v4/decompose', () => {
 
   test('contract shape and values equal the latest L3 state of the store, for every stock', async () => {
     const store = t.ctx.models.store('live')
+    let split = 0
     for (const ticker of stocks) {
       const e = await expected(store, ticker)
       const b = (await t.client.call('decompose', { key, body: { ticker } })).ok()
@@ -89,16 +109,32 @@ describe('POST /decompose and POST /v4/decompose', () => {
           ers.reduce<number>((a, x) => a + (x ?? 0), 0),
         )
       } else assert.equal(b._data_health.er_sum, null)
-      // The documented split: no style factors in this build, so all of l3_res_er is stock-specific.
-      assert.deepEqual(b.style, {
-        explained_variance: null,
-        hedgeable: false,
-        role: 'diagnostic: style factors not in this build',
-      })
-      assert.deepEqual(b.stock_specific, { explained_variance: e.v.l3_res_er, hedgeable: false })
+      // The style split as stored: style + stock_specific = l3_res_er.
+      const res = e.v.l3_res_er
+      assert.equal(b.style?.explained_variance, res === null ? null : e.v.l3_style_er)
+      assert.equal(b.style?.hedgeable, false)
+      assert.equal(b.style?.role, 'diagnostic')
+      assert.deepEqual(b.style?.factors, e.styleFactors)
+      assert.equal(b.stock_specific?.hedgeable, false)
+      const style = b.style?.explained_variance ?? null
+      const specific = b.stock_specific?.explained_variance ?? null
+      if (res !== null && style !== null) {
+        split++
+        assert.ok(style >= 0 && style <= res, `${ticker}: style ${style} within [0, ${res}]`)
+        assert.ok(
+          Math.abs(style + (specific ?? Number.NaN) - res) <= 1e-12,
+          `${ticker}: style + specific = res`,
+        )
+        assert.ok(e.styleFactors.length > 0)
+        assert.equal(b.style?.note, null)
+      } else {
+        assert.equal(specific, res, `${ticker}: without a style share all of l3_res_er is stock-specific`)
+        assert.match(b.style?.note ?? '', res === null ? /no L3 residual/ : /no style ETF/)
+      }
       assert.deepEqual(b._metadata.range, [e.teo, e.teo])
     }
     assert.ok(stocks.length >= 20)
+    assert.ok(split >= stocks.length / 2, `${split} of ${stocks.length} stocks with a style share`)
   })
 
   test('hedge_levels is the same block /metrics serves for the ticker', async () => {
@@ -150,9 +186,19 @@ describe('POST /decompose and POST /v4/decompose', () => {
           hedge_notional: neg(e.v.l3_sub_hr),
         },
       })
-      assert.equal(b.style.explained_variance, null)
-      assert.equal(b.style.hedgeable, false)
-      assert.equal(b.stock_specific.explained_variance, e.v.l3_res_er)
+      const res = e.v.l3_res_er
+      const style = res === null ? null : e.v.l3_style_er
+      assert.deepEqual(b.style, {
+        etf: null,
+        beta: null,
+        explained_variance: style,
+        hedge_notional: null,
+        hedgeable: false,
+        role: 'diagnostic',
+        factors: e.styleFactors,
+        note: style === null ? b.style.note : null,
+      })
+      assert.equal(b.stock_specific.explained_variance, res === null || style === null ? res : res - style)
       assert.equal(b.stock_specific.hedge_notional, null)
     }
   })

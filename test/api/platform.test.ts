@@ -159,7 +159,7 @@ describe('HTTP platform (embedded backends)', () => {
     assert.equal(b1._agent.billing_code, 'metrics_v3')
     assert.equal(b1._agent.request_id, r1.headers['x-request-id'])
     assert.equal(r1.headers['x-api-cost-usd'], '0.001')
-    assert.equal(r1.headers['x-risk-model-version'], 'ERM3-L3-v2')
+    assert.equal(r1.headers['x-risk-model-version'], 'ERM3-L3-v3')
     assert.equal(r1.headers['x-data-as-of'], '2021-12-31')
     assert.equal(r1.headers['x-factor-set-id'], 'SPY_uni_mc_3000')
     assert.equal(r1.headers['x-universe-size'], String(b1._metadata.universe_size))

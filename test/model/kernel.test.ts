@@ -9,6 +9,7 @@ import {
   type StockOutput,
   type StockSeries,
 } from '../../src/model/stock-kernel.ts'
+import { StyleBasis } from '../../src/model/style.ts'
 import * as fc from '../helpers/fc.ts'
 import { naiveStock } from './naive.ts'
 
@@ -37,6 +38,7 @@ interface Scenario {
   subStart: number
   degenerate: boolean
   switchSectorAt: number
+  styleStart: number
 }
 
 function build(sc: Scenario, params: ModelParams = P) {
@@ -73,9 +75,26 @@ function build(sc: Scenario, params: ModelParams = P) {
     }
     return o
   })
-  const ctx: MarketContext = { m, etf, etfObs, weights: windowWeights(params), params }
+  // Style ETFs from their own stream (the existing scenarios keep their data): one mostly
+  // market from day 0, one with an inception date, one with holes (rarely covering a window).
+  const srng = new Rng(sc.seed + 1)
+  const style = [0, 1, 2].map(() => new Float64Array(T))
+  for (let t = 0; t < T; t++) {
+    style[0][t] = 0.9 * m[t] + 0.004 * srng.normal()
+    style[1][t] = t < sc.styleStart ? Number.NaN : 0.3 * etf[0][t] + 0.006 * srng.normal()
+    style[2][t] = srng.chance(0.01) ? Number.NaN : 0.002 * srng.normal() + 0.5 * r[t] || 0
+  }
+  const weights = windowWeights(params)
+  const ctx: MarketContext = {
+    m,
+    etf,
+    etfObs,
+    weights,
+    params,
+    styleBasis: new StyleBasis(m, etf, style, weights, params),
+  }
   const series: StockSeries = { r, sec, sub }
-  return { ctx, series, naive: { r, m, etf, sec, sub } }
+  return { ctx, series, naive: { r, m, etf, sec, sub, style } }
 }
 
 function emptyOut(T: number): StockOutput {
@@ -93,6 +112,7 @@ const scenario = fc.record({
   subStart: fc.integer({ min: 0, max: 120 }),
   degenerate: fc.boolean(),
   switchSectorAt: fc.integer({ min: 50, max: 400 }),
+  styleStart: fc.integer({ min: 0, max: 150 }),
 })
 
 function close(a: number, b: number): boolean {
@@ -131,6 +151,7 @@ describe('stock kernel', () => {
         subStart: 0,
         degenerate: false,
         switchSectorAt: 50,
+        styleStart: 0,
       },
       false,
     )
@@ -166,6 +187,7 @@ describe('stock kernel', () => {
       subStart: 0,
       degenerate: false,
       switchSectorAt: 400,
+      styleStart: 60,
     }
     const { ctx, series } = build(sc)
     const out = emptyOut(sc.days)
@@ -177,6 +199,10 @@ describe('stock kernel', () => {
         n++
         assert.ok(Math.abs(f.l3_mkt_er[t] + f.l3_sec_er[t] + f.l3_sub_er[t] + f.l3_res_er[t] - 1) < 1e-9)
         assert.ok(f.l3_res_er[t] >= -1e-12 && f.l3_res_er[t] <= 1)
+        // The style split: a part of the residual share, never more; the late style ETF takes
+        // part only once it covers the whole window (styleStart 60 + window 40).
+        assert.ok(f.l3_style_er[t] >= 0 && f.l3_style_er[t] <= f.l3_res_er[t], `style t=${t}`)
+        assert.equal((f.style_factors[t] & 2) !== 0, t >= 60 + P.window - 1, `late style ETF t=${t}`)
       }
       if (!Number.isNaN(f.l3_cfr[t])) {
         assert.ok(Math.abs(f.l3_cfr[t] + f.l3_rr[t] - series.r[t]) < 1e-15)

@@ -12,6 +12,8 @@ export interface NaiveInput {
   etf: Float64Array[]
   sec: Int16Array
   sub: Int16Array
+  /** Style ETF returns (NaN = null); absent → the style split is null. */
+  style?: Float64Array[]
 }
 
 export type NaiveDay = Record<string, number>
@@ -93,6 +95,68 @@ function fitLevel(x: NaiveInput, t: number, level: number, s: number, u: number,
   }
 }
 
+/**
+ * The style split on raw window vectors (METHODOLOGY-facing docs, "style"): Gram–Schmidt of the
+ * ETF columns, then of the style columns that cover every ETF day of the window, each purged of
+ * everything before it; style = Σ <r, q>² / <q, q> over the kept style columns, divided by <r, r>.
+ */
+function naiveStyle(
+  x: NaiveInput,
+  t: number,
+  etfs: number[],
+  p: ModelParams,
+  resEr: number,
+): { share: number; mask: number } {
+  const style = x.style ?? []
+  const W: number[] = []
+  const cols: number[][] = []
+  const xs = [x.m, ...etfs.map((e) => x.etf[e])]
+  const covers = style.map(() => true)
+  const etfDays: number[] = []
+  for (let d = t; d >= Math.max(0, t - p.window + 1); d--) {
+    if (xs.some((v) => Number.isNaN(v[d]))) continue
+    etfDays.push(d)
+    style.forEach((f, j) => {
+      if (Number.isNaN(f[d])) covers[j] = false
+    })
+  }
+  const days = etfDays.filter((d) => !Number.isNaN(x.r[d]))
+  for (const d of days) W.push(0.5 ** ((t - d) / p.halfLife))
+  const R = days.map((d) => x.r[d])
+  const vec = (a: Float64Array) => days.map((d) => a[d])
+  const idx: number[] = []
+  xs.forEach((a) => {
+    cols.push(vec(a))
+    idx.push(-1)
+  })
+  style.forEach((f, j) => {
+    const etfSumSq = etfDays.reduce((acc, d) => acc + f[d] * f[d], 0)
+    if (covers[j] && etfSumSq > 0) {
+      cols.push(vec(f))
+      idx.push(j)
+    }
+  })
+  if (!idx.some((j) => j >= 0) || Number.isNaN(resEr)) return { share: Number.NaN, mask: 0 }
+  const rr = dot(W, R, R)
+  const basis: number[][] = []
+  let explained = 0
+  let mask = 0
+  cols.forEach((c, k) => {
+    let q = c.slice()
+    for (const b of basis) {
+      const coef = dot(W, q, b) / dot(W, b, b)
+      q = q.map((v, i) => v - coef * b[i])
+    }
+    if (!(dot(W, q, q) > p.degenerateTol * dot(W, c, c))) return
+    basis.push(q)
+    if (idx[k] >= 0) {
+      explained += dot(W, R, q) ** 2 / dot(W, q, q)
+      mask |= 1 << idx[k]
+    }
+  })
+  return { share: Math.min(Math.max(explained / rr, 0), resEr), mask }
+}
+
 function sampleVar(xs: number[]): number {
   const mean = xs.reduce((a, b) => a + b, 0) / xs.length
   return xs.reduce((a, b) => a + (b - mean) ** 2, 0) / (xs.length - 1)
@@ -142,6 +206,12 @@ export function naiveStock(x: NaiveInput, p: ModelParams): NaiveDay[] {
       o.l3_res_er = f3 ? f3.erRes : Number.NaN
       o.l3_sub_beta = f3 ? f3.bU : Number.NaN
     }
+    const st =
+      sec >= 0 && x.style && !Number.isNaN(o.l3_res_er)
+        ? naiveStyle(x, t, fallback ? [sec] : [sec, u], p, o.l3_res_er)
+        : { share: Number.NaN, mask: 0 }
+    o.l3_style_er = st.share
+    o.style_factors = st.mask
     const l2 = o.l2_sec_er
     const l3 = o.l3_sub_er
     o.lstar_level =

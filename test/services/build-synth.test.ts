@@ -4,7 +4,9 @@ import { generateSynthetic } from '../../src/data/synth/index.ts'
 import { DEFAULT_PARAMS, windowWeights } from '../../src/model/params.ts'
 import type { StockField } from '../../src/model/stock-kernel.ts'
 import { type EngineBlock, runEngine } from '../../src/services/build/engine.ts'
+import { factorSeries } from '../../src/services/build/factors.ts'
 import { buildInputs } from '../../src/services/build/inputs.ts'
+import { naiveStock } from '../model/naive.ts'
 
 const ds = generateSynthetic({
   seed: 5,
@@ -14,9 +16,11 @@ const ds = generateSynthetic({
   fundamentals: false,
 })
 const x = buildInputs(ds)
+const factors = factorSeries(ds, x)
+const style = factors.returns.filter((_, j) => factors.meta[j].group === 'style')
 const fields = {} as Record<StockField, Float64Array[]>
 let subEff: Int16Array[] = []
-await runEngine(x, DEFAULT_PARAMS, { from: 0, blockSize: 128 }, async (b: EngineBlock) => {
+await runEngine(x, DEFAULT_PARAMS, { from: 0, blockSize: 128, style }, async (b: EngineBlock) => {
   for (const [k, v] of Object.entries(b.fields))
     fields[k as StockField] = [...(fields[k as StockField] ?? []), ...v]
   subEff = [...subEff, ...b.subEff]
@@ -54,6 +58,60 @@ describe('build on the synthetic market', () => {
       }
     }
     assert.ok(checked > 300_000, `${checked} stock-days with an L3 model`)
+  })
+
+  test('style split on every stock-day: 0 ≤ l3_style_er ≤ l3_res_er, null iff no residual or no style ETF', () => {
+    assert.equal(style.length, 8)
+    let split = 0
+    let none = 0
+    const seen = new Set<number>()
+    for (const i of stocks) {
+      const st = fields.l3_style_er[i]
+      const mask = fields.style_factors[i]
+      const res = fields.l3_res_er[i]
+      for (let t = 0; t < T; t++) {
+        if (Number.isNaN(res[t]) || mask[t] === 0) {
+          assert.ok(Number.isNaN(st[t]), `style without a residual or a style ETF (${i}, ${t})`)
+          if (!Number.isNaN(res[t])) none++
+          continue
+        }
+        assert.ok(st[t] >= 0 && st[t] - res[t] <= 1e-12, `0 ≤ style ${st[t]} ≤ res ${res[t]}`)
+        // stock_specific = res − style; the two add back to res to the last bit or so.
+        assert.ok(Math.abs(st[t] + (res[t] - st[t]) - res[t]) <= 1e-12)
+        seen.add(mask[t])
+        split++
+      }
+    }
+    assert.ok(split > 300_000, `${split} stock-days with a style split`)
+    // 2009–2016: the other style ETFs start later (USMV, SCHD 2011; MOAT 2012; MTUM, QUAL, VLUE
+    // 2013), so at first only growth (bit 4, IWF) and size (bit 5, IWM) take part.
+    assert.ok(seen.has(0b110000), `masks seen: ${[...seen]}`)
+    assert.ok(seen.has(255), 'all eight style ETFs take part once they all cover a window')
+    assert.equal(none, 0, 'IWF and IWM exist throughout, so no residual day lacks a style ETF')
+  })
+
+  test('style split equals a direct Gram–Schmidt computation (naive oracle) on sampled stocks', () => {
+    const sample = stocks.filter((_, k) => k % 60 === 7)
+    const etf = Array.from(x.etfSymbols, (s) => x.returns[s])
+    let compared = 0
+    for (const i of sample) {
+      const naive = naiveStock(
+        { r: x.returns[i], m: etf[0], etf, sec: x.sec[i], sub: x.sub[i], style },
+        DEFAULT_PARAMS,
+      )
+      for (let t = 0; t < T; t += 5) {
+        const want = naive[t].l3_style_er
+        const got = fields.l3_style_er[i][t]
+        if (Number.isNaN(want)) {
+          assert.ok(Number.isNaN(got), `stock ${i} day ${t}: ${got} where the oracle has none`)
+          continue
+        }
+        assert.ok(Math.abs(got - want) <= 1e-9, `stock ${i} day ${t}: ${got} vs ${want}`)
+        assert.equal(fields.style_factors[i][t], naive[t].style_factors)
+        compared++
+      }
+    }
+    assert.ok(compared > 1000, `${compared} stock-days compared`)
   })
 
   test('recovery: estimated market betas agree with the truth within their standard errors', (t) => {

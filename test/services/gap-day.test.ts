@@ -206,8 +206,18 @@ function pricedStock(ds: Dataset, from: number, to: number, except: string[] = [
   return sym
 }
 
-/** The state fields with a direct value here (the levels are the §7 rule on them, tested elsewhere). */
-const STATE = STATE_FIELDS.filter((f) => f !== 'lstar_level' && f !== 'recommended_level')
+/**
+ * The state fields with a direct value here (the levels are the §7 rule on them, tested
+ * elsewhere; the style split, gaps included, against its own oracle in test/model/kernel.test.ts
+ * and test/services/build-synth.test.ts).
+ */
+const NOT_DIRECT: ReadonlySet<string> = new Set([
+  'lstar_level',
+  'recommended_level',
+  'l3_style_er',
+  'style_factors',
+])
+const STATE = STATE_FIELDS.filter((f) => !NOT_DIRECT.has(f))
 const DECOMP = DECOMP_FIELDS
 
 /** The export rows of one ticker as date → column → value. */

@@ -45,8 +45,8 @@ async function exportTo(path: string, req: Parameters<typeof planExport>[1]) {
 
 describe('model store', () => {
   test('manifest records version, lineage, parameters and counts', () => {
-    assert.equal(manifest.model_version, 'ERM3-L3-v2')
-    assert.equal(manifest.methodology_version, 2)
+    assert.equal(manifest.model_version, 'ERM3-L3-v3')
+    assert.equal(manifest.methodology_version, 3)
     assert.equal(manifest.factor_set_id, 'SPY_uni_mc_3000')
     // A dataset with market caps keeps the market-cap default universe and log-cap weights.
     assert.equal(manifest.universe_basis, 'market_cap')

@@ -23,16 +23,24 @@ const dataHealthSchema = Type.Object(
 )
 
 const STYLE_SPLIT =
-  'style/stock_specific are an attribution-only split of the residual variance l3_res_er: style = the ' +
-  'part explained by style factors, stock_specific = the rest. This build stores no style-factor ' +
-  "exposures, so style.explained_variance is null (role 'diagnostic: style factors not in this build') and " +
-  'stock_specific.explained_variance = l3_res_er. Neither is hedgeable with the factor ETFs.'
+  'style/stock_specific are an attribution-only split of the residual variance l3_res_er: ' +
+  "style.explained_variance = the share of the stock's variance that the style ETFs (momentum MTUM, quality " +
+  'QUAL, low_vol USMV, value VLUE, growth IWF, size IWM, dividend SCHD, moat MOAT) explain in its L3 ' +
+  'residual — a weighted no-intercept regression over the model window, jointly with the L3 ETFs, of which ' +
+  'only the style part is reported — and stock_specific.explained_variance = l3_res_er − style, so the two ' +
+  'sum to l3_res_er. style.factors lists the style ETFs that took part (one that did not yet trade over the ' +
+  'whole window is dropped); with none, style.explained_variance is null, stock_specific is all of ' +
+  'l3_res_er and style.note says why. Neither is hedgeable with the factor ETFs; see /docs/methodology.'
 
 const styleSchema = Type.Object(
   {
     explained_variance: NullableNumber,
     hedgeable: Type.Literal(false),
-    role: Type.String({ description: 'diagnostic' }),
+    role: Type.String({ description: "always 'diagnostic': attribution only, never a hedge" }),
+    factors: Type.Array(Type.String(), {
+      description: 'style factor keys that took part in the regression at this date (empty when null)',
+    }),
+    note: Nullable(Type.String({ description: 'why explained_variance is null; null otherwise' })),
   },
   { $id: 'StyleBlock' },
 )
@@ -113,7 +121,13 @@ export const decomposeV4ResponseSchema = Type.Object(
     teo: IsoDate,
     market: v4BlockSchema,
     industry: Type.Object({ sector: v4BlockSchema, subsector: v4BlockSchema }),
-    style: Type.Object({ ...v4BlockProps, hedgeable: Type.Literal(false), role: Type.String() }),
+    style: Type.Object({
+      ...v4BlockProps,
+      hedgeable: Type.Literal(false),
+      role: styleSchema.properties.role,
+      factors: styleSchema.properties.factors,
+      note: styleSchema.properties.note,
+    }),
     stock_specific: Type.Object({ ...v4BlockProps, hedgeable: Type.Literal(false) }),
     _metadata: riskMetadataSchema,
     _data_health: dataHealthSchema,

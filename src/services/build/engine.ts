@@ -7,6 +7,7 @@ import {
   type StockField,
   type StockOutput,
 } from '../../model/stock-kernel.ts'
+import { StyleBasis } from '../../model/style.ts'
 import { type Progress, silentProgress } from '../../platform/progress.ts'
 import { BlockBuffers } from './block-buffers.ts'
 import { type BuildInputs, etfObservationCounts } from './inputs.ts'
@@ -30,16 +31,24 @@ export interface EngineRun {
   blockSize: number
   /** Fields whose arrays outlive their block (the cross-sectional stage reads them); default all. */
   kept?: ReadonlySet<StockField>
+  /** Style ETF returns for the style split (none: the split is null). */
+  style?: readonly Float64Array[]
 }
 
-export function marketContext(x: BuildInputs, params: ModelParams): MarketContext {
+export function marketContext(
+  x: BuildInputs,
+  params: ModelParams,
+  style: readonly Float64Array[] = [],
+): MarketContext {
   const etf = Array.from(x.etfSymbols, (s) => x.returns[s])
+  const weights = windowWeights(params)
   return {
     m: etf[0],
     etf,
     etfObs: etfObservationCounts(etf, params.window),
-    weights: windowWeights(params),
+    weights,
     params,
+    styleBasis: style.length > 0 ? new StyleBasis(etf[0], etf, style, weights, params) : undefined,
   }
 }
 
@@ -57,7 +66,7 @@ export async function runEngine(
 ): Promise<void> {
   const T = x.calendar.length
   const N = x.symbols.length
-  const ctx = marketContext(x, params)
+  const ctx = marketContext(x, params, run.style)
   progress.start('model', N)
   // One block is written while the next is computed: the writes run in libuv's thread pool, so
   // the second core does I/O while this thread runs the kernel.

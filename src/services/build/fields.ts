@@ -39,10 +39,11 @@ const INPUT_FIELDS: Partial<Record<FloatField, (x: BuildInputs) => Panel>> = {
   market_cap: (x) => x.marketCap,
 }
 
-function levelCodes(series: Float64Array[]): Int8Array[] {
-  // Levels 1..3 as int8; 0 stands for null (NaN converts to 0 in an Int8Array).
+/** Small-integer codes from a kernel series: levels 1..3 (0 = null) or style masks (0 = none). */
+function codesOf<A extends Int8Array | Int16Array>(series: Float64Array[], make: (n: number) => A): A[] {
+  // NaN converts to 0 in an integer typed array.
   return series.map((s) => {
-    const out = new Int8Array(s.length)
+    const out = make(s.length)
     for (let t = 0; t < s.length; t++) out[t] = s[t]
     return out
   })
@@ -61,12 +62,14 @@ export async function writeBlockFields(
     const cols = fromInputs ? range(fromInputs(x)) : b.fields[f as StockField]
     await w.writeBlock(`fields/${f}`, b.first, cols)
   }
-  const lstar = levelCodes(b.fields.lstar_level)
+  const int8 = (n: number) => new Int8Array(n)
+  const lstar = codesOf(b.fields.lstar_level, int8)
   const codes: Record<CodeField, Column[]> = {
     lstar_level: lstar,
-    recommended_level: levelCodes(b.fields.recommended_level),
+    recommended_level: codesOf(b.fields.recommended_level, int8),
     sector_etf: range(x.sec),
     subsector_etf: b.subEff,
+    style_factors: codesOf(b.fields.style_factors, (n) => new Int16Array(n)),
   }
   for (const c of CODE_FIELDS) await w.writeBlock(`codes/${c}`, b.first, codes[c])
   for (const f of KEPT_FIELDS) kept.fields[f].push(...b.fields[f])

@@ -107,12 +107,12 @@ export async function buildStore(
       await writer.createArray(STORE_FILES.field(f), { dtype: 'float64', days: T, symbols: N }, link)
     }
     for (const c of CODE_FIELDS) {
-      const int16 = c === 'sector_etf' || c === 'subsector_etf'
+      const etfCode = c === 'sector_etf' || c === 'subsector_etf'
       const spec = {
-        dtype: int16 ? ('int16' as const) : ('int8' as const),
+        dtype: etfCode || c === 'style_factors' ? ('int16' as const) : ('int8' as const),
         days: T,
         symbols: N,
-        fillValue: int16 ? -1 : 0,
+        fillValue: etfCode ? -1 : 0,
       }
       await writer.createArray(STORE_FILES.code(c), spec, link)
     }
@@ -120,13 +120,15 @@ export async function buildStore(
     const blockSize = opts.blockSize ?? 256
     // Only the panels the cross-sectional stage reads outlive their block; the rest are pooled.
     const keep = new Set<StockField>(KEPT_FIELDS)
+    const factors = factorSeries(ds, x)
+    const style = factors.returns.filter((_, j) => factors.meta[j].group === 'style')
     const run = plan
-      ? { from: plan.from, prior: priorLoader(plan, x), blockSize, kept: keep }
-      : { from: 0, blockSize, kept: keep }
+      ? { from: plan.from, prior: priorLoader(plan, x), blockSize, kept: keep, style }
+      : { from: 0, blockSize, kept: keep, style }
     await runEngine(x, params, run, (b) => writeBlockFields(writer, x, b, kept), progress)
     t = lap('engine_and_fields', t)
     const products = await writeProducts(writer, x, kept, basis, progress, plan)
-    await writeFactorSeries(writer, factorSeries(ds, x), plan)
+    await writeFactorSeries(writer, factors, plan)
     t = lap('products', t)
     timings.total = Math.round(performance.now() - started) / 1000
     const manifest = storeManifest(ds, dm.digest, classification, x, params, { ...products, basis }, timings)

@@ -15,9 +15,10 @@ export const STORE_VERSION = 1
 /**
  * METHODOLOGY version: bump when the numbers change for the same inputs. Readers refuse a store of
  * another version (rebuild it). 2: datasets without market caps get a dollar-volume or all-valid
- * default universe and an equal-weighted industry panel (version 1 left them empty).
+ * default universe and an equal-weighted industry panel (version 1 left them empty). 3: the style
+ * split of the L3 residual (l3_style_er, style_factors).
  */
-export const METHODOLOGY_VERSION = 2
+export const METHODOLOGY_VERSION = 3
 export const MODEL_VERSION = `ERM3-L3-v${METHODOLOGY_VERSION}`
 export const FACTOR_SET_ID = 'SPY_uni_mc_3000'
 
@@ -86,11 +87,22 @@ export const FLOAT_FIELDS = [
   'l1_mkt_beta',
   'l2_sec_beta',
   'l3_sub_beta',
+  'l3_style_er',
 ] as const
 export type FloatField = (typeof FLOAT_FIELDS)[number]
 
-/** Small-integer codes per stock-day: levels (0 = null) and ETF indices (-1 = none). */
-export const CODE_FIELDS = ['lstar_level', 'recommended_level', 'sector_etf', 'subsector_etf'] as const
+/**
+ * Small-integer codes per stock-day: levels (0 = null), ETF indices (-1 = none) and the style
+ * factors of the style split (bit j = style factor j of meta/factors.json's style group took part;
+ * 0 = none).
+ */
+export const CODE_FIELDS = [
+  'lstar_level',
+  'recommended_level',
+  'sector_etf',
+  'subsector_etf',
+  'style_factors',
+] as const
 export type CodeField = (typeof CODE_FIELDS)[number]
 
 export interface SymbolMeta {
