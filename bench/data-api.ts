@@ -1,34 +1,5 @@
-/**
- * The data endpoints' server time (DESIGN.md §5): one ticker's 15-year `/ticker-returns` as JSON
- * (budget ≤ 15 ms median), Parquet (≤ 30 ms) and CSV, and `POST /batch/analyze` with 100 tickers
- * (no budget; reported), against `erm3 serve` as deployed (a child process, embedded backends).
- *
- * The store is synthetic with 20 years of trading days (2006-01-03 → 2026-10-30) and STOCKS
- * stocks: per-ticker times depend on the days, not on the universe. Every measured request is
- * `Cache-Control: no-cache`, so it is authenticated, rate limited, reserved, computed, encoded
- * and durably debited — never a response-cache hit (a HIT row is shown separately).
- *
- * "server time" is the `Server-Timing: app;dur=` the server reports (from its first hook to the
- * send); "wall" is the client's round trip over loopback. Two passes over the same tickers:
- * first touch (columns read from the store files, page cache warm) and repeat (columns in the
- * store reader's LRU). Requests are sequential (one in flight), so times are not queueing.
- * Run: node --import tsx bench/data-api.ts [samples]
- */
-import { spawn } from 'node:child_process'
-import { cpSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import {
-  BIN,
-  freePort,
-  loadAverage,
-  median,
-  provision,
-  quantile,
-  serverEnv,
-  stopChild,
-  waitReady,
-} from './lib/serve.ts'
+import { inBenchRoot, median, quantile, withServer } from './lib/serve.ts'
 
 const SAMPLES = Math.max(5, Number(process.argv[2] ?? 40))
 const STOCKS = 300
@@ -121,24 +92,11 @@ async function longLivedStocks(store: string): Promise<string[]> {
 }
 
 async function main(): Promise<void> {
-  const root = mkdtempSync(join(tmpdir(), 'erm3-bench-data-'))
-  try {
-    console.log(`load average before: ${loadAverage()}`)
+  await inBenchRoot('erm3-bench-data-', async (root) => {
     const { store, seconds } = await buildStore(root)
     const tickers = await longLivedStocks(store)
     if (tickers.length < BATCH) throw new Error(`only ${tickers.length} long-lived stocks`)
-    const home = join(root, 'home')
-    cpSync(store, join(home, 'sandbox', 'store'), { recursive: true })
-    const env = { ERM3_HOME: home }
-    const { keys } = await provision(env, 8)
-    const port = await freePort()
-    const child = spawn(process.execPath, [BIN, 'serve', '--store', store], {
-      env: { ...serverEnv(), ...env, PORT: String(port), LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    })
-    try {
-      await waitReady(port, child)
-      const base = `http://127.0.0.1:${port}`
+    await withServer({ store, keys: 8 }, async ({ base, keys }) => {
       let k = 0
       const key = () => keys[k++ % keys.length] as string
       const tr = (t: string, f = '') => `/ticker-returns?ticker=${t}&years=15${f}`
@@ -202,13 +160,8 @@ async function main(): Promise<void> {
           `${SAMPLES} tickers per /ticker-returns row, ${runs} calls per batch row; every call no-cache and debited`,
       )
       print(rows)
-    } finally {
-      await stopChild(child)
-    }
-    console.log(`load average after: ${loadAverage()}`)
-  } finally {
-    rmSync(root, { recursive: true, force: true })
-  }
+    })
+  })
 }
 
 await main()

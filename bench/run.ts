@@ -18,6 +18,7 @@ const benches = (
         'cross-api',
         'rankings-service',
         'correlation',
+        'correlation-api',
       ]
 ).map((b) => fileURLToPath(new URL(`./${b}.ts`, import.meta.url)))
 let failed = 0

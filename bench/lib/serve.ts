@@ -1,8 +1,10 @@
 /** Shared by the HTTP benches: a served erm3 child process, its port and its funded keys. */
-import type { ChildProcess } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { cpSync, mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { loadavg } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 export const BIN = fileURLToPath(new URL('../../bin/erm3.js', import.meta.url))
@@ -72,6 +74,94 @@ export async function provision(
     return { accountId: account.id, keys }
   } finally {
     await op.close()
+  }
+}
+
+/**
+ * The store a served bench runs on: BENCH_STORE when set (a built store: no synthesis, no build),
+ * else `stocks` synthetic stocks on the default calendar, synthesised and built under `root`.
+ * `seconds` is what that took.
+ */
+export async function benchStore(root: string, stocks: number): Promise<{ store: string; seconds: number }> {
+  const t0 = performance.now()
+  let store = process.env.BENCH_STORE ?? ''
+  if (!store) {
+    const { synthesizeDataset } = await import('../../src/data/synthesize.ts')
+    const { buildStore } = await import('../../src/services/build/index.ts')
+    const dataset = join(root, 'dataset')
+    store = join(root, 'store')
+    await synthesizeDataset(dataset, { stocks, fundamentals: false })
+    await buildStore({ dataset, store })
+  }
+  return { store, seconds: (performance.now() - t0) / 1000 }
+}
+
+/** A running `erm3 serve`: its base URL, the funded keys to call it with, and how to stop it. */
+export interface ServedStore {
+  base: string
+  keys: string[]
+  stop(): Promise<void>
+}
+
+/**
+ * `erm3 serve --store <store>` as deployed (a child process, embedded backends) on a free port,
+ * with a fresh ERM3_HOME (a copy of the store as its sandbox store) and `keys` funded premium live
+ * keys; resolves once it answers. `stop` ends the child and removes the home.
+ */
+export async function servedStore(opts: { store: string; keys: number }): Promise<ServedStore> {
+  const home = mkdtempSync(join(tmpdir(), 'erm3-bench-home-'))
+  const removeHome = () => rmSync(home, { recursive: true, force: true })
+  try {
+    cpSync(opts.store, join(home, 'sandbox', 'store'), { recursive: true })
+    const env = { ERM3_HOME: home }
+    const { keys } = await provision(env, opts.keys)
+    const port = await freePort()
+    const child = spawn(process.execPath, [BIN, 'serve', '--store', opts.store], {
+      env: { ...serverEnv(), ...env, PORT: String(port), LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    })
+    const stop = async () => {
+      await stopChild(child)
+      removeHome()
+    }
+    try {
+      await waitReady(port, child)
+    } catch (e) {
+      await stop()
+      throw e
+    }
+    return { base: `http://127.0.0.1:${port}`, keys, stop }
+  } catch (e) {
+    removeHome()
+    throw e
+  }
+}
+
+/**
+ * Runs `body` in a fresh temporary directory (removed afterwards, whatever happens), with the
+ * load average printed before and after so a noisy machine shows in the output.
+ */
+export async function inBenchRoot(prefix: string, body: (root: string) => Promise<void>): Promise<void> {
+  const root = mkdtempSync(join(tmpdir(), prefix))
+  try {
+    console.log(`load average before: ${loadAverage()}`)
+    await body(root)
+    console.log(`load average after: ${loadAverage()}`)
+  } finally {
+    rmSync(root, { recursive: true, force: true })
+  }
+}
+
+/** `body` against `erm3 serve` on `opts.store` (servedStore), stopped afterwards whatever happens. */
+export async function withServer<T>(
+  opts: { store: string; keys: number },
+  body: (s: ServedStore) => Promise<T>,
+): Promise<T> {
+  const served = await servedStore(opts)
+  try {
+    return await body(served)
+  } finally {
+    await served.stop()
   }
 }
 
