@@ -1,0 +1,387 @@
+import { yearOf } from '../../platform/dates.ts'
+import {
+  type ConceptFacts,
+  conceptKey,
+  DURATION_FIELDS,
+  FIELD_SPECS,
+  FIELDS,
+  type FundamentalField,
+  INSTANT_FIELDS,
+  latestAsOf,
+  type RawCompany,
+  type RawFact,
+  readCompanyFacts,
+  type SecFact,
+  spanDays,
+  toSecFact,
+} from './facts.ts'
+
+/**
+ * Quarterisation and point-in-time versions of one company's companyfacts.
+ *
+ * ## Fiscal quarters
+ * Fiscal years are anchored on the 12-month facts (350–380 days): each one's start, and the day
+ * after its end, is a fiscal-year start (the latter gives the start of the year in progress,
+ * whose 10-K is not filed yet). A duration fact of 1–4 quarters ending at day e belongs to the
+ * latest fiscal-year start S ≤ e (within 380 days), and its quarter is n = round((e − S + 1) /
+ * 91.3) when that is within 12 days of n quarters; the quarter end of slot (S, n) is the end date
+ * most facts agree on. No calendar quarter ends are assumed: 52/53-week years (Apple, NVIDIA)
+ * move their quarter ends by days and have 14-week quarters, and fiscal years may end in any
+ * month (Snowflake: January 31). The fiscal-year label `fy` is the `fy` of the earliest filing
+ * reporting a period starting at S (the period's own 10-Q/10-K), else the calendar year of the
+ * fiscal year's end.
+ *
+ * ## Quarter values (per field, per concept; see facts.ts for the concept precedence)
+ * - Instant fields: the fact dated exactly at the quarter end.
+ * - Duration fields, in this order:
+ *   1. a 3-month fact (80–100 days) ending at the quarter end: the quarter itself;
+ *   2. year to date: YTD(n) − YTD(n−1) with YTD(n) the fact from S to the quarter end and
+ *      YTD(n−1) the fact from S to the previous quarter end, or, when that is not filed, the sum
+ *      of quarters 1..n−1 of the same concept (`derived: 'from_ytd'`; for n = 4, YTD(4) is the
+ *      annual figure and `derived: 'q4_from_fy'` — Q4 = FY − (Q1 + Q2 + Q3)).
+ *   All operands of one quarter come from one concept.
+ *
+ * ## Versions (restatements)
+ * The same period's value is filed many times (original 10-Q, comparatives in later filings,
+ * amendments). A quarter's values as of day d use, per (concept, period), the latest fact filed
+ * ≤ d. Every distinct filing date at or after `firstFiled` among the facts a quarter's values
+ * can use is evaluated; one that changes any value opens a new version (its facts are those of
+ * that evaluation; an unchanged value keeps the facts of the version that introduced it, so a
+ * number stays traced to the filing that first reported it). Versions are point-in-time by
+ * construction: a version never uses a fact filed after its own date. `firstFiled` is the
+ * earliest filing date among facts of the quarter's own period (ending at its end date).
+ */
+
+/** One filed version of one fiscal quarter: the values as known once `filed` (epoch day) is public. */
+export interface QuarterVersion {
+  filed: number
+  /** NaN = not reported */
+  values: Record<FundamentalField, number>
+  facts: Partial<Record<FundamentalField, SecFact[]>>
+}
+export interface CompanyQuarter {
+  /** epoch day of the fiscal quarter end */
+  periodEnd: number
+  fy: number
+  fq: 1 | 2 | 3 | 4
+  /** epoch day of the first filing reporting this quarter; null = unknown */
+  firstFiled: number | null
+  /** ascending by filed */
+  versions: QuarterVersion[]
+}
+export interface CompanyFundamentals {
+  cik: number
+  name: string | null
+  /** ascending by periodEnd */
+  quarters: CompanyQuarter[]
+}
+
+/** A quarter as visible at one as-of date. */
+export interface VisibleQuarter {
+  periodEnd: number
+  fy: number
+  fq: number
+  filedDate: number
+  filedDateSource: 'exact' | 'approx'
+  values: Record<FundamentalField, number>
+  facts: Partial<Record<FundamentalField, SecFact[]>>
+}
+
+/** Days after the period end a filing is assumed public when its date is unknown. */
+export const APPROX_FILING_LAG_DAYS = 45
+const QUARTER_DAYS = 91.3
+const SLOT_TOLERANCE_DAYS = 12
+const MAX_YEAR_DAYS = 380
+
+/** Parses one companyfacts document; throws a plain Error with a clear message when malformed. */
+export function parseCompanyFacts(doc: unknown): CompanyFundamentals {
+  return quarterise(readCompanyFacts(doc))
+}
+
+/**
+ * Point in time: the quarters visible at asOf (filed date ≤ asOf; filed date = firstFiled, else
+ * periodEnd + 45 days 'approx'), each with the values of its latest version filed ≤ asOf.
+ */
+export function quartersAsOf(c: CompanyFundamentals, asOf: number): VisibleQuarter[] {
+  const out: VisibleQuarter[] = []
+  for (const q of c.quarters) {
+    const exact = q.firstFiled !== null
+    const filedDate = q.firstFiled ?? q.periodEnd + APPROX_FILING_LAG_DAYS
+    if (filedDate > asOf || q.versions.length === 0) continue
+    let v = q.versions[0]
+    for (const x of q.versions) if (x.filed <= asOf) v = x
+    out.push({
+      periodEnd: q.periodEnd,
+      fy: q.fy,
+      fq: q.fq,
+      filedDate,
+      filedDateSource: exact ? 'exact' : 'approx',
+      values: v.values,
+      facts: v.facts,
+    })
+  }
+  return out
+}
+
+interface FiscalYear {
+  start: number
+  fy: number
+  /** ends[n] = end day of fiscal quarter n (1..4) when known */
+  ends: (number | undefined)[]
+}
+
+export function quarterise(raw: RawCompany): CompanyFundamentals {
+  const years = fiscalYears(raw)
+  const specConcepts = conceptLists(raw)
+  const quarters: CompanyQuarter[] = []
+  for (const y of years)
+    for (let n = 1; n <= 4; n++) {
+      const end = y.ends[n]
+      if (end === undefined) continue
+      quarters.push(quarterVersions(raw, specConcepts, y, n as 1 | 2 | 3 | 4, end))
+    }
+  quarters.sort((a, b) => a.periodEnd - b.periodEnd)
+  return { cik: raw.cik, name: raw.name, quarters }
+}
+
+function conceptLists(raw: RawCompany): ConceptFacts[] {
+  const seen = new Set<string>()
+  const out: ConceptFacts[] = []
+  for (const spec of Object.values(FIELD_SPECS))
+    for (const alt of spec)
+      for (const p of alt) {
+        const k = conceptKey(p.source, p.concept)
+        const cf = raw.concepts.get(k)
+        if (cf && !seen.has(k)) {
+          seen.add(k)
+          out.push(cf)
+        }
+      }
+  return out
+}
+
+function fiscalYears(raw: RawCompany): FiscalYear[] {
+  const startSet = new Set<number>()
+  const all: RawFact[] = []
+  for (const cf of raw.concepts.values())
+    for (const f of cf.durations) {
+      all.push(f)
+      const days = spanDays(f.start as number, f.end)
+      if (days >= 350 && days <= MAX_YEAR_DAYS) {
+        startSet.add(f.start as number)
+        startSet.add(f.end + 1)
+      }
+    }
+  const starts = [...startSet].sort((a, b) => a - b)
+  // votes[slot] = end day → number of facts
+  const votes = new Map<string, Map<number, number>>()
+  const labels = new Map<number, { filed: number; fy: number | null }>()
+  for (const f of all) {
+    const S = startAtOrBefore(starts, f.end)
+    if (S === null) continue
+    const days = spanDays(S, f.end)
+    if (days > MAX_YEAR_DAYS) continue
+    const n = Math.round(days / QUARTER_DAYS)
+    if (n < 1 || n > 4 || Math.abs(days - n * QUARTER_DAYS) > SLOT_TOLERANCE_DAYS) continue
+    const own = spanDays(f.start as number, f.end)
+    // The fact must itself span one quarter or run from the fiscal-year start.
+    if (f.start !== S && !(own >= 80 && own <= 100)) continue
+    const key = `${S}:${n}`
+    let m = votes.get(key)
+    if (!m) {
+      m = new Map()
+      votes.set(key, m)
+    }
+    m.set(f.end, (m.get(f.end) ?? 0) + 1)
+    if (f.start === S) {
+      const l = labels.get(S)
+      if (!l || f.filed < l.filed) labels.set(S, { filed: f.filed, fy: f.fy })
+    }
+  }
+  const byStart = new Map<number, FiscalYear>()
+  for (const [key, m] of votes) {
+    const [S, n] = key.split(':').map(Number)
+    let best = -1
+    let bestCount = -1
+    for (const [end, count] of m)
+      if (count > bestCount || (count === bestCount && end < best)) {
+        best = end
+        bestCount = count
+      }
+    let y = byStart.get(S)
+    if (!y) {
+      const approxYear = yearOf(S + 364)
+      const label = labels.get(S)?.fy
+      const fy = label != null && Math.abs(label - approxYear) <= 1 ? label : approxYear
+      y = { start: S, fy, ends: [] }
+      byStart.set(S, y)
+    }
+    y.ends[n] = best
+  }
+  return [...byStart.values()].sort((a, b) => a.start - b.start)
+}
+
+function startAtOrBefore(sorted: number[], day: number): number | null {
+  let lo = 0
+  let hi = sorted.length - 1
+  let ans = -1
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1
+    if (sorted[mid] <= day) {
+      ans = mid
+      lo = mid + 1
+    } else hi = mid - 1
+  }
+  return ans < 0 ? null : sorted[ans]
+}
+
+function quarterVersions(
+  raw: RawCompany,
+  concepts: ConceptFacts[],
+  y: FiscalYear,
+  fq: 1 | 2 | 3 | 4,
+  end: number,
+): CompanyQuarter {
+  // The filing dates that can change this quarter's values, and the first one reporting it.
+  const dates = new Set<number>()
+  let firstFiled = Number.POSITIVE_INFINITY
+  const add = (list: RawFact[] | undefined, own: boolean) => {
+    if (!list) return
+    for (const f of list) {
+      dates.add(f.filed)
+      if (own && f.filed < firstFiled) firstFiled = f.filed
+    }
+  }
+  for (const cf of concepts) {
+    for (let k = 1; k <= fq; k++) {
+      const e = y.ends[k]
+      if (e === undefined) continue
+      add(cf.byPeriod.get(`${y.start}:${e}`), k === fq)
+      add(cf.quarterByEnd.get(e), k === fq)
+    }
+    add(cf.instantByEnd.get(end), true)
+  }
+  const versions: QuarterVersion[] = []
+  const sorted = [...dates].filter((d) => d >= firstFiled).sort((a, b) => a - b)
+  for (const d of sorted) {
+    const next = evaluate(raw, y, fq, d)
+    const prev = versions.at(-1)
+    if (!prev) {
+      versions.push(next)
+      continue
+    }
+    let changed = false
+    const facts: Partial<Record<FundamentalField, SecFact[]>> = {}
+    for (const field of FIELDS) {
+      const same = Object.is(prev.values[field], next.values[field])
+      if (!same) changed = true
+      const src = same ? prev.facts[field] : next.facts[field]
+      if (src) facts[field] = src
+    }
+    if (changed) versions.push({ filed: d, values: next.values, facts })
+  }
+  return {
+    periodEnd: end,
+    fy: y.fy,
+    fq,
+    firstFiled: Number.isFinite(firstFiled) ? firstFiled : null,
+    versions,
+  }
+}
+
+interface Picked {
+  value: number
+  facts: SecFact[]
+}
+interface Part {
+  f: RawFact
+  part: string
+}
+
+function evaluate(raw: RawCompany, y: FiscalYear, fq: 1 | 2 | 3 | 4, asOf: number): QuarterVersion {
+  const values = {} as Record<FundamentalField, number>
+  const facts: Partial<Record<FundamentalField, SecFact[]>> = {}
+  for (const field of DURATION_FIELDS) {
+    const p = pickField(raw, field, (cf) => durationValue(cf, y, fq, asOf))
+    values[field] = p ? p.value : Number.NaN
+    if (p) facts[field] = p.facts
+  }
+  const end = y.ends[fq] as number
+  for (const field of INSTANT_FIELDS) {
+    const p = pickField(raw, field, (cf) => {
+      const f = latestAsOf(cf.instantByEnd.get(end), asOf)
+      return f ? { value: f.val, facts: [toSecFact(f, null, null)] } : null
+    })
+    values[field] = p ? p.value : Number.NaN
+    if (p) facts[field] = p.facts
+  }
+  return { filed: asOf, values, facts }
+}
+
+/** The first alternative of the field's precedence with all required parts present. */
+function pickField(
+  raw: RawCompany,
+  field: FundamentalField,
+  valueIn: (cf: ConceptFacts) => Picked | null,
+): Picked | null {
+  for (const alt of FIELD_SPECS[field]) {
+    let value = 0
+    const facts: SecFact[] = []
+    let ok = true
+    for (const part of alt) {
+      const cf = raw.concepts.get(conceptKey(part.source, part.concept))
+      const p = cf ? valueIn(cf) : null
+      if (!p) {
+        if (part.optional) continue
+        ok = false
+        break
+      }
+      value += p.value
+      facts.push(...p.facts)
+    }
+    if (ok) return { value, facts }
+  }
+  return null
+}
+
+function durationValue(cf: ConceptFacts, y: FiscalYear, n: number, asOf: number): Picked | null {
+  const quarterFact = (k: number) => {
+    const e = y.ends[k]
+    return e === undefined ? null : latestAsOf(cf.quarterByEnd.get(e), asOf)
+  }
+  const ytdFact = (k: number) => {
+    const e = y.ends[k]
+    return e === undefined ? null : latestAsOf(cf.byPeriod.get(`${y.start}:${e}`), asOf)
+  }
+  const direct = quarterFact(n)
+  if (direct) return { value: direct.val, facts: [toSecFact(direct, null, null)] }
+  if (n === 1) return null
+  const total = ytdFact(n)
+  if (!total) return null
+  const before = ytd(quarterFact, ytdFact, n - 1)
+  if (!before) return null
+  const derived = n === 4 ? 'q4_from_fy' : 'from_ytd'
+  const parts: Part[] = [{ f: total, part: n === 4 ? 'FY' : `YTD${n}` }, ...before.parts]
+  return {
+    value: total.val - before.value,
+    facts: parts.map((p) => toSecFact(p.f, derived, p.part)),
+  }
+}
+
+/** Year to date through quarter k: the YTD fact, else the sum of the quarters' own facts. */
+function ytd(
+  quarterFact: (k: number) => RawFact | null,
+  ytdFact: (k: number) => RawFact | null,
+  k: number,
+): { value: number; parts: Part[] } | null {
+  const f = ytdFact(k)
+  if (f) return { value: f.val, parts: [{ f, part: k === 1 ? 'Q1' : `YTD${k}` }] }
+  if (k === 1) {
+    const q = quarterFact(1)
+    return q ? { value: q.val, parts: [{ f: q, part: 'Q1' }] } : null
+  }
+  const prev = ytd(quarterFact, ytdFact, k - 1)
+  const q = quarterFact(k)
+  if (!prev || !q) return null
+  return { value: prev.value + q.val, parts: [...prev.parts, { f: q, part: `Q${k}` }] }
+}
