@@ -13,6 +13,7 @@ interface DataImportFlags {
   classificationMap: string
   rates?: string[]
   fundamentals?: string
+  cikMap?: string
   volume?: string
   series?: string[]
   out: string
@@ -39,7 +40,15 @@ export function registerDataImport(data: Command): void {
       '--rates <spec...>',
       'rate files: path, path=TENOR or path=TENOR:percent|fraction (earlier files win on overlaps)',
     )
-    .option('--fundamentals <dir>', 'directory of SEC companyfacts files CIK##########.json[.gz]')
+    .option(
+      '--fundamentals <path>',
+      "SEC companyfacts: a directory of CIK##########.json[.gz] files (all taken), or SEC's bulk companyfacts.zip " +
+        "(streamed; only the entries of the stocks' CIKs are read)",
+    )
+    .option(
+      '--cik-map <json>',
+      "SEC's company_tickers.json[.gz]: fills the CIK of stocks the securities file gives none (BRK-B matches BRK.B)",
+    )
     .option('--volume <csv>', 'long OHLCV CSV(.gz) (ticker,date,…,volume); only volume is used')
     .option(
       '--series <spec...>',

@@ -1,8 +1,12 @@
+import { stat } from 'node:fs/promises'
 import { sha256File } from '../../platform/digest.ts'
+import { InputError } from '../../platform/errors.ts'
 import { type Progress, silentProgress } from '../../platform/progress.ts'
-import type { Dataset, Prices, QualityFinding, SourceInfo } from '../format.ts'
+import type { Dataset, Prices, QualityFinding, SecurityRow, SourceInfo } from '../format.ts'
+import { applyCikMap, readCikMap } from './cik-map.ts'
 import { readClassificationMap } from './classification-map.ts'
-import { readFundamentals } from './fundamentals.ts'
+import { readCompanyFactsZip, type WantedCiks } from './companyfacts-zip.ts'
+import { type FundamentalsRead, readFundamentals } from './fundamentals.ts'
 import { type CheckedOptions, checkOptions, type ImportOptions } from './options.ts'
 import { alignPrices, CalendarLookup } from './prices-align.ts'
 import { type PriceFileResult, readPriceFile } from './prices-file.ts'
@@ -12,6 +16,7 @@ import { buildFactors, buildSecurities } from './registry.ts'
 import { buildReport } from './report.ts'
 import { type Constituent, readSecurities } from './securities.ts'
 import { readSeries } from './series.ts'
+import { errorText } from './table-reader.ts'
 import { readVolume } from './volume.ts'
 
 /** The in-memory dataset, without writing it (the writer is the only step that touches `out`). */
@@ -31,6 +36,10 @@ export async function buildImportedDataset(
     ? await readSecurities(o.securities, progress)
     : new Map<string, Constituent>()
   const securities = buildSecurities(symbols, calendar, prices.adj_close, constituents)
+  if (o.cikMap && o.securities) {
+    const files = { map: o.cikMap, securities: o.securities }
+    applyCikMap(securities, await readCikMap(o.cikMap), files, findings)
+  }
   noteUnpriced(constituents, new Set(symbols), findings)
   const priced = new Set(symbols)
   const map = o.classificationMap
@@ -52,7 +61,9 @@ export async function buildImportedDataset(
   }
   const series =
     o.seriesSpecs.length > 0 ? await readSeries(o.seriesSpecs, calendar, lookup, findings, progress) : null
-  const fundamentals = o.fundamentals ? await readFundamentals(o.fundamentals, findings, progress) : null
+  const fundamentals = o.fundamentals
+    ? await readFundamentalsInput(o.fundamentals, wantedCiks(securities), findings, progress)
+    : null
 
   symbols.forEach((s, k) => {
     findings.push(...seriesFindings(s, calendar, prices.adj_close[k]))
@@ -71,6 +82,32 @@ export async function buildImportedDataset(
     truth: null,
   }
   return { ...ds, report: buildReport(ds, findings) }
+}
+
+/** A directory of companyfacts files, or SEC's bulk zip (anything that is not a directory). */
+async function readFundamentalsInput(
+  path: string,
+  wanted: WantedCiks,
+  findings: QualityFinding[],
+  progress: Progress,
+): Promise<FundamentalsRead> {
+  const st = await stat(path).catch((err: unknown) => {
+    throw new InputError({ file: path }, `cannot read fundamentals: ${errorText(err)}`)
+  })
+  if (st.isDirectory()) return readFundamentals(path, findings, progress)
+  return { files: await readCompanyFactsZip(path, wanted, findings, progress), paths: [path] }
+}
+
+/** The CIKs of the dataset's stocks (from the securities file or the CIK map), with their tickers. */
+function wantedCiks(securities: readonly SecurityRow[]): Map<number, string[]> {
+  const wanted = new Map<number, string[]>()
+  for (const s of securities) {
+    if (s.assetType !== 'stock' || s.cik === null) continue
+    const tickers = wanted.get(s.cik)
+    if (tickers) tickers.push(s.ticker)
+    else wanted.set(s.cik, [s.ticker])
+  }
+  return wanted
 }
 
 function noteUnpriced(
@@ -115,6 +152,7 @@ async function sourceInfo(o: CheckedOptions, fundamentalsPaths: readonly string[
     ...o.priceSpecs.map(({ path }) => ({ role: 'prices', path })),
     ...(o.securities ? [{ role: 'securities', path: o.securities }] : []),
     ...(o.classificationMap ? [{ role: 'classification_map', path: o.classificationMap }] : []),
+    ...(o.cikMap ? [{ role: 'cik_map', path: o.cikMap }] : []),
     ...o.rateSpecs.map((r) => ({ role: 'rates', path: r.path })),
     ...(o.volume ? [{ role: 'volume', path: o.volume }] : []),
     ...o.seriesSpecs.map(({ path }) => ({ role: 'series', path })),

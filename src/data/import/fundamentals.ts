@@ -7,18 +7,25 @@ import type { FundamentalsFile, QualityFinding } from '../format.ts'
 import { errorText, gunzipIfNeeded, isGzip, readRawFile } from './table-reader.ts'
 
 /** SEC's companyfacts file names: `CIK` + ten digits, `.json` or `.json.gz`. */
-const FILE_RE = /^CIK(\d{10})\.json(\.gz)?$/i
+export const FILE_RE = /^CIK(\d{10})\.json(\.gz)?$/i
+
+export interface FundamentalsRead {
+  files: FundamentalsFile[]
+  /** The input files, for the manifest's source list. */
+  paths: string[]
+}
 
 /**
  * A directory of SEC XBRL companyfacts documents, one per company. Each is parsed and checked
- * (an object with a numeric `cik` matching the file name and a `facts` object), then kept
- * gzip-compressed as given; the model reads the facts later.
+ * (see checkCompanyFacts), then kept gzip-compressed as given; the model reads the facts later.
+ * The directory is taken whole, whatever CIKs the stocks carry: its files are the user's own
+ * selection (the bulk zip, which holds every filer, is filtered instead: companyfacts-zip.ts).
  */
 export async function readFundamentals(
   dir: string,
   findings: QualityFinding[],
   progress: Progress,
-): Promise<{ files: FundamentalsFile[]; paths: string[] }> {
+): Promise<FundamentalsRead> {
   const names = await readdir(dir).catch((err: unknown) => {
     throw new InputError({ file: dir }, `cannot read fundamentals directory: ${errorText(err)}`)
   })
@@ -36,12 +43,15 @@ export async function readFundamentals(
   try {
     for (const [i, name] of wanted.entries()) {
       const path = join(dir, name)
-      const file = await readCompanyFacts(path, Number(FILE_RE.exec(name)?.[1]))
-      const other = byCik.get(file.cik)
-      if (other !== undefined)
-        throw new InputError({ file: path }, `CIK ${file.cik} given twice (also ${other})`)
-      byCik.set(file.cik, name)
-      files.push(file)
+      const stored = await readRawFile(path)
+      const raw = gunzipIfNeeded(path, stored)
+      const cik = checkCompanyFacts(path, raw, Number(FILE_RE.exec(name)?.[1]))
+      const other = byCik.get(cik)
+      if (other !== undefined) throw new InputError({ file: path }, `CIK ${cik} given twice (also ${other})`)
+      byCik.set(cik, name)
+      // Keep the user's gzip bytes when the file was already compressed: identical content, no re-compression.
+      const gzipped = isGzip(stored) ? new Uint8Array(stored) : new Uint8Array(gzipSync(raw))
+      files.push({ cik, gzipped })
       progress.update(i + 1)
     }
   } finally {
@@ -51,41 +61,39 @@ export async function readFundamentals(
   return { files, paths: wanted.map((n) => join(dir, n)) }
 }
 
-async function readCompanyFacts(path: string, cikFromName: number): Promise<FundamentalsFile> {
-  const stored = await readRawFile(path)
-  const raw = gunzipIfNeeded(path, stored)
-  const doc = parseJson(path, raw.toString('utf8'))
+/**
+ * Checks one companyfacts document (an object with a numeric `cik` matching its file name and
+ * a `facts` object) and returns its CIK. `file` names it in errors (for a zip entry, the zip
+ * and the entry).
+ */
+export function checkCompanyFacts(file: string, raw: Buffer, cikFromName: number): number {
+  const doc = parseJson(file, raw.toString('utf8'))
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
-    throw new InputError(
-      { file: path, line: 1, column: 1 },
-      'not a companyfacts document: expected a JSON object',
-    )
+    throw new InputError({ file, line: 1, column: 1 }, 'not a companyfacts document: expected a JSON object')
   }
   const { cik, facts } = doc as { cik?: unknown; facts?: unknown }
   if (typeof cik !== 'number' || !Number.isSafeInteger(cik)) {
     throw new InputError(
-      { file: path, column: 'cik' },
+      { file, column: 'cik' },
       'not a companyfacts document: "cik" is missing or not a number',
     )
   }
   if (typeof facts !== 'object' || facts === null || Array.isArray(facts)) {
     throw new InputError(
-      { file: path, column: 'facts' },
+      { file, column: 'facts' },
       'not a companyfacts document: "facts" is missing or not an object',
     )
   }
   if (cik !== cikFromName) {
     throw new InputError(
-      { file: path, column: 'cik' },
+      { file, column: 'cik' },
       `file name says CIK ${cikFromName} but the document says ${cik}`,
     )
   }
-  // Keep the user's gzip bytes when the file was already compressed: identical content, no re-compression.
-  const gzipped = isGzip(stored) ? new Uint8Array(stored) : new Uint8Array(gzipSync(raw))
-  return { cik, gzipped }
+  return cik
 }
 
-function parseJson(path: string, text: string): unknown {
+export function parseJson(path: string, text: string): unknown {
   try {
     return JSON.parse(text)
   } catch (err) {

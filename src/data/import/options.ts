@@ -15,8 +15,13 @@ export interface ImportOptions {
   classificationMap?: string
   /** Each `path`, `path=TENOR` or `path=TENOR:percent|fraction`. */
   rates?: string[]
-  /** Directory of SEC companyfacts JSON (`CIK##########.json[.gz]`). */
+  /**
+   * SEC companyfacts: a directory of `CIK##########.json[.gz]` files (taken whole) or SEC's bulk
+   * `companyfacts.zip` (only the entries of the stocks' CIKs are read).
+   */
   fundamentals?: string
+  /** SEC's `company_tickers.json[.gz]`: fills the CIK of stocks the securities file gives none. */
+  cikMap?: string
   /** Long OHLCV CSV(.gz); only its volume column is used. */
   volume?: string
   /** Index-level files (a FRED `VIXCLS` download), each `path` or `path=NAME` (e.g. `=VIX`). */
@@ -35,6 +40,11 @@ export interface CheckedOptions extends ImportOptions {
 export function checkOptions(opts: ImportOptions): CheckedOptions {
   if (opts.prices.length === 0) throw new AppError('INVALID_REQUEST', 'at least one price file is required')
   if (opts.out.trim() === '') throw new AppError('INVALID_REQUEST', 'an output directory is required')
+  if (opts.cikMap && !opts.securities)
+    throw new AppError(
+      'INVALID_REQUEST',
+      'a CIK map needs a securities file (it fills the CIK of the stocks listed there)',
+    )
   const priceSpecs = opts.prices.map(parsePriceSpec)
   const rateSpecs = (opts.rates ?? []).map(parseRateSpec)
   const seriesSpecs = (opts.series ?? []).map(parseSeriesSpec)
