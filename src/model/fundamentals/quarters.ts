@@ -35,10 +35,15 @@ import {
  * - Instant fields: the fact dated exactly at the quarter end.
  * - Duration fields, in this order:
  *   1. a 3-month fact (80–100 days) ending at the quarter end: the quarter itself;
- *   2. year to date: YTD(n) − YTD(n−1) with YTD(n) the fact from S to the quarter end and
- *      YTD(n−1) the fact from S to the previous quarter end, or, when that is not filed, the sum
- *      of quarters 1..n−1 of the same concept (`derived: 'from_ytd'`; for n = 4, YTD(4) is the
- *      annual figure and `derived: 'q4_from_fy'` — Q4 = FY − (Q1 + Q2 + Q3)).
+ *   2. year to date: YTD(n) − (Q1 + … + Q(n−1)), YTD(n) the fact from S to the quarter end and
+ *      Q1..Q(n−1) the same concept's earlier quarters by these same rules (`derived:
+ *      'from_ytd'`; for n = 4, YTD(4) is the annual figure and `derived: 'q4_from_fy'`: Q4 = FY
+ *      − (Q1 + Q2 + Q3)). For cash-flow items (YTD only) this is YTD(n) − YTD(n−1); for income
+ *      items it uses the 3-month facts, so the four quarters of a year always add up to the
+ *      filed annual figure even when a filer's 9-month total differs from its 3-month figures
+ *      by rounding (NVIDIA fiscal 2024 net income: 2,043 + 6,188 + 9,243 ≠ 17,475);
+ *   3. when an earlier quarter is unknown: YTD(n) − YTD(n−1), both filed (Alphabet's 2023
+ *      dividends are tagged only as 6-month, 9-month and annual comparatives).
  *   All operands of one quarter come from one concept.
  *
  * ## Versions (restatements)
@@ -344,44 +349,67 @@ function pickField(
   return null
 }
 
-function durationValue(cf: ConceptFacts, y: FiscalYear, n: number, asOf: number): Picked | null {
-  const quarterFact = (k: number) => {
-    const e = y.ends[k]
-    return e === undefined ? null : latestAsOf(cf.quarterByEnd.get(e), asOf)
-  }
-  const ytdFact = (k: number) => {
-    const e = y.ends[k]
-    return e === undefined ? null : latestAsOf(cf.byPeriod.get(`${y.start}:${e}`), asOf)
-  }
-  const direct = quarterFact(n)
-  if (direct) return { value: direct.val, facts: [toSecFact(direct, null, null)] }
-  if (n === 1) return null
-  const total = ytdFact(n)
-  if (!total) return null
-  const before = ytd(quarterFact, ytdFact, n - 1)
-  if (!before) return null
-  const derived = n === 4 ? 'q4_from_fy' : 'from_ytd'
-  const parts: Part[] = [{ f: total, part: n === 4 ? 'FY' : `YTD${n}` }, ...before.parts]
-  return {
-    value: total.val - before.value,
-    facts: parts.map((p) => toSecFact(p.f, derived, p.part)),
-  }
+interface QuarterParts {
+  value: number
+  derived: SecFact['derived']
+  parts: Part[]
 }
 
-/** Year to date through quarter k: the YTD fact, else the sum of the quarters' own facts. */
-function ytd(
-  quarterFact: (k: number) => RawFact | null,
-  ytdFact: (k: number) => RawFact | null,
-  k: number,
-): { value: number; parts: Part[] } | null {
-  const f = ytdFact(k)
-  if (f) return { value: f.val, parts: [{ f, part: k === 1 ? 'Q1' : `YTD${k}` }] }
-  if (k === 1) {
-    const q = quarterFact(1)
-    return q ? { value: q.val, parts: [{ f: q, part: 'Q1' }] } : null
+/**
+ * Quarter n of one concept: its 3-month fact, else the fiscal-year-to-date fact through quarter
+ * n minus the concept's own quarters 1..n−1 (each by the same rule), so the quarters of a year
+ * always add up to the filed annual figure.
+ */
+function durationValue(cf: ConceptFacts, y: FiscalYear, n: number, asOf: number): Picked | null {
+  const memo: (QuarterParts | null | undefined)[] = []
+  const quarter = (k: number): QuarterParts | null => {
+    const known = memo[k]
+    if (known !== undefined) return known
+    let r: QuarterParts | null = null
+    const e = y.ends[k]
+    if (e !== undefined) {
+      const direct = latestAsOf(cf.quarterByEnd.get(e), asOf)
+      if (direct) r = { value: direct.val, derived: null, parts: [{ f: direct, part: `Q${k}` }] }
+      else if (k > 1) r = fromTotal(k, latestAsOf(cf.byPeriod.get(`${y.start}:${e}`), asOf))
+    }
+    memo[k] = r
+    return r
   }
-  const prev = ytd(quarterFact, ytdFact, k - 1)
-  const q = quarterFact(k)
-  if (!prev || !q) return null
-  return { value: prev.value + q.val, parts: [...prev.parts, { f: q, part: `Q${k}` }] }
+  const fromTotal = (k: number, total: RawFact | null): QuarterParts | null => {
+    if (!total) return null
+    const parts: Part[] = [{ f: total, part: k === 4 ? 'FY' : `YTD${k}` }]
+    const labels = new Set([parts[0].part])
+    const derived = k === 4 ? 'q4_from_fy' : 'from_ytd'
+    let before = 0
+    for (let j = 1; j < k; j++) {
+      const q = quarter(j)
+      if (!q) return fromPreviousTotal(k, total)
+      before += q.value
+      for (const p of q.parts)
+        if (!labels.has(p.part)) {
+          labels.add(p.part)
+          parts.push(p)
+        }
+    }
+    return { value: total.val - before, derived, parts }
+  }
+  // An earlier quarter is unknown, but the year to date through the previous quarter is filed.
+  const fromPreviousTotal = (k: number, total: RawFact): QuarterParts | null => {
+    const e = y.ends[k - 1]
+    const prev = e === undefined ? null : latestAsOf(cf.byPeriod.get(`${y.start}:${e}`), asOf)
+    if (!prev) return null
+    return {
+      value: total.val - prev.val,
+      derived: k === 4 ? 'q4_from_fy' : 'from_ytd',
+      parts: [
+        { f: total, part: k === 4 ? 'FY' : `YTD${k}` },
+        { f: prev, part: k === 2 ? 'Q1' : `YTD${k - 1}` },
+      ],
+    }
+  }
+  const r = quarter(n)
+  if (!r) return null
+  if (r.derived === null) return { value: r.value, facts: [toSecFact(r.parts[0].f, null, null)] }
+  const derived = r.derived
+  return { value: r.value, facts: r.parts.map((p) => toSecFact(p.f, derived, p.part)) }
 }
