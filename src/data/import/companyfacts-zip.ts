@@ -1,6 +1,9 @@
+import { close, createReadStream, fstat, open, read } from 'node:fs'
 import { basename } from 'node:path'
+import type { Readable } from 'node:stream'
+import { promisify } from 'node:util'
 import { crc32, gzipSync } from 'node:zlib'
-import { type Entry, openPromise, type ZipFile } from 'yauzl'
+import { type Entry, fromRandomAccessReaderPromise, RandomAccessReader, type ZipFile } from 'yauzl'
 import { InputError } from '../../platform/errors.ts'
 import type { Progress } from '../../platform/progress.ts'
 import type { FundamentalsFile, QualityFinding } from '../format.ts'
@@ -33,9 +36,7 @@ export async function readCompanyFactsZip(
       'no stock has a CIK (give a securities file with a CIK column or --cik-map), so no entry of the zip is wanted',
     )
   }
-  const zf = await openPromise(zip, { lazyEntries: true, autoClose: false }).catch((err: unknown) => {
-    throw new InputError({ file: zip }, `not a readable zip file: ${errorText(err)}`)
-  })
+  const zf = await openZip(zip)
   const taken = new Map<number, string>()
   const files: FundamentalsFile[] = []
   let entries = 0
@@ -63,6 +64,74 @@ export async function readCompanyFactsZip(
   findings.push({ kind: 'note', detail: countsNote(zip, entries, taken, wanted) })
   files.sort((a, b) => a.cik - b.cik)
   return files
+}
+
+/** Reads ahead this much on a small read: SEC's central directory (≈ 1.3 MB) takes two reads. */
+const READ_AHEAD = 1 << 20
+
+/**
+ * yauzl reads the central directory one record at a time, two small reads per entry, each a
+ * round trip through the thread pool (≈ 90 µs an entry, 1.7 s for SEC's 19,000 entries
+ * measured here). This reader serves them from a window it reads ahead; entry data still streams.
+ */
+class ReadAheadReader extends RandomAccessReader {
+  private window = Buffer.alloc(0)
+  private windowStart = 0
+
+  constructor(private readonly fd: number) {
+    super()
+  }
+
+  override read(
+    buffer: Buffer,
+    offset: number,
+    length: number,
+    position: number,
+    callback: (err: Error | null) => void,
+  ): void {
+    const at = position - this.windowStart
+    if (at >= 0 && at + length <= this.window.length) {
+      this.window.copy(buffer, offset, at, at + length)
+      queueMicrotask(() => callback(null))
+      return
+    }
+    const window = Buffer.alloc(Math.max(length, READ_AHEAD))
+    read(this.fd, window, 0, window.length, position, (err, bytesRead) => {
+      if (err) return callback(err)
+      if (bytesRead < length) return callback(new Error('unexpected end of file'))
+      this.window = window.subarray(0, bytesRead)
+      this.windowStart = position
+      this.window.copy(buffer, offset, 0, length)
+      callback(null)
+    })
+  }
+
+  override _readStreamForRange(start: number, end: number): Readable {
+    // The fd is shared by every stream and closed by close() alone: destroy() would close it.
+    const fs = { read, close: (_fd: number, cb: (err: null) => void) => cb(null) }
+    return createReadStream('', { fd: this.fd, start, end: end - 1, autoClose: false, fs })
+  }
+
+  override close(callback: (err: Error | null) => void): void {
+    close(this.fd, callback)
+  }
+}
+
+async function openZip(zip: string): Promise<ZipFile> {
+  const fd = await promisify(open)(zip, 'r').catch((err: unknown) => {
+    throw new InputError({ file: zip }, `cannot read file: ${errorText(err)}`)
+  })
+  try {
+    const { size } = await promisify(fstat)(fd)
+    return await fromRandomAccessReaderPromise(new ReadAheadReader(fd), size, {
+      lazyEntries: true,
+      autoClose: false,
+    })
+  } catch (err) {
+    // yauzl leaves a reader it could not open to its owner.
+    await promisify(close)(fd).catch(() => undefined)
+    throw new InputError({ file: zip }, `not a readable zip file: ${errorText(err)}`)
+  }
 }
 
 /** The entries as the central directory lists them; a damaged directory is the zip's fault. */
