@@ -20,9 +20,12 @@ import {
  * Quarterisation and point-in-time versions of one company's companyfacts.
  *
  * ## Fiscal quarters
- * Fiscal years are anchored on the 12-month facts (350–380 days): each one's start, and the day
- * after its end, is a fiscal-year start (the latter gives the start of the year in progress,
- * whose 10-K is not filed yet). A duration fact of 1–4 quarters ending at day e belongs to the
+ * Fiscal-year starts are the start of every 12-month fact (350–380 days) and the day after its
+ * end, the start of every 6- or 9-month fact (year to date by convention), and the start of a
+ * Q1 10-Q's own 3-month period (fp = Q1, filed within 75 days of its end). The last two anchor a
+ * year from its own first filing, so a quarter is identified from facts filed no later than the
+ * quarter itself and the structure seen at an as-of date never depends on later filings (the
+ * 10-K of a company's first fiscal year, say). A duration fact of 1–4 quarters ending at day e belongs to the
  * latest fiscal-year start S ≤ e (within 380 days), and its quarter is n = round((e − S + 1) /
  * 91.3) when that is within 12 days of n quarters; the quarter end of slot (S, n) is the end date
  * most facts agree on. No calendar quarter ends are assumed: 52/53-week years (Apple, NVIDIA)
@@ -175,7 +178,8 @@ function fiscalYears(raw: RawCompany): FiscalYear[] {
       if (days >= 350 && days <= MAX_YEAR_DAYS) {
         startSet.add(f.start as number)
         startSet.add(f.end + 1)
-      }
+      } else if (days >= 170 && days <= 290) startSet.add(f.start as number)
+      else if (ownFirstQuarter(f, days)) startSet.add(f.start as number)
     }
   const starts = [...startSet].sort((a, b) => a - b)
   // votes[slot] = end day → number of facts
@@ -224,6 +228,11 @@ function fiscalYears(raw: RawCompany): FiscalYear[] {
     y.ends[n] = best
   }
   return [...byStart.values()].sort((a, b) => a.start - b.start)
+}
+
+/** A Q1 10-Q's own 3-month period (not a comparative): its start opens a fiscal year. */
+function ownFirstQuarter(f: RawFact, days: number): boolean {
+  return f.fp === 'Q1' && f.form.startsWith('10-Q') && days >= 80 && days <= 100 && f.filed - f.end <= 75
 }
 
 function startAtOrBefore(sorted: number[], day: number): number | null {
