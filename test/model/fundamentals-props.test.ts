@@ -435,3 +435,59 @@ function syntheticCompany(i: number, fyEnd: number, T: number): Company {
     fyEnd,
   }
 }
+
+test('fundamentalsRows(…, last) equals the tail of the full rows', () => {
+  fc.assert(
+    fc.property(genOptions, fc.integer({ min: 0, max: 20 }), (o, last) => {
+      const g = generate(o)
+      const visible = quartersAsOf(parseCompanyFacts(g.doc), g.lastFiled)
+      const ctx = varyingContext()
+      const all = fundamentalsRows(visible, ctx, PARAMS)
+      assert.deepEqual(fundamentalsRows(visible, ctx, PARAMS, last), last === 0 ? [] : all.slice(-last))
+    }),
+    { numRuns: 50 },
+  )
+})
+
+test('ifrs-full filers (here in EUR) go through the same quarterisation', () => {
+  const o: GenOptions = {
+    seed: 3,
+    fyEndMonth: 3,
+    fullYears: 2,
+    extraQuarters: 2,
+    comparatives: true,
+    incomeYtd: true,
+    restatements: 2,
+    guards: false,
+    revenueSwitchYear: null,
+    interestSwitchYear: null,
+  }
+  const g = generate(o)
+  const IFRS: Record<string, string> = {
+    Revenues: 'Revenue',
+    NetIncomeLoss: 'ProfitLossAttributableToOwnersOfParent',
+    NetCashProvidedByUsedInOperatingActivities: 'CashFlowsFromUsedInOperatingActivities',
+    PaymentsToAcquirePropertyPlantAndEquipment:
+      'PurchaseOfPropertyPlantAndEquipmentClassifiedAsInvestingActivities',
+    PaymentsOfDividends: 'DividendsPaidClassifiedAsFinancingActivities',
+    PaymentsForRepurchaseOfCommonStock: 'PaymentsToAcquireOrRedeemEntitysShares',
+    InterestExpense: 'InterestExpense',
+    StockholdersEquity: 'EquityAttributableToOwnersOfParent',
+    Assets: 'Assets',
+    LongTermDebt: 'Borrowings',
+  }
+  const ifrs = Object.fromEntries(
+    Object.entries(g.doc.facts['us-gaap']).map(([k, v]) => [IFRS[k], { units: { EUR: v.units.USD } }]),
+  )
+  const c = parseCompanyFacts({ cik: 77, entityName: 'IFRS Co', facts: { 'ifrs-full': ifrs } })
+  const visible = quartersAsOf(c, g.lastFiled)
+  assert.equal(visible.length, g.quarters.length)
+  visible.forEach((v, qi) => {
+    for (const field of [...GEN_DURATION, ...GEN_INSTANT])
+      assert.equal(v.values[field], g.truth(qi, field, g.lastFiled), `${field} of quarter ${qi}`)
+    assert.equal(v.facts.net_income?.[0].source, 'ifrs')
+    assert.equal(v.facts.net_income?.[0].unit, 'EUR')
+  })
+  const row = fundamentalsRows(visible, constantContext(1), PARAMS).at(-1)
+  assert.equal(row?.sec_facts.ProfitLossAttributableToOwnersOfParent.source, 'ifrs')
+})

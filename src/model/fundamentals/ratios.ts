@@ -215,14 +215,19 @@ function costOfCapital(x: CapitalInputs, rf: number | null, erp: number, taxRate
   return { cost_of_equity: coe, wacc, economic_profit: ep }
 }
 
-/** Rows for the visible quarters (oldest → newest); TTM windows use the visible quarters only. */
+/**
+ * Rows for the visible quarters (oldest → newest); TTM windows use the visible quarters only.
+ * `last` limits the output to the newest `last` rows (their windows still reach back into the
+ * earlier visible quarters): a request for 8 periods builds 8 rows, not the whole history.
+ */
 export function fundamentalsRows(
   visible: VisibleQuarter[],
   ctx: RowContext,
   p: RowParams,
+  last: number = visible.length,
 ): FundamentalsRow[] {
   const rows: FundamentalsRow[] = []
-  for (let i = 0; i < visible.length; i++) {
+  for (let i = Math.max(0, visible.length - Math.max(0, last)); i < visible.length; i++) {
     const q = visible[i]
     const { w, betas, inputs } = capitalInputs(visible, i, ctx)
     const rf = finite(ctx.rate(q.periodEnd, p.rfTenor))
