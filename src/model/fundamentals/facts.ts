@@ -274,7 +274,8 @@ function isRecord(x: unknown): x is Record<string, unknown> {
 /** Reads the concepts of FIELD_SPECS; throws a plain Error on a malformed document. */
 export function readCompanyFacts(doc: unknown): RawCompany {
   if (!isRecord(doc)) throw new Error('companyfacts: the document is not a JSON object')
-  const cik = typeof doc.cik === 'string' ? Number(doc.cik) : doc.cik
+  const cik =
+    typeof doc.cik === 'string' && /^(CIK)?\d+$/.test(doc.cik) ? Number(doc.cik.replace('CIK', '')) : doc.cik
   if (typeof cik !== 'number' || !Number.isInteger(cik) || cik <= 0)
     throw new Error(`companyfacts: cik must be a positive integer (got ${JSON.stringify(doc.cik)})`)
   const name = doc.entityName

@@ -23,16 +23,16 @@ import {
  * Fiscal-year starts are the start of every 12-month fact (350–380 days) and the day after its
  * end, the start of every 6- or 9-month fact (year to date by convention), and the start of a
  * Q1 10-Q's own 3-month period (fp = Q1, filed within 75 days of its end). The last two anchor a
- * year from its own first filing, so a quarter is identified from facts filed no later than the
- * quarter itself and the structure seen at an as-of date never depends on later filings (the
- * 10-K of a company's first fiscal year, say). A duration fact of 1–4 quarters ending at day e belongs to the
- * latest fiscal-year start S ≤ e (within 380 days), and its quarter is n = round((e − S + 1) /
- * 91.3) when that is within 12 days of n quarters; the quarter end of slot (S, n) is the end date
- * most facts agree on. No calendar quarter ends are assumed: 52/53-week years (Apple, NVIDIA)
- * move their quarter ends by days and have 14-week quarters, and fiscal years may end in any
- * month (Snowflake: January 31). The fiscal-year label `fy` is the `fy` of the earliest filing
- * reporting a period starting at S (the period's own 10-Q/10-K), else the calendar year of the
- * fiscal year's end.
+ * year from its own filings, so a quarter is identified from facts filed no later than the
+ * quarter itself: the structure seen at an as-of date does not wait for later filings (such as
+ * the 10-K of a company's first fiscal year). A duration fact of 1–4 quarters ending at day e
+ * belongs to the latest fiscal-year start S ≤ e (within 380 days), and its quarter is
+ * n = round((e − S + 1) / 91.3) when that is within 12 days of n quarters; the quarter end of
+ * slot (S, n) is the end date most facts agree on. No calendar quarter ends are assumed:
+ * 52/53-week years (Apple, NVIDIA) move their quarter ends by days and have 14-week quarters,
+ * and fiscal years may end in any month (Snowflake: January 31). The fiscal-year label `fy` is
+ * the `fy` of the earliest filing reporting a period starting at S (the period's own
+ * 10-Q/10-K), else the calendar year of the fiscal year's end.
  *
  * ## Quarter values (per field, per concept; see facts.ts for the concept precedence)
  * - Instant fields: the fact dated exactly at the quarter end.
@@ -56,7 +56,10 @@ import {
  * can use is evaluated; one that changes any value opens a new version (its facts are those of
  * that evaluation; an unchanged value keeps the facts of the version that introduced it, so a
  * number stays traced to the filing that first reported it). Versions are point-in-time by
- * construction: a version never uses a fact filed after its own date. `firstFiled` is the
+ * construction: a version never uses a fact filed after its own date. A later filing can also
+ * make a higher-precedence concept available for a past quarter (Apple first tags LongTermDebt
+ * at 2022-09-24 in a 10-Q of 2023, where its 10-K of 2022 had only the current and non-current
+ * parts): the value then follows it from that filing on, as a new version. `firstFiled` is the
  * earliest filing date among facts of the quarter's own period (ending at its end date).
  */
 

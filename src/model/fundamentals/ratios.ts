@@ -15,7 +15,8 @@ import type { VisibleQuarter } from './quarters.ts'
  *   assets ≤ 0; leverage and economic profit when the quarter's equity ≤ 0; fcf_margin when TTM
  *   revenue ≤ 0; payout, buyback and total payout ratios when TTM net income ≤ 0 (a ratio to
  *   non-positive earnings has no meaning, and total = payout + buyback must stay consistent);
- *   cost of debt when total debt ≤ 0. retention = 1 − payout (null with it); sustainable growth
+ *   cost of debt when total debt ≤ 0; leverage and cost of debt when total debt is unreported
+ *   (NaN, never taken as 0). retention = 1 − payout (null with it); sustainable growth
  *   = retention × roe.
  * - cost_of_equity = rf + beta_market × erp, rf = ctx.rate(period end, rf tenor).
  * - wacc = E/(D+E)·CoE + D/(D+E)·CoD·(1 − tax) with book E = the quarter's equity and D = its
