@@ -10,8 +10,6 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { gunzipSync } from 'node:zlib'
 import { nyseTradingDays } from '../../src/data/calendar.ts'
-import { companyFundamentals } from '../../src/data/synth/fundamentals.ts'
-import type { Company } from '../../src/data/synth/universe.ts'
 import {
   type FundamentalsRow,
   fundamentalsRows,
@@ -20,7 +18,9 @@ import {
   type RowParams,
   sensitivityGrid,
   type Tenor,
-} from '../../src/model/fundamentals/index.ts'
+} from '../../src/data/fundamentals/index.ts'
+import { companyFundamentals } from '../../src/data/synth/fundamentals.ts'
+import type { Company } from '../../src/data/synth/universe.ts'
 import { Rng } from '../../src/model/random.ts'
 import { dayFromParts, isoFromDay, monthOf } from '../../src/platform/dates.ts'
 import * as fc from '../helpers/fc.ts'
