@@ -33,6 +33,9 @@ export class WindowMoments {
    */
   readonly required: number
   readonly nulls: Int32Array
+  /** After `advance`: day t contributed (its values are in `x`); the departing day did (in `departing`). */
+  entered = false
+  left = false
 
   constructor(
     k: number,
@@ -82,12 +85,14 @@ export class WindowMoments {
   advance(vars: readonly Float64Array[], t: number): boolean {
     const { k, sums, x, departing, lambda, lambdaW, peak } = this
     for (let p = 0; p < sums.length; p++) sums[p] *= lambda
-    if (this.loadDay(vars, t, x, 1)) {
+    this.entered = this.loadDay(vars, t, x, 1)
+    if (this.entered) {
       addOuter(sums, x, k)
       this.count++
     }
     const d = t - this.weights.length
-    if (d >= 0 && this.loadDay(vars, d, departing, -1)) {
+    this.left = d >= 0 && this.loadDay(vars, d, departing, -1)
+    if (this.left) {
       let p = 0
       for (let a = 0; a < k; a++) {
         for (let b = a; b < k; b++) sums[p++] -= lambdaW * departing[a] * departing[b]

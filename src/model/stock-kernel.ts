@@ -135,6 +135,7 @@ export function runStock(
   // and the stock's own full moment matrix while it misses returns its ETFs have.
   const basis = ctx.styleBasis
   const style = basis?.style ?? []
+  const styleZ = basis?.styleZ ?? new Float64Array(0)
   const ns = style.length
   const cross3 = new CrossSums(ns, w)
   const cross2 = new CrossSums(ns, w)
@@ -144,6 +145,8 @@ export function runStock(
   const sRes: StyleResult = { share: Number.NaN, mask: 0 }
   let vFull: Float64Array[] = []
   let prevStyleKey = -1
+  let pairKey = -1
+  let pair: PairBasis | null = null
   let prevOwn = false
   let prevFallback = false
   for (let t = start; t < T; t++) {
@@ -182,11 +185,15 @@ export function runStock(
     if (basis && styleKey >= 0) {
       const level = fallback ? m2 : m3
       if (fallback) {
-        if (rebased2 || !prevFallback) cross2.rebase(v2, style, t)
-        else cross2.advance(v2, style, t)
-      } else if (rebased3) cross3.rebase(v3, style, t)
-      else cross3.advance(v3, style, t)
-      pb = basis.pair(sec, fallback ? -1 : u)
+        if (rebased2 || !prevFallback) cross2.rebase(v2, styleZ, t)
+        else cross2.advance(m2, styleZ, t)
+      } else if (rebased3) cross3.rebase(v3, styleZ, t)
+      else cross3.advance(m3, styleZ, t)
+      if (pair === null || styleKey !== pairKey) {
+        pair = basis.pair(sec, fallback ? -1 : u)
+        pairKey = styleKey
+      }
+      pb = pair
       own = level.count >= p.minObs && level.count !== pb.count[t]
       if (own) {
         const full = (fallback ? full2 : full3) as WindowMoments

@@ -35,15 +35,21 @@ const MAX_STYLE = 15
 /** Packed lower-triangular index of (i, k), k <= i. */
 const tri = (i: number, k: number) => (i * (i + 1)) / 2 + k
 
-/** Per ETF pair and day: the shared factorisation (see the module comment). */
+/**
+ * Per ETF pair and day: the shared factorisation (see the module comment), stored compactly for
+ * the per-stock forward substitution: the kept columns only (ETFs first, then style factors),
+ * packed column by column, each column's reciprocal diagonal followed by its entries below it.
+ */
 export interface PairBasis {
   /** Contributing days of the window (the ETFs' non-null days). */
   count: Int32Array
   /** Bit j: style factor j covers the window (and has variance). */
   mask: Int16Array
-  /** Bit c: column c of the day's system was kept (not degenerate). */
-  kept: Int32Array
-  /** Packed lower factor per day: `stride` values from t × stride. */
+  /** Bit a: ETF column a (0 = m) was kept (not degenerate). */
+  etfKept: Int8Array
+  /** Bit j: style factor j was kept (covers the window and is not degenerate). */
+  styleKept: Int16Array
+  /** Packed compact factor per day: up to `stride` values from t × stride. */
   l: Float64Array
   stride: number
   /** ETF columns (2 or 3). */
@@ -62,7 +68,20 @@ export class StyleBasis {
     private readonly params: ModelParams,
   ) {
     if (style.length > MAX_STYLE) throw new RangeError(`at most ${MAX_STYLE} style factors`)
+    const ns = style.length
+    const T = m.length
+    this.styleZ = new Float64Array(T * ns)
+    for (let j = 0; j < ns; j++) {
+      const f = style[j]
+      for (let t = 0; t < T; t++) this.styleZ[t * ns + j] = Number.isNaN(f[t]) ? 0 : f[t]
+    }
   }
+
+  /**
+   * The style returns with nulls as 0, day-major (day t's factors at [t × ns, (t+1) × ns)), for
+   * the running <r, f> sums (CrossSums).
+   */
+  readonly styleZ: Float64Array
 
   /** u = -1: the subsector fell back to the sector ETF (ETFs m, s). */
   pair(sec: number, u: number): PairBasis {
@@ -85,7 +104,8 @@ export class StyleBasis {
     const out: PairBasis = {
       count: new Int32Array(T),
       mask: new Int16Array(T),
-      kept: new Int32Array(T),
+      etfKept: new Int8Array(T),
+      styleKept: new Int16Array(T),
       l: new Float64Array(T * stride),
       stride,
       nx,
@@ -93,6 +113,7 @@ export class StyleBasis {
     const mm = new WindowMoments(p, this.weights, nx)
     const vars = [...xs, ...this.style]
     const cols = new Int32Array(p)
+    const full = new Float64Array(stride)
     const tol = this.params.degenerateTol
     for (let t = 0; t < T; t++) {
       if (t % this.params.rebaseEvery === 0) mm.rebase(vars, t)
@@ -110,7 +131,17 @@ export class StyleBasis {
         }
       }
       out.mask[t] = mask
-      out.kept[t] = choleskyInto(mm, 0, cols, n, tol, out.l, t * stride)
+      const kept = choleskyInto(mm, 0, cols, n, tol, full, 0)
+      // Compact, kept rows and columns only, column by column: 1 / L_kk, then L_ik for i > k.
+      let at = t * stride
+      for (let k = 0; k < n; k++) {
+        if (!(kept & (1 << k))) continue
+        out.l[at++] = 1 / full[tri(k, k)]
+        for (let i = k + 1; i < n; i++) if (kept & (1 << i)) out.l[at++] = full[tri(i, k)]
+        const c = cols[k]
+        if (c < nx) out.etfKept[t] |= 1 << c
+        else out.styleKept[t] |= 1 << (c - nx)
+      }
     }
     return out
   }
@@ -169,37 +200,34 @@ export class CrossSums {
     this.lambdaW = this.lambda * weights[weights.length - 1]
   }
 
-  rebase(level: readonly Float64Array[], style: readonly Float64Array[], t: number): void {
+  /** `styleZ`: the style returns with nulls as 0, day-major (StyleBasis.styleZ). */
+  rebase(level: readonly Float64Array[], styleZ: Float64Array, t: number): void {
     const { sums, weights } = this
+    const n = sums.length
     sums.fill(0)
     const first = Math.max(0, t - weights.length + 1)
     for (let d = t; d >= first; d--) {
       if (!contributes(level, d)) continue
       const wr = weights[t - d] * level[0][d]
-      for (let j = 0; j < sums.length; j++) {
-        const f = style[j][d]
-        if (!Number.isNaN(f)) sums[j] += wr * f
-      }
+      for (let j = 0, q = d * n; j < n; j++, q++) sums[j] += wr * styleZ[q]
     }
   }
 
-  advance(level: readonly Float64Array[], style: readonly Float64Array[], t: number): void {
+  /**
+   * Advances to t after `level.advance(…, t)` returned true: day t and the departing day are added
+   * and removed as the level's own sums just did (its `entered`/`left` flags and rows; variable
+   * 0 is r). Adding r·0 for a null factor return leaves a sum unchanged, bit for bit.
+   */
+  advance(level: WindowMoments, styleZ: Float64Array, t: number): void {
     const { sums, lambda } = this
-    for (let j = 0; j < sums.length; j++) sums[j] *= lambda
-    if (contributes(level, t)) {
-      const r = level[0][t]
-      for (let j = 0; j < sums.length; j++) {
-        const f = style[j][t]
-        if (!Number.isNaN(f)) sums[j] += r * f
-      }
-    }
-    const d = t - this.weights.length
-    if (d >= 0 && contributes(level, d)) {
-      const wr = this.lambdaW * level[0][d]
-      for (let j = 0; j < sums.length; j++) {
-        const f = style[j][d]
-        if (!Number.isNaN(f)) sums[j] -= wr * f
-      }
+    const n = sums.length
+    if (level.entered) {
+      const r = level.x[0]
+      for (let j = 0, q = t * n; j < n; j++, q++) sums[j] = sums[j] * lambda + r * styleZ[q]
+    } else for (let j = 0; j < n; j++) sums[j] *= lambda
+    if (level.left) {
+      const wr = this.lambdaW * level.departing[0]
+      for (let j = 0, q = (t - this.weights.length) * n; j < n; j++, q++) sums[j] -= wr * styleZ[q]
     }
   }
 }
@@ -243,36 +271,35 @@ export function styleFromBasis(
   s: StyleScratch,
   out: StyleResult,
 ): void {
-  const mask = b.mask[t]
-  const rr = level.get(0, 0)
+  const styleKept = b.styleKept[t]
+  // Row 0 of the level's packed moments: <r, r>, then <r, x_a> at a + 1.
+  const sums = level.sums
+  const rr = sums[0]
   out.mask = 0
-  if (mask === 0 || !(rr > 0) || Number.isNaN(resEr)) {
+  if (styleKept === 0 || !(rr > 0) || Number.isNaN(resEr)) {
     out.share = Number.NaN
     return
   }
+  // Right-hand side <r, column> of the kept columns, in the factor's order.
   const { z } = s
-  const at = t * b.stride
-  const kept = b.kept[t]
-  let i = 0
+  const etfKept = b.etfKept[t]
+  let n = 0
+  for (let a = 0; a < b.nx; a++) if (etfKept & (1 << a)) z[n++] = sums[a + 1]
+  const nxKept = n
+  for (let j = 0; j < rf.length; j++) if (styleKept & (1 << j)) z[n++] = rf[j]
+  // Forward substitution in place, column by column (z_k = y_k / L_kk, then y_i −= L_ik z_k for
+  // i > k): the updates of one column are independent, so they pipeline instead of forming one
+  // long chain of dependent subtractions.
+  const l = b.l
+  let at = t * b.stride
   let style = 0
-  for (let a = 0; a < b.nx; a++, i++) {
-    if (!(kept & (1 << i))) continue
-    let v = level.get(0, a + 1)
-    for (let k = 0; k < i; k++) if (kept & (1 << k)) v -= b.l[at + tri(i, k)] * z[k]
-    z[i] = v / b.l[at + tri(i, i)]
+  for (let k = 0; k < n; k++) {
+    const zk = z[k] * l[at++]
+    z[k] = zk
+    if (k >= nxKept) style += zk * zk
+    for (let i = k + 1; i < n; i++) z[i] -= l[at++] * zk
   }
-  for (let j = 0; j < rf.length; j++) {
-    if (!(mask & (1 << j))) continue
-    if (kept & (1 << i)) {
-      let v = rf[j]
-      for (let k = 0; k < i; k++) if (kept & (1 << k)) v -= b.l[at + tri(i, k)] * z[k]
-      const zi = v / b.l[at + tri(i, i)]
-      z[i] = zi
-      style += zi * zi
-      out.mask |= 1 << j
-    }
-    i++
-  }
+  out.mask = styleKept
   out.share = Math.min(Math.max(style / rr, 0), resEr)
 }
 

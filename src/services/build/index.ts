@@ -40,6 +40,11 @@ export interface BuildOptions {
   blockSize?: number
   /** Append the dataset's new days to the current build instead of rebuilding everything. */
   incremental?: boolean
+  /**
+   * false: leave out the style split (l3_style_er null, style_factors 0) — only for measuring
+   * what the split costs (bench/build.ts); every served build has it.
+   */
+  style?: boolean
 }
 
 /**
@@ -121,7 +126,8 @@ export async function buildStore(
     // Only the panels the cross-sectional stage reads outlive their block; the rest are pooled.
     const keep = new Set<StockField>(KEPT_FIELDS)
     const factors = factorSeries(ds, x)
-    const style = factors.returns.filter((_, j) => factors.meta[j].group === 'style')
+    const style =
+      opts.style === false ? [] : factors.returns.filter((_, j) => factors.meta[j].group === 'style')
     const run = plan
       ? { from: plan.from, prior: priorLoader(plan, x), blockSize, kept: keep, style }
       : { from: 0, blockSize, kept: keep, style }
