@@ -24,6 +24,7 @@ import { correlationRoutes } from './routes/correlation.ts'
 import { crossRoutes } from './routes/cross.ts'
 import { discoveryRoutes } from './routes/discovery.ts'
 import { docsRoutes } from './routes/docs.ts'
+import { fundamentalsRoutes } from './routes/fundamentals.ts'
 import { historyRoutes } from './routes/history.ts'
 import { landingRoutes } from './routes/landing.ts'
 import { metricsRoutes } from './routes/metrics.ts'
@@ -205,6 +206,7 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
     ...analyticsRoutes(ctx, priced),
     ...crossRoutes(ctx, priced),
     ...correlationRoutes(ctx, priced),
+    ...fundamentalsRoutes(ctx, priced),
     ...oauthRoutes(ctx),
     ...discoveryRoutes(ctx),
     ...(opts.extraHandlers?.(internal) ?? {}),

@@ -15,6 +15,7 @@ import {
   getOpenApi,
   getPrometheusMetrics,
 } from './ops/docs.ts'
+import { FUNDAMENTALS_OPS } from './ops/fundamentals.ts'
 import { HISTORY_OPS } from './ops/history.ts'
 import { MCP_OPS } from './ops/mcp.ts'
 import { getMetrics } from './ops/metrics.ts'
@@ -36,6 +37,7 @@ export const OPS = {
   ...ANALYTICS_OPS,
   ...CROSS_OPS,
   ...CORRELATION_OPS,
+  ...FUNDAMENTALS_OPS,
   ...OAUTH_OPS,
   ...DISCOVERY_OPS,
   ...MCP_OPS,

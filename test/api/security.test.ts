@@ -109,6 +109,12 @@ const CASES: SecurityCase[] = [
     invalid: { query: { tickers: 'QQQ' } },
   },
   {
+    op: 'getFundamentals',
+    input: { params: { ticker: 'SPY' }, query: { periods: '2' } },
+    metered: true,
+    invalid: { params: { ticker: 'SPY' }, query: { rf_tenor: '4m' } },
+  },
+  {
     op: 'residualReversionBasket',
     input: { body: { tickers: ['SPY'] } },
     metered: true,

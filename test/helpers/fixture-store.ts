@@ -25,7 +25,7 @@ async function build(root: string, name: string, seed: number): Promise<string> 
     stocks: 25,
     start: '2019-01-02',
     end: '2021-12-31',
-    fundamentals: false,
+    fundamentals: true,
   })
   await buildStore({ dataset, store })
   return store

@@ -26,6 +26,7 @@ import { StoreBuildWriter } from '../../store/model-store/writer.ts'
 import { runEngine } from './engine.ts'
 import { factorSeries, writeFactorSeries } from './factors.ts'
 import { emptyKept, KEPT_FIELDS, writeBlockFields } from './fields.ts'
+import { writeFundamentals } from './fundamentals.ts'
 import { confirmIncremental, type IncrementalPlan, planIncremental } from './incremental.ts'
 import { inputDigests } from './input-digests.ts'
 import { type BuildInputs, buildInputs } from './inputs.ts'
@@ -78,6 +79,7 @@ export async function buildStore(
   // An incremental build reads only the tail of the panels it needs (inputFrom).
   let { dataset: ds, manifest: dm } = await readDataset(opts.dataset, {
     fromDay: plan?.inputFrom ?? 0,
+    fundamentals: true,
   }).catch(async (err: unknown) => {
     await plan?.prev.close()
     throw err
@@ -95,7 +97,7 @@ export async function buildStore(
       fullBuild(reason)
       await plan.prev.close()
       plan = null
-      ;({ dataset: ds, manifest: dm } = await readDataset(opts.dataset))
+      ;({ dataset: ds, manifest: dm } = await readDataset(opts.dataset, { fundamentals: true }))
       x = buildInputs(ds)
     }
     t = lap('incremental_confirm', t)
@@ -136,6 +138,8 @@ export async function buildStore(
     const products = await writeProducts(writer, x, kept, basis, progress, plan)
     await writeFactorSeries(writer, factors, plan)
     t = lap('products', t)
+    await writeFundamentals(writer, ds, notes, progress)
+    t = lap('fundamentals', t)
     timings.total = Math.round(performance.now() - started) / 1000
     const manifest = storeManifest(ds, dm.digest, classification, x, params, { ...products, basis }, timings)
     manifest.incremental_from = plan ? isoFromDay(x.calendar[plan.from]) : null

@@ -36,6 +36,10 @@ export const STORE_FILES = {
   factors: 'meta/factors.json',
   factorReturns: 'factors/returns',
   vixLevel: 'factors/vix_level',
+  /** Parsed SEC fundamentals, one document per company (data/fundamentals/stored.ts). */
+  fundamentals: (cik: number) => `fundamentals/CIK${String(cik).padStart(10, '0')}.json`,
+  /** Interest-rate curves on their own dates: {tenors, days, values (null = none)}. */
+  rates: 'meta/rates.json',
 } as const
 
 /**

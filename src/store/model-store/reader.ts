@@ -19,6 +19,9 @@ import {
 import { currentBuild } from './writer.ts'
 
 export type StoreField = FloatField | CodeField
+/** Parsed build documents kept in memory (a company's fundamentals digest is ≈ 10–200 KB). */
+const DOCUMENT_CACHE = 512
+
 export const STORE_FIELDS: readonly StoreField[] = [...FLOAT_FIELDS, ...CODE_FIELDS]
 
 /** Calendar indices of a symbol's first and last priced day (both -1 when it never traded). */
@@ -43,6 +46,8 @@ export class ModelStore {
   /** Each symbol's fields on its last priced day, as read so far (the hot path of /metrics). */
   private readonly latestValues = new Map<number, Map<string, number>>()
   private factorCache: Promise<{ keys: string[]; returns: Float64Array[] }> | null = null
+  /** Parsed build documents by path, most recently used last (see `document`). */
+  private readonly documents = new Map<string, Promise<unknown>>()
 
   private constructor(
     readonly dir: string,
@@ -233,6 +238,34 @@ export class ModelStore {
       })
     }
     return this.factorCache
+  }
+
+  /**
+   * A JSON document of the build (STORE_FILES.fundamentals(cik), STORE_FILES.rates), parsed once
+   * and kept among the last DOCUMENT_CACHE used; null when the build has none. Callers share the
+   * parsed value: treat it as read-only.
+   */
+  document(path: string): Promise<unknown> {
+    const hit = this.documents.get(path)
+    if (hit) {
+      this.documents.delete(path)
+      this.documents.set(path, hit)
+      return hit
+    }
+    const p = readFile(join(this.dir, path), 'utf8').then(
+      (text) => JSON.parse(text) as unknown,
+      (err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return null
+        throw err
+      },
+    )
+    p.catch(() => this.documents.delete(path))
+    this.documents.set(path, p)
+    if (this.documents.size > DOCUMENT_CACHE) {
+      const oldest = this.documents.keys().next().value
+      if (oldest !== undefined) this.documents.delete(oldest)
+    }
+    return p
   }
 
   /** The VIX level on every calendar day (NaN = none). */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import type { Array2DSpec, Column } from '../zarr/index.ts'
 import { writeArray1D, writeGroup } from '../zarr/index.ts'
 import { BlockArray } from './block-array.ts'
@@ -52,6 +52,16 @@ export class StoreBuildWriter {
   /** meta/factors.json: the columns of factors/returns (after writeMeta, which makes meta/). */
   async writeFactorMeta(factors: FactorMeta[]): Promise<void> {
     await writeFile(join(this.dir, STORE_FILES.factors), JSON.stringify(factors))
+  }
+
+  /**
+   * A JSON document of the build (the fundamentals digests, the rate curves) at `path` under the
+   * build directory; its parent directories are made as needed.
+   */
+  async writeDocument(path: string, json: string): Promise<void> {
+    const file = join(this.dir, path)
+    await mkdir(dirname(file), { recursive: true })
+    await writeFile(file, json)
   }
 
   /** Creates a block-written array; with `link`, the previous build's chunks before `fromDay` are hard-linked. */

@@ -1,0 +1,51 @@
+import { gunzipSync } from 'node:zlib'
+import type { Dataset } from '../../data/format.ts'
+import { parseCompanyFacts } from '../../data/fundamentals/index.ts'
+import { storedCompanyJson } from '../../data/fundamentals/stored.ts'
+import type { Progress } from '../../platform/progress.ts'
+import { STORE_FILES } from '../../store/model-store/layout.ts'
+import type { StoreBuildWriter } from '../../store/model-store/writer.ts'
+
+/**
+ * The build's fundamentals stage (issue 15, METHODOLOGY §12): every SEC companyfacts document of
+ * the dataset is parsed once into its point-in-time quarters and stored as a digest per company
+ * (STORE_FILES.fundamentals), and the dataset's rate curves as one document (STORE_FILES.rates),
+ * so GET /fundamentals reads digests and never parses a filing. A document the parser rejects is
+ * left out with a note naming the CIK and the reason (the rest of the build goes on).
+ */
+export async function writeFundamentals(
+  writer: StoreBuildWriter,
+  ds: Dataset,
+  notes: string[],
+  progress: Progress,
+): Promise<{ companies: number; failed: number }> {
+  if (ds.rates) {
+    const r = ds.rates
+    const values = r.values.map((v) => Array.from(v, (x) => (Number.isNaN(x) ? null : x)))
+    await writer.writeDocument(
+      STORE_FILES.rates,
+      JSON.stringify({ tenors: r.tenors, days: Array.from(r.days), values }),
+    )
+  }
+  let companies = 0
+  let failed = 0
+  progress.start('fundamentals', ds.fundamentals.length)
+  try {
+    for (const [k, f] of ds.fundamentals.entries()) {
+      try {
+        const doc = JSON.parse(gunzipSync(f.gzipped).toString('utf8')) as unknown
+        const parsed = parseCompanyFacts(doc)
+        await writer.writeDocument(STORE_FILES.fundamentals(f.cik), storedCompanyJson(parsed))
+        companies++
+      } catch (err) {
+        failed++
+        if (failed <= 20) notes.push(`fundamentals of CIK ${f.cik} left out: ${(err as Error).message}`)
+      }
+      progress.update(k + 1)
+    }
+  } finally {
+    progress.stop()
+  }
+  if (failed > 20) notes.push(`fundamentals: ${failed - 20} more companies left out`)
+  return { companies, failed }
+}
