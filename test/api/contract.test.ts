@@ -87,6 +87,7 @@ describe('contract pins', () => {
       'GET /docs/methodology',
       'GET /etf-returns',
       'GET /etf/factor-returns',
+      'GET /fundamentals/{ticker}',
       'GET /health',
       'GET /industry-panel',
       'GET /invoices',
