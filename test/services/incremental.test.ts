@@ -17,9 +17,9 @@ await synthesizeDataset(fullDir, {
   stocks: 50,
   start: '2014-01-02',
   end: '2016-12-30',
-  fundamentals: false,
+  fundamentals: true,
 })
-const { dataset: full } = await readDataset(fullDir)
+const { dataset: full } = await readDataset(fullDir, { fundamentals: true })
 
 /** The same dataset without its last `drop` days: what yesterday's update looked like. */
 async function prefix(
@@ -98,6 +98,10 @@ describe('incremental build', () => {
       const linked = [...cur.entries()].filter(([rel]) => rel.startsWith('fields/l3_mkt_hr/c/0/'))
       assert.ok(linked.length > 0, 'old chunks present')
       assert.ok((await stat(linked[0][1])).nlink >= 2, 'old chunks are hard links')
+      // The same filings: the parsed fundamentals are linked too (and byte-identical, above).
+      const digests = [...cur.entries()].filter(([rel]) => rel.startsWith('fundamentals/'))
+      assert.equal(digests.length, full.fundamentals.length)
+      for (const [, p] of digests) assert.ok((await stat(p)).nlink >= 2, `${p} linked`)
     })
   }
 

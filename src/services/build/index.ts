@@ -26,7 +26,7 @@ import { StoreBuildWriter } from '../../store/model-store/writer.ts'
 import { runEngine } from './engine.ts'
 import { factorSeries, writeFactorSeries } from './factors.ts'
 import { emptyKept, KEPT_FIELDS, writeBlockFields } from './fields.ts'
-import { writeFundamentals } from './fundamentals.ts'
+import { fundamentalsDigest, writeFundamentals } from './fundamentals.ts'
 import { confirmIncremental, type IncrementalPlan, planIncremental } from './incremental.ts'
 import { inputDigests } from './input-digests.ts'
 import { type BuildInputs, buildInputs } from './inputs.ts'
@@ -138,13 +138,17 @@ export async function buildStore(
     const products = await writeProducts(writer, x, kept, basis, progress, plan)
     await writeFactorSeries(writer, factors, plan)
     t = lap('products', t)
-    await writeFundamentals(writer, ds, notes, progress)
+    const fundDigest = fundamentalsDigest(dm.files)
+    const reuse =
+      plan && plan.prev.manifest.fundamentals_digest === fundDigest ? { prevDir: plan.prev.dir } : null
+    await writeFundamentals(writer, ds, notes, progress, reuse)
     t = lap('fundamentals', t)
     timings.total = Math.round(performance.now() - started) / 1000
     const manifest = storeManifest(ds, dm.digest, classification, x, params, { ...products, basis }, timings)
     manifest.incremental_from = plan ? isoFromDay(x.calendar[plan.from]) : null
     manifest.input_digests = inputDigests(ds, dm)
     manifest.notes = notes
+    manifest.fundamentals_digest = fundDigest
     await plan?.prev.close()
     await writer.commit(manifest)
     return manifest

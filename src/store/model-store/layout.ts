@@ -192,6 +192,12 @@ export interface StoreManifest {
   incremental_from: string | null
   /** Lets an incremental build check that history was not restated without reading it back; null when the dataset gives no row-group digests. */
   input_digests: InputDigests | null
+  /**
+   * sha256 of the dataset's fundamentals files (names and digests): an incremental build whose
+   * dataset has the same one links the previous build's parsed fundamentals instead of parsing
+   * them again. Absent in builds made before it existed.
+   */
+  fundamentals_digest?: string
   /** What the build decided (e.g. why an incremental request became a full build). */
   notes: string[]
   timings_s: Record<string, number>

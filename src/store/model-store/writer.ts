@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { link, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import type { Array2DSpec, Column } from '../zarr/index.ts'
 import { writeArray1D, writeGroup } from '../zarr/index.ts'
@@ -62,6 +62,13 @@ export class StoreBuildWriter {
     const file = join(this.dir, path)
     await mkdir(dirname(file), { recursive: true })
     await writeFile(file, json)
+  }
+
+  /** Hard-links `prevDir`'s document at `path` into this build (the same bytes, no copy). */
+  async linkDocument(prevDir: string, path: string): Promise<void> {
+    const file = join(this.dir, path)
+    await mkdir(dirname(file), { recursive: true })
+    await link(join(prevDir, path), file)
   }
 
   /** Creates a block-written array; with `link`, the previous build's chunks before `fromDay` are hard-linked. */
