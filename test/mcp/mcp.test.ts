@@ -131,6 +131,42 @@ function mcpSuite(backends: BackendPair) {
       await client.close()
     })
 
+    test('fundamentals tool: 0.005, the REST answer (rows, grid), bad options a free tool error', async () => {
+      const key = await t.key(await t.account(1))
+      const client = new Client({ name: 'erm3-fundamentals', version: '1.0.0' })
+      await client.connect(mcpTransport('streamable HTTP', base, key))
+      const ticker = t.ctx.models
+        .store('live')
+        .symbols.find((m) => m.asset_type === 'stock' && m.cik !== null)?.symbol as string
+      const args = { ticker, periods: 3, grid: true, erp_grid: '0.04,0.06' }
+      const r = await client.callTool({ name: 'fundamentals', arguments: args })
+      assert.ok(!r.isError, JSON.stringify(r.content))
+      const body = r.structuredContent as {
+        rows: { period_end_date: string }[]
+        sensitivity_grid: { erp_values: number[] } | null
+        _agent: { cost_usd: number }
+      }
+      assert.equal(body._agent.cost_usd, 0.005)
+      assert.equal(body.rows.length, 3)
+      assert.deepEqual(body.sensitivity_grid?.erp_values, [0.04, 0.06])
+      const rest = (
+        await t.client.call('getFundamentals', {
+          key,
+          params: { ticker },
+          query: { periods: '3', grid: 'true', erp_grid: '0.04,0.06' },
+        } as never)
+      ).ok() as unknown as { rows: unknown[] }
+      assert.deepEqual(body.rows, rest.rows)
+      const bad = await client.callTool({ name: 'fundamentals', arguments: { ticker, rf_tenor: '4m' } })
+      assert.ok(bad.isError)
+      const bal = (await client.callTool({ name: 'balance', arguments: {} })).structuredContent as {
+        balance_usd: number
+      }
+      // The REST repeat was a cache HIT (free): one charge in all.
+      assert.equal(Math.round(bal.balance_usd * 1e6), Math.round((1 - 0.005) * 1e6))
+      await client.close()
+    })
+
     /**
      * The Python SDK ends a session with DELETE /mcp carrying `Content-Type: application/json`
      * and no body; so does this client (the header in requestInit goes on every request).
