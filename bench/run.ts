@@ -19,6 +19,7 @@ const benches = (
         'rankings-service',
         'correlation',
         'correlation-api',
+        'fundamentals-api',
       ]
 ).map((b) => fileURLToPath(new URL(`./${b}.ts`, import.meta.url)))
 let failed = 0
