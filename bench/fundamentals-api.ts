@@ -71,8 +71,9 @@ async function main(): Promise<void> {
         ['GET /fundamentals periods=8&grid=true', get('periods=8&grid=true'), 3],
         ['GET /fundamentals periods=40&grid=true', get('periods=40&grid=true'), null],
       ]
-      // JIT warm-up; it also reads every rotated ticker's digest once.
-      for (let i = 0; i < 10; i++) for (const [, run] of cases) await run()
+      // JIT warm-up (the rows' fact cells and their encoding take a few hundred calls to
+      // optimise); it also reads every rotated ticker's digest.
+      for (let i = 0; i < 100; i++) for (const [, run] of cases) await run()
       for (let i = 0; i < ROTATION; i++) await get('periods=8&grid=true')()
       const rows: TimedRow[] = []
       for (const [name, run, budget] of cases) {
