@@ -211,6 +211,8 @@ async function inUniverse(store: ModelStore, i: number, from: number, to: number
   return Array.from(ranks, (r) => r >= 1 && r <= n)
 }
 
+// The response texts are ASCII: one non-ASCII character makes the whole JSON string two-byte and
+// doubles its UTF-8 encoding time (measured: 0.16 vs 0.08 ms for 8 periods).
 const CAVEATS = [
   'Fundamentals come from SEC XBRL company facts as filed; a concept the filer did not tag leaves its field null (never zero).',
   'TTM figures need four consecutive visible quarters with finite values; ratios are null otherwise or on a guard, never clipped.',
@@ -261,10 +263,10 @@ export async function getFundamentals(
     cik,
     source: 'SEC XBRL company facts (us-gaap, ifrs-full), parsed by the build into point-in-time quarters',
     visibility:
-      'a row is visible when filed_date ≤ as_of (filed_date from the first filing reporting the quarter, else ' +
-      'period end + 45 days: approx); its values are those of the latest filing dated ≤ as_of',
-    betas: 'cascade betas (l1_mkt_beta, l2_sec_beta, l3_sub_beta) at the last trade date ≤ period end',
-    rf: `Treasury ${o.rfTenor} yield at its last observation ≤ period end${rates ? '' : ' (this dataset has no rates: null)'}`,
+      'a row is visible when filed_date <= as_of (filed_date from the first filing reporting the quarter, else ' +
+      'period end + 45 days: approx); its values are those of the latest filing dated <= as_of',
+    betas: 'cascade betas (l1_mkt_beta, l2_sec_beta, l3_sub_beta) at the last trade date <= period end',
+    rf: `Treasury ${o.rfTenor} yield at its last observation <= period end${rates ? '' : ' (this dataset has no rates: null)'}`,
     visible_periods: visible.length,
     caveats: CAVEATS,
   }
@@ -287,7 +289,7 @@ export async function getFundamentals(
     rows,
     market_cap: {
       value: cap === undefined || Number.isNaN(cap) ? null : cap,
-      basis: capDay ? `close × shares outstanding on ${capDay}` : 'no close in this dataset',
+      basis: capDay ? `close x shares outstanding on ${capDay}` : 'no close in this dataset',
       note: 'current snapshot, not point in time: per-row market_cap is null',
     },
     ...(grid === undefined ? {} : { sensitivity_grid: grid }),
