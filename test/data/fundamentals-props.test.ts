@@ -344,12 +344,49 @@ test('malformed documents throw a plain Error with a clear message', () => {
       parseCompanyFacts(bad({ end: '2020-12-31', val: 'x', filed: '2021-01-01', accn: 'a', form: '10-Q' })),
     /val must be a finite number/,
   )
-  assert.throws(
-    () => parseCompanyFacts(bad({ end: '2020-12-31', val: 1, accn: 'a', form: '10-Q' })),
-    /missing filed/,
-  )
   const ok = parseCompanyFacts({ cik: '0000000042', entityName: 'X', facts: {} })
   assert.deepEqual(ok, { cik: 42, name: 'X', quarters: [] })
+})
+
+test('facts without a filing date: visible from period end + 45 days, filed_date_source approx', () => {
+  const o: GenOptions = {
+    seed: 11,
+    fyEndMonth: 12,
+    fullYears: 2,
+    extraQuarters: 1,
+    comparatives: false,
+    incomeYtd: false,
+    restatements: 0,
+    guards: false,
+    revenueSwitchYear: null,
+    interestSwitchYear: null,
+  }
+  const g = generate(o)
+  const strip = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(strip)
+      : v !== null && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.entries(v)
+              .filter(([k]) => k !== 'filed')
+              .map(([k, x]) => [k, strip(x)]),
+          )
+        : v
+  const c = parseCompanyFacts(strip(g.doc))
+  const late = g.lastFiled + 400
+  const all = quartersAsOf(c, late)
+  assert.equal(all.length, g.quarters.length)
+  all.forEach((v, qi) => {
+    assert.equal(v.filedDateSource, 'approx')
+    assert.equal(v.filedDate, v.periodEnd + 45)
+    for (const field of [...GEN_DURATION, ...GEN_INSTANT])
+      assert.equal(v.values[field], g.truth(qi, field, late), `${field} of quarter ${qi}`)
+    // Not visible the day before period end + 45, visible on it.
+    assert.ok(!quartersAsOf(c, v.periodEnd + 44).some((x) => x.periodEnd === v.periodEnd))
+    assert.ok(quartersAsOf(c, v.periodEnd + 45).some((x) => x.periodEnd === v.periodEnd))
+  })
+  const row = fundamentalsRows(all, constantContext(1), PARAMS).at(-1)
+  assert.equal(row?.filed_date_source, 'approx')
 })
 
 test("the synthetic market's companyfacts documents parse into sane rows", () => {

@@ -1,4 +1,4 @@
-import { parseIsoDay } from '../../platform/dates.ts'
+import { isoFromDay, parseIsoDay } from '../../platform/dates.ts'
 
 /**
  * Reading one SEC companyfacts document (already `JSON.parse`d) into the raw facts the
@@ -234,9 +234,15 @@ export interface RawFact {
   fy: number | null
   fp: string | null
   form: string
+  /** epoch day the fact became public: its filing date, else (no `filed`) its end + 45 days */
   filed: number
   filedIso: string
+  /** true when the document gave no filing date (filed is the period end + 45 days) */
+  filedApprox: boolean
 }
+
+/** Days after the period end a filing is assumed public when its date is unknown. */
+export const APPROX_FILING_LAG_DAYS = 45
 
 /** The facts of one concept. Lists are ascending by filed (then accession). */
 export interface ConceptFacts {
@@ -355,7 +361,10 @@ function readFact(x: unknown, where: string, concept: string, source: FactSource
   }
   const end = day('end', true) as number
   const start = day('start', false)
-  const filed = day('filed', true) as number
+  // SEC's own files always carry `filed`; a converted file may not: the fact then counts as
+  // public 45 days after its period end (METHODOLOGY §12, filed_date_source approx).
+  const filedExact = day('filed', false)
+  const filed = filedExact ?? end + APPROX_FILING_LAG_DAYS
   if (start !== null && start > end) throw new Error(`${where}: start after end`)
   const val = x.val
   if (typeof val !== 'number' || !Number.isFinite(val))
@@ -378,7 +387,8 @@ function readFact(x: unknown, where: string, concept: string, source: FactSource
     fp,
     form: x.form,
     filed,
-    filedIso: x.filed as string,
+    filedIso: filedExact === null ? isoFromDay(filed) : (x.filed as string),
+    filedApprox: filedExact === null,
   }
 }
 

@@ -1,5 +1,6 @@
 /** The pure fundamentals core: companyfacts → quarters → point-in-time rows (METHODOLOGY §12). */
 export {
+  APPROX_FILING_LAG_DAYS,
   DURATION_FIELDS,
   type DurationField,
   type FactSource,
@@ -11,7 +12,6 @@ export {
   type SecFact,
 } from './facts.ts'
 export {
-  APPROX_FILING_LAG_DAYS,
   type CompanyFundamentals,
   type CompanyQuarter,
   parseCompanyFacts,

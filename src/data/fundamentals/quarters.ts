@@ -1,5 +1,6 @@
 import { yearOf } from '../../platform/dates.ts'
 import {
+  APPROX_FILING_LAG_DAYS,
   type ConceptFacts,
   conceptKey,
   DURATION_FIELDS,
@@ -99,7 +100,6 @@ export interface VisibleQuarter {
 }
 
 /** Days after the period end a filing is assumed public when its date is unknown. */
-export const APPROX_FILING_LAG_DAYS = 45
 const QUARTER_DAYS = 91.3
 const SLOT_TOLERANCE_DAYS = 12
 const MAX_YEAR_DAYS = 380
@@ -260,13 +260,17 @@ function quarterVersions(
   end: number,
 ): CompanyQuarter {
   // The filing dates that can change this quarter's values, and the first one reporting it.
+  // A fact without a filing date counts from its period end + 45 days; the quarter's filed date
+  // is exact only when a fact of its own period carries one.
   const dates = new Set<number>()
   let firstFiled = Number.POSITIVE_INFINITY
+  let firstExact = Number.POSITIVE_INFINITY
   const add = (list: RawFact[] | undefined, own: boolean) => {
     if (!list) return
     for (const f of list) {
       dates.add(f.filed)
       if (own && f.filed < firstFiled) firstFiled = f.filed
+      if (own && !f.filedApprox && f.filed < firstExact) firstExact = f.filed
     }
   }
   for (const cf of concepts) {
@@ -301,7 +305,7 @@ function quarterVersions(
     periodEnd: end,
     fy: y.fy,
     fq,
-    firstFiled: Number.isFinite(firstFiled) ? firstFiled : null,
+    firstFiled: Number.isFinite(firstExact) ? firstExact : null,
     versions,
   }
 }
