@@ -164,7 +164,11 @@ function dayAtOrBefore(store: ModelStore, day: number): number {
  * Betas per quarter end: the cascade betas at the last trade date ≤ period end (METHODOLOGY
  * §12), with their source; a period ending after a delisted stock's last trade gets none.
  */
-async function betaReader(store: ModelStore, i: number, periodEnds: number[]): Promise<RowContext['betas']> {
+export async function betaReader(
+  store: ModelStore,
+  i: number,
+  periodEnds: number[],
+): Promise<RowContext['betas']> {
   const life = await store.listedLife(i)
   const T = store.calendar.length
   const delisted = life.last >= 0 && life.last < T - 1

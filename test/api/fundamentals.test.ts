@@ -6,6 +6,7 @@ import { parse } from 'csv-parse/sync'
 import { readDataset } from '../../src/data/dataset-reader.ts'
 import type { Dataset } from '../../src/data/format.ts'
 import { fundamentalsRows, parseCompanyFacts, quartersAsOf } from '../../src/data/fundamentals/index.ts'
+import { betaReader } from '../../src/services/fundamentals.ts'
 import type { ModelStore } from '../../src/store/model-store/reader.ts'
 import { fixtureStores } from '../helpers/fixture-store.ts'
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
@@ -154,6 +155,41 @@ describe('GET /fundamentals/{ticker}', () => {
       assert.equal(on.as_of, filed)
     }
     assert.ok(compared >= 40)
+  })
+
+  test('beta_source: post-delisting after the last trade (null, never carried forward), none before listing', async () => {
+    const T = store.calendar.length
+    let checked = 0
+    for (const [i, m] of store.symbols.entries()) {
+      if (m.asset_type !== 'stock') continue
+      const life = await store.listedLife(i)
+      if (life.last < 0 || life.last >= T - 1) continue
+      const lastDay = store.calendar[life.last]
+      const beforeListing = store.calendar[life.first] - 1
+      const betas = await betaReader(store, i, [lastDay, lastDay + 1, lastDay + 200, beforeListing])
+      const onLast = await betasAt(i, lastDay)
+      assert.deepEqual(betas(lastDay), {
+        market: onLast.market,
+        sector: onLast.sector,
+        subsector: onLast.subsector,
+        source: onLast.market === null ? 'none' : betas(lastDay).source,
+      })
+      for (const after of [lastDay + 1, lastDay + 200])
+        assert.deepEqual(betas(after), {
+          market: null,
+          sector: null,
+          subsector: null,
+          source: 'post-delisting',
+        })
+      assert.deepEqual(betas(beforeListing), {
+        market: null,
+        sector: null,
+        subsector: null,
+        source: 'none',
+      })
+      checked++
+    }
+    assert.ok(checked > 0, 'the fixture has delisted stocks')
   })
 
   test('periods, erp, tax_rate and rf_tenor; the grid equals the row formulas cell by cell', async () => {
