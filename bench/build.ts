@@ -78,11 +78,19 @@ console.log(`building the benchmark datasets (${stocks} stocks, default history)
 child(SYNTH, full, prefix)
 const builds: Record<string, number | string>[] = []
 const noStyle: Record<string, number | string>[] = []
-for (let r = 0; r < runs; r++) {
-  rmSync(join(work, 'store-nostyle'), { recursive: true, force: true })
-  noStyle.push(child(BUILD, full, join(work, 'store-nostyle'), 'nostyle'))
+/**
+ * Every build starts from the same disk state: no store on disk and the previous build's writes
+ * flushed (`sync`), so neither side of a pair pays for the other's deletions or writeback.
+ */
+function cleanSlate(): void {
   rmSync(join(work, 'store-nostyle'), { recursive: true, force: true })
   rmSync(join(work, 'store'), { recursive: true, force: true })
+  spawnSync('sync')
+}
+for (let r = 0; r < runs; r++) {
+  cleanSlate()
+  noStyle.push(child(BUILD, full, join(work, 'store-nostyle'), 'nostyle'))
+  cleanSlate()
   builds.push(child(BUILD, full, join(work, 'store')))
 }
 const storeBytes = duBytes(join(work, 'store'))
