@@ -1,5 +1,5 @@
 import { benchStore, inBenchRoot, withServer } from './lib/serve.ts'
-import { printServerTimes, serverTime, type TimedRow } from './lib/server-time.ts'
+import { measureCases, printServerTimes, serverTime } from './lib/server-time.ts'
 
 const SAMPLES = Math.max(5, Number(process.argv[2] ?? 40))
 const STOCKS = Number(process.env.BENCH_STOCKS ?? 3000)
@@ -58,15 +58,9 @@ async function main(): Promise<void> {
         [`POST /correlation ${BATCH} tickers, pearson`, postBatch('pearson'), 40],
         [`POST /correlation ${BATCH} tickers, spearman`, postBatch('spearman'), 40],
       ]
-      // JIT warm-up; it also reads every rotated ticker's series once.
-      for (let i = 0; i < 10; i++) for (const [, run] of cases) await run()
+      // Every rotated ticker's series read once; measureCases then warms the JIT up (10 rounds).
       for (let i = 0; i < ROTATION; i++) await get('pearson')()
-      const rows: TimedRow[] = []
-      for (const [name, run, budget] of cases) {
-        const server: number[] = []
-        for (let i = 0; i < SAMPLES; i++) server.push(await run())
-        rows.push({ name, server, budget })
-      }
+      const rows = await measureCases(cases, SAMPLES, 10)
       console.log(
         `store: ${STOCKS} synthetic stocks, 2006-01-03 → 2026-10-30 (synthesised and built in ${built.toFixed(0)} s); ` +
           `18 factors × 252 paired days; ${SAMPLES} calls per row, every call no-cache and debited`,

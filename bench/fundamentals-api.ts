@@ -11,7 +11,7 @@
  */
 import { join } from 'node:path'
 import { inBenchRoot, withServer } from './lib/serve.ts'
-import { printServerTimes, serverTime, type TimedRow } from './lib/server-time.ts'
+import { measureCases, printServerTimes, serverTime } from './lib/server-time.ts'
 
 const SAMPLES = Math.max(5, Number(process.argv[2] ?? 100))
 const STOCKS = Number(process.env.BENCH_STOCKS ?? 3000)
@@ -71,16 +71,10 @@ async function main(): Promise<void> {
         ['GET /fundamentals periods=8&grid=true', get('periods=8&grid=true'), 3],
         ['GET /fundamentals periods=40&grid=true', get('periods=40&grid=true'), null],
       ]
-      // JIT warm-up (the rows' fact cells and their encoding take a few hundred calls to
-      // optimise); it also reads every rotated ticker's digest.
-      for (let i = 0; i < 100; i++) for (const [, run] of cases) await run()
+      // Every rotated ticker's digest read once; then 100 warm-up rounds (the rows' fact cells
+      // and their encoding take a few hundred calls to optimise).
       for (let i = 0; i < ROTATION; i++) await get('periods=8&grid=true')()
-      const rows: TimedRow[] = []
-      for (const [name, run, budget] of cases) {
-        const server: number[] = []
-        for (let i = 0; i < SAMPLES; i++) server.push(await run())
-        rows.push({ name, server, budget })
-      }
+      const rows = await measureCases(cases, SAMPLES, 100)
       console.log(
         `store: ${process.env.BENCH_STORE ? `BENCH_STORE ${store}` : `${STOCKS} synthetic stocks with fundamentals, 2006-01-03 → 2026-10-30 (synthesised and built in ${built.toFixed(0)} s)`}; ` +
           `${ROTATION} tickers with filings rotated; ${SAMPLES} calls per row, every call no-cache and debited`,

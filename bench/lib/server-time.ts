@@ -47,3 +47,22 @@ export function printServerTimes(rows: readonly TimedRow[]): void {
     )
   }
 }
+
+/**
+ * `warmups` rounds of every case (JIT warm-up), then `samples` timed calls per case in turn:
+ * the rows printServerTimes prints.
+ */
+export async function measureCases(
+  cases: readonly (readonly [string, () => Promise<number>, number | null])[],
+  samples: number,
+  warmups: number,
+): Promise<TimedRow[]> {
+  for (let i = 0; i < warmups; i++) for (const [, run] of cases) await run()
+  const rows: TimedRow[] = []
+  for (const [name, run, budget] of cases) {
+    const server: number[] = []
+    for (let i = 0; i < samples; i++) server.push(await run())
+    rows.push({ name, server, budget })
+  }
+  return rows
+}

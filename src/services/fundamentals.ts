@@ -8,6 +8,7 @@ import {
   type BetaSource,
   type FundamentalsRow,
   fundamentalsRows,
+  NUMERIC_ROW_FIELDS,
   quartersAsOf,
   type RowContext,
   sensitivityGrid,
@@ -320,27 +321,6 @@ function fundamentalsConfidence(rows: FundamentalsRow[]) {
   return { overall: Math.min(filings, coverage), factors }
 }
 
-const NUMBER_FIELDS = [
-  'roe_ttm',
-  'roa_ttm',
-  'leverage_ratio',
-  'fcf_margin',
-  'payout_ratio',
-  'retention_ratio',
-  'buyback_ratio',
-  'total_payout_ratio',
-  'sustainable_growth',
-  'equity_bridge_residual',
-  'beta_market',
-  'beta_sector',
-  'beta_subsector',
-  'rf_rate',
-  'cost_of_equity',
-  'cost_of_debt',
-  'wacc',
-  'economic_profit',
-] as const
-
 /** The rows as one flat table: sec_facts as JSON text, equity_bridge_inputs joined by ';'. */
 function fundamentalsTable(rows: FundamentalsRow[]) {
   const flat = rows.map((row) => ({
@@ -352,7 +332,7 @@ function fundamentalsTable(rows: FundamentalsRow[]) {
     period_end_date: 'date',
     filed_date: 'date',
     filed_date_source: 'text',
-    ...Object.fromEntries(NUMBER_FIELDS.map((f) => [f, 'double'])),
+    ...Object.fromEntries(NUMERIC_ROW_FIELDS.map((f) => [f, 'double'])),
     equity_bridge_inputs: 'text',
     beta_source: 'text',
     sec_facts: 'text',

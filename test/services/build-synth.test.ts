@@ -76,8 +76,6 @@ describe('build on the synthetic market', () => {
           continue
         }
         assert.ok(st[t] >= 0 && st[t] - res[t] <= 1e-12, `0 ≤ style ${st[t]} ≤ res ${res[t]}`)
-        // stock_specific = res − style; the two add back to res to the last bit or so.
-        assert.ok(Math.abs(st[t] + (res[t] - st[t]) - res[t]) <= 1e-12)
         seen.add(mask[t])
         split++
       }

@@ -24,6 +24,7 @@ export {
   type FundamentalsRow,
   fundamentalsRows,
   type GridCell,
+  NUMERIC_ROW_FIELDS,
   type RowContext,
   type RowParams,
   type SecFactCell,

@@ -101,6 +101,28 @@ export interface FundamentalsRow {
   market_cap: null
 }
 
+/** The number-or-null fields of a row, in row order (the tabular form's numeric columns). */
+export const NUMERIC_ROW_FIELDS = [
+  'roe_ttm',
+  'roa_ttm',
+  'leverage_ratio',
+  'fcf_margin',
+  'payout_ratio',
+  'retention_ratio',
+  'buyback_ratio',
+  'total_payout_ratio',
+  'sustainable_growth',
+  'equity_bridge_residual',
+  'beta_market',
+  'beta_sector',
+  'beta_subsector',
+  'rf_rate',
+  'cost_of_equity',
+  'cost_of_debt',
+  'wacc',
+  'economic_profit',
+] as const satisfies readonly (keyof FundamentalsRow)[]
+
 export interface GridCell {
   cost_of_equity: number | null
   wacc: number | null
