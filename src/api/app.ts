@@ -29,6 +29,7 @@ import { historyRoutes } from './routes/history.ts'
 import { landingRoutes } from './routes/landing.ts'
 import { metricsRoutes } from './routes/metrics.ts'
 import { oauthRoutes } from './routes/oauth.ts'
+import { snapshotRoutes } from './routes/snapshot.ts'
 import type { RouteTable } from './routes/types.ts'
 import { createValidatorCompiler } from './validation.ts'
 
@@ -207,6 +208,7 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
     ...crossRoutes(ctx, priced),
     ...correlationRoutes(ctx, priced),
     ...fundamentalsRoutes(ctx, priced),
+    ...snapshotRoutes(ctx, priced),
     ...oauthRoutes(ctx),
     ...discoveryRoutes(ctx),
     ...(opts.extraHandlers?.(internal) ?? {}),

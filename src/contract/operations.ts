@@ -20,6 +20,7 @@ import { HISTORY_OPS } from './ops/history.ts'
 import { MCP_OPS } from './ops/mcp.ts'
 import { getMetrics } from './ops/metrics.ts'
 import { OAUTH_OPS } from './ops/oauth.ts'
+import { SNAPSHOT_OPS } from './ops/snapshot.ts'
 
 /** Every operation the server exposes, by id. The route table, the OpenAPI document and the client derive from it. */
 export const OPS = {
@@ -38,6 +39,7 @@ export const OPS = {
   ...CROSS_OPS,
   ...CORRELATION_OPS,
   ...FUNDAMENTALS_OPS,
+  ...SNAPSHOT_OPS,
   ...OAUTH_OPS,
   ...DISCOVERY_OPS,
   ...MCP_OPS,
