@@ -80,6 +80,7 @@ describe('contract pins', () => {
       'GET /.well-known/oauth-protected-resource',
       'GET /auth/callback',
       'GET /balance',
+      'GET /data/benchmark/{id}',
       'GET /docs/api',
       'GET /docs/api/{asset}',
       'GET /docs/billing',
@@ -124,6 +125,7 @@ describe('contract pins', () => {
       'POST /oauth/token',
       'POST /rankings/screen',
       'POST /signals/residual-reversion/basket',
+      'POST /snapshot',
       'POST /v4/decompose',
     ])
     assert.deepEqual(doc.paths['/metrics/{ticker}']?.get?.['x-pricing'], {

@@ -115,6 +115,18 @@ const CASES: SecurityCase[] = [
     invalid: { params: { ticker: 'SPY' }, query: { rf_tenor: '4m' } },
   },
   {
+    op: 'snapshot',
+    input: { body: { type: 'ticker', ticker: 'AAPL', lookback_days: 60 } },
+    metered: true,
+    invalid: { body: { type: 'portfolio', portfolio: [{ ticker: 'AAPL', weight: 1, shares: 2 }] } },
+  },
+  {
+    op: 'getBenchmark',
+    input: { params: { id: 'bm_etf_spy' } },
+    metered: false,
+    invalid: { params: { id: '60:SPY,30:XLK' } },
+  },
+  {
     op: 'residualReversionBasket',
     input: { body: { tickers: ['SPY'] } },
     metered: true,

@@ -167,6 +167,53 @@ function mcpSuite(backends: BackendPair) {
       await client.close()
     })
 
+    test('snapshot tool: 0.25, the REST answer, a bad book a free tool error', async () => {
+      const key = await t.key(await t.account(1))
+      const client = new Client({ name: 'erm3-snapshot', version: '1.0.0' })
+      await client.connect(mcpTransport('streamable HTTP', base, key))
+      const store = t.ctx.models.store('live')
+      const tickers = store.symbols
+        .filter((m) => m.asset_type === 'stock' && m.tickers.some((w) => w.to === null))
+        .slice(0, 3)
+        .map((m) => m.symbol)
+      const args = {
+        type: 'portfolio',
+        portfolio: tickers.map((ticker, i) => ({ ticker, weight: i + 1 })),
+        lookback_days: 60,
+        benchmark: 'SPY',
+      }
+      const r = await client.callTool({ name: 'snapshot', arguments: args })
+      assert.ok(!r.isError, JSON.stringify(r.content))
+      const body = r.structuredContent as {
+        snapshot: { positions: { weight: number }[]; volatility_ann: number; benchmark_context_id: string }
+        _agent: { cost_usd: number }
+      }
+      assert.equal(body._agent.cost_usd, 0.25)
+      assert.equal(body.snapshot.positions.length, 3)
+      assert.equal(body.snapshot.benchmark_context_id, 'bm_etf_spy')
+      const rest = (await t.client.call('snapshot', { key, body: args } as never)).ok() as unknown as {
+        snapshot: { volatility_ann: number }
+      }
+      assert.equal(rest.snapshot.volatility_ann, body.snapshot.volatility_ann)
+      const bad = await client.callTool({
+        name: 'snapshot',
+        arguments: {
+          type: 'portfolio',
+          portfolio: [
+            { ticker: tickers[0], weight: 1 },
+            { ticker: tickers[1], shares: 5 },
+          ],
+        },
+      })
+      assert.ok(bad.isError)
+      const bal = (await client.callTool({ name: 'balance', arguments: {} })).structuredContent as {
+        balance_usd: number
+      }
+      // The REST repeat was a cache HIT (free): one charge in all.
+      assert.equal(Math.round(bal.balance_usd * 1e6), Math.round((1 - 0.25) * 1e6))
+      await client.close()
+    })
+
     /**
      * The Python SDK ends a session with DELETE /mcp carrying `Content-Type: application/json`
      * and no body; so does this client (the header in requestInit goes on every request).
