@@ -20,6 +20,7 @@ const benches = (
         'correlation',
         'correlation-api',
         'fundamentals-api',
+        'snapshot-api',
       ]
 ).map((b) => fileURLToPath(new URL(`./${b}.ts`, import.meta.url)))
 let failed = 0

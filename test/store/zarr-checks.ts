@@ -29,6 +29,24 @@ export async function checkOurReader(root: string, path: string, c: Case2D): Pro
   } finally {
     await r.close()
   }
+  // Short windows (a day, the last few days: under half the column's chunks) read and cache
+  // their own day-chunk runs; read twice (miss, then hit), before any whole column is cached.
+  const r3 = await openZarrStore(root)
+  const windows = [
+    [0, 1],
+    [days - 1, days],
+    [Math.floor(days / 2), Math.floor(days / 2) + 1],
+    [Math.max(0, days - 40), days],
+  ].filter(([a, b]) => a >= 0 && b <= days && a < b)
+  for (let j = 0; j < symbols; j++)
+    for (const [from, to] of windows)
+      for (const pass of ['miss', 'hit'])
+        assertSameColumn(
+          await r3.readColumn(path, j, from, to),
+          c.columns[j].subarray(from, to),
+          `window [${from}, ${to}) ${pass} ${j}`,
+        )
+  await r3.close()
   // Rows first, so the column reads below are served from cached whole chunks.
   const r2 = await openZarrStore(root)
   for (let d = 0; d < days; d++) await r2.readRow(path, d)

@@ -1,6 +1,6 @@
 import { MARKET_ETF, SECTOR_ETFS } from '../../data/etf-registry.ts'
 import { sampleVariance } from '../../model/portfolio.ts'
-import type { ModelStore, StoreField } from '../../store/model-store/reader.ts'
+import type { ModelStore } from '../../store/model-store/reader.ts'
 import { etfOf } from '../series.ts'
 import type { LegRole } from './benchmark.ts'
 
@@ -13,6 +13,8 @@ import type { LegRole } from './benchmark.ts'
 export const MIN_RESIDUAL_DAYS = 20
 
 const SERIES = ['returns_gross', 'l1_fr', 'l2_fr', 'l3_fr', 'l1_rr', 'l2_rr', 'l3_rr'] as const
+/** Read for every holding; l1_rr and l2_rr only when a day (or the state) stops at L1 or L2. */
+const MAIN_SERIES = ['returns_gross', 'l1_fr', 'l2_fr', 'l3_fr', 'l3_rr'] as const
 const STATE = [
   'l1_mkt_hr',
   'l2_mkt_hr',
@@ -30,7 +32,6 @@ const STATE = [
   'subsector_etf',
   'recommended_level',
 ] as const
-const FIELDS: readonly StoreField[] = [...SERIES, ...STATE]
 
 export interface Leg {
   etf: string
@@ -75,14 +76,37 @@ export async function loadHolding(
   from: number,
   T: number,
 ): Promise<Holding> {
-  const h = await store.history(index, FIELDS, from, T + 1)
-  const at = T - from
+  // The state at T is the stock's latest state when it still trades at T (the store keeps those
+  // values per symbol: the /metrics hot path); a stock that stopped trading before T has none.
+  const [h, latest] = await Promise.all([
+    store.history(index, MAIN_SERIES, from, T + 1),
+    store.latest(index, STATE),
+  ])
   const state = Object.fromEntries(
-    STATE.map((f) => [f, (h[f] as ArrayLike<number>)[at] as number]),
+    STATE.map((f) => [f, latest.t === T ? (latest.values[f] as number) : Number.NaN]),
   ) as Holding['state']
-  const series = Object.fromEntries(
-    SERIES.map((f) => [f, Float64Array.from(h[f] as ArrayLike<number>)]),
-  ) as Holding['series']
+  const main = Object.fromEntries(
+    MAIN_SERIES.map((f) => [f, Float64Array.from(h[f] as ArrayLike<number>)]),
+  ) as Pick<Holding['series'], (typeof MAIN_SERIES)[number]>
+  // A shallower level's residual is needed on a day whose decomposition stops there, or for the
+  // residual variance of a stock whose state stops there.
+  let needL1 = Number.isNaN(state.l2_mkt_hr) && !Number.isNaN(state.l1_mkt_hr)
+  let needL2 = Number.isNaN(state.l3_mkt_hr) && !Number.isNaN(state.l2_mkt_hr)
+  for (let t = 0; t < main.l1_fr.length && !(needL1 && needL2); t++) {
+    if (Number.isNaN(main.l1_fr[t] as number)) continue
+    if (Number.isNaN(main.l2_fr[t] as number)) needL1 = true
+    else if (Number.isNaN(main.l3_fr[t] as number)) needL2 = true
+  }
+  const extra: ('l1_rr' | 'l2_rr')[] = []
+  if (needL1) extra.push('l1_rr')
+  if (needL2) extra.push('l2_rr')
+  const more = extra.length > 0 ? await store.history(index, extra, from, T + 1) : {}
+  const absent = new Float64Array(T - from + 1).fill(Number.NaN)
+  const series: Holding['series'] = {
+    ...main,
+    l1_rr: more.l1_rr ? Float64Array.from(more.l1_rr as ArrayLike<number>) : absent,
+    l2_rr: more.l2_rr ? Float64Array.from(more.l2_rr as ArrayLike<number>) : absent,
+  }
   const sectorEtf = etfOf(store, state.sector_etf)
   const subsectorEtf = etfOf(store, state.subsector_etf)
   const l1: Leg[] = present(state.l1_mkt_hr) ? [{ etf: MARKET_ETF, role: 'market', hr: state.l1_mkt_hr }] : []

@@ -96,6 +96,12 @@ class StoreReader implements ZarrStoreReader {
     const key = `${a.meta.path}\0s${symbol}`
     const hit = this.cache.get(key)
     if (hit) return hit.slice(from, end)
+    // A short window (under half the column's day-chunks: a snapshot's lookback, one day's
+    // state) reads and caches only its own runs, so many symbols' recent days stay cached.
+    const i0 = Math.floor(from / g.cd)
+    const i1 = Math.floor((Math.max(end, from + 1) - 1) / g.cd)
+    if (end > from && 2 * (i1 - i0 + 1) < chunkCount(g.days, g.cd))
+      return this.readWindow(a, g, symbol, from, end)
     const out = allocColumn(g.dtype, g.days)
     const jobs: Promise<void>[] = []
     for (let i = 0; i * g.cd < g.days; i++) jobs.push(this.readRun(a, g, i, symbol, 0, g.days, out))
@@ -214,6 +220,41 @@ class StoreReader implements ZarrStoreReader {
    * Days [from, end) ∩ day-chunk i of symbol j, read straight into `out` (which starts at day
    * `from`) with one positioned read: the symbol's days are contiguous inside the chunk.
    */
+  /** Days [from, end) of one symbol from its cached day-chunk runs (each run read once, whole). */
+  private async readWindow(
+    a: ArrayNode,
+    g: Grid2D,
+    symbol: number,
+    from: number,
+    end: number,
+  ): Promise<Column> {
+    const out = allocColumn(g.dtype, end - from)
+    const jobs: Promise<void>[] = []
+    for (let i = Math.floor(from / g.cd); i * g.cd < end; i++) {
+      const d0 = i * g.cd
+      const copy = (run: Column) => {
+        const s = Math.max(from, d0)
+        const e = Math.min(end, d0 + g.cd)
+        out.set(run.subarray(s - d0, e - d0), s - from)
+      }
+      const key = `${a.meta.path}\0s${symbol}\0r${i}`
+      const hit = this.cache.get(key)
+      if (hit) {
+        copy(hit)
+        continue
+      }
+      const run = allocColumn(g.dtype, Math.min(g.cd, g.days - d0))
+      jobs.push(
+        this.readRun(a, g, i, symbol, d0, d0 + run.length, run).then(() => {
+          this.cache.set(key, run)
+          copy(run)
+        }),
+      )
+    }
+    await Promise.all(jobs)
+    return out
+  }
+
   private readRun(a: ArrayNode, g: Grid2D, i: number, j: number, from: number, end: number, out: Column) {
     const k = Math.floor(j / g.cs)
     const d0 = i * g.cd
