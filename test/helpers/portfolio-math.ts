@@ -613,6 +613,12 @@ export interface Body {
       active_weights: { ticker: string; portfolio: number; benchmark: number; active: number }[]
       active_exposures: { etf: string; portfolio: number; benchmark: number; active: number }[]
     }
+    hedge_effectiveness: {
+      realized_vol_ann: number | null
+      L1: { residual_vol_ann: number | null; variance_reduction: number | null }
+      L2: { residual_vol_ann: number | null; variance_reduction: number | null }
+      L3: { residual_vol_ann: number | null; variance_reduction: number | null }
+    }
     benchmark_risk: null | {
       volatility_ann: number | null
       systematic_vol_ann: number | null
@@ -941,6 +947,36 @@ export function checkBody(store: ModelStore, body: Body, exp: Expected, what: st
   const m = used.reduce((x, y) => x + y, 0) / used.length
   const rv = Math.sqrt((252 * used.reduce((x, y) => x + (y - m) ** 2, 0)) / (used.length - 1))
   near(tb.realized_vol_ann, rv, 1e-10 * rv, `${what} realized_vol_ann`)
+  // Hedge effectiveness: the book after each level's hedge = gross − market (L1), − sector (L2),
+  // the residual strip (L3); annualised sample volatility and 1 − var(level)/var(gross).
+  const he = body.risk_summary.hedge_effectiveness
+  const sx = exp.strips
+  const series = {
+    L1: sx.gross.map((g, t) => g - (sx.market[t] as number)),
+    L2: sx.gross.map((g, t) => g - (sx.market[t] as number) - (sx.sector[t] as number)),
+    L3: [...sx.residual],
+  }
+  const varOf = (x: readonly number[]) => {
+    const mean = x.reduce((a, b) => a + b, 0) / x.length
+    return x.reduce((a, b) => a + (b - mean) ** 2, 0) / (x.length - 1)
+  }
+  const vg = varOf([...sx.gross])
+  near(
+    he.realized_vol_ann,
+    Math.sqrt(252 * vg),
+    1e-10 * Math.sqrt(252 * vg),
+    `${what} hedge realized_vol_ann`,
+  )
+  for (const k of ['L1', 'L2', 'L3'] as const) {
+    const v = varOf(series[k])
+    near(
+      he[k].residual_vol_ann,
+      Math.sqrt(252 * v),
+      1e-10 * Math.sqrt(252 * vg),
+      `${what} ${k} residual_vol_ann`,
+    )
+    near(he[k].variance_reduction, 1 - v / vg, 1e-10, `${what} ${k} variance_reduction`)
+  }
 }
 
 /** Stocks loaded once per lookback; request rows → normalised holdings; benchmark parts → legs. */

@@ -224,6 +224,8 @@ const snapshotSchema = Type.Object(
 const contributionRow = (key: string, extra: Record<string, TSchema> = {}) =>
   Type.Object({ [key]: Type.String(), ...extra, ...contributionSchema.properties })
 
+const hedgeOutcome = Type.Object({ residual_vol_ann: NullableNumber, variance_reduction: NullableNumber })
+
 const riskSummarySchema = Type.Object(
   {
     total_risk_ann: NullableNumber,
@@ -262,6 +264,20 @@ const riskSummarySchema = Type.Object(
         ),
         active_exposures: Type.Array(exposureSchema),
       }),
+    ),
+    hedge_effectiveness: Type.Object(
+      {
+        realized_vol_ann: NullableNumber,
+        L1: hedgeOutcome,
+        L2: hedgeOutcome,
+        L3: hedgeOutcome,
+      },
+      {
+        description:
+          "Realised and out of sample over the lookback: the book's daily return after holding each level's hedge " +
+          'from the previous close (the L1, L2, L3 residual strips), its annualised volatility and the share of the ' +
+          'gross variance it removed',
+      },
     ),
     benchmark_risk: Nullable(
       Type.Object({ ...riskBlock, hedges_L3: Type.Array(hedgeLegSchema), weight_covered: Type.Number() }),

@@ -139,7 +139,10 @@ export async function loadHolding(
     ? sampleVariance(residual, 0, residual.length)
     : { variance: Number.NaN, n: 0 }
   let reason: string | null = null
-  if (level === null) reason = 'no model state at as_of (too short a history, or not trading on as_of)'
+  if (latest.t >= 0 && latest.t < T)
+    reason = `last traded on ${store.date(latest.t)} (delisted or halted): no model state at as_of`
+  else if (latest.t < 0) reason = 'never traded in this dataset'
+  else if (level === null) reason = 'no model state at as_of (too short a history for the model window)'
   else if (n < MIN_RESIDUAL_DAYS)
     reason = `only ${n} residual returns in the lookback (at least ${MIN_RESIDUAL_DAYS} needed for its residual variance)`
   return {

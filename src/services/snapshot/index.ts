@@ -322,6 +322,7 @@ export async function snapshotService(
       residual: euler?.residual ?? NULL_CONTRIBUTION,
     },
     active,
+    hedge_effectiveness: hedgeEffectiveness(strips, days),
     benchmark_risk: benchRisk
       ? {
           ...riskFigures(benchRisk),
@@ -410,6 +411,25 @@ function positionRow(store: ModelStore, p: Position, c: Contribution, standalone
     standalone_vol_ann: standalone,
     risk_contribution: c,
   }
+}
+
+/**
+ * Realised, out of sample: the book's daily return after holding each level's hedge from the
+ * previous close (gross − market = the L1 residual, − sector = L2, − subsector = L3), its
+ * annualised volatility and the share of the gross variance it removed over the lookback.
+ */
+function hedgeEffectiveness(
+  strips: Record<'gross' | 'market' | 'sector' | 'residual', Float64Array>,
+  days: number,
+) {
+  const gross = sampleVariance(strips.gross, 0, days).variance
+  const l1 = strips.gross.map((g, t) => g - (strips.market[t] as number))
+  const l2 = l1.map((x, t) => x - (strips.sector[t] as number))
+  const level = (r: Float64Array) => {
+    const v = sampleVariance(r, 0, days).variance
+    return { residual_vol_ann: annualVol(v), variance_reduction: gross > 0 && v >= 0 ? 1 - v / gross : null }
+  }
+  return { realized_vol_ann: annualVol(gross), L1: level(l1), L2: level(l2), L3: level(strips.residual) }
 }
 
 function activeBlock(
