@@ -1,13 +1,20 @@
 import { randomBytes } from 'node:crypto'
+import { Readable } from 'node:stream'
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify'
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyRequest,
+  LogController,
+} from 'fastify'
 import type { Transport } from '../contract/client.ts'
 import { API_VERSION } from '../contract/openapi.ts'
 import type { Operation } from '../contract/operation.ts'
 import { OPERATIONS } from '../contract/operations.ts'
 import { type Capability, capabilityByOperation } from '../contract/pricing.ts'
 import { newRequestId } from '../platform/ids.ts'
+import { flushUsage } from '../services/billing/usage.ts'
 import type { ServiceContext } from '../services/context.ts'
 import { KeyUsage } from '../services/identity/keys.ts'
 import { addressRule, takeAddressToken } from '../services/limits.ts'
@@ -20,6 +27,7 @@ import './request-state.ts'
 import { accountRoutes } from './routes/account.ts'
 import { analyticsRoutes } from './routes/analytics.ts'
 import { authRoutes } from './routes/auth.ts'
+import { billingRoutes } from './routes/billing.ts'
 import { correlationRoutes } from './routes/correlation.ts'
 import { crossRoutes } from './routes/cross.ts'
 import { discoveryRoutes } from './routes/discovery.ts'
@@ -29,8 +37,11 @@ import { historyRoutes } from './routes/history.ts'
 import { landingRoutes } from './routes/landing.ts'
 import { metricsRoutes } from './routes/metrics.ts'
 import { oauthRoutes } from './routes/oauth.ts'
+import { selfServiceRoutes } from './routes/self-service.ts'
 import { snapshotRoutes } from './routes/snapshot.ts'
 import type { RouteTable } from './routes/types.ts'
+import { webRoutes } from './routes/web.ts'
+import { webhookRoutes } from './routes/webhooks.ts'
 import { createValidatorCompiler } from './validation.ts'
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,64}$/
@@ -121,6 +132,7 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
   fastify.decorateRequest('rateLimited', null)
   fastify.decorateRequest('slot', null)
   fastify.decorateRequest('startedAt', 0)
+  fastify.decorateRequest('rawBody', null)
 
   const internalSecret = randomBytes(24).toString('base64url')
   const auth = createAuthHook(ctx, usage, internalSecret)
@@ -200,8 +212,10 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
   const handlers: RouteTable = {
     ...accountRoutes(ctx),
     ...authRoutes(ctx),
+    ...billingRoutes(ctx),
     ...docsRoutes(ctx, prom),
     ...landingRoutes(ctx),
+    ...webRoutes(),
     ...metricsRoutes(ctx, priced),
     ...historyRoutes(ctx, priced),
     ...analyticsRoutes(ctx, priced),
@@ -210,6 +224,8 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
     ...fundamentalsRoutes(ctx, priced),
     ...snapshotRoutes(ctx, priced),
     ...oauthRoutes(ctx),
+    ...webhookRoutes(ctx),
+    ...selfServiceRoutes(ctx),
     ...discoveryRoutes(ctx),
     ...(opts.extraHandlers?.(internal) ?? {}),
   }
@@ -221,6 +237,7 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
     internal,
     async close() {
       await usage.flush()
+      await flushUsage(ctx)
       await fastify.close()
     },
   }
@@ -254,6 +271,30 @@ function register(fastify: FastifyInstance, op: Operation, handlers: RouteTable)
       ...(op.body ? { body: anonymous(op.body) } : {}),
       ...(json ? { response: { [op.status]: anonymous(op.response) } } : {}),
     },
+    ...(op.rawBody ? { preParsing: keepRawBody } : {}),
     handler,
   })
+}
+
+/**
+ * preParsing of `rawBody` operations (the Stripe webhook): keeps the exact bytes on `req.rawBody`
+ * for signature verification and hands the same bytes on to the usual parser. Scoped to those
+ * routes only; bounded by the route's body limit.
+ */
+async function keepRawBody(req: FastifyRequest, _reply: unknown, payload: AsyncIterable<Buffer | string>) {
+  const limit = req.routeOptions.bodyLimit ?? 1024 * 1024
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of payload) {
+    const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
+    size += b.length
+    if (size > limit)
+      throw Object.assign(new Error('Request body is too large'), {
+        statusCode: 413,
+        code: 'FST_ERR_CTP_BODY_TOO_LARGE',
+      })
+    chunks.push(b)
+  }
+  req.rawBody = Buffer.concat(chunks)
+  return Readable.from([req.rawBody])
 }

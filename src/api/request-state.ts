@@ -16,6 +16,8 @@ declare module 'fastify' {
     slot: KeySlot | null
     /** performance.now() at arrival, for `_agent.latency_ms`. */
     startedAt: number
+    /** The request body's exact bytes, on `rawBody` operations only (signature verification). */
+    rawBody: Buffer | null
   }
   interface FastifyContextConfig {
     op?: Operation

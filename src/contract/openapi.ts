@@ -2,6 +2,7 @@ import type { TSchema } from 'typebox'
 import { oauthErrorSchema, problemSchema, WIRE_ERRORS } from './errors.ts'
 import { type Operation, openApiPath } from './operation.ts'
 import { OPERATIONS } from './operations.ts'
+import { WEBHOOK_PAYLOADS } from './ops/webhooks.ts'
 import { CAPABILITIES, microsToUsd } from './pricing.ts'
 
 /** Interface version (DECISIONS.md): OpenAPI info.version and the X-API-Version header. */
@@ -117,6 +118,42 @@ function operationObject(op: Operation, components: Record<string, unknown>): Js
   }
 }
 
+/**
+ * OpenAPI 3.1 `webhooks`: what erm3 POSTs to a subscription, per event (payloads are components).
+ * Signature: `X-Erm3-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, t + "." + body)>` (/docs/webhooks).
+ */
+function webhookDocs(components: Record<string, unknown>): Json {
+  const header = (description: string) => ({ required: true, schema: { type: 'string' }, description })
+  return Object.fromEntries(
+    Object.entries(WEBHOOK_PAYLOADS).map(([event, schema]) => [
+      event,
+      {
+        post: {
+          summary: `${event} event delivery`,
+          description: (schema as { description?: string }).description,
+          tags: ['webhooks'],
+          parameters: [
+            { name: 'X-Erm3-Event', in: 'header', ...header(`The event type: ${event}`) },
+            { name: 'X-Erm3-Delivery', in: 'header', ...header('Delivery id, the same on every retry') },
+            {
+              name: 'X-Erm3-Signature',
+              in: 'header',
+              ...header('t=<unix seconds>,v1=<hex HMAC-SHA256(secret, t + "." + raw body)>'),
+            },
+          ],
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: hoist(schema, components) } },
+          },
+          responses: {
+            '2XX': { description: 'Delivered. Anything else (or no answer in 10 s) is retried for 24 h.' },
+          },
+        },
+      },
+    ]),
+  )
+}
+
 /** The OpenAPI 3.1 document of every operation in the contract. */
 export function buildOpenApi(opts: { publicUrl: string; operations?: readonly Operation[] }): Json {
   const components: Record<string, unknown> = {}
@@ -139,6 +176,7 @@ export function buildOpenApi(opts: { publicUrl: string; operations?: readonly Op
     },
     servers: [{ url: opts.publicUrl }],
     paths,
+    webhooks: webhookDocs(components),
     components: {
       schemas: components,
       securitySchemes: {

@@ -4,11 +4,15 @@ import type { TSchema } from 'typebox'
  * One HTTP operation of the interface, declared once: the server registers it (validation and
  * serialisation), the OpenAPI document, the MCP tool schemas and the typed client derive from it.
  */
-export type AuthMode = 'key' | 'session' | 'none'
+/**
+ * `key_or_session`: read-only account views that answer either the account's own API key (limited
+ * like any key route) or a signed-in session (limited per address).
+ */
+export type AuthMode = 'key' | 'session' | 'key_or_session' | 'none'
 
 export interface Operation {
   id: string
-  method: 'GET' | 'POST' | 'DELETE'
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE'
   /** Fastify-style path (`/metrics/:ticker`); OpenAPI gets `{ticker}`. */
   path: string
   summary: string
@@ -40,6 +44,11 @@ export interface Operation {
   errorStyle?: 'problem' | 'oauth'
   /** Request body media type when not JSON (the OAuth token and revocation endpoints are form-encoded). */
   bodyType?: 'application/x-www-form-urlencoded'
+  /**
+   * The handler needs the exact request bytes (`req.rawBody`), e.g. to verify a signature over
+   * them (the Stripe webhook); the body is still parsed and validated as usual.
+   */
+  rawBody?: boolean
 }
 
 /** Keeps the literal schema types, so the typed client knows each operation's shapes. */

@@ -2,6 +2,7 @@ import type { Operation } from './operation.ts'
 import { estimate, getBalance, getHealth, getInvoices, getPricing } from './ops/account.ts'
 import { ANALYTICS_OPS } from './ops/analytics.ts'
 import { login, loginCallback, provision, provisionFree } from './ops/auth.ts'
+import { BILLING_OPS } from './ops/billing.ts'
 import { CORRELATION_OPS } from './ops/correlation.ts'
 import { CROSS_OPS } from './ops/cross.ts'
 import { DISCOVERY_OPS } from './ops/discovery.ts'
@@ -20,7 +21,10 @@ import { HISTORY_OPS } from './ops/history.ts'
 import { MCP_OPS } from './ops/mcp.ts'
 import { getMetrics } from './ops/metrics.ts'
 import { OAUTH_OPS } from './ops/oauth.ts'
+import { SELF_SERVICE_OPS } from './ops/self-service.ts'
 import { SNAPSHOT_OPS } from './ops/snapshot.ts'
+import { WEB_OPS } from './ops/web.ts'
+import { WEBHOOK_OPS } from './ops/webhooks.ts'
 
 /** Every operation the server exposes, by id. The route table, the OpenAPI document and the client derive from it. */
 export const OPS = {
@@ -33,6 +37,7 @@ export const OPS = {
   loginCallback,
   provision,
   provisionFree,
+  ...BILLING_OPS,
   getMetrics,
   ...HISTORY_OPS,
   ...ANALYTICS_OPS,
@@ -41,7 +46,10 @@ export const OPS = {
   ...FUNDAMENTALS_OPS,
   ...SNAPSHOT_OPS,
   ...OAUTH_OPS,
+  ...WEBHOOK_OPS,
+  ...SELF_SERVICE_OPS,
   ...DISCOVERY_OPS,
+  ...WEB_OPS,
   ...MCP_OPS,
   getOpenApi,
   getErrorDocs,

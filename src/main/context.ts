@@ -3,7 +3,7 @@ import type { Config } from '../platform/config.ts'
 import { AppError } from '../platform/errors.ts'
 import { createLogger, type Logger } from '../platform/logger.ts'
 import { createOutboxMailer, createSmtpMailer, type Mailer } from '../platform/mail.ts'
-import { loadOrCreateSecrets, type Secrets } from '../platform/secrets.ts'
+import { loadOrCreateSecrets, loadOrCreateWebhookKey, type Secrets } from '../platform/secrets.ts'
 import type { ServiceContext } from '../services/context.ts'
 import { ModelRegistry } from '../services/models.ts'
 import { withBalanceSnapshots } from '../store/accounts/balance-snapshot.ts'
@@ -27,8 +27,10 @@ export const homePaths = (home: string) => ({
 
 export async function secretsFor(config: Config): Promise<Secrets> {
   const s = config.server
-  if (s.pepper && s.sessionSecret) return { pepper: s.pepper, sessionSecret: s.sessionSecret }
-  return loadOrCreateSecrets(config.home)
+  // Scale-out nodes share ERM3_WEBHOOK_KEY (none: webhooks answer 503); embedded mode keeps its own.
+  const webhookKey = s.webhookKey ?? (s.databaseUrl ? null : await loadOrCreateWebhookKey(config.home))
+  if (s.pepper && s.sessionSecret) return { pepper: s.pepper, sessionSecret: s.sessionSecret, webhookKey }
+  return { ...(await loadOrCreateSecrets(config.home)), webhookKey }
 }
 
 /** The account store the configuration asks for: PostgreSQL with DATABASE_URL, else SQLite under ERM3_HOME. */

@@ -3,6 +3,7 @@ import { type Config, loadConfig } from '../platform/config.ts'
 import { createLogger, type Logger } from '../platform/logger.ts'
 import { type Progress, silentProgress } from '../platform/progress.ts'
 import { purgeExpiredSecrets } from '../services/identity/retention.ts'
+import { announceServedModel, createDispatcher } from '../services/webhooks/dispatcher.ts'
 import { createServerApp } from './app.ts'
 import { buildContext, homePaths, openModel } from './context.ts'
 import { ensureSandbox } from './sandbox.ts'
@@ -51,6 +52,17 @@ export async function serve(
   await reconcile()
   const timer = setInterval(() => void reconcile(), RECONCILE_EVERY_MS)
   timer.unref()
+  // Webhooks: model.updated once per new data_as_of (across nodes), then the outbox dispatcher.
+  try {
+    if (await announceServedModel(ctx))
+      log.info({ data_as_of: ctx.models.peek('live')?.dataAsOf }, 'model.updated enqueued')
+  } catch (e) {
+    log.error({ err: (e as Error).message }, 'model.updated could not be recorded')
+  }
+  if (!ctx.secrets.webhookKey)
+    log.warn('ERM3_WEBHOOK_KEY is not set: webhook endpoints answer 503 (alert e-mails still go out)')
+  const dispatcher = createDispatcher(ctx)
+  dispatcher.start()
   const app = await createServerApp(ctx)
   const address = await app.fastify.listen({ host: config.server.host, port: config.server.port })
   log.info(
@@ -69,6 +81,7 @@ export async function serve(
   const close = () => {
     closing ??= (async () => {
       clearInterval(timer)
+      await dispatcher.stop()
       await app.close()
       await built.close()
     })()

@@ -25,6 +25,12 @@ export interface ServerConfig {
   /** Key-hash pepper and session-signing secret; required with DATABASE_URL (shared by all nodes). */
   pepper: string | null
   sessionSecret: string | null
+  /**
+   * ERM3_WEBHOOK_KEY: encrypts webhook signing secrets at rest (AES-256-GCM). No default: embedded
+   * mode generates one under ERM3_HOME on first run; with DATABASE_URL it must be set (the same on
+   * every node) or the webhook endpoints answer 503.
+   */
+  webhookKey: string | null
   smtpUrl: string | null
   mailFrom: string
   /** When set, /metrics-prom requires `Authorization: Bearer <METRICS_TOKEN>`. */
@@ -35,6 +41,18 @@ export interface ServerConfig {
   topUpUrl: string | null
   /** Per-IP limit of every request made without an API key (ERM3_IP_RATE_PER_MINUTE, ERM3_IP_RATE_BURST). */
   ipRate: { perMinute: number; burst: number }
+  /** Stripe top-ups: null unless STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are both set. */
+  stripe: StripeConfig | null
+}
+
+export interface StripeConfig {
+  secretKey: string
+  webhookSecret: string
+  /**
+   * STRIPE_API_BASE (tests only): where the SDK sends API calls instead of api.stripe.com, e.g. a
+   * local fake `http://127.0.0.1:12111`. Unset in production.
+   */
+  apiBase: { protocol: 'http' | 'https'; host: string; port: number } | null
 }
 
 type Env = Record<string, string | undefined>
@@ -105,6 +123,37 @@ function ipRate(env: Env): ServerConfig['ipRate'] {
   return { perMinute, burst: intVar(env, 'ERM3_IP_RATE_BURST', 1, 1_000_000) ?? IP_RATE_DEFAULT.burst }
 }
 
+function stripeConfig(env: Env): StripeConfig | null {
+  const secretKey = str(env, 'STRIPE_SECRET_KEY')
+  const webhookSecret = str(env, 'STRIPE_WEBHOOK_SECRET')
+  if (secretKey === null && webhookSecret === null) return null
+  if (secretKey === null || webhookSecret === null)
+    throw new AppError(
+      'CONFIG_INVALID',
+      `Stripe top-ups need both STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET; ${secretKey === null ? 'STRIPE_SECRET_KEY' : 'STRIPE_WEBHOOK_SECRET'} is not set`,
+    )
+  // Never echo the values: they are secrets.
+  if (!/^(sk|rk)_(test|live)_\S+$/.test(secretKey))
+    throw new AppError(
+      'CONFIG_INVALID',
+      'STRIPE_SECRET_KEY must be a Stripe secret key (sk_live_… or sk_test_…)',
+    )
+  if (!/^whsec_\S+$/.test(webhookSecret))
+    throw new AppError('CONFIG_INVALID', 'STRIPE_WEBHOOK_SECRET must be a webhook signing secret (whsec_…)')
+  const base = urlVar(env, 'STRIPE_API_BASE', ['http:', 'https:'])
+  let apiBase: StripeConfig['apiBase'] = null
+  if (base !== null) {
+    const u = new URL(base)
+    const protocol = u.protocol === 'http:' ? 'http' : 'https'
+    apiBase = {
+      protocol,
+      host: u.hostname.replace(/^\[|\]$/g, ''),
+      port: u.port ? Number(u.port) : protocol === 'http' ? 80 : 443,
+    }
+  }
+  return { secretKey, webhookSecret, apiBase }
+}
+
 function serverConfig(env: Env): ServerConfig {
   const host = str(env, 'HOST') ?? '127.0.0.1'
   const port = intVar(env, 'PORT', 0, 65535) ?? 8080
@@ -133,12 +182,14 @@ function serverConfig(env: Env): ServerConfig {
     redisUrl: urlVar(env, 'REDIS_URL', ['redis:', 'rediss:']),
     pepper,
     sessionSecret,
+    webhookKey: secretVar(env, 'ERM3_WEBHOOK_KEY'),
     smtpUrl: urlVar(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: str(env, 'MAIL_FROM') ?? 'erm3 <no-reply@localhost>',
     metricsToken: str(env, 'METRICS_TOKEN'),
     trustProxy: trust === 'true' || trust === '1',
     topUpUrl: urlVar(env, 'TOP_UP_URL', ['https:', 'http:']),
     ipRate: ipRate(env),
+    stripe: stripeConfig(env),
   }
 }
 

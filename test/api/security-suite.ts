@@ -14,6 +14,15 @@ export interface SecurityCase<K extends OperationId = OperationId> {
   metered: boolean
   /** A request whose body or parameters are invalid (an unauthenticated one must still be 401); absent when nothing can be. */
   invalid?: CallInput<K>
+  /** Operations a test key may not use at all (top-ups): 403 FORBIDDEN instead of a sandbox answer. */
+  testKey?: 'refused'
+}
+
+export interface SecuritySuiteOptions {
+  /** Extra configuration of the suite's app (e.g. Stripe for the top-up case). */
+  env?: Record<string, string>
+  /** Suffix of the suite's name, to tell several suites on one backend pair apart. */
+  name?: string
 }
 
 function assertProblem(r: CallResult<OperationId>, status: number, code: string): Record<string, unknown> {
@@ -32,12 +41,13 @@ function assertProblem(r: CallResult<OperationId>, status: number, code: string)
  * The shared security suite (STYLE.md §8): every authenticated operation, on every backend pair,
  * answers each credential and limit failure with its own documented error.
  */
-export function securitySuite(backends: BackendPair, cases: SecurityCase[]) {
-  describe(`security suite: ${backends.name}`, { skip: backends.skip ?? undefined }, () => {
+export function securitySuite(backends: BackendPair, cases: SecurityCase[], opts: SecuritySuiteOptions = {}) {
+  const name = `security suite: ${backends.name}${opts.name ? ` (${opts.name})` : ''}`
+  describe(name, { skip: backends.skip ?? undefined }, () => {
     let t: TestApp
     let account: string
     before(async () => {
-      t = await startTestApp(backends)
+      t = await startTestApp({ ...backends, ...(opts.env ? { env: opts.env } : {}) })
       account = await t.account(1)
     })
     after(() => t?.close())
@@ -98,7 +108,8 @@ export function securitySuite(backends: BackendPair, cases: SecurityCase[]) {
           const r = await call(c, await t.key(account, { env: 'test' }), c.input, {
             'cache-control': 'no-cache',
           })
-          assert.ok(r.status < 300, r.text)
+          if (c.testKey === 'refused') assertProblem(r, 403, 'FORBIDDEN')
+          else assert.ok(r.status < 300, r.text)
           assert.equal(r.headers['x-environment'], 'test')
           assert.deepEqual(await t.ctx.accounts.balance(account), before)
           const live = await call(c, await t.key(account))

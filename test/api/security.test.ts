@@ -1,5 +1,14 @@
+import { after } from 'node:test'
+import { issueKey } from '../../src/services/identity/keys.ts'
+import { startFakeStripe } from '../helpers/fake-stripe.ts'
 import { BACKEND_PAIRS } from '../helpers/test-app.ts'
 import { type SecurityCase, securitySuite } from './security-suite.ts'
+import {
+  type SessionCaseScope,
+  type SessionSecurityCase,
+  sessionCase,
+  sessionSecuritySuite,
+} from './session-security-suite.ts'
 
 /** Every authenticated operation so far; later routes add their case here. */
 const CASES: SecurityCase[] = [
@@ -132,6 +141,79 @@ const CASES: SecurityCase[] = [
     metered: true,
     invalid: { body: { tickers: [] } },
   },
+  // Self-service reads (issue 17 §1): the account's own keys may read them.
+  { op: 'listAccountKeys', input: {}, metered: false },
+  {
+    op: 'getAccountUsage',
+    input: { query: { from: '2026-01-01', to: '2026-01-31' } },
+    metered: false,
+    invalid: { query: { from: '2026-02-01', to: '2026-01-01' } },
+  },
+  {
+    op: 'getAccountLedger',
+    input: { query: { format: 'csv' } },
+    metered: false,
+    invalid: { query: { limit: 0 } },
+  },
+  { op: 'getAccountSettings', input: {}, metered: false },
+  {
+    op: 'getAccountAudit',
+    input: { query: { limit: 10 } },
+    metered: false,
+    invalid: { query: { limit: 0 } },
+  },
 ] as SecurityCase[]
 
+/** A key of the account to act on (rename, rotate, revoke each get a fresh one). */
+const freshKeyId = async ({ t, accountId }: SessionCaseScope) =>
+  (await issueKey(t.ctx, { accountId, kind: 'agent', environment: 'live' })).record.id
+
+/** Session operations: changes to the account (issue 17 §1). */
+const SESSION_CASES: SessionSecurityCase[] = [
+  sessionCase({
+    op: 'createAccountKey',
+    input: async () => ({ body: { environment: 'live' as const } }),
+    invalid: async () => ({ body: { environment: 'prod' as 'live' } }),
+  }),
+  sessionCase({
+    op: 'renameAccountKey',
+    input: async (s) => ({ params: { id: await freshKeyId(s) }, body: { name: 'renamed' } }),
+    invalid: async (s) => ({ params: { id: await freshKeyId(s) }, body: { name: '' } }),
+  }),
+  sessionCase({
+    op: 'rotateAccountKey',
+    input: async (s) => ({ params: { id: await freshKeyId(s) }, body: { overlap_seconds: 30 } }),
+    invalid: async (s) => ({ params: { id: await freshKeyId(s) }, body: { overlap_seconds: -1 } }),
+  }),
+  sessionCase({
+    op: 'revokeAccountKey',
+    input: async (s) => ({ params: { id: await freshKeyId(s) } }),
+    invalid: async () => ({ params: { id: 'no such key!' } }),
+  }),
+  sessionCase({
+    op: 'updateAccountSettings',
+    input: async () => ({ body: { spend_cap_usd: 100 } }),
+    invalid: async () => ({ body: { spend_cap_usd: -5 } }),
+  }),
+]
+
 for (const b of BACKEND_PAIRS) securitySuite(b, CASES)
+
+/** Top-ups (issue 17 §2): the checkout runs against a local fake Stripe; test keys are refused. */
+const stripe = await startFakeStripe()
+after(() => stripe.close())
+const STRIPE_ENV = {
+  STRIPE_SECRET_KEY: 'sk_test_security_suite_0000',
+  STRIPE_WEBHOOK_SECRET: 'whsec_security_suite_0000',
+  STRIPE_API_BASE: stripe.url,
+}
+const CHECKOUT_CASE: SecurityCase<'createCheckout'> = {
+  op: 'createCheckout',
+  input: { body: { amount_usd: 10 } },
+  metered: false,
+  testKey: 'refused',
+  invalid: { body: { amount_usd: 9.99 } },
+}
+const STRIPE_CASES = [CHECKOUT_CASE] as unknown as SecurityCase[]
+for (const b of BACKEND_PAIRS) securitySuite(b, STRIPE_CASES, { env: STRIPE_ENV, name: 'Stripe top-ups' })
+for (const b of BACKEND_PAIRS) sessionSecuritySuite(b, SESSION_CASES)

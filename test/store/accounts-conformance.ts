@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { newId } from '../../src/platform/ids.ts'
+import { MIGRATIONS } from '../../src/store/accounts/migrations.ts'
 import type { AccountStore, NewApiKey } from '../../src/store/accounts/types.ts'
 import { type AccountStoreHarness, newAccount, T0 } from './accounts-herd.ts'
 import { moneyCases } from './accounts-money-cases.ts'
@@ -55,7 +56,7 @@ export function accountStoreConformance(
       const versions = await h.sql('SELECT version FROM schema_migrations ORDER BY version')
       assert.deepEqual(
         versions.map((r) => Number(r.version)),
-        [1, 2],
+        MIGRATIONS.map((m) => m.version),
       )
       assert.deepEqual(await store.getAccount(a.id), a)
       assert.equal((await store.health()).ok, true)

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto'
 import { after, describe, it, test } from 'node:test'
 import pg from 'pg'
 import { withBalanceSnapshots } from '../../src/store/accounts/balance-snapshot.ts'
+import { MIGRATIONS } from '../../src/store/accounts/migrations.ts'
 import { createPostgresAccountStore } from '../../src/store/accounts/postgres.ts'
 import type { AccountStore } from '../../src/store/accounts/types.ts'
 import { accountStoreConformance } from './accounts-conformance.ts'
@@ -66,7 +67,7 @@ if (!url) {
         const rows = await sql(schema, 'SELECT version FROM schema_migrations')
         assert.deepEqual(
           rows.map((r) => Number(r.version)),
-          [1, 2],
+          MIGRATIONS.map((m) => m.version),
         )
       } finally {
         await Promise.all([a.close(), b.close()])

@@ -44,7 +44,11 @@ export function docsRoutes(ctx: ServiceContext, prom: PromMetrics): RouteTable {
   const openapi = JSON.stringify(buildOpenApi({ publicUrl: ctx.config.publicUrl }))
   const errors = errorsPage()
   let methodology: string | null = null
-  const billing = billingDoc({ publicUrl: ctx.config.publicUrl, topUpUrl: ctx.config.topUpUrl })
+  const billing = billingDoc({
+    publicUrl: ctx.config.publicUrl,
+    topUpUrl: ctx.config.topUpUrl,
+    stripe: ctx.config.stripe !== null,
+  })
   return {
     getBillingDocs: async (_req, reply) =>
       reply.header('Content-Type', 'text/markdown; charset=utf-8').send(billing),

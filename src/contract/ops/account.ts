@@ -46,8 +46,12 @@ const invoiceSchema = Type.Object({
     Type.Literal('credit'),
     Type.Literal('refund'),
     Type.Literal('debit'),
+    Type.Literal('payment_refund'),
+    Type.Literal('chargeback'),
   ]),
-  amount_usd: Type.Number({ description: 'Signed: debits are negative' }),
+  amount_usd: Type.Number({
+    description: 'Signed: debits, payment_refund (a card payment refunded) and chargeback (a dispute) are negative',
+  }),
   capability: Nullable(Type.String()),
   request_id: Nullable(Type.String()),
   reference: Nullable(Type.String()),

@@ -6,10 +6,10 @@ import { servedCapabilities } from './views.ts'
 
 /**
  * GET /docs/billing: how money works on this instance, from the one pricing table and the real
- * rules of the metering path. It is where a 402's `top_up_url` points unless the operator set
- * TOP_UP_URL (their own billing page).
+ * rules of the metering path. It is where a 402's `top_up_url` points unless card top-ups are
+ * configured (Stripe: then the checkout endpoint) or the operator set TOP_UP_URL (their own page).
  */
-export function billingDoc(opts: { publicUrl: string; topUpUrl: string | null }): string {
+export function billingDoc(opts: { publicUrl: string; topUpUrl: string | null; stripe?: boolean }): string {
   const rows = servedCapabilities().map((c) => {
     const op = operationById(c.operationId)
     const where = op ? `\`${op.method} ${openApiPath(op.path)}\`` : ''
@@ -21,12 +21,19 @@ export function billingDoc(opts: { publicUrl: string; topUpUrl: string | null })
         : ''
     return `| ${c.id} | ${where} | ${microsToUsd(c.unitMicros)} ${unit}${min} |`
   })
-  const topUp = opts.topUpUrl
-    ? `The operator of this instance takes top-ups at ${opts.topUpUrl}.`
-    : 'On this instance the operator credits top-ups with the operator CLI: ' +
-      '`erm3 topup --account <account_id> --usd <amount> --reference <payment reference>` ' +
-      '(idempotent per reference: a repeated reference credits nothing). Ask the operator, giving your ' +
-      '`account_id` from `GET /balance`. Card payments are not part of this version of erm3.'
+  const topUp = opts.stripe
+    ? 'Pay by card with Stripe: `POST /billing/checkout {"amount_usd": 25}` with one of your live keys ' +
+      '(or a signed-in session) answers a `checkout_url`; open it in a browser and pay. The balance is ' +
+      'credited once Stripe confirms the payment (usually within seconds; some payment methods take ' +
+      'days), exactly once per payment. At most 10,000.00 USD per payment. A refund or a dispute of a ' +
+      'payment debits the balance (`payment_refund`, `chargeback` in `GET /invoices`), which can take it ' +
+      'below zero; metered calls then answer 402 until a top-up covers it.'
+    : opts.topUpUrl
+      ? `The operator of this instance takes top-ups at ${opts.topUpUrl}.`
+      : 'On this instance the operator credits top-ups with the operator CLI: ' +
+        '`erm3 topup --account <account_id> --usd <amount> --reference <payment reference>` ' +
+        '(idempotent per reference: a repeated reference credits nothing). Ask the operator, giving your ' +
+        '`account_id` from `GET /balance`. Card payments (Stripe) are not configured on this instance.'
   return `# Billing
 
 erm3 is prepaid: every account has a balance in US dollars, kept as an append-only ledger in

@@ -1,8 +1,8 @@
-import { getBillingDocs } from '../../contract/ops/docs.ts'
 import { type Capability, chargeMicros, microsToUsd } from '../../contract/pricing.ts'
 import { AppError } from '../../platform/errors.ts'
 import type { ServiceContext } from '../context.ts'
 import type { Principal } from '../identity/keys.ts'
+import { topUpHint } from './top-up.ts'
 
 export const MIN_TOP_UP_USD = 10
 
@@ -29,6 +29,8 @@ export async function beginMetered(
     return { principal, capability, reservationId: null, reservedMicros: 0 }
   }
   const r = await ctx.accounts.reserve(principal.accountId, amount, ctx.now())
+  if (!r.ok && r.reason === 'spend_cap')
+    throw spendCapError(ctx, amount, r.capMicros ?? 0, r.monthSpentMicros ?? 0)
   if (!r.ok) {
     throw new AppError(
       'INSUFFICIENT_BALANCE',
@@ -37,13 +39,40 @@ export async function beginMetered(
         extra: {
           balance_usd: microsToUsd(r.balanceMicros),
           required_usd: microsToUsd(amount),
-          top_up_url: ctx.config.topUpUrl ?? `${ctx.config.publicUrl}${getBillingDocs.path}`,
+          ...topUpHint(ctx),
           min_top_up_usd: MIN_TOP_UP_USD,
         },
       },
     )
   }
   return { principal, capability, reservationId: r.reservationId, reservedMicros: amount }
+}
+
+/** The 402 of a call that would take this UTC month's spending over the account's cap. */
+function spendCapError(
+  ctx: ServiceContext,
+  amount: number,
+  capMicros: number,
+  spentMicros: number,
+): AppError {
+  const now = new Date(ctx.now())
+  const resetsAt = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString()
+  return new AppError(
+    'SPEND_CAP_REACHED',
+    `This call costs ${microsToUsd(amount)} USD, which would take this month's spending ` +
+      `(${microsToUsd(spentMicros)} USD settled, plus calls in flight) over the account's monthly spend cap of ` +
+      `${microsToUsd(capMicros)} USD. Raise or remove the cap (PUT /account/settings, signed in) or wait ` +
+      `until it resets at ${resetsAt}.`,
+    {
+      extra: {
+        spend_cap_usd: microsToUsd(capMicros),
+        month_spent_usd: microsToUsd(spentMicros),
+        required_usd: microsToUsd(amount),
+        resets_at: resetsAt,
+        settings_url: `${ctx.config.publicUrl}/account/settings`,
+      },
+    },
+  )
 }
 
 /**

@@ -107,6 +107,21 @@ export function withBalanceSnapshots(
       return around(accountId, () => inner.credit(accountId, input, now))
     },
 
+    payments() {
+      const inner_ = inner.payments()
+      return {
+        ...inner_,
+        // A refund or dispute names only its payment: the account is known once it is applied.
+        async applyEvent(ev, now) {
+          const before = ev.effect.kind === 'topup' || ev.effect.kind === 'none' ? ev.effect.accountId : null
+          if (before) changed(before)
+          const r = await inner_.applyEvent(ev, now)
+          if (r.outcome === 'applied' && r.accountId) changed(r.accountId)
+          return r
+        },
+      }
+    },
+
     async reconcile(reservationsBefore) {
       reset()
       try {

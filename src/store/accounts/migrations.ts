@@ -7,6 +7,9 @@
  * PostgreSQL; SQLite integers are 64-bit already).
  */
 
+import { paymentTables } from './payments-schema.ts'
+import { webhookTables } from './webhooks-schema.ts'
+
 export interface Migration {
   version: number
   name: string
@@ -149,6 +152,24 @@ export const MIGRATIONS: readonly Migration[] = [
     sqlite: oauthTables('INTEGER'),
     postgres: oauthTables('BIGINT'),
   },
+  {
+    version: 3,
+    name: 'self-service: spend cap, month spend, usage counters, audit log',
+    sqlite: selfServiceTables('INTEGER'),
+    postgres: selfServiceTables('BIGINT'),
+  },
+  {
+    version: 4,
+    name: 'stripe top-ups: refund and chargeback ledger kinds, processed events, payments',
+    sqlite: paymentTables('sqlite'),
+    postgres: paymentTables('postgres'),
+  },
+  {
+    version: 5,
+    name: 'webhooks: subscriptions, delivery outbox and log, model builds, balance alerts',
+    sqlite: webhookTables('sqlite'),
+    postgres: webhookTables('postgres'),
+  },
 ]
 
 /**
@@ -188,5 +209,42 @@ function oauthTables(time: 'INTEGER' | 'BIGINT'): string[] {
     )`,
     // revokeGrant works on the (account, client) pair.
     'CREATE INDEX oauth_refresh_tokens_grant ON oauth_refresh_tokens (account_id, client_id)',
+  ]
+}
+
+/**
+ * Self-service accounts (issue 17 §1). The spend cap and this month's spend live on the account row,
+ * so reserve checks them in the same statement/lock as the balance; settle moves `spend_month_micros`
+ * with the balance (`spend_month` = UTC year × 12 + month index; another month counts from zero).
+ * Usage counters are per (account, UTC day number, capability, environment): requests, cache hits and
+ * cost, including free calls that write no ledger row. The audit log is append-only by convention.
+ */
+function selfServiceTables(time: 'INTEGER' | 'BIGINT'): string[] {
+  return [
+    `ALTER TABLE accounts ADD COLUMN spend_cap_micros ${time}`,
+    `ALTER TABLE accounts ADD COLUMN spend_month INTEGER NOT NULL DEFAULT 0`,
+    `ALTER TABLE accounts ADD COLUMN spend_month_micros ${time} NOT NULL DEFAULT 0`,
+    `CREATE TABLE usage_daily (
+      account_id TEXT NOT NULL REFERENCES accounts (id),
+      day INTEGER NOT NULL,
+      capability TEXT NOT NULL,
+      environment TEXT NOT NULL,
+      requests ${time} NOT NULL DEFAULT 0,
+      cache_hits ${time} NOT NULL DEFAULT 0,
+      cost_micros ${time} NOT NULL DEFAULT 0,
+      PRIMARY KEY (account_id, day, capability, environment)
+    )`,
+    `CREATE TABLE audit_log (
+      id TEXT PRIMARY KEY,
+      account_id TEXT NOT NULL REFERENCES accounts (id),
+      created_at ${time} NOT NULL,
+      actor_type TEXT NOT NULL,
+      actor_id TEXT NOT NULL,
+      action TEXT NOT NULL,
+      target TEXT,
+      detail TEXT,
+      ip TEXT
+    )`,
+    'CREATE INDEX audit_log_account_time ON audit_log (account_id, created_at)',
   ]
 }

@@ -2,6 +2,12 @@
  * The PostgreSQL account store's money statements. Each is one statement, so it is atomic on its
  * own; row locks on `accounts` serialise reserves of one account across every API node.
  */
+import {
+  BALANCE_LOW_CTES,
+  LOW_BALANCE_RETURNING,
+  LOW_BALANCE_SET,
+  TOPPED_UP_CTE,
+} from './webhooks-postgres.ts'
 
 /** Reserves only if balance − reserved ≥ amount; the reservation row exists iff the UPDATE matched. */
 export const RESERVE = `WITH acct AS (
@@ -33,13 +39,16 @@ export const SETTLE_BATCH = `WITH input AS (
     SELECT ledger_id, account_id, 'debit', -charge, request_id, capability, key_id, created_at
     FROM claimed WHERE charge > 0
   ), totals AS (
-    SELECT account_id, SUM(charge)::bigint AS charge, SUM(amount_micros)::bigint AS reserved
+    SELECT account_id, SUM(charge)::bigint AS charge, SUM(amount_micros)::bigint AS reserved,
+      MAX(created_at) AS at
     FROM claimed GROUP BY account_id
   ), moved AS (
     UPDATE accounts a
-    SET balance_micros = a.balance_micros - t.charge, reserved_micros = a.reserved_micros - t.reserved
+    SET balance_micros = a.balance_micros - t.charge, reserved_micros = a.reserved_micros - t.reserved,
+      ${LOW_BALANCE_SET}
     FROM totals t WHERE a.id = t.account_id
-  )
+    ${LOW_BALANCE_RETURNING}
+  )${BALANCE_LOW_CTES}
   SELECT id AS res_id, account_id FROM claimed`
 
 /** Takes the account rows of a multi-account batch in id order, so two nodes' batches cannot deadlock. */
@@ -50,15 +59,20 @@ export const LOCK_BATCH_ACCOUNTS = `SELECT a.id FROM accounts a
 export const RELEASE = `WITH r AS (DELETE FROM reservations WHERE id = $1 RETURNING account_id, amount_micros)
   UPDATE accounts a SET reserved_micros = a.reserved_micros - r.amount_micros FROM r WHERE a.id = r.account_id`
 
-/** Adds money unless (account, reference) already has an entry; returns the new row or nothing. */
+/**
+ * Adds money unless (account, reference) already has an entry; returns the new row or nothing.
+ * Re-arms the low-balance alert and, for a top-up, enqueues balance.topped_up ($8: its event id).
+ */
 export const CREDIT = `WITH ins AS (
     INSERT INTO ledger (id, account_id, kind, amount_micros, reference, note, created_at)
     VALUES ($1, $2, $3, $4, $5, $6, $7)
     ON CONFLICT (account_id, reference) WHERE reference IS NOT NULL DO NOTHING
     RETURNING id
   ), upd AS (
-    UPDATE accounts SET balance_micros = balance_micros + $4 WHERE id = $2 AND EXISTS (SELECT 1 FROM ins)
-  )
+    UPDATE accounts SET balance_micros = balance_micros + $4, low_balance_armed = 1
+    WHERE id = $2 AND EXISTS (SELECT 1 FROM ins)
+    RETURNING id, balance_micros
+  )${TOPPED_UP_CTE}
   SELECT id FROM ins`
 
 /** Releases reservations older than the cutoff (their node crashed or forgot them). */

@@ -11,6 +11,8 @@ import { newId } from '../../platform/ids.ts'
 import { createPostgresOAuthStore } from '../oauth/postgres.ts'
 import type { OAuthStore } from '../oauth/types.ts'
 import { MIGRATIONS, SCHEMA_MIGRATIONS_POSTGRES } from './migrations.ts'
+import { createPostgresPaymentStore } from './payments-postgres.ts'
+import type { PaymentStore } from './payments-types.ts'
 import { createSettleQueue, isTransient } from './postgres-settle.ts'
 import * as SQL from './postgres-sql.ts'
 import {
@@ -28,7 +30,11 @@ import {
   toKey,
   toSummary,
 } from './rows.ts'
+import { createPostgresSelfService, SPEND_STATE } from './self-service-postgres.ts'
+import { monthOf, type SelfServiceStore } from './self-service-types.ts'
 import type { AccountStore, LedgerEntry } from './types.ts'
+import { createPostgresWebhooks, INSERT_KEY_WITH_EVENT, REVOKE_KEY_WITH_EVENT } from './webhooks-postgres.ts'
+import type { WebhookStore } from './webhooks-types.ts'
 
 const INT8 = 20
 const NUMERIC = 1700
@@ -96,6 +102,9 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
 
   const settles = createSettleQueue(pool, tx)
   let oauth: OAuthStore | null = null
+  let webhooks: WebhookStore | null = null
+  let payments: PaymentStore | null = null
+  let selfService: SelfServiceStore | null = null
 
   async function balanceOf(accountId: string) {
     const [r] = await q<{ b: number; r: number }>(
@@ -169,23 +178,21 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
     },
 
     async insertKey(k) {
-      await q(
-        `INSERT INTO api_keys (id, account_id, kind, environment, prefix, name, tier, hash, created_at, expires_at, client_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-        [
-          k.id,
-          k.accountId,
-          k.kind,
-          k.environment,
-          k.prefix,
-          k.name,
-          k.tier,
-          k.hash,
-          k.createdAt,
-          k.expiresAt,
-          k.clientId,
-        ],
-      )
+      // One statement: the key and its key.created deliveries (webhooks-postgres.ts) commit together.
+      await q(INSERT_KEY_WITH_EVENT, [
+        k.id,
+        k.accountId,
+        k.kind,
+        k.environment,
+        k.prefix,
+        k.name,
+        k.tier,
+        k.hash,
+        k.createdAt,
+        k.expiresAt,
+        k.clientId,
+        newId('evt', k.createdAt),
+      ])
       const { hash: _hash, ...rest } = k
       return { ...rest, lastUsedAt: null, revokedAt: null }
     },
@@ -209,10 +216,8 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
       return rows.map(toKey)
     },
     async revokeKey(id, at) {
-      const [r] = await q<KeyRow>(
-        `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING ${KEY_COLUMNS}`,
-        [id, at],
-      )
+      // Revokes once; key.revoked is enqueued by the same statement when this call revoked it.
+      const [r] = await q<KeyRow>(REVOKE_KEY_WITH_EVENT, [id, at, newId('evt', at)])
       return r ? toKey(r) : null
     },
     async touchKeys(lastUsed) {
@@ -227,10 +232,25 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
     async reserve(accountId, amountMicros, now) {
       checkMicros(amountMicros, 'reserve amount', 0)
       const id = newId('res', now)
-      const rows = await qFast(SQL.RESERVE, [accountId, amountMicros, id, now], 'reserve')
+      const month = monthOf(now)
+      const rows = await qFast(SQL.RESERVE, [accountId, amountMicros, id, now, month], 'reserve')
       if (rows.length === 1) return { ok: true, reservationId: id }
       const { balanceMicros, reservedMicros } = await balanceOf(accountId)
-      return { ok: false, balanceMicros, availableMicros: Math.max(0, balanceMicros - reservedMicros) }
+      const availableMicros = Math.max(0, balanceMicros - reservedMicros)
+      if (availableMicros >= amountMicros) {
+        // Refused with money available: the monthly spend cap (or a race; then balance it is).
+        const [c] = await q<{ cap: number | null; spent: number }>(SPEND_STATE, [accountId, month])
+        if (c && c.cap !== null && c.spent + reservedMicros + amountMicros > c.cap)
+          return {
+            ok: false,
+            balanceMicros,
+            availableMicros,
+            reason: 'spend_cap',
+            capMicros: c.cap,
+            monthSpentMicros: c.spent,
+          }
+      }
+      return { ok: false, balanceMicros, availableMicros }
     },
     settle(reservationId, charge, now) {
       return settles.settle(reservationId, charge, now)
@@ -252,6 +272,7 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
         reference,
         input.note ?? null,
         now,
+        newId('evt', now),
       ])
       const entry: LedgerEntry = {
         ...{ id, accountId, kind, amountMicros, reference, createdAt: now },
@@ -332,6 +353,21 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
     oauth() {
       oauth ??= createPostgresOAuthStore(pool, tx)
       return oauth
+    },
+
+    payments() {
+      payments ??= createPostgresPaymentStore(pool, tx)
+      return payments
+    },
+
+    webhooks() {
+      webhooks ??= createPostgresWebhooks(pool, tx)
+      return webhooks
+    },
+
+    selfService() {
+      selfService ??= createPostgresSelfService(pool, tx)
+      return selfService
     },
   }
 }

@@ -18,9 +18,15 @@ import { newId } from '../../platform/ids.ts'
 import { createSqliteOAuthStore } from '../oauth/sqlite.ts'
 import type { OAuthStore } from '../oauth/types.ts'
 import { MIGRATIONS, SCHEMA_MIGRATIONS_SQLITE } from './migrations.ts'
+import { createSqlitePaymentStore } from './payments-sqlite.ts'
+import type { PaymentStore } from './payments-types.ts'
 import { checkMicros, toAccount, toEntry, toKey, toSummary } from './rows.ts'
+import { createSqliteSelfService, prepareSqliteSpend } from './self-service-sqlite.ts'
+import { monthOf, type SelfServiceStore } from './self-service-types.ts'
 import { prepareSqlite } from './sqlite-sql.ts'
 import type { AccountStore, Charge, LedgerEntry } from './types.ts'
+import { keyCreatedData, keyRevokedData } from './webhooks-events.ts'
+import { createSqliteWebhooks } from './webhooks-sqlite.ts'
 
 interface Held {
   accountId: string
@@ -49,12 +55,21 @@ export function createSqliteAccountStore(path: string): AccountStore {
     prepared ??= prepareSqlite(db)
     return prepared
   }
+  let spendPrepared: ReturnType<typeof prepareSqliteSpend> | null = null
+  const spend = () => {
+    spendPrepared ??= prepareSqliteSpend(db)
+    return spendPrepared
+  }
+  let selfService: SelfServiceStore | null = null
 
   const held = new Map<string, Held>()
   const reservedBy = new Map<string, number>()
   let queue: QueuedSettle[] = []
   let flushScheduled = false
   let oauth: OAuthStore | null = null
+  // Webhook events are enqueued inside the transactions below (issue 17 §3).
+  const webhooks = createSqliteWebhooks(db)
+  let payments: PaymentStore | null = null
 
   const free = (id: string, h: Held) => {
     if (!held.delete(id)) return
@@ -78,7 +93,9 @@ export function createSqliteAccountStore(path: string): AccountStore {
         null,
         e.createdAt,
       )
-      s().addBalance.run(e.amountMicros, e.accountId)
+      // Balance and the month's spend (the spend cap's measure) move together.
+      spend().debit.run({ amt: e.amountMicros, month: monthOf(e.createdAt), id: e.accountId })
+      webhooks.hooks.afterDebit(e.accountId, -e.amountMicros, e.createdAt)
     }
   })
   const writeDebits = (batch: QueuedSettle[]) => writeDebitsTx.immediate(batch)
@@ -160,21 +177,30 @@ export function createSqliteAccountStore(path: string): AccountStore {
     },
 
     async insertKey(k) {
-      s().insertKey.run(
-        k.id,
-        k.accountId,
-        k.kind,
-        k.environment,
-        k.prefix,
-        k.name,
-        k.tier,
-        k.hash,
-        k.createdAt,
-        k.expiresAt,
-        k.clientId,
-      )
+      const insert = () =>
+        s().insertKey.run(
+          k.id,
+          k.accountId,
+          k.kind,
+          k.environment,
+          k.prefix,
+          k.name,
+          k.tier,
+          k.hash,
+          k.createdAt,
+          k.expiresAt,
+          k.clientId,
+        )
       const { hash: _hash, ...rest } = k
-      return { ...rest, lastUsedAt: null, revokedAt: null }
+      const record = { ...rest, lastUsedAt: null, revokedAt: null }
+      // key.created commits with the key (OAuth access tokens, re-issued on every refresh, are not announced).
+      if (k.clientId !== null) insert()
+      else
+        db.transaction(() => {
+          insert()
+          webhooks.hooks.enqueue(k.accountId, 'key.created', keyCreatedData(record), k.createdAt)
+        }).immediate()
+      return record
     },
     async findKeyByHash(hash) {
       const r = s().keyByHash.get(hash)
@@ -188,8 +214,17 @@ export function createSqliteAccountStore(path: string): AccountStore {
       return s().keys.all(accountId).map(toKey)
     },
     async revokeKey(id, at) {
-      const r = s().revoke.get(at, id)
-      return r ? toKey(r) : null
+      return db
+        .transaction(() => {
+          const before = s().key.get(id)
+          const r = s().revoke.get(at, id)
+          if (!r) return null
+          const key = toKey(r)
+          if (before && before.revoked_at === null && key.clientId === null)
+            webhooks.hooks.enqueue(key.accountId, 'key.revoked', keyRevokedData(key), at)
+          return key
+        })
+        .immediate()
     },
     async touchKeys(lastUsed) {
       if (lastUsed.size === 0) return
@@ -201,12 +236,23 @@ export function createSqliteAccountStore(path: string): AccountStore {
     async reserve(accountId, amountMicros, now) {
       checkMicros(amountMicros, 'reserve amount', 0)
       // Read through to the file each time: the operator CLI may have topped up since.
-      const row = s().balance.get(accountId)
+      const row = spend().reserveState.get(monthOf(now), accountId)
       const balance = row?.b ?? 0
       const reserved = reservedBy.get(accountId) ?? 0
       const available = balance - reserved
       if (!row || available < amountMicros) {
         return { ok: false, balanceMicros: balance, availableMicros: Math.max(0, available) }
+      }
+      // The monthly spend cap: settled this month + held (queued debits included) + this call.
+      if (row.cap !== null && row.spent + reserved + amountMicros > row.cap) {
+        return {
+          ok: false,
+          balanceMicros: balance,
+          availableMicros: Math.max(0, available),
+          reason: 'spend_cap',
+          capMicros: row.cap,
+          monthSpentMicros: row.spent,
+        }
       }
       const id = newId('res', now)
       held.set(id, { accountId, amount: amountMicros, createdAt: now, settling: false })
@@ -284,6 +330,20 @@ export function createSqliteAccountStore(path: string): AccountStore {
             if (first) return { entry: toEntry(first), duplicate: true }
           }
           s().addBalance.run(input.amountMicros, accountId)
+          // Money in re-arms the low-balance alert; a top-up is announced in the same transaction.
+          webhooks.hooks.rearm(accountId)
+          if (input.kind === 'topup')
+            webhooks.hooks.enqueue(
+              accountId,
+              'balance.topped_up',
+              {
+                ledger_id: id,
+                amount_micros: input.amountMicros,
+                balance_micros: s().balance.get(accountId)?.b ?? 0,
+                reference: input.reference,
+              },
+              now,
+            )
           const entry: LedgerEntry = {
             id,
             accountId,
@@ -345,6 +405,20 @@ export function createSqliteAccountStore(path: string): AccountStore {
     oauth() {
       oauth ??= createSqliteOAuthStore(db)
       return oauth
+    },
+
+    payments() {
+      payments ??= createSqlitePaymentStore(db)
+      return payments
+    },
+
+    webhooks() {
+      return webhooks.store
+    },
+
+    selfService() {
+      selfService ??= createSqliteSelfService(db)
+      return selfService
     },
   }
 }

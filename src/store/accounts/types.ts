@@ -7,6 +7,9 @@
  * milliseconds. Ids are prefixed and sortable (`acct_`, `key_`, `led_`, `res_`).
  */
 import type { OAuthStore } from '../oauth/types.ts'
+import type { PaymentStore } from './payments-types.ts'
+import type { SelfServiceStore } from './self-service-types.ts'
+import type { WebhookStore } from './webhooks-types.ts'
 
 export type Environment = 'live' | 'test'
 export type KeyKind = 'agent' | 'user'
@@ -52,13 +55,18 @@ export interface NewApiKey {
   clientId: string | null
 }
 
-export type LedgerKind = 'topup' | 'credit' | 'refund' | 'debit'
+/**
+ * `payment_refund` (a card payment refunded to the payer) and `chargeback` (funds withdrawn by a
+ * dispute) are negative like `debit`, and the only entries that can take a balance below zero
+ * (payments-schema.ts).
+ */
+export type LedgerKind = 'topup' | 'credit' | 'refund' | 'debit' | 'payment_refund' | 'chargeback'
 
 export interface LedgerEntry {
   id: string
   accountId: string
   kind: LedgerKind
-  /** Signed: positive for topup/credit/refund, negative for debit. */
+  /** Signed: positive for topup/credit/refund, negative for debit/payment_refund/chargeback. */
   amountMicros: number
   requestId: string | null
   capability: string | null
@@ -85,7 +93,16 @@ export interface Charge {
 
 export type ReserveResult =
   | { ok: true; reservationId: string }
-  | { ok: false; balanceMicros: number; availableMicros: number }
+  | {
+      ok: false
+      balanceMicros: number
+      availableMicros: number
+      /** Why: the balance, or the account's monthly spend cap (issue 17 §1). Absent means balance. */
+      reason?: 'balance' | 'spend_cap'
+      /** With reason spend_cap: the cap and what this UTC month has spent (settled) so far. */
+      capMicros?: number
+      monthSpentMicros?: number
+    }
 
 export interface BalanceView {
   balanceMicros: number
@@ -198,4 +215,13 @@ export interface AccountStore {
 
   /** The OAuth store on this store's own connection/pool (same database; needs migrate() first). */
   oauth(): OAuthStore
+
+  /** Webhook subscriptions, the delivery outbox and balance alerts (webhooks-types.ts), on this store's connection/pool. */
+  webhooks(): WebhookStore
+
+  /** Self-service account data (spend cap, usage counters, ledger views, audit log; self-service-types.ts). */
+  selfService(): SelfServiceStore
+
+  /** Stripe payment events applied exactly once (payments-types.ts), on this store's connection/pool. */
+  payments(): PaymentStore
 }

@@ -1,0 +1,63 @@
+import type { ServiceContext } from '../../services/context.ts'
+import * as webhooks from '../../services/webhooks/subscriptions.ts'
+import { requireSession } from '../request-state.ts'
+import type { RouteTable } from './types.ts'
+
+type IdParams = { id: string }
+
+/** Webhook subscriptions and the balance alert of the signed-in account (session-authenticated). */
+export function webhookRoutes(ctx: ServiceContext): RouteTable {
+  return {
+    listWebhooks: async (req) => webhooks.listSubscriptions(ctx, requireSession(req.session)),
+    createWebhook: async (req, reply) => {
+      const out = await webhooks.createSubscription(
+        ctx,
+        requireSession(req.session),
+        req.body as { url: string; events: string[] },
+      )
+      reply.code(201).header('Cache-Control', 'no-store')
+      return out
+    },
+    getWebhook: async (req) =>
+      webhooks.getSubscription(ctx, requireSession(req.session), (req.params as IdParams).id),
+    updateWebhook: async (req) =>
+      webhooks.updateSubscription(
+        ctx,
+        requireSession(req.session),
+        (req.params as IdParams).id,
+        req.body as { url?: string; events?: string[]; enabled?: boolean },
+      ),
+    deleteWebhook: async (req) =>
+      webhooks.deleteSubscription(ctx, requireSession(req.session), (req.params as IdParams).id),
+    rotateWebhookSecret: async (req, reply) => {
+      const out = await webhooks.rotateSecret(ctx, requireSession(req.session), (req.params as IdParams).id)
+      reply.header('Cache-Control', 'no-store')
+      return out
+    },
+    testWebhook: async (req, reply) => {
+      const out = await webhooks.sendTestEvent(ctx, requireSession(req.session), (req.params as IdParams).id)
+      reply.code(202)
+      return out
+    },
+    listWebhookDeliveries: async (req) =>
+      webhooks.listDeliveries(
+        ctx,
+        requireSession(req.session),
+        (req.params as IdParams).id,
+        (req.query as { limit?: number }).limit ?? 50,
+      ),
+    redeliverWebhook: async (req, reply) => {
+      const p = req.params as { id: string; delivery_id: string }
+      const out = await webhooks.redeliver(ctx, requireSession(req.session), p.id, p.delivery_id)
+      reply.code(202)
+      return out
+    },
+    getBalanceAlert: async (req) => webhooks.getBalanceAlert(ctx, requireSession(req.session)),
+    setBalanceAlert: async (req) =>
+      webhooks.setBalanceAlert(
+        ctx,
+        requireSession(req.session),
+        (req.body as { threshold_usd: number }).threshold_usd,
+      ),
+  }
+}

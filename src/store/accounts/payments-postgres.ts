@@ -1,0 +1,172 @@
+/**
+ * Stripe payment events on the PostgreSQL account store's pool (payments-types.ts). One
+ * transaction per event. Inserting the processed-event row first is the claim: a second node
+ * handling the same event concurrently waits on that primary key and, once the first commits,
+ * finds it taken and changes nothing (if the first rolls back, the second applies the event).
+ * Refunds and disputes lock their payment row, so two events of one payment apply one after the
+ * other and a partial refund debits only the newly refunded part.
+ */
+import type pg from 'pg'
+import { newId } from '../../platform/ids.ts'
+import type { Tx } from '../oauth/postgres.ts'
+import type { PaymentEvent, PaymentEventResult, PaymentRecord, PaymentStore } from './payments-types.ts'
+import type { LedgerEntry, LedgerKind } from './types.ts'
+
+interface PaymentRow {
+  payment_intent: string
+  account_id: string
+  session_id: string | null
+  amount_micros: number
+  refunded_micros: number
+  created_at: number
+}
+
+const PAYMENT_COLUMNS = 'payment_intent, account_id, session_id, amount_micros, refunded_micros, created_at'
+
+const toPayment = (r: PaymentRow): PaymentRecord => ({
+  paymentIntent: r.payment_intent,
+  accountId: r.account_id,
+  sessionId: r.session_id,
+  amountMicros: Number(r.amount_micros),
+  refundedMicros: Number(r.refunded_micros),
+  createdAt: Number(r.created_at),
+})
+
+/** Posts one entry unless (account, reference) exists, and moves the balance in the same statement. */
+const POST = `WITH ins AS (
+    INSERT INTO ledger (id, account_id, kind, amount_micros, reference, note, created_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7)
+    ON CONFLICT (account_id, reference) WHERE reference IS NOT NULL DO NOTHING
+    RETURNING id
+  ), upd AS (
+    UPDATE accounts SET balance_micros = balance_micros + $4 WHERE id = $2 AND EXISTS (SELECT 1 FROM ins)
+  )
+  SELECT id FROM ins`
+
+/** Thrown inside the transaction to roll it back: a refund or dispute of an unknown payment. */
+class UnknownPayment extends Error {}
+
+export function createPostgresPaymentStore(pool: pg.Pool, tx: Tx): PaymentStore {
+  const post = async (
+    c: pg.PoolClient,
+    accountId: string,
+    kind: LedgerKind,
+    amountMicros: number,
+    reference: string,
+    note: string,
+    now: number,
+  ): Promise<LedgerEntry | null> => {
+    const id = newId('led', now)
+    const r = await c.query(POST, [id, accountId, kind, amountMicros, reference, note, now])
+    if (r.rows.length === 0) return null
+    return {
+      ...{ id, accountId, kind, amountMicros, reference, createdAt: now },
+      ...{ requestId: null, capability: null, keyId: null },
+    }
+  }
+
+  const known = async (c: pg.PoolClient, paymentIntent: string): Promise<PaymentRow> => {
+    const r = await c.query<PaymentRow>(
+      `SELECT ${PAYMENT_COLUMNS} FROM stripe_payments WHERE payment_intent = $1 FOR UPDATE`,
+      [paymentIntent],
+    )
+    const p = r.rows[0]
+    if (!p) throw new UnknownPayment(paymentIntent)
+    return { ...p, amount_micros: Number(p.amount_micros), refunded_micros: Number(p.refunded_micros) }
+  }
+
+  const apply = (ev: PaymentEvent, now: number) =>
+    tx(async (c): Promise<PaymentEventResult> => {
+      const claimed = await c.query(
+        `INSERT INTO stripe_events (event_id, type, processed_at) VALUES ($1, $2, $3)
+         ON CONFLICT (event_id) DO NOTHING RETURNING event_id`,
+        [ev.eventId, ev.type, now],
+      )
+      if (claimed.rows.length === 0) return { outcome: 'duplicate_event' }
+      const e = ev.effect
+      let accountId: string | null = null
+      let entry: LedgerEntry | null = null
+      switch (e.kind) {
+        case 'none':
+          accountId = e.accountId
+          break
+        case 'topup':
+          accountId = e.accountId
+          await c.query(
+            `INSERT INTO stripe_payments (payment_intent, account_id, session_id, amount_micros, created_at)
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (payment_intent) DO NOTHING`,
+            [e.paymentIntent, e.accountId, e.sessionId, e.amountMicros, now],
+          )
+          entry = await post(c, e.accountId, 'topup', e.amountMicros, e.paymentIntent, 'stripe', now)
+          break
+        case 'refund': {
+          const p = await known(c, e.paymentIntent)
+          accountId = p.account_id
+          const total = Math.min(e.refundedTotalMicros, p.amount_micros)
+          if (total > p.refunded_micros) {
+            await c.query('UPDATE stripe_payments SET refunded_micros = $1 WHERE payment_intent = $2', [
+              total,
+              p.payment_intent,
+            ])
+            const ref = `${p.payment_intent}:refund:${total}`
+            const delta = total - p.refunded_micros
+            entry = await post(c, p.account_id, 'payment_refund', -delta, ref, 'stripe refund', now)
+          }
+          break
+        }
+        case 'chargeback':
+        case 'reinstatement': {
+          const p = await known(c, e.paymentIntent)
+          accountId = p.account_id
+          entry =
+            e.kind === 'chargeback'
+              ? await post(
+                  c,
+                  accountId,
+                  'chargeback',
+                  -e.amountMicros,
+                  `${e.disputeId}:withdrawn`,
+                  'stripe dispute',
+                  now,
+                )
+              : await post(
+                  c,
+                  accountId,
+                  'credit',
+                  e.amountMicros,
+                  `${e.disputeId}:reinstated`,
+                  'stripe dispute won',
+                  now,
+                )
+          break
+        }
+      }
+      await c.query(
+        'UPDATE stripe_events SET account_id = $1, payment_intent = $2, ledger_id = $3 WHERE event_id = $4',
+        [accountId, e.paymentIntent, entry?.id ?? null, ev.eventId],
+      )
+      return { outcome: 'applied', accountId, entry }
+    })
+
+  return {
+    async applyEvent(ev, now) {
+      try {
+        return await apply(ev, now)
+      } catch (err) {
+        if (err instanceof UnknownPayment) return { outcome: 'unknown_payment' }
+        throw err
+      }
+    },
+    async eventProcessed(eventId) {
+      const r = await pool.query('SELECT 1 FROM stripe_events WHERE event_id = $1', [eventId])
+      return r.rows.length > 0
+    },
+    async payment(paymentIntent) {
+      const r = await pool.query<PaymentRow>(
+        `SELECT ${PAYMENT_COLUMNS} FROM stripe_payments WHERE payment_intent = $1`,
+        [paymentIntent],
+      )
+      return r.rows[0] ? toPayment(r.rows[0]) : null
+    },
+  }
+}

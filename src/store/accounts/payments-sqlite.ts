@@ -1,0 +1,172 @@
+/**
+ * Stripe payment events on the SQLite account store's connection (payments-types.ts). One
+ * BEGIN IMMEDIATE transaction per event: the processed-event row first (its primary key is the
+ * event's idempotency), then the ledger entry and the balance; a failure anywhere rolls all back.
+ */
+import type Database from 'better-sqlite3'
+import { newId } from '../../platform/ids.ts'
+import type { PaymentEvent, PaymentEventResult, PaymentRecord, PaymentStore } from './payments-types.ts'
+import type { LedgerEntry, LedgerKind } from './types.ts'
+
+interface PaymentRow {
+  payment_intent: string
+  account_id: string
+  session_id: string | null
+  amount_micros: number
+  refunded_micros: number
+  created_at: number
+}
+
+function prepare(db: Database.Database) {
+  return {
+    insertEvent: db.prepare(
+      `INSERT INTO stripe_events (event_id, type, account_id, payment_intent, ledger_id, processed_at)
+       VALUES (?, ?, NULL, NULL, NULL, ?) ON CONFLICT (event_id) DO NOTHING`,
+    ),
+    finishEvent: db.prepare<[string | null, string | null, string | null, string]>(
+      'UPDATE stripe_events SET account_id = ?, payment_intent = ?, ledger_id = ? WHERE event_id = ?',
+    ),
+    eventExists: db.prepare<[string], { one: number }>(
+      'SELECT 1 AS one FROM stripe_events WHERE event_id = ?',
+    ),
+    payment: db.prepare<[string], PaymentRow>(
+      `SELECT payment_intent, account_id, session_id, amount_micros, refunded_micros, created_at
+       FROM stripe_payments WHERE payment_intent = ?`,
+    ),
+    insertPayment: db.prepare(
+      `INSERT INTO stripe_payments (payment_intent, account_id, session_id, amount_micros, created_at)
+       VALUES (?, ?, ?, ?, ?) ON CONFLICT (payment_intent) DO NOTHING`,
+    ),
+    setRefunded: db.prepare<[number, string]>(
+      'UPDATE stripe_payments SET refunded_micros = ? WHERE payment_intent = ?',
+    ),
+    insertLedger: db.prepare(
+      `INSERT INTO ledger (id, account_id, kind, amount_micros, request_id, capability, reference, key_id, note, created_at)
+       VALUES (?, ?, ?, ?, NULL, NULL, ?, NULL, ?, ?)
+       ON CONFLICT (account_id, reference) WHERE reference IS NOT NULL DO NOTHING`,
+    ),
+    addBalance: db.prepare<[number, string]>(
+      'UPDATE accounts SET balance_micros = balance_micros + ? WHERE id = ?',
+    ),
+  }
+}
+
+const toPayment = (r: PaymentRow): PaymentRecord => ({
+  paymentIntent: r.payment_intent,
+  accountId: r.account_id,
+  sessionId: r.session_id,
+  amountMicros: r.amount_micros,
+  refundedMicros: r.refunded_micros,
+  createdAt: r.created_at,
+})
+
+/** Thrown inside the transaction to roll it back: a refund or dispute of an unknown payment. */
+class UnknownPayment extends Error {}
+
+export function createSqlitePaymentStore(db: Database.Database): PaymentStore {
+  const s = prepare(db)
+
+  /** Posts one entry unless its reference exists; returns it, or null for a duplicate. */
+  const post = (
+    accountId: string,
+    kind: LedgerKind,
+    amountMicros: number,
+    reference: string,
+    note: string,
+    now: number,
+  ): LedgerEntry | null => {
+    const id = newId('led', now)
+    const { changes } = s.insertLedger.run(id, accountId, kind, amountMicros, reference, note, now)
+    if (changes === 0) return null
+    s.addBalance.run(amountMicros, accountId)
+    return {
+      ...{ id, accountId, kind, amountMicros, reference, createdAt: now },
+      ...{ requestId: null, capability: null, keyId: null },
+    }
+  }
+
+  const known = (paymentIntent: string): PaymentRow => {
+    const p = s.payment.get(paymentIntent)
+    if (!p) throw new UnknownPayment(paymentIntent)
+    return p
+  }
+
+  const apply = db.transaction((ev: PaymentEvent, now: number): PaymentEventResult => {
+    if (s.insertEvent.run(ev.eventId, ev.type, now).changes === 0) return { outcome: 'duplicate_event' }
+    const e = ev.effect
+    let accountId: string | null = null
+    let entry: LedgerEntry | null = null
+    switch (e.kind) {
+      case 'none':
+        accountId = e.accountId
+        break
+      case 'topup':
+        accountId = e.accountId
+        s.insertPayment.run(e.paymentIntent, e.accountId, e.sessionId, e.amountMicros, now)
+        entry = post(e.accountId, 'topup', e.amountMicros, e.paymentIntent, 'stripe', now)
+        break
+      case 'refund': {
+        const p = known(e.paymentIntent)
+        accountId = p.account_id
+        const total = Math.min(e.refundedTotalMicros, p.amount_micros)
+        if (total > p.refunded_micros) {
+          s.setRefunded.run(total, p.payment_intent)
+          const ref = `${p.payment_intent}:refund:${total}`
+          entry = post(
+            p.account_id,
+            'payment_refund',
+            -(total - p.refunded_micros),
+            ref,
+            'stripe refund',
+            now,
+          )
+        }
+        break
+      }
+      case 'chargeback':
+      case 'reinstatement': {
+        const p = known(e.paymentIntent)
+        accountId = p.account_id
+        entry =
+          e.kind === 'chargeback'
+            ? post(
+                p.account_id,
+                'chargeback',
+                -e.amountMicros,
+                `${e.disputeId}:withdrawn`,
+                'stripe dispute',
+                now,
+              )
+            : post(
+                p.account_id,
+                'credit',
+                e.amountMicros,
+                `${e.disputeId}:reinstated`,
+                'stripe dispute won',
+                now,
+              )
+        break
+      }
+    }
+    s.finishEvent.run(accountId, e.paymentIntent, entry?.id ?? null, ev.eventId)
+    return { outcome: 'applied', accountId, entry }
+  })
+
+  return {
+    async applyEvent(ev, now) {
+      try {
+        return apply.immediate(ev, now)
+      } catch (err) {
+        if (err instanceof UnknownPayment) return { outcome: 'unknown_payment' }
+        throw err
+      }
+    },
+    async eventProcessed(eventId) {
+      return s.eventExists.get(eventId) !== undefined
+    },
+    async payment(paymentIntent) {
+      const r = s.payment.get(paymentIntent)
+      return r ? toPayment(r) : null
+    },
+  }
+}

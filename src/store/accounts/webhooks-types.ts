@@ -1,0 +1,170 @@
+/**
+ * Webhook subscriptions, the delivery outbox and balance alerts (issue 17 §3–4): the part of the
+ * account store the webhook service uses. Events are enqueued by the account store itself, inside
+ * the transaction of the change that causes them (insertKey, revokeKey, credit, settle); this
+ * interface manages subscriptions, claims and completes deliveries, and reads the log.
+ */
+
+/** Events a subscription may ask for. */
+export const WEBHOOK_EVENTS = [
+  'batch.completed',
+  'balance.low',
+  'balance.topped_up',
+  'key.created',
+  'key.revoked',
+  'model.updated',
+] as const
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number]
+/** Not subscribable: a test delivery asked for by the account; an e-mail about a disabled subscription. */
+export type OutboxEvent = WebhookEvent | 'webhook.test' | 'webhook.disabled'
+
+export interface Subscription {
+  id: string
+  accountId: string
+  url: string
+  events: WebhookEvent[]
+  enabled: boolean
+  disabledReason: string | null
+  failingSince: number | null
+  createdAt: number
+  updatedAt: number
+}
+
+export interface NewSubscription {
+  id: string
+  accountId: string
+  url: string
+  events: WebhookEvent[]
+  /** The secret encrypted (never the plaintext). */
+  secretEnc: string
+  createdAt: number
+}
+
+export interface SubscriptionPatch {
+  url?: string
+  events?: WebhookEvent[]
+  /** Enabling clears the failure run and the reason it was disabled. */
+  enabled?: boolean
+  secretEnc?: string
+  updatedAt: number
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed'
+
+export interface DeliveryAttempt {
+  attempt: number
+  startedAt: number
+  latencyMs: number
+  statusCode: number | null
+  error: string | null
+  ok: boolean
+}
+
+export interface Delivery {
+  id: string
+  accountId: string
+  subscriptionId: string | null
+  channel: 'webhook' | 'email'
+  eventId: string
+  event: OutboxEvent
+  /** The event's data as stored (amounts in micros; the service renders the wire payload). */
+  data: Record<string, unknown>
+  status: DeliveryStatus
+  attempts: number
+  nextAttemptAt: number | null
+  lastStatusCode: number | null
+  lastError: string | null
+  lastLatencyMs: number | null
+  createdAt: number
+  /** When the event happened (equal to createdAt except for a re-delivery). */
+  eventAt: number
+  deliveredAt: number | null
+  redeliveryOf: string | null
+}
+
+/** A due delivery claimed by a dispatcher, with what it needs to send it. */
+export interface ClaimedDelivery extends Delivery {
+  /** The attempt this claim is (attempts after the claim); completions must name it. */
+  attempt: number
+  leaseUntil: number
+  /** Webhook channel: the target and the encrypted secret. */
+  url: string | null
+  secretEnc: string | null
+  /** E-mail channel: the account's address (null for an anonymous account). */
+  email: string | null
+}
+
+export interface AttemptOutcome {
+  deliveryId: string
+  owner: string
+  attempt: number
+  startedAt: number
+  latencyMs: number
+  statusCode: number | null
+  error: string | null
+  ok: boolean
+  /** When not ok: the next attempt, or null when the retry window is over (the delivery fails). */
+  nextAttemptAt: number | null
+  /** When not ok: a subscription failing since before this is disabled (and the account told). */
+  disableIfFailingSince: number
+  /** The e-mail about a disabled subscription: id of its event and when. */
+  now: number
+}
+
+export interface FinishResult {
+  /** False when the lease was lost (another dispatcher took the delivery): nothing was recorded. */
+  recorded: boolean
+  /** The subscription was disabled by this failure. */
+  disabled: boolean
+}
+
+export interface BalanceAlert {
+  thresholdMicros: number
+  armed: boolean
+}
+
+export interface WebhookStore {
+  createSubscription(s: NewSubscription): Promise<Subscription>
+  listSubscriptions(accountId: string): Promise<Subscription[]>
+  /** Null when the subscription does not exist or belongs to another account. */
+  getSubscription(accountId: string, id: string): Promise<Subscription | null>
+  /** The encrypted secret of a subscription of this account, or null. */
+  subscriptionSecret(accountId: string, id: string): Promise<string | null>
+  updateSubscription(accountId: string, id: string, patch: SubscriptionPatch): Promise<Subscription | null>
+  /** Deletes the subscription and its deliveries; false when not found. */
+  deleteSubscription(accountId: string, id: string): Promise<boolean>
+  /** Enqueues a `webhook.test` delivery for one subscription; returns it (null when not found). */
+  enqueueTest(accountId: string, id: string, now: number): Promise<Delivery | null>
+  /** Newest first. */
+  listDeliveries(
+    accountId: string,
+    subscriptionId: string,
+    limit: number,
+  ): Promise<(Delivery & { log: DeliveryAttempt[] })[]>
+  /** A new pending delivery of the same event to the same subscription; null when not found. */
+  redeliver(
+    accountId: string,
+    subscriptionId: string,
+    deliveryId: string,
+    now: number,
+  ): Promise<Delivery | null>
+
+  /**
+   * Claims up to `limit` due deliveries (pending, next attempt ≤ now, no live lease) of enabled
+   * subscriptions and e-mails, leasing each to `owner` until now + leaseMs. Claims of concurrent
+   * dispatchers (other nodes) never overlap.
+   */
+  claim(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedDelivery[]>
+  /** Records an attempt's outcome, only if `owner` still holds the lease of that attempt. */
+  finish(outcome: AttemptOutcome): Promise<FinishResult>
+
+  /**
+   * Records that a build is served; the first time a `data_as_of` is seen (across every node),
+   * enqueues `model.updated` for every subscription that asks for it. True when it was new.
+   */
+  recordModelBuild(dataAsOf: string, modelVersion: string, now: number): Promise<boolean>
+
+  balanceAlert(accountId: string): Promise<BalanceAlert | null>
+  /** Sets the threshold; re-arms when the balance is at or above it. */
+  setBalanceAlert(accountId: string, thresholdMicros: number): Promise<BalanceAlert | null>
+}

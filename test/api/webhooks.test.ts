@@ -1,0 +1,573 @@
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { after, before, describe, test } from 'node:test'
+import { buildOpenApi } from '../../src/contract/openapi.ts'
+import { toolCatalogue } from '../../src/contract/tools.ts'
+import { hashKey } from '../../src/services/identity/keys.ts'
+import { signSession } from '../../src/services/identity/session.ts'
+import { decryptSecret } from '../../src/services/webhooks/crypto.ts'
+import {
+  announceServedModel,
+  createDispatcher,
+  type Dispatcher,
+} from '../../src/services/webhooks/dispatcher.ts'
+import { checkWebhookUrl } from '../../src/services/webhooks/subscriptions.ts'
+import { BACKEND_PAIRS, type BackendPair, startTestApp, type TestApp } from '../helpers/test-app.ts'
+import { startReceiver, verifySignature } from '../helpers/webhook-receiver.ts'
+
+// biome-ignore lint/suspicious/noExplicitAny: test bodies are read loosely
+type Json = Record<string, any>
+
+/**
+ * Webhooks (issue 17 §3) and balance alerts (§4) through the HTTP stack on both backend pairs:
+ * subscriptions scoped to their account, signed deliveries checked by an independent verifier,
+ * retries on the service clock, 24 h → disabled + e-mail, the log and re-delivery, and events
+ * enqueued by the store in the transaction of their cause.
+ */
+function webhookSuite(backends: BackendPair) {
+  describe(`webhooks: ${backends.name}`, { skip: backends.skip ?? undefined }, () => {
+    let t: TestApp
+    let rx: Awaited<ReturnType<typeof startReceiver>>
+    let dispatcher: Dispatcher
+    let n = 0
+    before(async () => {
+      t = await startTestApp(backends)
+      t.ctx.secrets.webhookKey = randomBytes(32).toString('base64url')
+      rx = await startReceiver()
+      dispatcher = createDispatcher(t.ctx, { random: () => 0.5, timeoutMs: 2000 })
+    })
+    after(async () => {
+      await dispatcher?.stop()
+      await rx?.close()
+      await t?.close()
+    })
+
+    async function user(balanceUsd = 0) {
+      const email = `wh${++n}-${randomBytes(3).toString('hex')}@example.com`
+      const id = await t.account(balanceUsd, email)
+      return { id, email }
+    }
+    /** A request with a fresh session of the account (the clock moves: sessions would expire). */
+    async function api(
+      who: { id: string; email: string } | null,
+      method: string,
+      url: string,
+      body?: unknown,
+    ) {
+      const headers: Record<string, string> = {}
+      if (who)
+        headers.authorization = `Bearer ${await signSession(t.ctx, { accountId: who.id, email: who.email })}`
+      const res = await t.app.fastify.inject({
+        method: method as 'GET',
+        url,
+        headers,
+        ...(body !== undefined ? { payload: body as Json } : {}),
+      })
+      return {
+        status: res.statusCode,
+        json: res.body ? (JSON.parse(res.body) as Json) : null,
+        headers: res.headers,
+      }
+    }
+    async function subscribe(who: { id: string; email: string }, events: string[], url = rx.url) {
+      const r = await api(who, 'POST', '/account/webhooks', { url, events })
+      assert.equal(r.status, 201, JSON.stringify(r.json))
+      return r.json as Json
+    }
+    const deliveries = async (who: { id: string; email: string }, subId: string) => {
+      const r = await api(who, 'GET', `/account/webhooks/${subId}/deliveries`)
+      assert.equal(r.status, 200, JSON.stringify(r.json))
+      return r.json?.deliveries as Json[]
+    }
+    const lastReceived = () => {
+      const r = rx.received.at(-1)
+      assert.ok(r, 'nothing received')
+      return r
+    }
+    const drain = async () => {
+      while ((await dispatcher.runOnce()) > 0) {}
+    }
+
+    test('CRUD across two accounts: one never sees or touches the other’s subscriptions (404)', async () => {
+      const a = await user()
+      const b = await user()
+      const sub = await subscribe(a, ['key.created', 'balance.low'])
+      assert.match(sub.id, /^whs_/)
+      assert.match(sub.secret, /^whsec_/)
+      assert.deepEqual(sub.events, ['key.created', 'balance.low'])
+      assert.equal(sub.enabled, true)
+      const list = await api(a, 'GET', '/account/webhooks')
+      assert.equal(list.json?.subscriptions.length, 1)
+      assert.equal(list.json?.subscriptions[0].secret, undefined, 'the secret is shown once')
+      assert.equal((await api(a, 'GET', `/account/webhooks/${sub.id}`)).json?.secret, undefined)
+      // b: empty list, and every operation on a's subscription is 404
+      assert.deepEqual((await api(b, 'GET', '/account/webhooks')).json?.subscriptions, [])
+      for (const [m, u, body] of [
+        ['GET', `/account/webhooks/${sub.id}`],
+        ['POST', `/account/webhooks/${sub.id}`, { enabled: false }],
+        ['DELETE', `/account/webhooks/${sub.id}`],
+        ['POST', `/account/webhooks/${sub.id}/rotate-secret`],
+        ['POST', `/account/webhooks/${sub.id}/test`],
+        ['GET', `/account/webhooks/${sub.id}/deliveries`],
+        ['POST', `/account/webhooks/${sub.id}/deliveries/whd_x/redeliver`],
+      ] as [string, string, unknown?][]) {
+        const r = await api(b, m, u, body)
+        assert.equal(r.status, 404, `${m} ${u}: ${JSON.stringify(r.json)}`)
+        assert.equal(r.json?.code, 'NOT_FOUND')
+      }
+      // still intact for a
+      assert.equal((await api(a, 'GET', `/account/webhooks/${sub.id}`)).json?.enabled, true)
+      const upd = await api(a, 'POST', `/account/webhooks/${sub.id}`, {
+        events: ['key.revoked'],
+        enabled: false,
+      })
+      assert.equal(upd.status, 200)
+      assert.deepEqual(upd.json?.events, ['key.revoked'])
+      assert.equal(upd.json?.enabled, false)
+      assert.equal(upd.json?.disabled_reason, 'disabled by the account')
+      const del = await api(a, 'DELETE', `/account/webhooks/${sub.id}`)
+      assert.deepEqual(del.json, { id: sub.id, deleted: true })
+      assert.equal((await api(a, 'GET', `/account/webhooks/${sub.id}`)).status, 404)
+      // no session → 401; a key is not a session
+      assert.equal((await api(null, 'GET', '/account/webhooks')).status, 401)
+      const key = await t.key(a.id)
+      const withKey = await t.app.fastify.inject({
+        method: 'GET',
+        url: '/account/webhooks',
+        headers: { authorization: `Bearer ${key}` },
+      })
+      assert.equal(withKey.statusCode, 401)
+    })
+
+    test('URL and event rules: https, http only to loopback in development, known events', async () => {
+      const a = await user()
+      const bad = [
+        { url: 'ftp://example.com/x', events: ['key.created'] },
+        { url: 'http://example.com/hook', events: ['key.created'] },
+        { url: 'https://user:pw@example.com/hook', events: ['key.created'] },
+        { url: 'not a url', events: ['key.created'] },
+        { url: 'https://example.com/hook', events: ['key.exploded'] },
+        { url: 'https://example.com/hook', events: [] },
+        { url: 'https://example.com/hook' },
+        { url: 'https://example.com/hook', events: ['key.created'], extra: 1 },
+      ]
+      for (const body of bad) {
+        const r = await api(a, 'POST', '/account/webhooks', body)
+        assert.equal(r.status, 400, `${JSON.stringify(body)} → ${r.status} ${JSON.stringify(r.json)}`)
+        assert.equal(r.json?.code, 'INVALID_REQUEST')
+      }
+      assert.equal(
+        (
+          await api(a, 'POST', '/account/webhooks', {
+            url: 'https://example.com/h',
+            events: ['model.updated'],
+          })
+        ).status,
+        201,
+      )
+      assert.equal(
+        (await api(a, 'POST', '/account/webhooks', { url: 'http://localhost:9/h', events: ['key.created'] }))
+          .status,
+        201,
+      )
+      // production (an https server): http and loopback/private targets are refused
+      const prod = { ...t.ctx, config: { ...t.ctx.config, publicUrl: 'https://api.example.com' } }
+      assert.throws(() => checkWebhookUrl(prod, 'http://127.0.0.1:8080/h'), /https/)
+      assert.throws(() => checkWebhookUrl(prod, 'https://127.0.0.1/h'), /loopback or private/)
+      assert.throws(() => checkWebhookUrl(prod, 'https://10.1.2.3/h'), /loopback or private/)
+      assert.equal(checkWebhookUrl(prod, 'https://hooks.example.com/h'), 'https://hooks.example.com/h')
+      // bad threshold
+      assert.equal((await api(a, 'POST', '/account/balance-alert', { threshold_usd: -1 })).status, 400)
+      assert.equal((await api(a, 'POST', '/account/balance-alert', { threshold_usd: 'x' })).status, 400)
+      // no key configured → 503 with what to do
+      const k = t.ctx.secrets.webhookKey
+      t.ctx.secrets.webhookKey = null
+      try {
+        const r = await api(a, 'POST', '/account/webhooks', {
+          url: 'https://example.com/h',
+          events: ['key.created'],
+        })
+        assert.equal(r.status, 503)
+        assert.match(r.json?.detail, /ERM3_WEBHOOK_KEY/)
+      } finally {
+        t.ctx.secrets.webhookKey = k
+      }
+    })
+
+    test('the secret is stored encrypted (AES-256-GCM), bound to its subscription', async () => {
+      const a = await user()
+      const sub = await subscribe(a, ['key.created'])
+      const raw = await t.ctx.accounts.webhooks().subscriptionSecret(a.id, sub.id)
+      assert.ok(raw)
+      assert.ok(!raw.includes(sub.secret) && !raw.includes(sub.secret.slice(6)), 'no plaintext in the row')
+      assert.match(raw, /^v1:/)
+      assert.equal(decryptSecret(t.ctx.secrets.webhookKey as string, sub.id, raw), sub.secret)
+      assert.throws(
+        () => decryptSecret(t.ctx.secrets.webhookKey as string, 'whs_other', raw),
+        /does not decrypt/,
+      )
+      assert.throws(
+        () => decryptSecret(randomBytes(32).toString('base64url'), sub.id, raw),
+        /does not decrypt/,
+      )
+    })
+
+    test('test event: signed JSON POST verified independently; rotate; the log; re-delivery', async () => {
+      rx.status = 200
+      const a = await user()
+      const sub = await subscribe(a, ['key.created'])
+      const queued = await api(a, 'POST', `/account/webhooks/${sub.id}/test`)
+      assert.equal(queued.status, 202, JSON.stringify(queued.json))
+      assert.equal(queued.json?.status, 'pending')
+      const before = rx.received.length
+      await drain()
+      assert.equal(rx.received.length, before + 1)
+      const got = lastReceived()
+      assert.equal(got.headers['content-type'], 'application/json')
+      assert.equal(got.headers['x-erm3-event'], 'webhook.test')
+      assert.equal(got.headers['x-erm3-delivery'], queued.json?.id)
+      const nowS = Math.floor(t.ctx.now() / 1000)
+      assert.deepEqual(
+        verifySignature(sub.secret, got.headers['x-erm3-signature'] as string, got.body, nowS),
+        { ok: true },
+      )
+      // a replay older than 5 minutes is rejectable: the timestamp is signed
+      assert.equal(
+        verifySignature(sub.secret, got.headers['x-erm3-signature'] as string, got.body, nowS + 301).why,
+        'stale',
+      )
+      assert.equal(
+        verifySignature('whsec_wrong', got.headers['x-erm3-signature'] as string, got.body, nowS).ok,
+        false,
+      )
+      assert.equal(
+        verifySignature(sub.secret, got.headers['x-erm3-signature'] as string, `${got.body} `, nowS).ok,
+        false,
+      )
+      const body = JSON.parse(got.body) as Json
+      assert.equal(body.type, 'webhook.test')
+      assert.equal(body.account_id, a.id)
+      assert.match(body.id, /^evt_/)
+      assert.deepEqual(body.data, { subscription_id: sub.id })
+      // the log
+      let log = await deliveries(a, sub.id)
+      assert.equal(log.length, 1)
+      assert.equal(log[0]?.status, 'delivered')
+      assert.equal(log[0]?.attempts, 1)
+      assert.equal(log[0]?.response_code, 200)
+      assert.equal(typeof log[0]?.latency_ms, 'number')
+      assert.equal(log[0]?.next_attempt_at, null)
+      assert.equal(log[0]?.log.length, 1)
+      assert.equal(log[0]?.log[0].ok, true)
+      // rotate: the new secret signs, the old one no longer does
+      const rotated = await api(a, 'POST', `/account/webhooks/${sub.id}/rotate-secret`)
+      assert.equal(rotated.status, 200)
+      assert.notEqual(rotated.json?.secret, sub.secret)
+      await api(a, 'POST', `/account/webhooks/${sub.id}/test`)
+      await drain()
+      const second = lastReceived()
+      const sig = second.headers['x-erm3-signature'] as string
+      assert.equal(
+        verifySignature(rotated.json?.secret, sig, second.body, Math.floor(t.ctx.now() / 1000)).ok,
+        true,
+      )
+      assert.equal(verifySignature(sub.secret, sig, second.body, Math.floor(t.ctx.now() / 1000)).ok, false)
+      // re-delivery of the first: a new delivery id, the same event and body
+      const re = await api(a, 'POST', `/account/webhooks/${sub.id}/deliveries/${queued.json?.id}/redeliver`)
+      assert.equal(re.status, 202, JSON.stringify(re.json))
+      assert.equal(re.json?.redelivery_of, queued.json?.id)
+      assert.notEqual(re.json?.id, queued.json?.id)
+      await drain()
+      const third = lastReceived()
+      assert.equal(third.headers['x-erm3-delivery'], re.json?.id)
+      assert.equal(third.body, got.body, 'the same event body')
+      log = await deliveries(a, sub.id)
+      assert.equal(log.length, 3)
+      assert.equal(log[0]?.id, re.json?.id, 'newest first')
+      assert.equal(
+        (await api(a, 'POST', `/account/webhooks/${sub.id}/deliveries/whd_nope/redeliver`)).status,
+        404,
+      )
+    })
+
+    test('retries: exponential backoff with jitter on the service clock, same delivery id', async () => {
+      rx.status = 500
+      const a = await user()
+      const sub = await subscribe(a, ['key.created'])
+      const q = (await api(a, 'POST', `/account/webhooks/${sub.id}/test`)).json as Json
+      const start = rx.received.length
+      try {
+        await drain()
+        let log = await deliveries(a, sub.id)
+        assert.equal(log[0]?.status, 'pending')
+        assert.equal(log[0]?.attempts, 1)
+        assert.equal(log[0]?.response_code, 500)
+        assert.equal(log[0]?.error, 'HTTP 500')
+        const next1 = Date.parse(log[0]?.next_attempt_at)
+        // base 10 s, jitter factor 0.8 + 0.4 × 0.5 = 1
+        assert.ok(Math.abs(next1 - t.ctx.now() - 10_000) < 1000, `${next1 - t.ctx.now()}`)
+        assert.equal(await dispatcher.runOnce(), 0, 'not due yet')
+        t.clock.offsetMs += 11_000
+        await drain()
+        log = await deliveries(a, sub.id)
+        assert.equal(log[0]?.attempts, 2)
+        const next2 = Date.parse(log[0]?.next_attempt_at)
+        assert.ok(Math.abs(next2 - t.ctx.now() - 20_000) < 1000, `${next2 - t.ctx.now()}`)
+        rx.status = 200
+        t.clock.offsetMs += 21_000
+        await drain()
+        log = await deliveries(a, sub.id)
+        assert.equal(log[0]?.status, 'delivered')
+        assert.equal(log[0]?.attempts, 3)
+        assert.deepEqual(
+          log[0]?.log.map((x: Json) => [x.attempt, x.ok, x.response_code]),
+          [
+            [1, false, 500],
+            [2, false, 500],
+            [3, true, 200],
+          ],
+        )
+        const ids = rx.received.slice(start).map((r) => r.headers['x-erm3-delivery'])
+        assert.deepEqual(ids, [q.id, q.id, q.id])
+        // a success clears the failure run
+        assert.equal((await api(a, 'GET', `/account/webhooks/${sub.id}`)).json?.failing_since, null)
+      } finally {
+        rx.status = 200
+      }
+    })
+
+    test('failing for 24 h: the delivery fails, the subscription is disabled and the account e-mailed', async () => {
+      rx.status = 503
+      const a = await user()
+      const sub = await subscribe(a, ['key.created'])
+      const q = (await api(a, 'POST', `/account/webhooks/${sub.id}/test`)).json as Json
+      try {
+        await drain()
+        for (let i = 0; i < 40; i++) {
+          t.clock.offsetMs += 3600_000
+          await drain()
+          const [d] = await deliveries(a, sub.id)
+          if (d?.status !== 'pending') break
+        }
+        const [d] = await deliveries(a, sub.id)
+        assert.equal(d?.id, q.id)
+        assert.equal(d?.status, 'failed')
+        assert.ok(d.attempts > 5, `${d.attempts} attempts`)
+        const s = (await api(a, 'GET', `/account/webhooks/${sub.id}`)).json as Json
+        assert.equal(s.enabled, false)
+        assert.match(s.disabled_reason, /failing since/)
+        await drain()
+        const mail = t.outbox().filter((m) => m.to === a.email)
+        assert.equal(mail.length, 1)
+        assert.match(mail[0]?.subject ?? '', /webhook subscription was disabled/)
+        assert.match(mail[0]?.text ?? '', new RegExp(sub.id))
+        // disabled: new events are not even enqueued; test/redeliver say why
+        assert.equal((await api(a, 'POST', `/account/webhooks/${sub.id}/test`)).status, 409)
+        await t.key(a.id)
+        assert.equal((await deliveries(a, sub.id)).length, 1)
+        // re-enabled: the failure run is cleared
+        const on = await api(a, 'POST', `/account/webhooks/${sub.id}`, { enabled: true })
+        assert.equal(on.json?.enabled, true)
+        assert.equal(on.json?.failing_since, null)
+        assert.equal(on.json?.disabled_reason, null)
+      } finally {
+        rx.status = 200
+      }
+    })
+
+    test('key.created, key.revoked, balance.topped_up: enqueued with the change, nothing for a rolled-back one', async () => {
+      rx.status = 200
+      const a = await user()
+      const other = await user()
+      const sub = await subscribe(a, ['key.created', 'key.revoked', 'balance.topped_up'])
+      const quiet = await subscribe(other, ['model.updated'])
+      const prov = await api(a, 'POST', '/auth/provision', { environment: 'live', name: 'ci' })
+      assert.equal(prov.status, 201, JSON.stringify(prov.json))
+      const keyId = prov.json?.key_id as string
+      assert.ok(await t.ctx.accounts.revokeKey(keyId, t.ctx.now()))
+      assert.ok(await t.ctx.accounts.revokeKey(keyId, t.ctx.now()), 'revoking again: no second event')
+      await t.ctx.accounts.credit(
+        a.id,
+        { kind: 'topup', amountMicros: 12_340_000, reference: 'pay_1' },
+        t.ctx.now(),
+      )
+      const dup = await t.ctx.accounts.credit(
+        a.id,
+        { kind: 'topup', amountMicros: 12_340_000, reference: 'pay_1' },
+        t.ctx.now(),
+      )
+      assert.equal(dup.duplicate, true)
+      await t.ctx.accounts.credit(
+        a.id,
+        { kind: 'credit', amountMicros: 1_000_000, reference: 'promo' },
+        t.ctx.now(),
+      )
+      // rolled back: a key whose hash already exists, a top-up of an account that does not exist
+      await assert.rejects(
+        t.ctx.accounts.insertKey({
+          id: 'key_dupe',
+          accountId: a.id,
+          kind: 'agent',
+          environment: 'live',
+          prefix: 'x',
+          name: null,
+          tier: 'default',
+          hash: hashKey(t.ctx.secrets.pepper, prov.json?.api_key as string),
+          createdAt: t.ctx.now(),
+          expiresAt: null,
+          clientId: null,
+        }),
+      )
+      await assert.rejects(
+        t.ctx.accounts.credit('acct_nope', { kind: 'topup', amountMicros: 1, reference: 'x' }, t.ctx.now()),
+      )
+      const log = await deliveries(a, sub.id)
+      assert.deepEqual(log.map((d) => d.event).sort(), ['balance.topped_up', 'key.created', 'key.revoked'])
+      assert.deepEqual(await deliveries(other, quiet.id), [])
+      const start = rx.received.length
+      await drain()
+      const bodies = Object.fromEntries(
+        rx.received.slice(start).map((r) => [r.headers['x-erm3-event'], JSON.parse(r.body) as Json]),
+      )
+      assert.equal(bodies['key.created']?.data.key_id, keyId)
+      assert.equal(bodies['key.created']?.data.name, 'ci')
+      assert.match(bodies['key.created']?.data.created_at, /^\d{4}-\d\d-\d\dT/)
+      assert.equal(bodies['key.revoked']?.data.key_id, keyId)
+      assert.equal(bodies['balance.topped_up']?.data.amount_usd, 12.34)
+      assert.equal(bodies['balance.topped_up']?.data.balance_usd, 12.34)
+      assert.equal(bodies['balance.topped_up']?.data.reference, 'pay_1')
+      for (const r of rx.received.slice(start))
+        assert.equal(
+          verifySignature(
+            sub.secret,
+            r.headers['x-erm3-signature'] as string,
+            r.body,
+            Math.floor(t.ctx.now() / 1000),
+          ).ok,
+          true,
+        )
+    })
+
+    test('balance.low: one event and one e-mail per crossing, re-armed by a top-up; threshold via the API', async () => {
+      const a = await user(1.5)
+      const sub = await subscribe(a, ['balance.low'])
+      const alert = await api(a, 'GET', '/account/balance-alert')
+      assert.deepEqual(alert.json, { threshold_usd: 1, armed: true })
+      const debit = async (micros: number) => {
+        const r = await t.ctx.accounts.reserve(a.id, micros, t.ctx.now())
+        assert.ok(r.ok)
+        await t.ctx.accounts.settle(
+          r.reservationId,
+          {
+            amountMicros: micros,
+            requestId: `req_${randomBytes(4).toString('hex')}`,
+            capability: 'metrics',
+            keyId: null,
+          },
+          t.ctx.now(),
+        )
+      }
+      await debit(400_000) // 1.5 → 1.1: above
+      assert.equal((await deliveries(a, sub.id)).length, 0)
+      await Promise.all([debit(200_000), debit(100_000), debit(100_000)]) // → 0.7: one crossing, concurrent settles
+      await debit(100_000) // 0.6: no second alert
+      let log = await deliveries(a, sub.id)
+      assert.equal(log.length, 1)
+      assert.equal(log[0]?.event, 'balance.low')
+      assert.equal((await api(a, 'GET', '/account/balance-alert')).json?.armed, false)
+      // a top-up re-arms
+      await t.ctx.accounts.credit(
+        a.id,
+        { kind: 'topup', amountMicros: 1_000_000, reference: 'p2' },
+        t.ctx.now(),
+      )
+      assert.equal((await api(a, 'GET', '/account/balance-alert')).json?.armed, true)
+      await debit(700_000) // 1.6 → 0.9: the second crossing
+      log = await deliveries(a, sub.id)
+      assert.equal(log.length, 2)
+      const start = rx.received.length
+      await drain()
+      const lows = rx.received.slice(start).map((r) => JSON.parse(r.body) as Json)
+      assert.equal(lows.length, 2)
+      // The first crossing's balance depends on how the concurrent settles were grouped (0.7–0.9).
+      for (const b of lows) {
+        assert.equal(b.type, 'balance.low')
+        assert.equal(b.data.threshold_usd, 1)
+        assert.ok(b.data.balance_usd >= 0.7 && b.data.balance_usd <= 0.9, JSON.stringify(b.data))
+      }
+      assert.ok(lows.some((b) => b.data.balance_usd === 0.9))
+      const mail = t.outbox().filter((m) => m.to === a.email)
+      assert.equal(mail.length, 2)
+      assert.match(mail[0]?.subject ?? '', /balance is below 1 USD/)
+      // the threshold is the account's: 5 USD now, armed
+      const set = await api(a, 'POST', '/account/balance-alert', { threshold_usd: 5 })
+      assert.deepEqual(set.json, { threshold_usd: 5, armed: true })
+      await t.ctx.accounts.credit(
+        a.id,
+        { kind: 'topup', amountMicros: 5_000_000, reference: 'p3' },
+        t.ctx.now(),
+      )
+      await debit(1_000_000) // 5.9 → 4.9
+      assert.equal((await deliveries(a, sub.id)).filter((d) => d.event === 'balance.low').length, 3)
+    })
+
+    test('model.updated: once per data_as_of, across nodes', async () => {
+      const a = await user()
+      const sub = await subscribe(a, ['model.updated'])
+      const first = await announceServedModel(t.ctx)
+      // The fixture store may have been announced by an earlier test run on this database: at most once.
+      const again = await announceServedModel(t.ctx)
+      assert.equal(again, false)
+      const other = t.anotherStore()
+      try {
+        const live = t.ctx.models.peek('live')
+        assert.ok(live)
+        assert.equal(await other.webhooks().recordModelBuild(live.dataAsOf, 'x', t.ctx.now()), false)
+        assert.equal(await other.webhooks().recordModelBuild('2099-01-02', 'v-next', t.ctx.now()), true)
+        assert.equal(await other.webhooks().recordModelBuild('2099-01-02', 'v-next', t.ctx.now()), false)
+      } finally {
+        await other.close()
+      }
+      const log = await deliveries(a, sub.id)
+      assert.equal(log.length, first ? 2 : 1)
+      const start = rx.received.length
+      await drain()
+      const types = rx.received.slice(start).map((r) => JSON.parse(r.body) as Json)
+      assert.ok(types.some((b) => b.type === 'model.updated' && b.data.data_as_of === '2099-01-02'))
+    })
+  })
+}
+
+for (const b of BACKEND_PAIRS) webhookSuite(b)
+
+describe('webhooks in the contract', () => {
+  test('OpenAPI: webhook payloads are components and the 3.1 `webhooks` map lists every event', () => {
+    const doc = buildOpenApi({ publicUrl: 'http://erm3.test' }) as Json
+    assert.equal(doc.openapi, '3.1.0')
+    for (const e of [
+      'batch.completed',
+      'balance.low',
+      'balance.topped_up',
+      'key.created',
+      'key.revoked',
+      'model.updated',
+    ]) {
+      const op = doc.webhooks[e]?.post
+      assert.ok(op, e)
+      assert.deepEqual(
+        op.parameters.map((p: Json) => p.name),
+        ['X-Erm3-Event', 'X-Erm3-Delivery', 'X-Erm3-Signature'],
+      )
+      const ref = op.requestBody.content['application/json'].schema.$ref as string
+      assert.ok(doc.components.schemas[ref.split('/').at(-1) as string], ref)
+    }
+    assert.ok(doc.components.schemas.WebhookBalanceLow)
+    assert.ok(doc.components.schemas.WebhookSubscription)
+    assert.deepEqual(doc.paths['/account/webhooks'].post.security, [{ sessionJwt: [] }])
+  })
+  test('MCP: no tools for webhook administration (unpriced operations are not tools)', () => {
+    const names = toolCatalogue().map((t) => JSON.stringify(t))
+    for (const id of ['createWebhook', 'listWebhooks', 'setBalanceAlert', 'redeliverWebhook'])
+      assert.ok(!names.some((n) => n.includes(`"${id}"`)), id)
+  })
+})
