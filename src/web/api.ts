@@ -1,0 +1,92 @@
+/**
+ * The dashboard's only way to the server: the public API. The session is the HttpOnly cookie
+ * set by the sign-in link (never readable here); state changes carry the CSRF token from the
+ * `erm3_csrf` cookie in `X-CSRF-Token` (double submit). Metered data calls use an explorer key
+ * that lives in this page's memory only (never localStorage), provisioned for the session.
+ */
+
+export interface Problem {
+  status: number
+  code: string
+  detail: string
+}
+
+export class ApiError extends Error {
+  constructor(readonly problem: Problem) {
+    super(problem.detail)
+  }
+}
+
+function csrfToken(): string {
+  const m = /(?:^|;\s*)erm3_csrf=([^;]+)/.exec(document.cookie)
+  return m ? decodeURIComponent(m[1] as string) : ''
+}
+
+export interface CallOptions {
+  method?: 'GET' | 'POST' | 'PATCH' | 'DELETE'
+  body?: unknown
+  /** Bearer key (metered data calls); else the session cookie. */
+  key?: string
+  accept?: string
+}
+
+export interface Answer<T> {
+  data: T
+  costUsd: number | null
+  cache: string | null
+  response: Response
+}
+
+export async function call<T>(path: string, o: CallOptions = {}): Promise<Answer<T>> {
+  const method = o.method ?? (o.body === undefined ? 'GET' : 'POST')
+  const headers: Record<string, string> = { accept: o.accept ?? 'application/json' }
+  if (o.body !== undefined) headers['content-type'] = 'application/json'
+  if (o.key) headers.authorization = `Bearer ${o.key}`
+  else if (method !== 'GET') headers['x-csrf-token'] = csrfToken()
+  const response = await fetch(path, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    body: o.body === undefined ? undefined : JSON.stringify(o.body),
+  })
+  const cost = response.headers.get('x-api-cost-usd')
+  const meta = {
+    costUsd: cost === null ? null : Number(cost),
+    cache: response.headers.get('x-cache-status'),
+    response,
+  }
+  if (!response.ok) {
+    let p: Problem = { status: response.status, code: 'HTTP_ERROR', detail: response.statusText }
+    try {
+      const j = (await response.json()) as Partial<Problem>
+      p = { status: response.status, code: j.code ?? p.code, detail: j.detail ?? p.detail }
+    } catch {}
+    throw new ApiError(p)
+  }
+  const type = response.headers.get('content-type') ?? ''
+  const data = (type.includes('json') ? await response.json() : await response.text()) as T
+  return { data, ...meta }
+}
+
+let explorerKey: { key: string; expires: number } | null = null
+
+/** The in-memory explorer key of this page (provisioned once per page load and session). */
+export async function dataKey(): Promise<string> {
+  if (explorerKey && explorerKey.expires > Date.now() + 60_000) return explorerKey.key
+  const r = await call<{ api_key: string; expires_at?: string | null }>('/auth/provision', {
+    body: { name: 'dashboard explorer (this browser session)', environment: 'live' },
+  })
+  const expires = r.data.expires_at ? Date.parse(r.data.expires_at) : Date.now() + 12 * 3600_000
+  explorerKey = { key: r.data.api_key, expires }
+  return explorerKey.key
+}
+
+/** Total spent by this page on metered calls (shown next to every data view). */
+export const spend = { usd: 0 }
+
+/** A metered data call with the explorer key; its cost is added to `spend`. */
+export async function data<T>(path: string, body?: unknown): Promise<Answer<T>> {
+  const r = await call<T>(path, { key: await dataKey(), body })
+  spend.usd += r.costUsd ?? 0
+  return r
+}

@@ -1,0 +1,40 @@
+/** Small DOM helpers: elements built with textContent only (no innerHTML anywhere). */
+
+type Attrs = Record<string, string | number | boolean | undefined>
+
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Attrs = {},
+  ...children: (Node | string | null | undefined)[]
+): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag)
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === false) continue
+    if (k === 'text') e.textContent = String(v)
+    else e.setAttribute(k, v === true ? '' : String(v))
+  }
+  for (const c of children) if (c !== null && c !== undefined) e.append(c)
+  return e
+}
+
+export function table(
+  headers: string[],
+  rows: (string | number | null)[][],
+  caption?: string,
+): HTMLTableElement {
+  const t = el('table')
+  if (caption) t.append(el('caption', { text: caption }))
+  t.append(el('thead', {}, el('tr', {}, ...headers.map((h) => el('th', { scope: 'col', text: h })))))
+  const body = el('tbody')
+  for (const r of rows)
+    body.append(el('tr', {}, ...r.map((c) => el('td', { text: c === null ? '—' : String(c) }))))
+  t.append(body)
+  return t
+}
+
+export const num = (x: number | null | undefined, digits = 3) =>
+  x === null || x === undefined ? null : x.toFixed(digits)
+
+export function message(text: string, kind: 'error' | 'info' = 'info'): HTMLElement {
+  return el('p', { class: kind, role: kind === 'error' ? 'alert' : 'status', text })
+}

@@ -1,0 +1,61 @@
+import './style.css'
+import { ApiError, call } from './api.ts'
+import { el, message } from './dom.ts'
+import { explorerPage } from './pages/explorer.ts'
+import { portfolioPage } from './pages/portfolio.ts'
+import { signInPage } from './pages/signin.ts'
+
+/** The dashboard: hash routes, each a page rendered into <main>; the banner says what the data is. */
+
+type Page = (root: HTMLElement, params: URLSearchParams) => Promise<void>
+
+const PAGES: Record<string, { title: string; page: Page; session: boolean }> = {
+  signin: { title: 'Sign in', page: signInPage, session: false },
+  explorer: { title: 'Explorer', page: explorerPage, session: true },
+  portfolio: { title: 'Portfolio', page: portfolioPage, session: true },
+}
+
+async function banner(): Promise<void> {
+  const b = document.getElementById('banner') as HTMLElement
+  try {
+    const h = await call<{
+      model: { data_as_of: string | null; dataset: { kind: string; seed?: number } | null }
+    }>('/health')
+    const d = h.data.model.dataset
+    b.className = d?.kind === 'synthetic' ? 'banner synthetic' : 'banner'
+    b.textContent =
+      d?.kind === 'synthetic'
+        ? `Synthetic data (seed ${d.seed}): generated series, not market data. Data as of ${h.data.model.data_as_of}.`
+        : `Imported data as of ${h.data.model.data_as_of ?? 'n/a'}.`
+  } catch {
+    b.textContent = 'The service health could not be read.'
+  }
+}
+
+async function route(): Promise<void> {
+  const [name = 'explorer', query = ''] = location.hash.replace(/^#\/?/, '').split('?')
+  const entry = PAGES[name] ?? PAGES.explorer
+  const main = document.getElementById('main') as HTMLElement
+  main.replaceChildren(el('h1', { text: entry?.title ?? 'erm3' }))
+  document.title = `${entry?.title} · erm3 dashboard`
+  for (const a of document.querySelectorAll('nav a')) {
+    if (a.getAttribute('href') === `#/${name}`) a.setAttribute('aria-current', 'page')
+    else a.removeAttribute('aria-current')
+  }
+  const root = el('div')
+  main.append(root)
+  try {
+    await entry?.page(root, new URLSearchParams(query))
+  } catch (e) {
+    if (e instanceof ApiError && e.problem.status === 401 && entry?.session) {
+      location.hash = `#/signin?next=${encodeURIComponent(location.hash)}`
+      return
+    }
+    root.append(message(e instanceof Error ? e.message : String(e), 'error'))
+  }
+  main.focus()
+}
+
+window.addEventListener('hashchange', () => void route())
+void banner()
+void route()

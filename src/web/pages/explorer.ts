@@ -1,0 +1,197 @@
+import { type Answer, call, data, dataKey } from '../api.ts'
+import { bars, lineChart, pct, stackedChart } from '../charts.ts'
+import { el, message, num, table } from '../dom.ts'
+
+/** One ticker: current decomposition, hedges per level, history charts, rankings; each call's cost shown. */
+
+interface Level {
+  market_hr: number | null
+  sector_hr: number | null
+  subsector_hr: number | null
+  market_er: number | null
+  sector_er: number | null
+  subsector_er: number | null
+  residual_er: number | null
+  hedge_etfs: { market: string; sector: string | null; subsector: string | null }
+}
+
+interface Metrics {
+  ticker: string
+  teo: string
+  display: { name: string; sector: string | null; industry: string | null }
+  metrics: Record<string, number | null>
+  hedge_levels: {
+    L1: Level
+    L2: Level
+    L3: Level
+    recommended_level: string | null
+    statistical_lstar: string | null
+  }
+}
+
+interface L3History {
+  dates: string[]
+  l3_mkt_er: (number | null)[]
+  l3_sec_er: (number | null)[]
+  l3_sub_er: (number | null)[]
+  l3_res_er: (number | null)[]
+  l3_mkt_hr: (number | null)[]
+  l3_sec_hr: (number | null)[]
+  l3_sub_hr: (number | null)[]
+}
+
+interface Decomposition {
+  dates: string[]
+  gross: (number | null)[]
+  l3_cfr: (number | null)[]
+  l3_rr: (number | null)[]
+}
+
+interface Rankings {
+  rankings: {
+    metric: string
+    window: string
+    cohort: string
+    rank_percentile: number | null
+    cohort_size: number
+  }[]
+}
+
+/** Π(1 + r) − 1 to date, a null day carrying the level forward. */
+function cumulative(r: (number | null)[]): number[] {
+  let level = 1
+  return r.map((x) => {
+    level *= 1 + (x ?? 0)
+    return level - 1
+  })
+}
+
+function hedgeTable(h: Metrics['hedge_levels']): HTMLTableElement {
+  const rows = (['L1', 'L2', 'L3'] as const).map((k) => {
+    const l = h[k]
+    const basket = [
+      l.market_hr === null ? null : `${num(-l.market_hr)} ${l.hedge_etfs.market}`,
+      l.sector_hr === null || !l.hedge_etfs.sector ? null : `${num(-l.sector_hr)} ${l.hedge_etfs.sector}`,
+      l.subsector_hr === null || !l.hedge_etfs.subsector
+        ? null
+        : `${num(-l.subsector_hr)} ${l.hedge_etfs.subsector}`,
+    ].filter((x) => x !== null)
+    return [
+      k + (h.recommended_level === k ? ' (recommended)' : ''),
+      num(l.market_hr),
+      num(l.sector_hr),
+      num(l.subsector_hr),
+      l.residual_er === null ? null : pct(l.residual_er),
+      basket.join(' + ') || null,
+    ]
+  })
+  return table(
+    ['Level', 'Market HR', 'Sector HR', 'Subsector HR', 'Residual ER', 'Hedge per $1 long'],
+    rows,
+    'Hedge ratios and the hedge basket per level',
+  )
+}
+
+export async function explorerPage(root: HTMLElement, params: URLSearchParams): Promise<void> {
+  await dataKey() // signs in first (401 → the sign-in page)
+  const input = el('input', {
+    id: 'ticker',
+    name: 'ticker',
+    list: 'ticker-suggestions',
+    autocomplete: 'off',
+    required: true,
+  })
+  const list = el('datalist', { id: 'ticker-suggestions' })
+  const form = el(
+    'form',
+    { role: 'search' },
+    el('label', { for: 'ticker', text: 'Ticker' }),
+    input,
+    list,
+    el('button', { type: 'submit', text: 'Show risk' }),
+  )
+  const out = el('div', { id: 'explorer-out', 'aria-live': 'polite' })
+  root.append(form, out)
+  let pending = 0
+  input.addEventListener('input', async () => {
+    const q = input.value.trim()
+    if (q.length < 1) return
+    const mine = ++pending
+    const r = await call<{ tickers: { ticker: string; name: string }[] }>(
+      `/tickers?search=${encodeURIComponent(q)}&include_metadata=true&limit=8`,
+      { key: await dataKey() },
+    )
+    if (mine !== pending) return
+    list.replaceChildren(
+      ...r.data.tickers.map((t) => el('option', { value: t.ticker, text: `${t.ticker} — ${t.name}` })),
+    )
+  })
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault()
+    location.hash = `#/explorer?ticker=${encodeURIComponent(input.value.trim().toUpperCase())}`
+  })
+  const ticker = params.get('ticker')
+  if (!ticker) return
+  input.value = ticker
+  out.append(message(`Loading ${ticker}…`))
+  const costs: Answer<unknown>[] = []
+  const track = <T>(a: Answer<T>) => {
+    costs.push(a)
+    return a.data
+  }
+  const t = encodeURIComponent(ticker)
+  const [m, hist, dec, rk] = await Promise.all([
+    data<Metrics>(`/metrics/${t}`).then(track),
+    data<L3History>(`/l3-decomposition?ticker=${t}&years=15`).then(track),
+    data<Decomposition>(`/returns-decomposition?ticker=${t}&years=15`).then(track),
+    data<Rankings>(`/rankings/${t}`).then(track),
+  ])
+  const cost = costs.reduce((a, c) => a + (c.costUsd ?? 0), 0)
+  const erBox = el('section', { class: 'card', id: 'er-bars' })
+  const erHistory = el('div', { class: 'chart', id: 'chart-er' })
+  const hrHistory = el('div', { class: 'chart', id: 'chart-hr' })
+  const cum = el('div', { class: 'chart', id: 'chart-cumulative' })
+  out.replaceChildren(
+    el('h2', { text: `${m.ticker} — ${m.display.name}` }),
+    el('p', {
+      class: 'meta',
+      text: `${m.display.sector ?? 'no sector'} · ${m.display.industry ?? ''} · state as of ${m.teo} · this view cost ${cost.toFixed(3)} USD (${costs.filter((c) => c.cache === 'HIT').length} of ${costs.length} calls from cache, free)`,
+    }),
+    erBox,
+    hedgeTable(m.hedge_levels),
+    el('h3', { text: 'History' }),
+    erHistory,
+    hrHistory,
+    cum,
+    table(
+      ['Metric', 'Window', 'Cohort', 'Percentile', 'Cohort size'],
+      rk.rankings
+        .filter((r) => r.window === '252d' || r.metric === 'mkt_cap')
+        .map((r) => [r.metric, r.window, r.cohort, r.rank_percentile, r.cohort_size]),
+      'Rankings (252-day window, and size)',
+    ),
+  )
+  const l3 = m.hedge_levels.L3
+  bars(erBox, 'Explained risk at L3 (share of variance)', [
+    { label: `Market (${l3.hedge_etfs.market})`, value: l3.market_er },
+    { label: `Sector (${l3.hedge_etfs.sector ?? 'none'})`, value: l3.sector_er },
+    { label: `Subsector (${l3.hedge_etfs.subsector ?? 'none'})`, value: l3.subsector_er },
+    { label: 'Residual', value: l3.residual_er },
+  ])
+  stackedChart(erHistory, 'Explained risk over time (L3, monthly)', hist.dates, [
+    { label: 'Market', values: hist.l3_mkt_er },
+    { label: 'Sector', values: hist.l3_sec_er },
+    { label: 'Subsector', values: hist.l3_sub_er },
+    { label: 'Residual', values: hist.l3_res_er },
+  ])
+  lineChart(hrHistory, 'L3 hedge ratios over time (monthly)', hist.dates, [
+    { label: 'Market HR', values: hist.l3_mkt_hr },
+    { label: 'Sector HR', values: hist.l3_sec_hr },
+    { label: 'Subsector HR', values: hist.l3_sub_hr },
+  ])
+  lineChart(cum, 'Cumulative return: gross vs factor vs residual (daily)', dec.dates, [
+    { label: 'Gross', values: cumulative(dec.gross) },
+    { label: 'Factor (L3)', values: cumulative(dec.l3_cfr) },
+    { label: 'Residual (L3)', values: cumulative(dec.l3_rr) },
+  ])
+}
