@@ -56,10 +56,10 @@ export function createAuthHook(ctx: ServiceContext, usage: KeyUsage, internalSec
     setRateHeaders(reply, await takeAddressToken(ctx, perAddress, req.ip))
   return async function authHook(req: FastifyRequest, reply: FastifyReply): Promise<void> {
     const op = req.routeOptions.config.op
-    if (op?.auth !== 'key') {
+    if (op?.auth !== 'key' && !(op?.auth === 'key_or_session' && presentsKey(req))) {
       // A document read by an MCP tool or resource: the MCP message already took the key's token.
       if (req.headers[INTERNAL_HEADER] !== internalSecret) await addressToken(req, reply)
-      if (op?.auth === 'session')
+      if (op?.auth === 'session' || op?.auth === 'key_or_session')
         req.session = await verifySession(ctx, bearerOf(req) ?? cookieOf(req, SESSION_COOKIE))
       return
     }
@@ -92,6 +92,17 @@ export function createAuthHook(ctx: ServiceContext, usage: KeyUsage, internalSec
     // 'close' follows 'finish' as well as a dropped connection: exactly one release either way.
     reply.raw.once('close', () => releaseSlotOf(ctx, req))
   }
+}
+
+/**
+ * A `key_or_session` request goes the key way when its bearer looks like an API key (`erm_…`, then
+ * checked as one) or when it carries no credential at all (401 MISSING_CREDENTIALS, as a key route);
+ * a session JWT (bearer or cookie) goes the session way.
+ */
+function presentsKey(req: FastifyRequest): boolean {
+  const bearer = bearerOf(req)
+  if (bearer !== null) return bearer.startsWith('erm_')
+  return cookieOf(req, SESSION_COOKIE) === null
 }
 
 /** One cookie of the request (parsed on demand: most requests carry none and need none). */

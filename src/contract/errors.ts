@@ -15,6 +15,7 @@ export const WIRE_ERRORS = {
   REVOKED_KEY: { status: 401, title: 'Revoked API key' },
   EXPIRED_KEY: { status: 401, title: 'Expired API key' },
   INSUFFICIENT_BALANCE: { status: 402, title: 'Insufficient balance' },
+  SPEND_CAP_REACHED: { status: 402, title: 'Monthly spend cap reached' },
   FORBIDDEN: { status: 403, title: 'Forbidden' },
   TICKER_NOT_FOUND: { status: 404, title: 'Ticker not found' },
   NOT_FOUND: { status: 404, title: 'Not found' },

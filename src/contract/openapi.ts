@@ -103,7 +103,14 @@ function operationObject(op: Operation, components: Record<string, unknown>): Js
     summary: op.summary,
     ...(op.description ? { description: op.description } : {}),
     tags: op.tags,
-    security: op.auth === 'key' ? [{ bearerKey: [] }] : op.auth === 'session' ? [{ sessionJwt: [] }] : [],
+    security:
+      op.auth === 'key'
+        ? [{ bearerKey: [] }]
+        : op.auth === 'session'
+          ? [{ sessionJwt: [] }]
+          : op.auth === 'key_or_session'
+            ? [{ bearerKey: [] }, { sessionJwt: [] }]
+            : [],
     parameters: parameters(op),
     ...(op.body
       ? {

@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'REVOKED_KEY'
   | 'EXPIRED_KEY'
   | 'INSUFFICIENT_BALANCE'
+  | 'SPEND_CAP_REACHED'
   | 'FORBIDDEN'
   | 'TICKER_NOT_FOUND'
   | 'NOT_FOUND'

@@ -90,6 +90,8 @@ describe('contract pins', () => {
       'GET /account/webhooks',
       'GET /account/webhooks/{id}',
       'GET /account/webhooks/{id}/deliveries',
+      'GET /app',
+      'GET /app/assets/{asset}',
       'GET /auth/callback',
       'GET /balance',
       'GET /data/benchmark/{id}',

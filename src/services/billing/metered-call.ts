@@ -5,6 +5,7 @@ import type { AgentMeta, CacheStatus } from '../agent-meta.ts'
 import type { ServiceContext } from '../context.ts'
 import type { Principal } from '../identity/keys.ts'
 import { beginMetered, releaseMetered, settleMetered } from './meter.ts'
+import { recordUsage } from './usage.ts'
 
 /** A response as served and cached: the body in its final encoding, without `_agent`. */
 export interface Representation {
@@ -133,6 +134,7 @@ export async function meteredCall(
   const hit = call.bypassCache ? null : await cachedRepresentation(ctx, call.cacheKey)
   if (hit) {
     const rep = hit
+    recordUsage(ctx, call.principal, call.capability, 0, true)
     if (etagMatches(call.ifNoneMatch, rep.etag))
       return { kind: 'not_modified', etag: rep.etag, lineage: rep.lineage }
     return { kind: 'served', rep, costMicros: 0, cacheStatus: 'HIT' }
@@ -142,9 +144,11 @@ export async function meteredCall(
     const { rep, positions } = await produce()
     if (etagMatches(call.ifNoneMatch, rep.etag)) {
       await releaseMetered(ctx, ticket)
+      recordUsage(ctx, call.principal, call.capability, 0, false)
       return { kind: 'not_modified', etag: rep.etag, lineage: rep.lineage }
     }
     const costMicros = await settleMetered(ctx, ticket, call.requestId, positions)
+    recordUsage(ctx, call.principal, call.capability, costMicros, false)
     cacheAfterSend(ctx, call.cacheKey, rep)
     return { kind: 'served', rep, costMicros, cacheStatus: call.bypassCache ? 'BYPASS' : 'MISS' }
   } catch (err) {

@@ -8,6 +8,7 @@ import type pg from 'pg'
 import { newId } from '../../platform/ids.ts'
 import { LOCK_BATCH_ACCOUNTS, SETTLE_BATCH } from './postgres-sql.ts'
 import { checkMicros } from './rows.ts'
+import { monthOf } from './self-service-types.ts'
 import type { Charge, LedgerEntry } from './types.ts'
 
 type Tx = <T>(fn: (c: pg.PoolClient) => Promise<T>) => Promise<T>
@@ -43,6 +44,7 @@ export function createSettleQueue(pool: pg.Pool, tx: Tx) {
       batch.map((b) => b.charge.capability),
       batch.map((b) => b.charge.keyId),
       batch.map((b) => b.now),
+      batch.map((b) => monthOf(b.now)),
     ]
     type Row = { res_id: string; account_id: string }
     let rows: Row[]

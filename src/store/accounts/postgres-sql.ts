@@ -9,10 +9,16 @@ import {
   TOPPED_UP_CTE,
 } from './webhooks-postgres.ts'
 
-/** Reserves only if balance − reserved ≥ amount; the reservation row exists iff the UPDATE matched. */
+/**
+ * Reserves only if balance − reserved ≥ amount and, under a monthly spend cap, this month's settled
+ * spend + reserved + amount ≤ cap ($5: the UTC month of the reserve); the reservation row exists iff
+ * the UPDATE matched. Both conditions are checked under the account's row lock.
+ */
 export const RESERVE = `WITH acct AS (
     UPDATE accounts SET reserved_micros = reserved_micros + $2
     WHERE id = $1 AND balance_micros - reserved_micros >= $2
+      AND (spend_cap_micros IS NULL OR spend_cap_micros >=
+        reserved_micros + $2 + CASE WHEN spend_month = $5 THEN spend_month_micros ELSE 0 END)
     RETURNING id
   )
   INSERT INTO reservations (id, account_id, amount_micros, created_at)
@@ -24,27 +30,30 @@ export const RESERVE = `WITH acct AS (
  * reservation already settled, released or reconciled claims nothing, so it can never be charged
  * twice. A charge above its reservation claims nothing either (the caller reports the error).
  * Parameters are parallel arrays: reservation ids, charges, ledger ids, request ids, capabilities,
- * key ids, times.
+ * key ids, times, UTC months (the spend cap's measure moves with the balance).
  */
 export const SETTLE_BATCH = `WITH input AS (
-    SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[])
-      AS t(res_id, charge, ledger_id, request_id, capability, key_id, created_at)
+    SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[],
+      $8::int[]) AS t(res_id, charge, ledger_id, request_id, capability, key_id, created_at, month)
   ), claimed AS (
     DELETE FROM reservations r USING input i
     WHERE r.id = i.res_id AND i.charge <= r.amount_micros
     RETURNING r.id, r.account_id, r.amount_micros, i.charge, i.ledger_id, i.request_id, i.capability, i.key_id,
-      i.created_at
+      i.created_at, i.month
   ), debits AS (
     INSERT INTO ledger (id, account_id, kind, amount_micros, request_id, capability, key_id, created_at)
     SELECT ledger_id, account_id, 'debit', -charge, request_id, capability, key_id, created_at
     FROM claimed WHERE charge > 0
   ), totals AS (
     SELECT account_id, SUM(charge)::bigint AS charge, SUM(amount_micros)::bigint AS reserved,
-      MAX(created_at) AS at
+      MAX(month) AS month, MAX(created_at) AS at
     FROM claimed GROUP BY account_id
   ), moved AS (
     UPDATE accounts a
     SET balance_micros = a.balance_micros - t.charge, reserved_micros = a.reserved_micros - t.reserved,
+      spend_month_micros = CASE WHEN a.spend_month = t.month THEN a.spend_month_micros + t.charge
+        WHEN a.spend_month > t.month THEN a.spend_month_micros ELSE t.charge END,
+      spend_month = GREATEST(a.spend_month, t.month),
       ${LOW_BALANCE_SET}
     FROM totals t WHERE a.id = t.account_id
     ${LOW_BALANCE_RETURNING}

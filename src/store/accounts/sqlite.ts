@@ -408,7 +408,22 @@ export function createSqliteAccountStore(path: string): AccountStore {
     },
 
     payments() {
-      payments ??= createSqlitePaymentStore(db)
+      // Money in from Stripe is announced like credit()'s: alert re-armed, balance.topped_up enqueued.
+      payments ??= createSqlitePaymentStore(db, (e) => {
+        webhooks.hooks.rearm(e.accountId)
+        if (e.kind === 'topup')
+          webhooks.hooks.enqueue(
+            e.accountId,
+            'balance.topped_up',
+            {
+              ledger_id: e.id,
+              amount_micros: e.amountMicros,
+              balance_micros: s().balance.get(e.accountId)?.b ?? 0,
+              reference: e.reference,
+            },
+            e.createdAt,
+          )
+      })
       return payments
     },
 

@@ -1,0 +1,141 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { SignJWT } from 'jose'
+import type { CallInput, CallResult } from '../../src/contract/client.ts'
+import type { OperationId } from '../../src/contract/operations.ts'
+import { signSession } from '../../src/services/identity/session.ts'
+import { ADDRESS_BUCKET, addressRule } from '../../src/services/limits.ts'
+import type { BackendPair, TestApp } from '../helpers/test-app.ts'
+import { startTestApp } from '../helpers/test-app.ts'
+
+/** The account a case acts on, for inputs that need something of it (a fresh key id). */
+export interface SessionCaseScope {
+  t: TestApp
+  accountId: string
+}
+
+/** One session-authenticated operation (`auth: 'session'`) to put through the suite. */
+export interface SessionSecurityCase<K extends OperationId = OperationId> {
+  op: K
+  /** A valid input, made afresh for every call (e.g. a new key to rename). */
+  input: (s: SessionCaseScope) => Promise<CallInput<K>>
+  /** An input that is invalid (an unauthenticated one must still be 401). */
+  invalid?: (s: SessionCaseScope) => Promise<CallInput<K>>
+}
+
+/** Types a case by its operation, then widens it for the list. */
+export function sessionCase<K extends OperationId>(c: SessionSecurityCase<K>): SessionSecurityCase {
+  return c as unknown as SessionSecurityCase
+}
+
+function assertProblem(r: CallResult<OperationId>, status: number, code: string): Record<string, unknown> {
+  assert.equal(r.status, status, `expected ${status} ${code}, got ${r.status}: ${r.text}`)
+  assert.match(r.headers['content-type'] ?? '', /^application\/problem\+json/)
+  const p = r.json as Record<string, unknown>
+  assert.equal(p.code, code)
+  assert.equal(p.status, status)
+  for (const m of ['type', 'title', 'detail', 'instance', 'request_id'])
+    assert.equal(typeof p[m], 'string', m)
+  assert.equal(p.request_id, r.headers['x-request-id'])
+  return p
+}
+
+let ipSeq = 0
+/** A client address of its own (TRUST_PROXY is on), so one case's address bucket is not another's. */
+const freshIp = () => `198.51.100.${(++ipSeq % 250) + 1}`
+
+/**
+ * The shared security suite for session operations (the account's changes): only a valid session
+ * of the account passes; no credential, a forged, malformed or expired session, and an API key
+ * (keys may read, never change the account) each answer their documented 401; the address's rate
+ * limit applies (429 with Retry-After); invalid input is a 4xx problem.
+ */
+export function sessionSecuritySuite(backends: BackendPair, cases: SessionSecurityCase[]) {
+  describe(`session security suite: ${backends.name}`, { skip: backends.skip ?? undefined }, () => {
+    let t: TestApp
+    let accountId: string
+    let email: string
+    before(async () => {
+      t = await startTestApp({ ...backends, env: { TRUST_PROXY: 'true' } })
+      email = `sec-${Date.now()}@example.com`
+      accountId = await t.account(1, email)
+    })
+    after(() => t?.close())
+
+    const session = () => signSession(t.ctx, { accountId, email })
+    const call = async (
+      c: SessionSecurityCase,
+      credential: string | null,
+      input?: CallInput<OperationId>,
+      headers: Record<string, string> = {},
+    ) => {
+      const i = input ?? (await c.input({ t, accountId }))
+      return t.client.call(c.op, {
+        ...i,
+        key: credential,
+        headers: { 'x-forwarded-for': freshIp(), ...headers, ...(i.headers ?? {}) },
+      } as CallInput<OperationId>)
+    }
+
+    for (const c of cases) {
+      describe(c.op, () => {
+        test('no credential → 401 MISSING_CREDENTIALS; bad input without one is still 401', async () => {
+          assertProblem(await call(c, null), 401, 'MISSING_CREDENTIALS')
+          if (c.invalid)
+            assertProblem(await call(c, null, await c.invalid({ t, accountId })), 401, 'MISSING_CREDENTIALS')
+        })
+        test('malformed and forged sessions → 401 INVALID_KEY', async () => {
+          assertProblem(await call(c, 'not-a-jwt'), 401, 'INVALID_KEY')
+          const forged = await new SignJWT({ email })
+            .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+            .setSubject(accountId)
+            .setIssuer(t.ctx.config.publicUrl)
+            .setAudience('erm3-session')
+            .setIssuedAt()
+            .setExpirationTime('1h')
+            .sign(new TextEncoder().encode('another-secret-another-secret-xx'))
+          assertProblem(await call(c, forged), 401, 'INVALID_KEY')
+        })
+        test('an expired session → 401 EXPIRED_KEY', async () => {
+          t.clock.offsetMs -= 13 * 3600_000
+          let old: string
+          try {
+            old = await session()
+          } finally {
+            t.clock.offsetMs += 13 * 3600_000
+          }
+          assertProblem(await call(c, old), 401, 'EXPIRED_KEY')
+        })
+        test('an API key of the account cannot make changes → 401 INVALID_KEY', async () => {
+          for (const env of ['live', 'test'] as const)
+            assertProblem(await call(c, await t.key(accountId, { env })), 401, 'INVALID_KEY')
+        })
+        test('a valid session (bearer or cookie) passes, with rate headers of its address', async () => {
+          const r = await call(c, await session())
+          assert.ok(r.status < 300, r.text)
+          assert.match(r.headers['x-ratelimit-limit'] ?? '', /^\d+$/)
+          assert.match(r.headers['x-ratelimit-remaining'] ?? '', /^\d+$/)
+          assert.ok(Number(r.headers['x-ratelimit-reset']) > Date.now() / 1000 - 1)
+          const viaCookie = await call(c, null, undefined, { cookie: `erm3_session=${await session()}` })
+          assert.ok(viaCookie.status < 300, viaCookie.text)
+        })
+        test('over the address rate → 429 RATE_LIMITED with Retry-After', async () => {
+          const ip = freshIp()
+          const rule = addressRule(t.ctx.config)
+          await t.ctx.limits.rate.take(ADDRESS_BUCKET + ip, rule, Date.now(), rule.burst)
+          const r = await call(c, await session(), undefined, { 'x-forwarded-for': ip })
+          assertProblem(r, 429, 'RATE_LIMITED')
+          assert.ok(Number(r.headers['retry-after']) >= 1)
+          assert.equal(r.headers['x-ratelimit-remaining'], '0')
+        })
+        test('a valid session with invalid input → a 4xx problem', {
+          skip: c.invalid ? undefined : 'no invalid input exists',
+        }, async () => {
+          const r = await call(c, await session(), await c.invalid?.({ t, accountId }))
+          assert.ok(r.status >= 400 && r.status < 500, `${r.status} ${r.text}`)
+          assert.match(r.headers['content-type'] ?? '', /^application\/problem\+json/)
+        })
+      })
+    }
+  })
+}
