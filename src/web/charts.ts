@@ -80,10 +80,11 @@ export function bars(
   el: HTMLElement,
   title: string,
   items: { label: string; value: number | null }[],
+  heading: 'h2' | 'h3' = 'h3',
   format = pct,
 ) {
   el.replaceChildren()
-  const h = document.createElement('h3')
+  const h = document.createElement(heading)
   h.textContent = title
   const list = document.createElement('ul')
   list.className = 'bars'

@@ -108,6 +108,11 @@ export async function portfolioPage(root: HTMLElement): Promise<void> {
   })
 }
 
+function withId<T extends HTMLElement>(id: string, e: T): T {
+  e.id = id
+  return e
+}
+
 function render(out: HTMLElement, b: Snapshot, cost: number, cache: string | null): void {
   const s = b.snapshot
   const split = el('section', { class: 'card', id: 'variance-bars' })
@@ -127,18 +132,21 @@ function render(out: HTMLElement, b: Snapshot, cost: number, cache: string | nul
     ...s.unresolved.map((u) => message(`${u.ticker}: ${u.detail}`, 'error')),
     ...[...s.warnings, ...b.risk_summary.concentration.flags].map((w) => message(w)),
     split,
-    table(
-      ['Ticker', 'Name', 'Weight', 'Residual ER', 'Vol 23d', 'Share of risk', 'Covered'],
-      s.positions.map((p) => [
-        p.ticker,
-        p.name,
-        pct(p.weight),
-        p.l3_res_er === null ? null : pct(p.l3_res_er),
-        p.vol_23d === null ? null : pct(p.vol_23d),
-        p.risk_contribution.percent === null ? null : pct(p.risk_contribution.percent),
-        p.covered ? 'yes' : `no: ${p.reason}`,
-      ]),
-      'Positions',
+    withId(
+      'positions-table',
+      table(
+        ['Ticker', 'Name', 'Weight', 'Residual ER', 'Vol 23d', 'Share of risk', 'Covered'],
+        s.positions.map((p) => [
+          p.ticker,
+          p.name,
+          pct(p.weight),
+          p.l3_res_er === null ? null : pct(p.l3_res_er),
+          p.vol_23d === null ? null : pct(p.vol_23d),
+          p.risk_contribution.percent === null ? null : pct(p.risk_contribution.percent),
+          p.covered ? 'yes' : `no: ${p.reason}`,
+        ]),
+        'Positions',
+      ),
     ),
     table(
       ['ETF', 'L1', 'L2', 'L3', 'Recommended'],
@@ -158,12 +166,17 @@ function render(out: HTMLElement, b: Snapshot, cost: number, cache: string | nul
     dd,
   )
   const v = s.variance_decomposition
-  bars(split, 'Variance by layer', [
-    { label: 'Market', value: v.market },
-    { label: 'Sector', value: v.sector },
-    { label: 'Subsector', value: v.subsector },
-    { label: 'Residual', value: v.residual },
-  ])
+  bars(
+    split,
+    'Variance by layer',
+    [
+      { label: 'Market', value: v.market },
+      { label: 'Sector', value: v.sector },
+      { label: 'Subsector', value: v.subsector },
+      { label: 'Residual', value: v.residual },
+    ],
+    'h2',
+  )
   const tb = b.time_behavior
   lineChart(cum, 'Cumulative return (frozen weights)', tb.dates, [
     { label: 'Portfolio', values: tb.cumulative_return },

@@ -1,0 +1,186 @@
+import assert from 'node:assert/strict'
+import { mkdirSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { gzipSync } from 'node:zlib'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { chromiumSkip, launchChromium } from '../helpers/chromium.ts'
+import { freePort } from '../helpers/oauth-browser.ts'
+import { startTestApp, type TestApp } from '../helpers/test-app.ts'
+
+/**
+ * The dashboard (/app) in a real Chromium against the real server: sign in through the e-mailed
+ * link, the explorer draws non-empty charts for a ticker, a pasted portfolio is analysed, each
+ * data call is charged like any API call, axe-core finds no violation on any page, and the
+ * Content-Security-Policy blocks nothing the app needs. Screenshots go to test-artifacts/dashboard.
+ */
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+export const SCREENSHOTS = join(ROOT, 'test-artifacts', 'dashboard')
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+const EMAIL = 'dash@example.com'
+
+describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
+  let t: TestApp
+  let browser: Browser
+  let context: BrowserContext
+  let page: Page
+  let origin: string
+  let account: string
+  const problems: string[] = []
+
+  before(async () => {
+    mkdirSync(SCREENSHOTS, { recursive: true })
+    const port = await freePort()
+    origin = `http://127.0.0.1:${port}`
+    t = await startTestApp({ env: { PUBLIC_URL: origin, PORT: String(port) } })
+    await t.app.fastify.listen({ port, host: '127.0.0.1' })
+    account = await t.account(5, EMAIL)
+    browser = await launchChromium()
+    context = await browser.newContext({ viewport: { width: 1100, height: 900 } })
+    page = await context.newPage()
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`))
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(`console: ${m.text()}`)
+    })
+  })
+  after(async () => {
+    await browser?.close()
+    await t?.close()
+  })
+
+  async function balance(): Promise<number> {
+    return (await t.ctx.accounts.balance(account)).balanceMicros
+  }
+
+  async function axe(name: string): Promise<void> {
+    // Evaluated through the DevTools protocol: the page's CSP still applies to the page itself.
+    const result = (await page.evaluate(`${AXE}; axe.run(document, { resultTypes: ['violations'] })`)) as {
+      violations: { id: string; impact: string; nodes: { target: string[] }[] }[]
+    }
+    const found = result.violations.map(
+      (v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
+    )
+    assert.deepEqual(found, [], `axe violations on ${name}`)
+    await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true })
+  }
+
+  test('the first page: JavaScript ≤ 150 KB gzipped, served with a strict CSP', async () => {
+    const res = await fetch(`${origin}/app`)
+    assert.equal(res.status, 200)
+    const csp = res.headers.get('content-security-policy') ?? ''
+    assert.match(csp, /script-src 'self'(;|$)/)
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/)
+    assert.match(csp, /frame-ancestors 'none'/)
+    const html = await res.text()
+    const scripts = [...html.matchAll(/src="(\/app\/assets\/[^"]+\.js)"/g)].map((m) => m[1] as string)
+    assert.ok(scripts.length > 0)
+    let gz = 0
+    for (const s of scripts) {
+      const a = await fetch(origin + s)
+      assert.equal(a.status, 200)
+      assert.match(a.headers.get('cache-control') ?? '', /immutable/)
+      gz += gzipSync(Buffer.from(await a.arrayBuffer())).length
+    }
+    assert.ok(gz <= 150 * 1024, `${gz} bytes gzipped`)
+    console.log(`# dashboard first-page JavaScript: ${(gz / 1024).toFixed(1)} KB gzipped`)
+    assert.equal((await fetch(`${origin}/app/assets/nope.js`)).status, 404)
+  })
+
+  test('sign in through the e-mailed link (session cookie, HttpOnly)', async () => {
+    await page.goto(`${origin}/app#/signin`)
+    await axe('signin')
+    await page.fill('#email', EMAIL)
+    await page.click('button[type=submit]')
+    await page.getByText('sign-in link is on its way').waitFor()
+    const mail = t
+      .outbox()
+      .filter((m) => m.to === EMAIL)
+      .pop()
+    const link = mail?.text.match(/https?:\/\/\S+/)?.[0]
+    assert.ok(link, 'a sign-in link was mailed')
+    await page.goto(link)
+    assert.equal(new URL(page.url()).pathname, '/app')
+    const cookies = await context.cookies()
+    const session = cookies.find((c) => c.name === 'erm3_session')
+    assert.ok(session?.httpOnly, 'the session cookie is HttpOnly')
+    assert.equal(await page.evaluate(() => document.cookie.includes('erm3_session')), false)
+    assert.equal(await page.evaluate(() => JSON.stringify(localStorage)), '{}')
+  })
+
+  test('explorer: a ticker draws its decomposition and 15 years of history; the calls are charged', async () => {
+    const before = await balance()
+    await page.goto(`${origin}/app#/explorer?ticker=MSFT`)
+    await page.waitForSelector('#chart-cumulative canvas', { timeout: 30_000 })
+    const drawn = await page.evaluate(() =>
+      Object.fromEntries(
+        [...document.querySelectorAll<HTMLElement>('[data-points]')].map((e) => [
+          e.id,
+          { points: Number(e.dataset.points), ms: Number(e.dataset.renderMs ?? 'NaN') },
+        ]),
+      ),
+    )
+    for (const id of ['er-bars', 'chart-er', 'chart-hr', 'chart-cumulative'])
+      assert.ok((drawn[id]?.points ?? 0) > 0, `${id} drew data: ${JSON.stringify(drawn[id])}`)
+    // Drawn pixels, not an empty canvas: the plot area holds more than one colour.
+    const colours = await page.evaluate(() => {
+      const c = document.querySelector<HTMLCanvasElement>('#chart-cumulative canvas') as HTMLCanvasElement
+      const d = (c.getContext('2d') as CanvasRenderingContext2D).getImageData(0, 0, c.width, c.height).data
+      const seen = new Set<number>()
+      for (let i = 0; i < d.length; i += 4 * 97)
+        seen.add((d[i] << 16) | (d[i + 1] << 8) | (d[i + 2] as number))
+      return seen.size
+    })
+    assert.ok(colours > 3, `${colours} colours on the cumulative-return canvas`)
+    console.log(
+      `# explorer render ms: ${JSON.stringify(Object.fromEntries(Object.entries(drawn).map(([k, v]) => [k, v.ms])))}`,
+    )
+    const meta = (await page.textContent('#explorer-out .meta')) ?? ''
+    const m = /this view cost ([0-9.]+) USD/.exec(meta)
+    assert.ok(m, meta)
+    assert.equal(Math.round((before - (await balance())) / 1000), Math.round(Number(m[1]) * 1000))
+    await axe('explorer')
+  })
+
+  test('portfolio: pasted positions → the snapshot as tables and charts, 0.25 USD', async () => {
+    const before = await balance()
+    await page.goto(`${origin}/app#/portfolio`)
+    await page.fill('#positions', 'AAPL 40\nMSFT 35\nJPM 25')
+    await page.fill('#benchmark', '60:SPY,40:XLK')
+    await page.click('#main form button[type=submit]')
+    await page.waitForSelector('#chart-drawdown canvas', { timeout: 30_000 })
+    const meta = (await page.textContent('#portfolio-out .meta')) ?? ''
+    assert.match(meta, /volatility [0-9.]+% a year/)
+    assert.match(meta, /tracking error [0-9.]+%/)
+    const rows = await page.$$eval('#positions-table tbody tr', (trs) => trs.length)
+    assert.equal(rows, 3)
+    assert.equal(before - (await balance()), 250_000)
+    await axe('portfolio')
+  })
+
+  test('phone width: navigation and forms stay usable; nothing the CSP blocked', async () => {
+    await page.setViewportSize({ width: 375, height: 800 })
+    await page.goto(`${origin}/app#/explorer`)
+    await page.waitForSelector('#ticker')
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
+    assert.ok(overflow <= 1, `horizontal overflow ${overflow}px`)
+    // Keyboard: the skip link is the first focusable element and is on screen when focused.
+    const first = await page.evaluate(
+      () => document.querySelector<HTMLElement>('a[href], button, input, select, textarea')?.textContent,
+    )
+    assert.equal(first, 'Skip to content')
+    await page.focus('.skip')
+    const box = await page.locator('.skip').boundingBox()
+    assert.ok(box && box.x >= 0 && box.y >= 0, 'the focused skip link is on screen')
+    await page.focus('#ticker')
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'ticker')
+    await axe('explorer-phone')
+    await page.setViewportSize({ width: 1100, height: 900 })
+    assert.deepEqual(
+      problems.filter((p) => !/favicon/.test(p)),
+      [],
+    )
+  })
+})
