@@ -51,6 +51,10 @@ integer micro-dollars. Base URL: ${opts.publicUrl}
 - Test keys (\`erm_agent_test_…\`) read a sandbox market and never change a balance.
 - Every paid JSON response reports its cost in \`_agent.cost_usd\`, every paid response in
   \`X-API-Cost-USD\`.
+- An optional monthly spend cap (\`PATCH /account/settings {"spend_cap_usd": …}\`, signed in; \`null\`
+  removes it): a paid call that would take the UTC calendar month's spending (settled + in flight + its
+  own cost) over the cap answers 402 \`SPEND_CAP_REACHED\`, saying the cap, the month's spending and
+  when it resets (the first of next month, 00:00 UTC).
 
 ## Prices
 | capability | endpoint | USD |
@@ -63,6 +67,11 @@ before making it), \`GET /tickers\`, \`GET /health\`, the documents and discover
 ## Checking
 - \`GET /balance\`: \`balance_usd\` and \`status.can_make_requests\`.
 - \`GET /invoices?period=month|quarter|year|all\`: spend, request count and top-ups from the ledger.
+- \`GET /account/usage?from=&to=\`: requests, cache hits (free) and cost per UTC day and capability.
+- \`GET /account/ledger?from=&to=&format=csv\`: top-ups, credits, refunds and debits grouped per day
+  and capability (JSON, CSV or Parquet).
+- \`GET /account/keys\`, \`GET /account/audit\`: the account's keys and the log of every change to them
+  and to the settings (who, what, when, from which address).
 
 ## Topping up
 The minimum top-up is ${MIN_TOP_UP_USD.toFixed(2)} USD. ${topUp}
