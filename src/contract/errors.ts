@@ -66,6 +66,11 @@ export const problemSchema = Type.Object(
     balance_usd: Type.Optional(Type.Number()),
     required_usd: Type.Optional(Type.Number()),
     top_up_url: Type.Optional(Type.String()),
+    top_up_method: Type.Optional(
+      Type.Literal('POST', {
+        description: 'With card top-ups (Stripe): POST {"amount_usd": …} to top_up_url for a checkout_url',
+      }),
+    ),
     min_top_up_usd: Type.Optional(Type.Number()),
   },
   { $id: 'Problem', additionalProperties: true },

@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test'
 import { WIRE_ERRORS } from '../../src/contract/errors.ts'
 import { type Operation, openApiPath } from '../../src/contract/operation.ts'
 import { OPERATIONS } from '../../src/contract/operations.ts'
+import { type FakeStripe, startFakeStripe } from '../helpers/fake-stripe.ts'
 import * as fc from '../helpers/fc.ts'
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
 
@@ -71,8 +72,17 @@ function queryFor(op: Operation): fc.Arbitrary<Record<string, string>> {
 describe('fuzz: every operation, random parameters', () => {
   let t: TestApp
   let keys: string[]
+  let stripe: FakeStripe
   before(async () => {
-    t = await startTestApp()
+    // Card top-ups configured against a loopback fake, so their routes are fuzzed past the 503.
+    stripe = await startFakeStripe()
+    t = await startTestApp({
+      env: {
+        STRIPE_SECRET_KEY: 'sk_test_fuzz_0000',
+        STRIPE_WEBHOOK_SECRET: 'whsec_fuzz_0000',
+        STRIPE_API_BASE: stripe.url,
+      },
+    })
     const account = await t.account(100)
     // Many keys so the per-key rate limit does not turn the fuzz into a 429 test.
     keys = await Promise.all(
@@ -81,7 +91,10 @@ describe('fuzz: every operation, random parameters', () => {
       ),
     )
   })
-  after(() => t?.close())
+  after(async () => {
+    await t?.close()
+    await stripe?.close()
+  })
 
   let n = 0
   for (const op of OPERATIONS) {

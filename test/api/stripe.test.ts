@@ -161,6 +161,27 @@ for (const b of BACKEND_PAIRS) {
       assert.equal((inv.json as { summary: { top_ups_usd: number } }).summary.top_ups_usd, 25.5)
     })
 
+    test('a Stripe top-up announces balance.topped_up once, in the same transaction', async () => {
+      const { account, session, pi } = await paid(18)
+      const sub = await t.ctx.accounts.webhooks().createSubscription({
+        id: `whs_${Date.now()}`,
+        accountId: account,
+        url: 'https://hooks.example.com/erm3',
+        events: ['balance.topped_up'],
+        secretEnc: 'not-used-here',
+        createdAt: Date.now(),
+      })
+      const ev = fake.event('checkout.session.completed', { ...session })
+      await send(ev)
+      await send(ev)
+      await send(fake.event('checkout.session.async_payment_succeeded', { ...session }))
+      const out = await t.ctx.accounts.webhooks().listDeliveries(account, sub.id, 10)
+      assert.deepEqual(
+        out.map((d) => [d.event, d.data.reference]),
+        [['balance.topped_up', pi]],
+      )
+    })
+
     test('different events for the same payment intent credit once, in either order', async () => {
       // payment_intent.succeeded first (a no-op), then the session events.
       const a = await paid(40)

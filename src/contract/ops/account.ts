@@ -50,7 +50,8 @@ const invoiceSchema = Type.Object({
     Type.Literal('chargeback'),
   ]),
   amount_usd: Type.Number({
-    description: 'Signed: debits, payment_refund (a card payment refunded) and chargeback (a dispute) are negative',
+    description:
+      'Signed: debits, payment_refund (a card payment refunded) and chargeback (a dispute) are negative',
   }),
   capability: Nullable(Type.String()),
   request_id: Nullable(Type.String()),

@@ -10,6 +10,7 @@ import type pg from 'pg'
 import { newId } from '../../platform/ids.ts'
 import type { Tx } from '../oauth/postgres.ts'
 import type { PaymentEvent, PaymentEventResult, PaymentRecord, PaymentStore } from './payments-types.ts'
+import { CREDIT } from './postgres-sql.ts'
 import type { LedgerEntry, LedgerKind } from './types.ts'
 
 interface PaymentRow {
@@ -32,8 +33,12 @@ const toPayment = (r: PaymentRow): PaymentRecord => ({
   createdAt: Number(r.created_at),
 })
 
-/** Posts one entry unless (account, reference) exists, and moves the balance in the same statement. */
-const POST = `WITH ins AS (
+/**
+ * Posts one negative entry (refund, chargeback) unless (account, reference) exists, and moves the
+ * balance in the same statement. Money in goes through the account store's own CREDIT statement,
+ * which also re-arms the low-balance alert and enqueues `balance.topped_up` (webhooks).
+ */
+const POST_NEGATIVE = `WITH ins AS (
     INSERT INTO ledger (id, account_id, kind, amount_micros, reference, note, created_at)
     VALUES ($1, $2, $3, $4, $5, $6, $7)
     ON CONFLICT (account_id, reference) WHERE reference IS NOT NULL DO NOTHING
@@ -57,7 +62,10 @@ export function createPostgresPaymentStore(pool: pg.Pool, tx: Tx): PaymentStore 
     now: number,
   ): Promise<LedgerEntry | null> => {
     const id = newId('led', now)
-    const r = await c.query(POST, [id, accountId, kind, amountMicros, reference, note, now])
+    const r =
+      amountMicros > 0
+        ? await c.query(CREDIT, [id, accountId, kind, amountMicros, reference, note, now, newId('evt', now)])
+        : await c.query(POST_NEGATIVE, [id, accountId, kind, amountMicros, reference, note, now])
     if (r.rows.length === 0) return null
     return {
       ...{ id, accountId, kind, amountMicros, reference, createdAt: now },

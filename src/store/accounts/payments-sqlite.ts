@@ -63,7 +63,14 @@ const toPayment = (r: PaymentRow): PaymentRecord => ({
 /** Thrown inside the transaction to roll it back: a refund or dispute of an unknown payment. */
 class UnknownPayment extends Error {}
 
-export function createSqlitePaymentStore(db: Database.Database): PaymentStore {
+/**
+ * @param onCredit called inside the transaction after money came in (a top-up, a dispute won): the
+ *   account store re-arms the balance alert and enqueues `balance.topped_up` there, as credit() does.
+ */
+export function createSqlitePaymentStore(
+  db: Database.Database,
+  onCredit: (entry: LedgerEntry) => void = () => {},
+): PaymentStore {
   const s = prepare(db)
 
   /** Posts one entry unless its reference exists; returns it, or null for a duplicate. */
@@ -79,10 +86,12 @@ export function createSqlitePaymentStore(db: Database.Database): PaymentStore {
     const { changes } = s.insertLedger.run(id, accountId, kind, amountMicros, reference, note, now)
     if (changes === 0) return null
     s.addBalance.run(amountMicros, accountId)
-    return {
+    const entry: LedgerEntry = {
       ...{ id, accountId, kind, amountMicros, reference, createdAt: now },
       ...{ requestId: null, capability: null, keyId: null },
     }
+    if (amountMicros > 0) onCredit(entry)
+    return entry
   }
 
   const known = (paymentIntent: string): PaymentRow => {
