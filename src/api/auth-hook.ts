@@ -1,3 +1,4 @@
+import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../platform/errors.ts'
 import type { ServiceContext } from '../services/context.ts'
@@ -59,8 +60,14 @@ export function createAuthHook(ctx: ServiceContext, usage: KeyUsage, internalSec
     if (op?.auth !== 'key' && !(op?.auth === 'key_or_session' && presentsKey(req))) {
       // A document read by an MCP tool or resource: the MCP message already took the key's token.
       if (req.headers[INTERNAL_HEADER] !== internalSecret) await addressToken(req, reply)
-      if (op?.auth === 'session' || op?.auth === 'key_or_session')
-        req.session = await verifySession(ctx, bearerOf(req) ?? cookieOf(req, SESSION_COOKIE))
+      if (op?.auth === 'session' || op?.auth === 'key_or_session') {
+        const bearer = bearerOf(req)
+        const cookie = bearer === null ? cookieOf(req, SESSION_COOKIE) : null
+        req.session = await verifySession(ctx, bearer ?? cookie)
+        // A session that rides on the cookie changes state only with the CSRF token (a bearer is
+        // never sent by a browser on its own, so it needs none).
+        if (cookie !== null && !SAFE_METHODS.has(req.method)) checkCsrf(req, cookie)
+      }
       return
     }
     let principal: Principal
@@ -103,6 +110,31 @@ function presentsKey(req: FastifyRequest): boolean {
   const bearer = bearerOf(req)
   if (bearer !== null) return bearer.startsWith('erm_')
   return cookieOf(req, SESSION_COOKIE) === null
+}
+
+const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+/** The CSRF cookie: readable by the page (not HttpOnly), sent back in the X-CSRF-Token header. */
+export const CSRF_COOKIE = 'erm3_csrf'
+
+/**
+ * The CSRF token of a session: an HMAC keyed by the session JWT itself, so only a page that was
+ * handed it at sign-in (or can read the HttpOnly cookie, which a page cannot) knows it, and a
+ * token planted by another site never matches.
+ */
+export function csrfTokenFor(sessionJwt: string): string {
+  return createHmac('sha256', sessionJwt).update('erm3-csrf-v1').digest('base64url')
+}
+
+function checkCsrf(req: FastifyRequest, sessionJwt: string): void {
+  const sent = req.headers['x-csrf-token']
+  const want = Buffer.from(csrfTokenFor(sessionJwt))
+  const got = Buffer.from(typeof sent === 'string' ? sent : '')
+  if (got.length !== want.length || !timingSafeEqual(got, want))
+    throw new AppError(
+      'FORBIDDEN',
+      'A change made with the session cookie needs the X-CSRF-Token header (the value of the erm3_csrf cookie set at sign-in)',
+    )
 }
 
 /** One cookie of the request (parsed on demand: most requests carry none and need none). */

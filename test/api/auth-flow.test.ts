@@ -53,10 +53,29 @@ describe('passwordless sign-in and provisioning', () => {
     const l2 = linkFor('ada@example.com')
     const cb2 = await t.transport({ method: 'GET', url: `${l2.pathname}${l2.search}`, headers: {} })
     assert.equal(JSON.parse(cb2.body).account_id, session.account_id)
-    const cookie = (cb2.headers['set-cookie'] ?? '').split(';')[0] as string
-    const viaCookie = await t.client.call('provision', {
+    const setCookie = String(cb2.headers['set-cookie'] ?? '')
+    const session2 = /erm3_session=([^;]+)/.exec(setCookie)?.[1] as string
+    const csrf = /erm3_csrf=([^;]+)/.exec(setCookie)?.[1] as string
+    assert.ok(session2 && csrf, setCookie)
+    assert.match(setCookie, /erm3_csrf=[^;]+;.*SameSite=Strict/i)
+    assert.doesNotMatch(/erm3_csrf=[^,]*/.exec(setCookie)?.[0] ?? '', /HttpOnly/i)
+    const cookie = `erm3_session=${session2}; erm3_csrf=${csrf}`
+    // A change made with the cookie alone is refused (CSRF); with the token echoed it is made.
+    const forged = await t.client.call('provision', {
       key: null,
       headers: { cookie },
+      body: { environment: 'live' },
+    })
+    assert.equal(forged.status, 403, forged.text)
+    const wrong = await t.client.call('provision', {
+      key: null,
+      headers: { cookie, 'x-csrf-token': `${csrf.slice(0, -2)}xx` },
+      body: { environment: 'live' },
+    })
+    assert.equal(wrong.status, 403, wrong.text)
+    const viaCookie = await t.client.call('provision', {
+      key: null,
+      headers: { cookie, 'x-csrf-token': decodeURIComponent(csrf) },
       body: { environment: 'live' },
     })
     assert.equal(viaCookie.status, 201, viaCookie.text)

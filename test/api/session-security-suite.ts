@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
+import { createHmac } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import { SignJWT } from 'jose'
 import type { CallInput, CallResult } from '../../src/contract/client.ts'
-import type { OperationId } from '../../src/contract/operations.ts'
+import { OPS, type OperationId } from '../../src/contract/operations.ts'
 import { signSession } from '../../src/services/identity/session.ts'
 import { ADDRESS_BUCKET, addressRule } from '../../src/services/limits.ts'
 import type { BackendPair, TestApp } from '../helpers/test-app.ts'
@@ -116,8 +117,19 @@ export function sessionSecuritySuite(backends: BackendPair, cases: SessionSecuri
           assert.match(r.headers['x-ratelimit-limit'] ?? '', /^\d+$/)
           assert.match(r.headers['x-ratelimit-remaining'] ?? '', /^\d+$/)
           assert.ok(Number(r.headers['x-ratelimit-reset']) > Date.now() / 1000 - 1)
-          const viaCookie = await call(c, null, undefined, { cookie: `erm3_session=${await session()}` })
+          const jwt = await session()
+          const method = OPS[c.op as keyof typeof OPS]?.method ?? 'GET'
+          // The CSRF token, computed here independently: HMAC-SHA256 keyed by the session JWT.
+          const csrf = createHmac('sha256', jwt).update('erm3-csrf-v1').digest('base64url')
+          const viaCookie = await call(c, null, undefined, {
+            cookie: `erm3_session=${jwt}; erm3_csrf=${csrf}`,
+            'x-csrf-token': csrf,
+          })
           assert.ok(viaCookie.status < 300, viaCookie.text)
+          if (method !== 'GET') {
+            // The cookie alone (a cross-site form or fetch) cannot change anything.
+            assertProblem(await call(c, null, undefined, { cookie: `erm3_session=${jwt}` }), 403, 'FORBIDDEN')
+          }
         })
         test('over the address rate → 429 RATE_LIMITED with Retry-After', async () => {
           const ip = freshIp()

@@ -106,33 +106,30 @@ describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
     const cookies = await context.cookies()
     const session = cookies.find((c) => c.name === 'erm3_session')
     assert.ok(session?.httpOnly, 'the session cookie is HttpOnly')
-    assert.equal(await page.evaluate(() => document.cookie.includes('erm3_session')), false)
-    assert.equal(await page.evaluate(() => JSON.stringify(localStorage)), '{}')
+    assert.equal(await page.evaluate(`document.cookie.includes('erm3_session')`), false)
+    assert.equal(await page.evaluate('JSON.stringify(localStorage)'), '{}')
   })
 
   test('explorer: a ticker draws its decomposition and 15 years of history; the calls are charged', async () => {
     const before = await balance()
     await page.goto(`${origin}/app#/explorer?ticker=MSFT`)
     await page.waitForSelector('#chart-cumulative canvas', { timeout: 30_000 })
-    const drawn = await page.evaluate(() =>
-      Object.fromEntries(
-        [...document.querySelectorAll<HTMLElement>('[data-points]')].map((e) => [
-          e.id,
-          { points: Number(e.dataset.points), ms: Number(e.dataset.renderMs ?? 'NaN') },
-        ]),
-      ),
-    )
+    const drawn = (await page.evaluate(`Object.fromEntries(
+      [...document.querySelectorAll('[data-points]')].map((e) => [
+        e.id,
+        { points: Number(e.dataset.points), ms: Number(e.dataset.renderMs ?? 'NaN') },
+      ]),
+    )`)) as Record<string, { points: number; ms: number }>
     for (const id of ['er-bars', 'chart-er', 'chart-hr', 'chart-cumulative'])
       assert.ok((drawn[id]?.points ?? 0) > 0, `${id} drew data: ${JSON.stringify(drawn[id])}`)
     // Drawn pixels, not an empty canvas: the plot area holds more than one colour.
-    const colours = await page.evaluate(() => {
-      const c = document.querySelector<HTMLCanvasElement>('#chart-cumulative canvas') as HTMLCanvasElement
-      const d = (c.getContext('2d') as CanvasRenderingContext2D).getImageData(0, 0, c.width, c.height).data
-      const seen = new Set<number>()
-      for (let i = 0; i < d.length; i += 4 * 97)
-        seen.add((d[i] << 16) | (d[i + 1] << 8) | (d[i + 2] as number))
+    const colours = (await page.evaluate(`(() => {
+      const c = document.querySelector('#chart-cumulative canvas')
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data
+      const seen = new Set()
+      for (let i = 0; i < d.length; i += 4 * 97) seen.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2])
       return seen.size
-    })
+    })()`)) as number
     assert.ok(colours > 3, `${colours} colours on the cumulative-return canvas`)
     console.log(
       `# explorer render ms: ${JSON.stringify(Object.fromEntries(Object.entries(drawn).map(([k, v]) => [k, v.ms])))}`,
@@ -154,7 +151,7 @@ describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
     const meta = (await page.textContent('#portfolio-out .meta')) ?? ''
     assert.match(meta, /volatility [0-9.]+% a year/)
     assert.match(meta, /tracking error [0-9.]+%/)
-    const rows = await page.$$eval('#positions-table tbody tr', (trs) => trs.length)
+    const rows = await page.locator('#positions-table tbody tr').count()
     assert.equal(rows, 3)
     assert.equal(before - (await balance()), 250_000)
     await axe('portfolio')
@@ -164,18 +161,18 @@ describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
     await page.setViewportSize({ width: 375, height: 800 })
     await page.goto(`${origin}/app#/explorer`)
     await page.waitForSelector('#ticker')
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth')
     assert.ok(overflow <= 1, `horizontal overflow ${overflow}px`)
     // Keyboard: the skip link is the first focusable element and is on screen when focused.
     const first = await page.evaluate(
-      () => document.querySelector<HTMLElement>('a[href], button, input, select, textarea')?.textContent,
+      `document.querySelector('a[href], button, input, select, textarea')?.textContent`,
     )
     assert.equal(first, 'Skip to content')
     await page.focus('.skip')
     const box = await page.locator('.skip').boundingBox()
     assert.ok(box && box.x >= 0 && box.y >= 0, 'the focused skip link is on screen')
     await page.focus('#ticker')
-    assert.equal(await page.evaluate(() => document.activeElement?.id), 'ticker')
+    assert.equal(await page.evaluate('document.activeElement?.id'), 'ticker')
     await axe('explorer-phone')
     await page.setViewportSize({ width: 1100, height: 900 })
     assert.deepEqual(

@@ -5,7 +5,7 @@ import { completeLogin, normaliseEmail, requestLogin } from '../../services/iden
 import { provisionFree, provisionKey } from '../../services/identity/provision.ts'
 import { SESSION_TTL_S } from '../../services/identity/session.ts'
 import { takeIpToken, tighter } from '../../services/limits.ts'
-import { SESSION_COOKIE } from '../auth-hook.ts'
+import { CSRF_COOKIE, csrfTokenFor, SESSION_COOKIE } from '../auth-hook.ts'
 import { setRateHeaders } from '../problem.ts'
 import { requireSession } from '../request-state.ts'
 import type { RouteTable } from './types.ts'
@@ -31,8 +31,7 @@ export function authRoutes(ctx: ServiceContext): RouteTable {
     loginCallback: async (req: FastifyRequest, reply: FastifyReply) => {
       const q = req.query as { token: string; next?: string }
       const done = await completeLogin(ctx, q.token, q.next)
-      reply.header(
-        'Set-Cookie',
+      reply.header('Set-Cookie', [
         req.server.serializeCookie(SESSION_COOKIE, done.sessionJwt, {
           httpOnly: true,
           secure,
@@ -40,7 +39,15 @@ export function authRoutes(ctx: ServiceContext): RouteTable {
           path: '/',
           maxAge: SESSION_TTL_S,
         }),
-      )
+        // Read by the dashboard and echoed in X-CSRF-Token on every change it makes.
+        req.server.serializeCookie(CSRF_COOKIE, csrfTokenFor(done.sessionJwt), {
+          httpOnly: false,
+          secure,
+          sameSite: 'strict',
+          path: '/',
+          maxAge: SESSION_TTL_S,
+        }),
+      ])
       reply.header('Cache-Control', 'no-store')
       if (done.next) return reply.redirect(done.next, 303)
       return {
@@ -53,7 +60,7 @@ export function authRoutes(ctx: ServiceContext): RouteTable {
     },
     provision: async (req, reply) => {
       const b = req.body as { name?: string; environment: 'live' | 'test' }
-      const k = await provisionKey(ctx, requireSession(req.session), b)
+      const k = await provisionKey(ctx, requireSession(req.session), b, req.ip ?? null)
       reply.code(201).header('Cache-Control', 'no-store')
       return {
         api_key: k.apiKey,
