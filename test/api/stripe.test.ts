@@ -1,13 +1,23 @@
 import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import Database from 'better-sqlite3'
 import pg from 'pg'
 import { signSession } from '../../src/services/identity/session.ts'
+import {
+  MIGRATIONS,
+  SCHEMA_MIGRATIONS_POSTGRES,
+  SCHEMA_MIGRATIONS_SQLITE,
+} from '../../src/store/accounts/migrations.ts'
 import type { PaymentStore } from '../../src/store/accounts/payments-types.ts'
-import type { LedgerEntry } from '../../src/store/accounts/types.ts'
+import { createPostgresAccountStore } from '../../src/store/accounts/postgres.ts'
+import { createSqliteAccountStore } from '../../src/store/accounts/sqlite.ts'
+import type { AccountStore, LedgerEntry } from '../../src/store/accounts/types.ts'
 import { type FakeStripe, type StripeEventJson, startFakeStripe } from '../helpers/fake-stripe.ts'
-import { BACKEND_PAIRS, startTestApp, type TestApp } from '../helpers/test-app.ts'
+import { BACKEND_PAIRS, backendsAvailable, startTestApp, type TestApp } from '../helpers/test-app.ts'
 
 const SECRET_KEY = 'sk_test_fake_0123456789abcdef'
 const WEBHOOK_SECRET = 'whsec_test_0123456789abcdefghijklmnop'
@@ -511,4 +521,126 @@ async function injectLedgerFault(t: TestApp): Promise<{ remove(): Promise<void> 
       await c.end()
     },
   }
+}
+
+/**
+ * Migration 4 on a database that already has money in it: the ledger keeps every row, stays
+ * append-only with its indexes, and its CHECKs let only debit, payment_refund and chargeback be
+ * negative (the only ways below zero).
+ */
+for (const db of ['sqlite', 'postgres'] as const) {
+  const skip = db === 'postgres' ? (backendsAvailable.postgres ?? undefined) : undefined
+  describe(`migration 4 on an existing ${db} ledger`, { skip }, () => {
+    test('rows kept, append-only, new kinds negative only, old kinds positive only', async () => {
+      const before = MIGRATIONS.filter((m) => m.version < 4)
+      const rows = [
+        ['led_1', 'acct_m', 'topup', 5_000_000, 'ref-1', 1],
+        ['led_2', 'acct_m', 'debit', -1_000, null, 2],
+      ] as const
+      let store: AccountStore
+      let raw: { exec(sql: string): Promise<void>; close(): Promise<void> }
+      if (db === 'sqlite') {
+        const dir = mkdtempSync(join(tmpdir(), 'erm3-m4-'))
+        const file = join(dir, 'erm3.db')
+        const d = new Database(file)
+        d.exec(SCHEMA_MIGRATIONS_SQLITE)
+        for (const m of before) {
+          for (const sql of m.sqlite) d.exec(sql)
+          d.prepare('INSERT INTO schema_migrations VALUES (?, ?, 0)').run(m.version, m.name)
+        }
+        d.prepare(
+          "INSERT INTO accounts (id, email, kind, created_at, balance_micros) VALUES ('acct_m', NULL, 'user', 0, 4999000)",
+        ).run()
+        for (const r of rows)
+          d.prepare(
+            'INSERT INTO ledger (id, account_id, kind, amount_micros, reference, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+          ).run(...r)
+        d.close()
+        store = createSqliteAccountStore(file)
+        raw = {
+          exec: async (sql) => {
+            const c = new Database(file)
+            try {
+              c.exec(sql)
+            } finally {
+              c.close()
+            }
+          },
+          close: async () => rmSync(dir, { recursive: true, force: true }),
+        }
+      } else {
+        const url = process.env.DATABASE_URL as string
+        const schema = `t_m4_${randomBytes(4).toString('hex')}`
+        const c = new pg.Client({ connectionString: url, options: `-c search_path=${schema}` })
+        await c.connect()
+        await c.query(`CREATE SCHEMA ${schema}`)
+        await c.query(SCHEMA_MIGRATIONS_POSTGRES)
+        for (const m of before) {
+          for (const sql of m.postgres) await c.query(sql)
+          await c.query('INSERT INTO schema_migrations VALUES ($1, $2, 0)', [m.version, m.name])
+        }
+        await c.query(
+          "INSERT INTO accounts (id, email, kind, created_at, balance_micros) VALUES ('acct_m', NULL, 'user', 0, 4999000)",
+        )
+        for (const r of rows)
+          await c.query(
+            'INSERT INTO ledger (id, account_id, kind, amount_micros, reference, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
+            [...r],
+          )
+        store = createPostgresAccountStore(url, { schema })
+        raw = {
+          exec: async (sql) => {
+            await c.query(sql)
+          },
+          close: async () => {
+            await c.query(`DROP SCHEMA ${schema} CASCADE`)
+            await c.end()
+          },
+        }
+      }
+      try {
+        await store.migrate()
+        const kept = await store.entries('acct_m', { from: 0, to: 10, limit: 10 })
+        assert.deepEqual(
+          kept.map((e) => [e.id, e.kind, e.amountMicros, e.reference]),
+          [
+            ['led_1', 'topup', 5_000_000, 'ref-1'],
+            ['led_2', 'debit', -1_000, null],
+          ],
+        )
+        // The unique reference index survived: a repeated credit is a duplicate.
+        const again = await store.credit('acct_m', { kind: 'topup', amountMicros: 1, reference: 'ref-1' }, 3)
+        assert.equal(again.duplicate, true)
+        await assert.rejects(
+          raw.exec("UPDATE ledger SET amount_micros = 1 WHERE id = 'led_1'"),
+          /append-only/,
+        )
+        await assert.rejects(raw.exec("DELETE FROM ledger WHERE id = 'led_1'"), /append-only/)
+        const insert = (id: string, kind: string, amount: number) =>
+          raw.exec(
+            `INSERT INTO ledger (id, account_id, kind, amount_micros, created_at) VALUES ('${id}', 'acct_m', '${kind}', ${amount}, 4)`,
+          )
+        await insert('led_3', 'payment_refund', -10)
+        await insert('led_4', 'chargeback', -10)
+        for (const [kind, amount] of [
+          ['payment_refund', 10],
+          ['chargeback', 10],
+          ['topup', -10],
+          ['credit', -10],
+          ['refund', -10],
+          ['debit', 10],
+          ['bonus', 10],
+        ] as const)
+          await assert.rejects(
+            insert(`led_x_${kind}_${amount}`, kind, amount),
+            /constraint|CHECK/i,
+            `${kind} ${amount}`,
+          )
+        assert.equal((await store.health()).ok, true)
+      } finally {
+        await store.close()
+        await raw.close()
+      }
+    })
+  })
 }
