@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import Database from 'better-sqlite3'
 import pg from 'pg'
+import { csrfTokenFor, SESSION_COOKIE } from '../../src/api/auth-hook.ts'
 import { signSession } from '../../src/services/identity/session.ts'
 import {
   MIGRATIONS,
@@ -115,6 +116,24 @@ for (const b of BACKEND_PAIRS) {
         key: `${jwt.slice(0, -2)}xx`,
       })
       assert.equal(forged.status, 401)
+    })
+
+    test('a cookie session needs the CSRF token to start a checkout', async () => {
+      const email = `cookie-${Date.now()}@example.com`
+      const account = await t.account(0, email)
+      const jwt = await signSession(t.ctx, { accountId: account, email })
+      const post = (headers: Record<string, string>) =>
+        t.app.fastify.inject({
+          method: 'POST',
+          url: '/billing/checkout',
+          headers: { 'content-type': 'application/json', cookie: `${SESSION_COOKIE}=${jwt}`, ...headers },
+          payload: JSON.stringify({ amount_usd: 10 }),
+        })
+      const n = fake.requests.length
+      assert.equal((await post({})).statusCode, 403)
+      assert.equal(fake.requests.length, n)
+      const ok = await post({ 'x-csrf-token': csrfTokenFor(jwt) })
+      assert.equal(ok.statusCode, 201, ok.body)
     })
 
     test('amount below 10, above 10,000 or with fractions of a cent → 400; test key → 403; nothing sent', async () => {
