@@ -179,6 +179,21 @@ for (const b of BACKEND_PAIRS) {
       assert.equal(audit.entries[0]?.action, 'key.created')
     })
 
+    test('keys made by POST /auth/provision are audited like the others', async () => {
+      const u = await user(0)
+      const r = await t.client.call('provision', {
+        key: u.session,
+        body: { name: 'agent', environment: 'test' },
+        headers: { 'x-forwarded-for': '203.0.113.8' },
+      })
+      assert.equal(r.status, 201, r.text)
+      const audit = (await t.client.call('getAccountAudit', { key: u.session })).ok()
+      assert.equal(audit.entries.length, 1)
+      assert.equal(audit.entries[0]?.action, 'key.created')
+      assert.equal(audit.entries[0]?.target, r.ok().key_id)
+      assert.deepEqual(audit.entries[0]?.actor, { type: 'session', id: u.email })
+    })
+
     test('changes need a session: an API key may only read', async () => {
       const key = await t.key(alice.id)
       problem(
@@ -320,8 +335,16 @@ for (const b of BACKEND_PAIRS) {
         200,
       )
       const audit = (await t.client.call('getAccountAudit', { key })).ok()
+      // Also in the log: the two keys the operator CLI made for this test (actor operator).
       assert.deepEqual(
-        audit.entries.map((e) => [e.action, e.detail]),
+        audit.entries.filter((e) => e.actor.type === 'operator').map((e) => [e.action, e.actor.id]),
+        [
+          ['key.created', 'cli'],
+          ['key.created', 'cli'],
+        ],
+      )
+      assert.deepEqual(
+        audit.entries.filter((e) => e.actor.type !== 'operator').map((e) => [e.action, e.detail]),
         [
           ['spend_cap.set', { from_usd: 0.0015, to_usd: null }],
           ['spend_cap.set', { from_usd: null, to_usd: 0.0015 }],

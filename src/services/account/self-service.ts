@@ -11,12 +11,12 @@ import { MAX_RANGE_DAYS } from '../../contract/ops/self-service.ts'
 import { microsToUsd } from '../../contract/pricing.ts'
 import type { FlatTable } from '../../contract/table.ts'
 import { AppError } from '../../platform/errors.ts'
-import { newId } from '../../platform/ids.ts'
 import { type ActorType, DAY_MS, dayOf, type NonDebitEntry } from '../../store/accounts/self-service-types.ts'
 import type { ApiKeyRecord, Environment } from '../../store/accounts/types.ts'
 import { flushUsage } from '../billing/usage.ts'
 import type { ServiceContext } from '../context.ts'
 import { forgetKey, issueKey } from '../identity/keys.ts'
+import { recordAudit } from './audit.ts'
 
 export interface Actor {
   accountId: string
@@ -50,25 +50,14 @@ export function keyView(k: ApiKeyRecord, now: number) {
   }
 }
 
-async function audit(
+function audit(
   ctx: ServiceContext,
   actor: Actor,
   action: string,
   target: string | null,
   detail: Record<string, unknown> | null,
 ): Promise<void> {
-  const now = ctx.now()
-  await ctx.accounts.selfService().appendAudit({
-    id: newId('aud', now),
-    accountId: actor.accountId,
-    createdAt: now,
-    actorType: actor.type,
-    actorId: actor.id,
-    action,
-    target,
-    detail,
-    ip: actor.ip,
-  })
+  return recordAudit(ctx, actor, action, target, detail)
 }
 
 const notFound = (id: string) => new AppError('NOT_FOUND', `The account has no API key ${id}`)

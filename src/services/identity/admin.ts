@@ -3,6 +3,7 @@ import { microsToUsd, usdToMicros } from '../../contract/pricing.ts'
 import { AppError } from '../../platform/errors.ts'
 import { newId } from '../../platform/ids.ts'
 import type { Account, ApiKeyRecord, LedgerEntry, RateTier } from '../../store/accounts/types.ts'
+import { operatorActor, recordAudit } from '../account/audit.ts'
 import { MIN_TOP_UP_USD } from '../billing/meter.ts'
 import type { ServiceContext } from '../context.ts'
 import { forgetKey, issueKey } from './keys.ts'
@@ -51,7 +52,7 @@ export async function createKeyFor(
   },
 ): Promise<{ apiKey: string; record: ApiKeyRecord }> {
   await account(ctx, input.accountId)
-  return issueKey(ctx, {
+  const k = await issueKey(ctx, {
     accountId: input.accountId,
     kind: 'agent',
     environment: input.environment,
@@ -59,12 +60,19 @@ export async function createKeyFor(
     name: input.name ?? null,
     expiresAt: input.expiresAt ?? null,
   })
+  await recordAudit(ctx, operatorActor(input.accountId), 'key.created', k.record.id, {
+    name: k.record.name,
+    environment: k.record.environment,
+    prefix: k.record.prefix,
+  })
+  return k
 }
 
 export async function revokeKeyById(ctx: OperatorContext, keyId: string): Promise<ApiKeyRecord> {
   const k = await ctx.accounts.revokeKey(keyId, ctx.now())
   if (!k) throw new AppError('NOT_FOUND', `No key ${keyId}`)
   forgetKey(ctx, keyId)
+  await recordAudit(ctx, operatorActor(k.accountId), 'key.revoked', keyId, { name: k.name, prefix: k.prefix })
   return k
 }
 
@@ -86,6 +94,10 @@ export async function rotateKey(
   })
   await ctx.accounts.revokeKey(keyId, ctx.now())
   forgetKey(ctx, keyId)
+  await recordAudit(ctx, operatorActor(old.accountId), 'key.rotated', keyId, {
+    new_key_id: fresh.record.id,
+    overlap_seconds: 0,
+  })
   return fresh
 }
 

@@ -2,6 +2,7 @@ import type { KeyEnvironment } from '../../contract/api-key.ts'
 import { AppError } from '../../platform/errors.ts'
 import { newId } from '../../platform/ids.ts'
 import type { ApiKeyRecord } from '../../store/accounts/types.ts'
+import { recordAudit } from '../account/audit.ts'
 import type { ServiceContext } from '../context.ts'
 import { issueKey } from './keys.ts'
 import type { Session } from './session.ts'
@@ -19,15 +20,28 @@ export async function provisionKey(
   ctx: ServiceContext,
   session: Session,
   input: { name?: string; environment: KeyEnvironment },
+  ip: string | null = null,
 ): Promise<ProvisionedKey> {
   const account = await ctx.accounts.getAccount(session.accountId)
   if (!account) throw new AppError('INVALID_KEY', 'The session refers to an account that no longer exists')
-  return issueKey(ctx, {
+  const k = await issueKey(ctx, {
     accountId: account.id,
     kind: 'agent',
     environment: input.environment,
     name: input.name ?? null,
   })
+  await recordAudit(
+    ctx,
+    { accountId: account.id, type: 'session', id: session.email, ip },
+    'key.created',
+    k.record.id,
+    {
+      name: k.record.name,
+      environment: k.record.environment,
+      prefix: k.record.prefix,
+    },
+  )
+  return k
 }
 
 /** A new anonymous account with a live key and its free credit (POST /auth/provision-free). */
