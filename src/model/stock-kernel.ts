@@ -2,15 +2,7 @@ import { emptyFit, type LevelFit, type Moments, solveLevel } from './cascade.ts'
 import { lstarLevel, recommendedLevel } from './levels.ts'
 import { WindowMoments } from './moments.ts'
 import type { ModelParams } from './params.ts'
-import {
-  CrossSums,
-  type PairBasis,
-  type StyleBasis,
-  type StyleResult,
-  styleFromBasis,
-  styleFromMoments,
-  styleScratch,
-} from './style.ts'
+import { type StyleBasis, StyleDays, styleSplit } from './style.ts'
 
 /** Per stock-day state fields (the model after the close of t). */
 export const STATE_FIELDS = [
@@ -131,23 +123,10 @@ export function runStock(
   const vv = [s.r, one]
   let v2: Float64Array[] = []
   let v3: Float64Array[] = []
-  // Style split (model/style.ts): <r, f> per level, the shared factorisations of the ETF pair,
-  // and the stock's own full moment matrix while it misses returns its ETFs have.
+  // Style split (model/style.ts): this loop only records what the split needs of each day (its
+  // level, the level's rebases and moments); styleSplit then runs over the recorded days.
   const basis = ctx.styleBasis
-  const style = basis?.style ?? []
-  const styleZ = basis?.styleZ ?? new Float64Array(0)
-  const ns = style.length
-  const cross3 = new CrossSums(ns, w)
-  const cross2 = new CrossSums(ns, w)
-  const full3 = ns > 0 ? new WindowMoments(4 + ns, w, 4) : null
-  const full2 = ns > 0 ? new WindowMoments(3 + ns, w, 3) : null
-  const sScratch = styleScratch(ns)
-  const sRes: StyleResult = { share: Number.NaN, mask: 0 }
-  let vFull: Float64Array[] = []
-  let prevStyleKey = -1
-  let pairKey = -1
-  let pair: PairBasis | null = null
-  let prevOwn = false
+  const sd = basis ? StyleDays.scratch(T) : null
   let prevFallback = false
   for (let t = start; t < T; t++) {
     const scheduled = t === start || t % p.rebaseEvery === 0
@@ -176,35 +155,21 @@ export function runStock(
         } else rebased3 = !m3.advance(v3, t)
       }
     }
-    // Style: the level's <r, f> follow its moment matrix's rebases; the stock's own full matrix
-    // runs only while it has a model and misses returns its ETFs have (a replay from a scheduled
-    // day rebuilds all of it the same way).
-    const styleKey = basis && sec >= 0 ? (sec << 16) | (fallback ? 0xffff : u) : -1
-    let pb: PairBasis | null = null
-    let own = false
-    if (basis && styleKey >= 0) {
-      const level = fallback ? m2 : m3
-      if (fallback) {
-        if (rebased2 || !prevFallback) cross2.rebase(v2, styleZ, t)
-        else cross2.advance(m2, styleZ, t)
-      } else if (rebased3) cross3.rebase(v3, styleZ, t)
-      else cross3.advance(m3, styleZ, t)
-      if (pair === null || styleKey !== pairKey) {
-        pair = basis.pair(sec, fallback ? -1 : u)
-        pairKey = styleKey
-      }
-      pb = pair
-      own = level.count >= p.minObs && level.count !== pb.count[t]
-      if (own) {
-        const full = (fallback ? full2 : full3) as WindowMoments
-        const fresh = styleKey !== prevStyleKey || !prevOwn
-        if (fresh) vFull = [...(fallback ? v2 : v3), ...style]
-        if (scheduled || fresh) full.rebase(vFull, t)
-        else full.advance(vFull, t)
-      }
+    if (sd) {
+      if (sec >= 0) {
+        const level = fallback ? m2 : m3
+        // The level's <r, f> follow its moment matrix's rebases (and start afresh on a switch).
+        const rebased = fallback ? rebased2 || !prevFallback : rebased3
+        sd.key[t] = (sec << 16) | (fallback ? 0xffff : u)
+        sd.flags[t] = (fallback ? 1 : 0) | (rebased ? 2 : 0) | (level.entered ? 4 : 0) | (level.left ? 8 : 0)
+        sd.count[t] = level.count
+        const ls = level.sums
+        sd.sums[4 * t] = ls[0]
+        sd.sums[4 * t + 1] = ls[1]
+        sd.sums[4 * t + 2] = ls[2]
+        sd.sums[4 * t + 3] = ls[3]
+      } else sd.key[t] = -1
     }
-    prevStyleKey = styleKey
-    prevOwn = own
     prevFallback = fallback
     if (scheduled) volW.rebase(vv, t)
     else volW.advance(vv, t)
@@ -224,28 +189,13 @@ export function runStock(
     f.lstar_level[t] = lstar
     f.recommended_level[t] = recommendedLevel(f, t, lstar, p)
     writeVols(f, s.r, t, volW)
-    if (pb && !Number.isNaN(f.l3_res_er[t])) {
-      const res = f.l3_res_er[t]
-      if (own)
-        styleFromMoments(
-          (fallback ? full2 : full3) as WindowMoments,
-          pb.mask[t],
-          res,
-          p.degenerateTol,
-          sScratch,
-          sRes,
-        )
-      else
-        styleFromBasis(pb, t, fallback ? m2 : m3, fallback ? cross2.sums : cross3.sums, res, sScratch, sRes)
-      f.l3_style_er[t] = sRes.share
-      f.style_factors[t] = sRes.mask
-    } else {
-      f.l3_style_er[t] = Number.NaN
-      f.style_factors[t] = 0
-    }
-
     // ---- decomposition of day t's return with the state after t-1
     decompose(ctx, s, out, t)
+  }
+  if (basis && sd) styleSplit(basis, s.r, sd, start, from, T, f.l3_res_er, f.l3_style_er, f.style_factors)
+  else {
+    f.l3_style_er.fill(Number.NaN, from, T)
+    f.style_factors.fill(0, from, T)
   }
 }
 

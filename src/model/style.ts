@@ -26,7 +26,10 @@ import type { ModelParams } from './params.ts'
  * whenever the stock has a return on every day its ETFs have one, so `StyleBasis` computes them
  * once per ETF pair and day; a stock then adds only <r, f> (eight running sums) and one forward
  * substitution per day. A stock with missing returns in the window (a listing's first year, a
- * halt) falls back to its own full moment matrix for as long as the gap is in the window.
+ * halt) falls back to its own full moment matrix for as long as the gap is in the window. The
+ * kernel's day loop only records what the split needs of each day (`StyleDays`); `styleSplit`
+ * then runs over a stock's days as a tight loop of its own, which keeps the kernel's loop as it
+ * is without the split and measured cheaper than interleaving the two.
  */
 
 /** Columns of the joint system: at most 3 ETFs and 16 style factors (masks are int16). */
@@ -38,7 +41,7 @@ const tri = (i: number, k: number) => (i * (i + 1)) / 2 + k
 /**
  * Per ETF pair and day: the shared factorisation (see the module comment), stored compactly for
  * the per-stock forward substitution: the kept columns only (ETFs first, then style factors),
- * packed column by column, each column's reciprocal diagonal followed by its entries below it.
+ * packed row by row, each row's entries left of the diagonal followed by its reciprocal diagonal.
  */
 export interface PairBasis {
   /** Contributing days of the window (the ETFs' non-null days). */
@@ -61,11 +64,11 @@ export class StyleBasis {
   private readonly pairs = new Map<number, PairBasis>()
 
   constructor(
-    private readonly m: Float64Array,
-    private readonly etf: readonly Float64Array[],
+    readonly m: Float64Array,
+    readonly etf: readonly Float64Array[],
     readonly style: readonly Float64Array[],
-    private readonly weights: Float64Array,
-    private readonly params: ModelParams,
+    readonly weights: Float64Array,
+    readonly params: ModelParams,
   ) {
     if (style.length > MAX_STYLE) throw new RangeError(`at most ${MAX_STYLE} style factors`)
     const ns = style.length
@@ -132,13 +135,15 @@ export class StyleBasis {
       }
       out.mask[t] = mask
       const kept = choleskyInto(mm, 0, cols, n, tol, full, 0)
-      // Compact, kept rows and columns only, column by column: 1 / L_kk, then L_ik for i > k.
+      // Compact, kept rows and columns only, row by row: L_ik for kept k < i, then 1 / L_ii.
       let at = t * stride
-      for (let k = 0; k < n; k++) {
-        if (!(kept & (1 << k))) continue
-        out.l[at++] = 1 / full[tri(k, k)]
-        for (let i = k + 1; i < n; i++) if (kept & (1 << i)) out.l[at++] = full[tri(i, k)]
-        const c = cols[k]
+      const l = out.l
+      for (let i = 0; i < n; i++) {
+        if (!(kept & (1 << i))) continue
+        const row = (i * (i + 1)) >> 1
+        for (let k = 0; k < i; k++) if (kept & (1 << k)) l[at++] = full[row + k]
+        l[at++] = 1 / full[row + i]
+        const c = cols[i]
         if (c < nx) out.etfKept[t] |= 1 << c
         else out.styleKept[t] |= 1 << (c - nx)
       }
@@ -161,80 +166,30 @@ function choleskyInto(
   l: Float64Array,
   at: number,
 ): number {
+  // mm.get(a, b) and tri(i, k) written out with the sums' and the factor's row offsets.
+  const sums = mm.sums
+  const K = mm.k
   let kept = 0
   for (let i = 0; i < n; i++) {
     const ci = cols[i] + off
-    const diag = mm.get(ci, ci)
+    const rowI = ci * K - ((ci * (ci - 1)) >> 1) - ci
+    const diag = sums[rowI + ci]
+    const li = at + ((i * (i + 1)) >> 1)
     let d = diag
-    for (let k = 0; k < i; k++) if (kept & (1 << k)) d -= l[at + tri(i, k)] ** 2
+    for (let k = 0; k < i; k++) if (kept & (1 << k)) d -= l[li + k] ** 2
     if (!(d > tol * diag)) continue
     kept |= 1 << i
     const lii = Math.sqrt(d)
-    l[at + tri(i, i)] = lii
+    l[li + i] = lii
     for (let j = i + 1; j < n; j++) {
-      let v = mm.get(cols[j] + off, ci)
-      for (let k = 0; k < i; k++) if (kept & (1 << k)) v -= l[at + tri(j, k)] * l[at + tri(i, k)]
-      l[at + tri(j, i)] = v / lii
+      const cj = cols[j] + off
+      let v = cj <= ci ? sums[cj * K - ((cj * (cj - 1)) >> 1) - cj + ci] : sums[rowI + cj]
+      const lj = at + ((j * (j + 1)) >> 1)
+      for (let k = 0; k < i; k++) if (kept & (1 << k)) v -= l[lj + k] * l[li + k]
+      l[lj + i] = v / lii
     }
   }
   return kept
-}
-
-/**
- * Σ_k w_k r_{t-k} f_{t-k} over the level's contributing days (r and its ETFs non-null), one sum
- * per style factor, a null factor return counting as 0 (a factor with a null on a contributing
- * day never takes part, so its sum is never read). Rebased whenever the level's own moment
- * matrix is, so replays reproduce it bit for bit.
- */
-export class CrossSums {
-  readonly sums: Float64Array
-  private readonly lambda: number
-  private readonly lambdaW: number
-
-  constructor(
-    n: number,
-    private readonly weights: Float64Array,
-  ) {
-    this.sums = new Float64Array(n)
-    this.lambda = weights.length > 1 ? weights[1] : 1
-    this.lambdaW = this.lambda * weights[weights.length - 1]
-  }
-
-  /** `styleZ`: the style returns with nulls as 0, day-major (StyleBasis.styleZ). */
-  rebase(level: readonly Float64Array[], styleZ: Float64Array, t: number): void {
-    const { sums, weights } = this
-    const n = sums.length
-    sums.fill(0)
-    const first = Math.max(0, t - weights.length + 1)
-    for (let d = t; d >= first; d--) {
-      if (!contributes(level, d)) continue
-      const wr = weights[t - d] * level[0][d]
-      for (let j = 0, q = d * n; j < n; j++, q++) sums[j] += wr * styleZ[q]
-    }
-  }
-
-  /**
-   * Advances to t after `level.advance(…, t)` returned true: day t and the departing day are added
-   * and removed as the level's own sums just did (its `entered`/`left` flags and rows; variable
-   * 0 is r). Adding r·0 for a null factor return leaves a sum unchanged, bit for bit.
-   */
-  advance(level: WindowMoments, styleZ: Float64Array, t: number): void {
-    const { sums, lambda } = this
-    const n = sums.length
-    if (level.entered) {
-      const r = level.x[0]
-      for (let j = 0, q = t * n; j < n; j++, q++) sums[j] = sums[j] * lambda + r * styleZ[q]
-    } else for (let j = 0; j < n; j++) sums[j] *= lambda
-    if (level.left) {
-      const wr = this.lambdaW * level.departing[0]
-      for (let j = 0, q = (t - this.weights.length) * n; j < n; j++, q++) sums[j] -= wr * styleZ[q]
-    }
-  }
-}
-
-function contributes(vars: readonly Float64Array[], d: number): boolean {
-  for (let a = 0; a < vars.length; a++) if (Number.isNaN(vars[a][d])) return false
-  return true
 }
 
 /** Output of a style split: the share and the style factors that took part. */
@@ -255,52 +210,6 @@ export interface StyleScratch {
 export function styleScratch(nStyle: number): StyleScratch {
   const p = 3 + nStyle
   return { z: new Float64Array(p), cols: new Int32Array(p), l: new Float64Array((p * (p + 1)) / 2) }
-}
-
-/**
- * The share from a shared factorisation: `level` holds the level's moments (variable 0 = r, then
- * its ETFs), `rf[j]` = <r, f_j>; capped at the level's residual share (rounding can only pass it
- * by ulps).
- */
-export function styleFromBasis(
-  b: PairBasis,
-  t: number,
-  level: WindowMoments,
-  rf: Float64Array,
-  resEr: number,
-  s: StyleScratch,
-  out: StyleResult,
-): void {
-  const styleKept = b.styleKept[t]
-  // Row 0 of the level's packed moments: <r, r>, then <r, x_a> at a + 1.
-  const sums = level.sums
-  const rr = sums[0]
-  out.mask = 0
-  if (styleKept === 0 || !(rr > 0) || Number.isNaN(resEr)) {
-    out.share = Number.NaN
-    return
-  }
-  // Right-hand side <r, column> of the kept columns, in the factor's order.
-  const { z } = s
-  const etfKept = b.etfKept[t]
-  let n = 0
-  for (let a = 0; a < b.nx; a++) if (etfKept & (1 << a)) z[n++] = sums[a + 1]
-  const nxKept = n
-  for (let j = 0; j < rf.length; j++) if (styleKept & (1 << j)) z[n++] = rf[j]
-  // Forward substitution in place, column by column (z_k = y_k / L_kk, then y_i −= L_ik z_k for
-  // i > k): the updates of one column are independent, so they pipeline instead of forming one
-  // long chain of dependent subtractions.
-  const l = b.l
-  let at = t * b.stride
-  let style = 0
-  for (let k = 0; k < n; k++) {
-    const zk = z[k] * l[at++]
-    z[k] = zk
-    if (k >= nxKept) style += zk * zk
-    for (let i = k + 1; i < n; i++) z[i] -= l[at++] * zk
-  }
-  out.mask = styleKept
-  out.share = Math.min(Math.max(style / rr, 0), resEr)
 }
 
 /**
@@ -343,4 +252,204 @@ export function styleFromMoments(
     }
   }
   out.share = Math.min(Math.max(style / rr, 0), resEr)
+}
+
+/**
+ * What the style split needs of each day of one stock, recorded by the kernel's day loop
+ * (stock-kernel.ts) as it runs the level moments: the split then runs as a loop of its own.
+ */
+export class StyleDays {
+  /** (sector ETF << 16) | subsector ETF (0xffff: fallback to the sector ETF); -1: no model level. */
+  readonly key: Int32Array
+  /** Bit 0: fallback (level L2); 1: the level's sums were rebased; 2 / 3: its entered / left. */
+  readonly flags: Uint8Array
+  /** The level's contributing days. */
+  readonly count: Int32Array
+  /** The level's packed sums [<r, r>, <r, m>, <r, s>, <r, u> (L3)] at 4t. */
+  readonly sums: Float64Array
+
+  private constructor(readonly capacity: number) {
+    this.key = new Int32Array(capacity)
+    this.flags = new Uint8Array(capacity)
+    this.count = new Int32Array(capacity)
+    this.sums = new Float64Array(4 * capacity)
+  }
+
+  private static shared: StyleDays | null = null
+
+  /** Scratch for at least `days` days, reused from stock to stock (single-threaded). */
+  static scratch(days: number): StyleDays {
+    if (!StyleDays.shared || StyleDays.shared.capacity < days) StyleDays.shared = new StyleDays(days)
+    return StyleDays.shared
+  }
+}
+
+/**
+ * The style split of days [from, to) of one stock (replayed from `start`, the kernel's replay
+ * day, so an incremental run reproduces a full run's state): `resEr` is the level's residual
+ * share (l3_res_er), `er` and `factors` receive l3_style_er and style_factors.
+ *
+ * <r, f> of the level (one sum per style factor, a null factor return counting as 0: a factor
+ * with a null on a contributing day never takes part, so its sum is never read) follow the
+ * level's own moment matrix: rebased with it (and whenever the level switches, which always
+ * rebases it), else advanced with the day that entered and the one that left as the level's sums
+ * just were (adding r·0 for a null factor return leaves a sum unchanged, bit for bit). The
+ * stock's own full moment matrix runs only while it has a model and misses returns its ETFs have.
+ */
+export function styleSplit(
+  basis: StyleBasis,
+  r: Float64Array,
+  sd: StyleDays,
+  start: number,
+  from: number,
+  to: number,
+  resEr: Float64Array,
+  er: Float64Array,
+  factors: Float64Array,
+): void {
+  const { m, etf, params, weights, styleZ, style } = basis
+  const ns = style.length
+  const W = weights.length
+  const lambda = W > 1 ? weights[1] : 1
+  const lambdaW = lambda * weights[W - 1]
+  const cross = new Float64Array(ns)
+  const scratch = styleScratch(ns)
+  const res: StyleResult = { share: Number.NaN, mask: 0 }
+  let full2: WindowMoments | null = null
+  let full3: WindowMoments | null = null
+  let vFull: Float64Array[] = []
+  let prevKey = -1
+  let prevOwn = false
+  let pairKey = -1
+  let pb: PairBasis | null = null
+  let sub: Substitution = substitution(0, 0, 0)
+  let subStyle = 0
+  let subEtf = 0
+  let subNx = 0
+  for (let t = start; t < to; t++) {
+    const key = sd.key[t]
+    if (key < 0) {
+      prevKey = -1
+      prevOwn = false
+      if (t >= from) {
+        er[t] = Number.NaN
+        factors[t] = 0
+      }
+      continue
+    }
+    const flags = sd.flags[t]
+    const fallback = (flags & 1) !== 0
+    const sec = key >> 16
+    const u = fallback ? -1 : key & 0xffff
+    if (flags & 2) {
+      // Rebase: Σ_k w_k r_{t-k} f_{t-k} over the level's contributing days of the window.
+      cross.fill(0)
+      const su = u >= 0 ? etf[u] : m
+      const ss = etf[sec]
+      for (let d = t, first = Math.max(0, t - W + 1); d >= first; d--) {
+        const rd = r[d]
+        if (Number.isNaN(rd) || Number.isNaN(m[d]) || Number.isNaN(ss[d]) || Number.isNaN(su[d])) continue
+        const wr = weights[t - d] * rd
+        for (let j = 0, q = d * ns; j < ns; j++, q++) cross[j] += wr * styleZ[q]
+      }
+    } else {
+      // Day t enters (flag 4) and day t − W leaves (flag 8), each rounded as a step of its own.
+      const q0 = t * ns
+      const q1 = (t - W) * ns
+      if ((flags & 12) === 12) {
+        const rt = r[t]
+        const wr = lambdaW * r[t - W]
+        for (let j = 0; j < ns; j++) cross[j] = cross[j] * lambda + rt * styleZ[q0 + j] - wr * styleZ[q1 + j]
+      } else if (flags & 4) {
+        const rt = r[t]
+        for (let j = 0; j < ns; j++) cross[j] = cross[j] * lambda + rt * styleZ[q0 + j]
+      } else if (flags & 8) {
+        const wr = lambdaW * r[t - W]
+        for (let j = 0; j < ns; j++) cross[j] = cross[j] * lambda - wr * styleZ[q1 + j]
+      } else for (let j = 0; j < ns; j++) cross[j] *= lambda
+    }
+    if (pb === null || key !== pairKey) {
+      pb = basis.pair(sec, u)
+      pairKey = key
+    }
+    const count = sd.count[t]
+    const own = count >= params.minObs && count !== pb.count[t]
+    let full: WindowMoments | null = null
+    if (own) {
+      if (fallback) full = full2 ??= new WindowMoments(3 + ns, weights, 3)
+      else full = full3 ??= new WindowMoments(4 + ns, weights, 4)
+      const fresh = key !== prevKey || !prevOwn
+      if (fresh) vFull = fallback ? [r, m, etf[sec], ...style] : [r, m, etf[sec], etf[u], ...style]
+      if (t === start || t % params.rebaseEvery === 0 || fresh) full.rebase(vFull, t)
+      else full.advance(vFull, t)
+    }
+    prevKey = key
+    prevOwn = own
+    if (t < from) continue
+    const resT = resEr[t]
+    if (Number.isNaN(resT)) {
+      er[t] = Number.NaN
+      factors[t] = 0
+    } else if (full) {
+      styleFromMoments(full, pb.mask[t], resT, params.degenerateTol, scratch, res)
+      er[t] = res.share
+      factors[t] = res.mask
+    } else {
+      // The shared factorisation, with right-hand side <r, column> of the kept columns.
+      const styleKept = pb.styleKept[t]
+      const rr = sd.sums[4 * t]
+      if (styleKept === 0 || !(rr > 0)) {
+        er[t] = Number.NaN
+        factors[t] = 0
+        continue
+      }
+      const etfKept = pb.etfKept[t]
+      if (styleKept !== subStyle || etfKept !== subEtf || pb.nx !== subNx) {
+        sub = substitution(pb.nx, etfKept, styleKept)
+        subStyle = styleKept
+        subEtf = etfKept
+        subNx = pb.nx
+      }
+      const share = sub(pb.l, t * pb.stride, sd.sums, 4 * t, cross)
+      er[t] = Math.min(Math.max(share / rr, 0), resT)
+      factors[t] = styleKept
+    }
+  }
+}
+
+type Substitution = (l: Float64Array, at: number, x: Float64Array, xo: number, c: Float64Array) => number
+
+const SUBSTITUTIONS = new Map<number, Substitution>()
+
+/**
+ * Σ_{k ≥ nx} z_k² for z = L⁻¹ y, the squared coefficients of the kept style columns: y is the
+ * right-hand side of the kept columns (ETF a's <r, x_a> at x[xo + 1 + a], style factor j's
+ * <r, f_j> at c[j]) and L the compact row-packed factor at l[at …] (row i: L_ik for k < i, then
+ * 1 / L_ii). Straight-line code, generated once per set of kept columns from integers only: every
+ * z_k and partial sum stays in a register, with no loop control or gathering of the kept columns
+ * between the operations. Row i computes ((y_i − L_i0 z_0) − L_i1 z_1) − … times 1 / L_ii: the
+ * operations, and their order, of the column-by-column substitution.
+ */
+function substitution(nx: number, etfKept: number, styleKept: number): Substitution {
+  const key = (styleKept * 8 + etfKept) * 4 + nx
+  let f = SUBSTITUTIONS.get(key)
+  if (!f) {
+    const y: string[] = []
+    for (let a = 0; a < nx; a++) if (etfKept & (1 << a)) y.push(`x[xo + ${a + 1}]`)
+    const nxKept = y.length
+    for (let j = 0; j < 16; j++) if (styleKept & (1 << j)) y.push(`c[${j}]`)
+    const lines: string[] = []
+    let at = 0
+    for (let i = 0; i < y.length; i++) {
+      let v = y[i]
+      for (let k = 0; k < i; k++) v = `(${v} - l[at + ${at++}] * z${k})`
+      lines.push(`const z${i} = ${v} * l[at + ${at++}]`)
+    }
+    lines.push('let s = 0')
+    for (let k = nxKept; k < y.length; k++) lines.push(`s += z${k} * z${k}`)
+    lines.push('return s')
+    f = new Function('l', 'at', 'x', 'xo', 'c', lines.join('\n')) as Substitution
+    SUBSTITUTIONS.set(key, f)
+  }
+  return f
 }
