@@ -4,7 +4,8 @@ import { IsoDate, IsoDateTime, Nullable } from '../schemas.ts'
 
 /**
  * Self-service account API (issue 17 §1). Changes need a signed-in session (Authorization: Bearer
- * <SESSION_JWT> or the session cookie); what is read-only also answers the account's own API keys.
+ * <SESSION_JWT>, or the session cookie with X-CSRF-Token: 403 without it); what is read-only also
+ * answers the account's own API keys.
  * None of these is priced, so none is an MCP tool (contract/tools.ts lists priced operations and a
  * fixed set of free ones).
  */
@@ -69,7 +70,7 @@ export const createAccountKey = defineOperation({
   ),
   status: 201,
   response: createdKeySchema,
-  errors: [400, 401, 415, 429],
+  errors: [400, 401, 403, 415, 429],
 })
 
 export const renameAccountKey = defineOperation({
@@ -83,7 +84,7 @@ export const renameAccountKey = defineOperation({
   body: Type.Object({ name: Nullable(keyName) }, { additionalProperties: false }),
   status: 200,
   response: accountKeySchema,
-  errors: [400, 401, 404, 415, 429],
+  errors: [400, 401, 403, 404, 415, 429],
 })
 
 export const MAX_OVERLAP_SECONDS = 7 * 24 * 3600
@@ -121,7 +122,7 @@ export const rotateAccountKey = defineOperation({
     },
     { $id: 'RotatedAccountKey' },
   ),
-  errors: [400, 401, 404, 409, 415, 429],
+  errors: [400, 401, 403, 404, 409, 415, 429],
 })
 
 export const revokeAccountKey = defineOperation({
@@ -134,7 +135,7 @@ export const revokeAccountKey = defineOperation({
   params: keyIdParams,
   status: 200,
   response: accountKeySchema,
-  errors: [400, 401, 404, 429],
+  errors: [400, 401, 403, 404, 429],
 })
 
 const dayRange = {
@@ -250,7 +251,7 @@ export const getAccountSettings = defineOperation({
   auth: 'key_or_session',
   status: 200,
   response: accountSettingsSchema,
-  errors: [401, 429],
+  errors: [401, 404, 429],
 })
 
 export const MAX_SPEND_CAP_USD = 1_000_000
@@ -273,7 +274,7 @@ export const updateAccountSettings = defineOperation({
   ),
   status: 200,
   response: accountSettingsSchema,
-  errors: [400, 401, 415, 429],
+  errors: [400, 401, 403, 415, 429],
 })
 
 export const auditEntrySchema = Type.Object({
