@@ -1,9 +1,13 @@
 import './style.css'
 import { ApiError, call } from './api.ts'
 import { el, message } from './dom.ts'
+import { billingPage } from './pages/billing.ts'
 import { explorerPage } from './pages/explorer.ts'
+import { keysPage } from './pages/keys.ts'
 import { portfolioPage } from './pages/portfolio.ts'
 import { signInPage } from './pages/signin.ts'
+import { usagePage } from './pages/usage.ts'
+import { webhooksPage } from './pages/webhooks.ts'
 
 /** The dashboard: hash routes, each a page rendered into <main>; the banner says what the data is. */
 
@@ -13,6 +17,10 @@ const PAGES: Record<string, { title: string; page: Page; session: boolean }> = {
   signin: { title: 'Sign in', page: signInPage, session: false },
   explorer: { title: 'Explorer', page: explorerPage, session: true },
   portfolio: { title: 'Portfolio', page: portfolioPage, session: true },
+  keys: { title: 'API keys', page: keysPage, session: true },
+  billing: { title: 'Balance and billing', page: billingPage, session: true },
+  usage: { title: 'Usage', page: usagePage, session: true },
+  webhooks: { title: 'Webhooks', page: webhooksPage, session: true },
 }
 
 async function banner(): Promise<void> {

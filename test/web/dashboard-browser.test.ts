@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
@@ -6,9 +7,12 @@ import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { gzipSync } from 'node:zlib'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { createDispatcher, type Dispatcher } from '../../src/services/webhooks/dispatcher.ts'
 import { chromiumSkip, launchChromium } from '../helpers/chromium.ts'
+import { type FakeStripe, startFakeStripe } from '../helpers/fake-stripe.ts'
 import { freePort } from '../helpers/oauth-browser.ts'
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
+import { startReceiver } from '../helpers/webhook-receiver.ts'
 
 /**
  * The dashboard (/app) in a real Chromium against the real server: sign in through the e-mailed
@@ -21,6 +25,8 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 export const SCREENSHOTS = join(ROOT, 'test-artifacts', 'dashboard')
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 const EMAIL = 'dash@example.com'
+const answer = { next: '' }
+const STRIPE_WEBHOOK_SECRET = 'whsec_dashboard_test'
 
 describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
   let t: TestApp
@@ -29,18 +35,33 @@ describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
   let page: Page
   let origin: string
   let account: string
+  let fake: FakeStripe
+  let dispatcher: Dispatcher
   const problems: string[] = []
 
   before(async () => {
     mkdirSync(SCREENSHOTS, { recursive: true })
     const port = await freePort()
     origin = `http://127.0.0.1:${port}`
-    t = await startTestApp({ env: { PUBLIC_URL: origin, PORT: String(port) } })
+    fake = await startFakeStripe()
+    t = await startTestApp({
+      env: {
+        PUBLIC_URL: origin,
+        PORT: String(port),
+        STRIPE_SECRET_KEY: 'sk_test_dashboard',
+        STRIPE_WEBHOOK_SECRET,
+        STRIPE_API_BASE: fake.url,
+      },
+    })
+    t.ctx.secrets.webhookKey ??= randomBytes(32).toString('base64url')
+    dispatcher = createDispatcher(t.ctx, { random: () => 0.5, timeoutMs: 2000 })
     await t.app.fastify.listen({ port, host: '127.0.0.1' })
     account = await t.account(5, EMAIL)
     browser = await launchChromium()
     context = await browser.newContext({ viewport: { width: 1100, height: 900 } })
     page = await context.newPage()
+    // Rename and rotate ask with prompt(), revoke and delete confirm(): answered by `answer`.
+    page.on('dialog', (d) => void d.accept(d.type() === 'prompt' ? answer.next : undefined))
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`))
     page.on('console', (m) => {
       if (m.type() === 'error') problems.push(`console: ${m.text()}`)
@@ -48,7 +69,9 @@ describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
   })
   after(async () => {
     await browser?.close()
+    await dispatcher?.stop()
     await t?.close()
+    await fake?.close()
   })
 
   async function balance(): Promise<number> {
@@ -155,6 +178,131 @@ describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
     assert.equal(rows, 3)
     assert.equal(before - (await balance()), 250_000)
     await axe('portfolio')
+  })
+
+  test('keys: create (shown once, copy, snippets), use it over HTTP, rename, rotate, revoke', async () => {
+    await page.goto(`${origin}/app#/keys`)
+    await page.waitForSelector('#create-key')
+    await axe('keys')
+    await page.fill('#key-name', 'from the browser')
+    await page.click('#create-key button[type=submit]')
+    const key = ((await page.locator('#new-key').textContent()) ?? '').trim()
+    assert.match(key, /^erm_(agent|user)_live_/)
+    assert.match((await page.textContent('#key-reveal')) ?? '', /curl -H "Authorization: Bearer erm_/)
+    assert.match((await page.textContent('#key-reveal')) ?? '', /"mcpServers"/)
+    await axe('keys-created')
+    // The key works from outside the browser.
+    const r = await fetch(`${origin}/metrics/AAPL`, { headers: { authorization: `Bearer ${key}` } })
+    assert.equal(r.status, 200)
+    const row = page.locator('#key-list tr', { hasText: 'from the browser' })
+    answer.next = 'renamed in the browser'
+    await row.getByRole('button', { name: /^Rename/ }).click()
+    await page.locator('#key-list tr', { hasText: 'renamed in the browser' }).waitFor()
+    answer.next = '0'
+    await page
+      .locator('#key-list tr', { hasText: 'renamed in the browser' })
+      .getByRole('button', { name: /^Rotate/ })
+      .click()
+    // Polled from here: a function evaluated in the page would be eval, which the CSP forbids.
+    for (let i = 0; i < 100 && ((await page.locator('#new-key').textContent()) ?? '').trim() === key; i++)
+      await new Promise((r) => setTimeout(r, 50))
+    const rotated = ((await page.locator('#new-key').textContent()) ?? '').trim()
+    assert.notEqual(rotated, key)
+    assert.equal(
+      (await fetch(`${origin}/metrics/AAPL`, { headers: { authorization: `Bearer ${key}` } })).status,
+      401,
+    )
+    assert.equal(
+      (await fetch(`${origin}/metrics/AAPL`, { headers: { authorization: `Bearer ${rotated}` } })).status,
+      200,
+    )
+    const active = page
+      .locator('#key-list tr', { hasText: 'renamed in the browser' })
+      .filter({ hasText: 'active' })
+    await active.getByRole('button', { name: /^Revoke/ }).click()
+    await page.getByText('is revoked').waitFor()
+    assert.equal(
+      (await fetch(`${origin}/metrics/AAPL`, { headers: { authorization: `Bearer ${rotated}` } })).status,
+      401,
+    )
+  })
+
+  test('usage: the calls made so far show in the charts and the table', async () => {
+    await page.goto(`${origin}/app#/usage`)
+    await page.waitForSelector('#chart-requests canvas')
+    const totals = (await page.textContent('#usage-totals')) ?? ''
+    const calls = Number(/: (\d+) calls/.exec(totals)?.[1])
+    assert.ok(calls >= 3, totals)
+    assert.ok(Number(await page.locator('#chart-requests').getAttribute('data-points')) > 0)
+    assert.ok((await page.locator('table', { hasText: 'Top endpoints' }).textContent())?.includes('metrics'))
+    await axe('usage')
+  })
+
+  test('billing: top up through (fake) Stripe, spend cap, alert threshold, ledger CSV', async () => {
+    await page.goto(`${origin}/app#/billing`)
+    await page.waitForSelector('#topup-form')
+    await axe('billing')
+    await page.fill('#topup', '20')
+    // Stripe's hosted page is not reachable from here: the browser gets a stand-in for it.
+    const offsite = (u: URL) => u.origin !== origin
+    await page.route(offsite, (r) =>
+      r.fulfill({
+        contentType: 'text/html',
+        body: '<!doctype html><title>Checkout</title><p>Stripe Checkout</p>',
+      }),
+    )
+    await page.click('#topup-form button[type=submit]')
+    // The page leaves for the Checkout URL; the fake then reports the payment to erm3.
+    await page.waitForURL((u) => !u.pathname.startsWith('/app'))
+    const session = [...fake.sessions.values()].pop()
+    assert.ok(session, 'a Checkout Session was created')
+    assert.equal(session.metadata?.account_id ?? session.client_reference_id, account)
+    const paid = fake.complete(session.id)
+    const before = await balance()
+    const sent = await fake.send(
+      `${origin}/billing/stripe/webhook`,
+      fake.event('checkout.session.completed', { ...paid }),
+      {
+        secret: STRIPE_WEBHOOK_SECRET,
+      },
+    )
+    assert.equal(sent.status, 200)
+    assert.equal((await balance()) - before, 20_000_000)
+    assert.match(page.url(), /checkout|stripe/i)
+    await page.unroute(offsite)
+    await page.goto(`${origin}/app#/billing`)
+    await page.waitForSelector('#cap-form')
+    await page.fill('#cap', '50')
+    await page.click('#cap-form button[type=submit]')
+    await page.getByText('Cap set to $50.00 a month').waitFor()
+    await page.fill('#threshold', '2.5')
+    await page.click('#threshold-form button[type=submit]')
+    await page.getByText('falls below $2.50').waitFor()
+    assert.match((await page.textContent('table')) ?? '', /topup/)
+    const csv = await page.evaluate(`fetch('/account/ledger?format=csv').then((r) => r.text())`)
+    assert.match(String(csv), /^date,kind,capability/)
+  })
+
+  test('webhooks: add a subscription (secret shown once), send a test event, see its delivery', async () => {
+    const receiver = await startReceiver()
+    try {
+      await page.goto(`${origin}/app#/webhooks`)
+      await page.waitForSelector('#create-hook')
+      await axe('webhooks')
+      await page.fill('#hook-url', receiver.url)
+      await page.click('#create-hook button[type=submit]')
+      assert.match((await page.textContent('#hook-secret')) ?? '', /whsec_/)
+      const row = page.locator('#hook-list tr', { hasText: receiver.url })
+      await row.getByRole('button', { name: /^Send test/ }).click()
+      await page.getByText('A test event is queued').waitFor()
+      while ((await dispatcher.runOnce()) > 0) {}
+      assert.ok(receiver.received.some((r) => r.headers['x-erm3-event'] !== undefined))
+      await row.getByRole('button', { name: /^Log/ }).click()
+      await page.locator('#hook-log td', { hasText: 'delivered' }).first().waitFor()
+      await axe('webhooks-log')
+    } finally {
+      await receiver.close()
+    }
   })
 
   test('phone width: navigation and forms stay usable; nothing the CSP blocked', async () => {

@@ -1,0 +1,155 @@
+import { ApiError, call, dataKey } from '../api.ts'
+import { el, message, table } from '../dom.ts'
+
+/** Balance, Stripe top-up (or the operator's instructions), spend cap, low-balance alert, ledger, invoices. */
+
+interface Settings {
+  spend_cap_usd: number | null
+  month_spent_usd: number
+  month_resets_at: string
+}
+
+interface LedgerRow {
+  date: string
+  kind: string
+  capability: string | null
+  count: number
+  amount_usd: number
+}
+
+const usd = (x: number) => `${x < 0 ? '−' : ''}$${Math.abs(x).toFixed(x !== 0 && Math.abs(x) < 0.01 ? 4 : 2)}`
+
+function field(id: string, label: string, input: HTMLInputElement, button: string): HTMLFormElement {
+  return el(
+    'form',
+    { id: `${id}-form` },
+    el('label', { for: id, text: label }),
+    input,
+    el('button', { type: 'submit', text: button }),
+  )
+}
+
+export async function billingPage(root: HTMLElement): Promise<void> {
+  const key = await dataKey()
+  const [balance, settings, alert, ledger, invoices] = await Promise.all([
+    call<{ balance_usd: number; status: { can_make_requests: boolean } }>('/balance', { key }),
+    call<Settings>('/account/settings'),
+    call<{ threshold_usd: number; armed: boolean }>('/account/balance-alert'),
+    call<{ rows: LedgerRow[] }>('/account/ledger'),
+    call<{ summary: { spent_usd: number; requests: number; top_ups_usd: number }; invoices: unknown[] }>(
+      '/invoices?period=month',
+      { key },
+    ),
+  ])
+  const status = el('div', { 'aria-live': 'polite' })
+  const fail = (e: unknown) =>
+    status.replaceChildren(message(e instanceof Error ? e.message : String(e), 'error'))
+
+  const amount = el('input', { id: 'topup', type: 'number', min: 10, max: 10000, step: '0.01', value: 25 })
+  const topup = field('topup', 'Top up (USD, at least 10)', amount, 'Pay with Stripe')
+  topup.addEventListener('submit', async (ev) => {
+    ev.preventDefault()
+    try {
+      const c = await call<{ checkout_url: string }>('/billing/checkout', {
+        body: { amount_usd: Number(amount.value) },
+      })
+      location.assign(c.data.checkout_url)
+    } catch (e) {
+      if (e instanceof ApiError && e.problem.status === 503)
+        status.replaceChildren(
+          message(
+            `Card payments are not configured on this instance (${e.problem.detail}). Ask its operator to top up your account (erm3 admin topup --account <your account id> --usd <amount>).`,
+          ),
+        )
+      else fail(e)
+    }
+  })
+
+  const cap = el('input', {
+    id: 'cap',
+    type: 'number',
+    min: 0,
+    step: '0.01',
+    value: settings.data.spend_cap_usd ?? '',
+  })
+  const capForm = field('cap', 'Monthly spend cap (USD; empty = none)', cap, 'Save cap')
+  capForm.addEventListener('submit', async (ev) => {
+    ev.preventDefault()
+    try {
+      const s = await call<Settings>('/account/settings', {
+        method: 'PATCH',
+        body: { spend_cap_usd: cap.value === '' ? null : Number(cap.value) },
+      })
+      status.replaceChildren(
+        message(
+          s.data.spend_cap_usd === null
+            ? 'No spend cap.'
+            : `Cap set to ${usd(s.data.spend_cap_usd)} a month.`,
+        ),
+      )
+    } catch (e) {
+      fail(e)
+    }
+  })
+
+  const threshold = el('input', {
+    id: 'threshold',
+    type: 'number',
+    min: 0,
+    step: '0.01',
+    value: alert.data.threshold_usd,
+  })
+  const alertForm = field('threshold', 'Low-balance alert below (USD)', threshold, 'Save alert')
+  alertForm.addEventListener('submit', async (ev) => {
+    ev.preventDefault()
+    try {
+      const a = await call<{ threshold_usd: number }>('/account/balance-alert', {
+        body: { threshold_usd: Number(threshold.value) },
+      })
+      status.replaceChildren(
+        message(`You will be told once when the balance falls below ${usd(a.data.threshold_usd)}.`),
+      )
+    } catch (e) {
+      fail(e)
+    }
+  })
+
+  const s = settings.data
+  root.append(
+    el('p', {
+      class: 'meta',
+      id: 'balance',
+      text: `Balance ${usd(balance.data.balance_usd)}${balance.data.status.can_make_requests ? '' : ' (top up to make metered calls)'} · spent this month ${usd(s.month_spent_usd)}${s.spend_cap_usd === null ? '' : ` of a ${usd(s.spend_cap_usd)} cap`} · resets ${s.month_resets_at.slice(0, 10)}`,
+    }),
+    status,
+    topup,
+    capForm,
+    alertForm,
+    el(
+      'p',
+      {},
+      el('a', {
+        href: '/account/ledger?format=csv',
+        download: 'erm3-ledger.csv',
+        text: 'Download the ledger (CSV)',
+      }),
+    ),
+    table(
+      ['Date', 'Kind', 'Capability', 'Calls', 'Amount'],
+      ledger.data.rows.map((r) => [r.date, r.kind, r.capability, r.count, usd(r.amount_usd)]),
+      'Ledger (last 30 days; debits grouped per day and capability)',
+    ),
+    table(
+      ['Period', 'Spent', 'Charged calls', 'Top-ups'],
+      [
+        [
+          'this month',
+          usd(invoices.data.summary.spent_usd),
+          invoices.data.summary.requests,
+          usd(invoices.data.summary.top_ups_usd),
+        ],
+      ],
+      'Invoice summary',
+    ),
+  )
+}

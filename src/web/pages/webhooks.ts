@@ -1,0 +1,161 @@
+import { call } from '../api.ts'
+import { el, message, table } from '../dom.ts'
+
+/** Webhook subscriptions: create (secret shown once), test event, delivery log with re-deliver, delete. */
+
+const EVENTS = [
+  'batch.completed',
+  'balance.low',
+  'balance.topped_up',
+  'key.created',
+  'key.revoked',
+  'model.updated',
+]
+
+interface Subscription {
+  id: string
+  url: string
+  events: string[]
+  enabled: boolean
+  disabled_reason: string | null
+}
+
+interface Delivery {
+  id: string
+  event: string
+  status: string
+  attempts: number
+  response_code: number | null
+  latency_ms: number | null
+  created_at: string
+  error: string | null
+}
+
+export async function webhooksPage(root: HTMLElement): Promise<void> {
+  const out = el('div', { 'aria-live': 'polite' })
+  const fail = (e: unknown) =>
+    out.replaceChildren(message(e instanceof Error ? e.message : String(e), 'error'))
+  const url = el('input', {
+    id: 'hook-url',
+    type: 'url',
+    required: true,
+    placeholder: 'https://example.com/erm3',
+  })
+  const boxes = EVENTS.map((e) => {
+    const id = `ev-${e.replace('.', '-')}`
+    const box = el('input', { type: 'checkbox', id, value: e, checked: e !== 'batch.completed' })
+    return { box, label: el('label', { for: id, class: 'inline' }, box, ` ${e}`) }
+  })
+  const form = el(
+    'form',
+    { id: 'create-hook' },
+    el('label', { for: 'hook-url', text: 'Endpoint URL' }),
+    url,
+    el('fieldset', {}, el('legend', { text: 'Events' }), ...boxes.map((b) => b.label)),
+    el('button', { type: 'submit', text: 'Add subscription' }),
+  )
+  const list = el('div', { id: 'hook-list' })
+  const log = el('div', { id: 'hook-log' })
+
+  async function showLog(s: Subscription): Promise<void> {
+    const r = await call<{ deliveries: Delivery[] }>(`/account/webhooks/${s.id}/deliveries?limit=50`)
+    const t = table(
+      ['Delivery', 'Event', 'Status', 'Attempts', 'HTTP', 'Latency ms', 'Created', 'Action'],
+      r.data.deliveries.map((d) => [
+        d.id,
+        d.event,
+        d.status,
+        d.attempts,
+        d.response_code,
+        d.latency_ms,
+        d.created_at.slice(0, 19),
+        '',
+      ]),
+      `Deliveries to ${s.url}`,
+    )
+    t.querySelectorAll('tbody tr').forEach((tr, i) => {
+      const d = r.data.deliveries[i] as Delivery
+      const b = el('button', {
+        type: 'button',
+        class: 'secondary',
+        text: 'Re-deliver',
+        'aria-label': `Re-deliver ${d.id}`,
+      })
+      b.addEventListener('click', async () => {
+        try {
+          await call(`/account/webhooks/${s.id}/deliveries/${d.id}/redeliver`, { body: {} })
+          await showLog(s)
+        } catch (e) {
+          fail(e)
+        }
+      })
+      tr.lastElementChild?.append(b)
+    })
+    log.replaceChildren(t)
+  }
+
+  async function render(): Promise<void> {
+    const r = await call<{ subscriptions: Subscription[] }>('/account/webhooks')
+    const t = table(
+      ['URL', 'Events', 'State', 'Actions'],
+      r.data.subscriptions.map((s) => [
+        s.url,
+        s.events.join(', '),
+        s.enabled ? 'enabled' : `disabled: ${s.disabled_reason ?? ''}`,
+        '',
+      ]),
+      'Subscriptions',
+    )
+    t.querySelectorAll('tbody tr').forEach((tr, i) => {
+      const s = r.data.subscriptions[i] as Subscription
+      const cell = tr.lastElementChild as HTMLElement
+      const act = (label: string, fn: () => Promise<void>) => {
+        const b = el('button', {
+          type: 'button',
+          class: 'secondary',
+          text: label,
+          'aria-label': `${label}: ${s.url}`,
+        })
+        b.addEventListener('click', () => fn().catch(fail))
+        cell.append(b, ' ')
+      }
+      act('Send test', async () => {
+        await call(`/account/webhooks/${s.id}/test`, { body: {} })
+        out.replaceChildren(message('A test event is queued; its delivery shows in the log.'))
+        await showLog(s)
+      })
+      act('Log', () => showLog(s))
+      act('Delete', async () => {
+        if (!confirm(`Delete the subscription to ${s.url}?`)) return
+        await call(`/account/webhooks/${s.id}`, { method: 'DELETE' })
+        log.replaceChildren()
+        await render()
+      })
+    })
+    list.replaceChildren(t)
+  }
+
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault()
+    try {
+      const events = boxes.filter((b) => b.box.checked).map((b) => b.box.value)
+      const c = await call<{ secret: string; url: string }>('/account/webhooks', {
+        body: { url: url.value, events },
+      })
+      out.replaceChildren(
+        el(
+          'section',
+          { class: 'card', role: 'status', id: 'hook-secret' },
+          el('h2', { text: 'Signing secret' }),
+          el('p', { text: 'Shown once: verify X-Erm3-Signature with it (see the API reference, Webhooks).' }),
+          el('code', { class: 'key', text: c.data.secret }),
+        ),
+      )
+      await render()
+    } catch (e) {
+      fail(e)
+    }
+  })
+  root.append(form, out, list, log)
+  await render()
+}
