@@ -352,6 +352,27 @@ for (const b of BACKEND_PAIRS) {
       )
     })
 
+    test('spend cap under concurrent calls: never overshot, the rest refused with SPEND_CAP_REACHED', async () => {
+      const u = await user(5)
+      await t.client.call('updateAccountSettings', { key: u.session, body: { spend_cap_usd: 0.005 } })
+      const keys = await Promise.all([1, 2, 3].map(() => t.key(u.id)))
+      const results = await Promise.all(
+        Array.from({ length: 24 }, (_, i) =>
+          t.client.call('getMetrics', {
+            key: keys[i % keys.length] as string,
+            params: { ticker: 'SPY' },
+            headers: { 'cache-control': 'no-cache' },
+          }),
+        ),
+      )
+      const codes = results.map((r) => (r.status === 200 ? 'ok' : String((r.json as { code?: string }).code)))
+      assert.equal(codes.filter((c) => c === 'ok').length, 5, codes.join(' '))
+      assert.deepEqual([...new Set(codes.filter((c) => c !== 'ok'))], ['SPEND_CAP_REACHED'])
+      const s = (await t.client.call('getAccountSettings', { key: u.session })).ok()
+      assert.equal(s.month_spent_usd, 0.005)
+      assert.deepEqual(await t.ctx.accounts.balance(u.id), { balanceMicros: 4_995_000, reservedMicros: 0 })
+    })
+
     test('bad input is a 4xx problem, never a 500', async () => {
       const s = alice.session
       const k = (await t.client.call('createAccountKey', { key: s, body: { environment: 'live' } })).ok().key
