@@ -1,5 +1,7 @@
 import { after } from 'node:test'
+import { newId } from '../../src/platform/ids.ts'
 import { issueKey } from '../../src/services/identity/keys.ts'
+import { encryptSecret } from '../../src/services/webhooks/crypto.ts'
 import { startFakeStripe } from '../helpers/fake-stripe.ts'
 import { BACKEND_PAIRS } from '../helpers/test-app.ts'
 import { type SecurityCase, securitySuite } from './security-suite.ts'
@@ -168,6 +170,21 @@ const CASES: SecurityCase[] = [
 const freshKeyId = async ({ t, accountId }: SessionCaseScope) =>
   (await issueKey(t.ctx, { accountId, kind: 'agent', environment: 'live' })).record.id
 
+/** A webhook subscription of the account to act on (each call gets a fresh one, past the API's cap of 20). */
+const freshWebhookId = async ({ t, accountId }: SessionCaseScope) => {
+  const id = newId('whs')
+  const secretEnc = encryptSecret(t.ctx.secrets.webhookKey as string, id, 'whsec_security_suite')
+  await t.ctx.accounts.webhooks().createSubscription({
+    id,
+    accountId,
+    url: 'https://hooks.example.com/x',
+    events: ['key.created'],
+    secretEnc,
+    createdAt: t.ctx.now(),
+  })
+  return id
+}
+
 /** Session operations: changes to the account (issue 17 §1). */
 const SESSION_CASES: SessionSecurityCase[] = [
   sessionCase({
@@ -194,6 +211,62 @@ const SESSION_CASES: SessionSecurityCase[] = [
     op: 'updateAccountSettings',
     input: async () => ({ body: { spend_cap_usd: 100 } }),
     invalid: async () => ({ body: { spend_cap_usd: -5 } }),
+  }),
+  // Webhooks and the balance alert (issue 17 §3–4)
+  sessionCase({ op: 'listWebhooks', input: async () => ({}) }),
+  sessionCase({
+    op: 'createWebhook',
+    input: async () => ({
+      body: { url: 'https://hooks.example.com/erm3', events: ['key.created' as const] },
+    }),
+    invalid: async () => ({
+      body: { url: 'ftp://hooks.example.com/erm3', events: ['key.created' as const] },
+    }),
+  }),
+  sessionCase({
+    op: 'getWebhook',
+    input: async (s) => ({ params: { id: await freshWebhookId(s) } }),
+    invalid: async () => ({ params: { id: 'no such id!' } }),
+  }),
+  sessionCase({
+    op: 'updateWebhook',
+    input: async (s) => ({ params: { id: await freshWebhookId(s) }, body: { enabled: false } }),
+    invalid: async (s) => ({ params: { id: await freshWebhookId(s) }, body: {} }),
+  }),
+  sessionCase({
+    op: 'deleteWebhook',
+    input: async (s) => ({ params: { id: await freshWebhookId(s) } }),
+    invalid: async () => ({ params: { id: 'no such id!' } }),
+  }),
+  sessionCase({
+    op: 'rotateWebhookSecret',
+    input: async (s) => ({ params: { id: await freshWebhookId(s) } }),
+    invalid: async () => ({ params: { id: 'no such id!' } }),
+  }),
+  sessionCase({
+    op: 'testWebhook',
+    input: async (s) => ({ params: { id: await freshWebhookId(s) } }),
+    invalid: async () => ({ params: { id: 'no such id!' } }),
+  }),
+  sessionCase({
+    op: 'listWebhookDeliveries',
+    input: async (s) => ({ params: { id: await freshWebhookId(s) }, query: { limit: 10 } }),
+    invalid: async (s) => ({ params: { id: await freshWebhookId(s) }, query: { limit: 0 } }),
+  }),
+  sessionCase({
+    op: 'redeliverWebhook',
+    input: async (s) => {
+      const id = await freshWebhookId(s)
+      const d = await s.t.ctx.accounts.webhooks().enqueueTest(s.accountId, id, s.t.ctx.now())
+      return { params: { id, delivery_id: d?.id as string } }
+    },
+    invalid: async () => ({ params: { id: 'no such id!', delivery_id: 'whd_x' } }),
+  }),
+  sessionCase({ op: 'getBalanceAlert', input: async () => ({}) }),
+  sessionCase({
+    op: 'setBalanceAlert',
+    input: async () => ({ body: { threshold_usd: 2.5 } }),
+    invalid: async () => ({ body: { threshold_usd: -1 } }),
   }),
 ]
 

@@ -164,6 +164,8 @@ export async function startTestApp(
     secrets: {
       pepper: randomBytes(32).toString('base64url'),
       sessionSecret: randomBytes(32).toString('base64url'),
+      // As embedded mode has it (generated on first run): webhooks are configured.
+      webhookKey: randomBytes(32).toString('base64url'),
     },
     // As the server has it (main/context.ts): the balance view may read per-process snapshots.
     accounts: withBalanceSnapshots(db.store),

@@ -17,7 +17,14 @@ export const WEBHOOK_EVENT_NAMES = [
   'model.updated',
 ] as const
 
-const eventName = Type.Union(WEBHOOK_EVENT_NAMES.map((e) => Type.Literal(e)))
+const eventName = Type.Union([
+  Type.Literal('batch.completed'),
+  Type.Literal('balance.low'),
+  Type.Literal('balance.topped_up'),
+  Type.Literal('key.created'),
+  Type.Literal('key.revoked'),
+  Type.Literal('model.updated'),
+])
 const subscriptionId = Type.String({
   pattern: '^[A-Za-z0-9_]{1,64}$',
   description: 'Subscription id (whs_…)',
