@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
+import { execFileSync } from 'node:child_process'
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { buildOpenApi } from '../../src/contract/openapi.ts'
 import { toolCatalogue } from '../../src/contract/tools.ts'
@@ -288,6 +292,48 @@ function webhookSuite(backends: BackendPair) {
         (await api(a, 'POST', `/account/webhooks/${sub.id}/deliveries/whd_nope/redeliver`)).status,
         404,
       )
+    })
+
+    test('the documented recipes (Node and Python, /docs/webhooks) verify a real delivery, reject a stale one', async () => {
+      const doc = await t.app.fastify.inject({ method: 'GET', url: '/docs/webhooks' })
+      assert.equal(doc.statusCode, 200)
+      assert.match(doc.headers['content-type'] as string, /^text\/markdown/)
+      const js = /```js\n([\s\S]*?)```/.exec(doc.body)?.[1]
+      const py = /```python\n([\s\S]*?)```/.exec(doc.body)?.[1]
+      assert.ok(js && py, 'both snippets')
+      rx.status = 200
+      const a = await user()
+      const sub = await subscribe(a, ['key.created'])
+      await api(a, 'POST', `/account/webhooks/${sub.id}/test`)
+      await drain()
+      const r = lastReceived()
+      const header = r.headers['x-erm3-signature'] as string
+      const now = Math.floor(t.ctx.now() / 1000)
+      const verifyJs = new Function(
+        'createHmac',
+        'timingSafeEqual',
+        `${js.replace(/^import .*$/m, '')}\nreturn verifyErm3Signature`,
+      )(createHmac, timingSafeEqual) as (s: string, h: string, b: string, n: number) => boolean
+      assert.equal(verifyJs(sub.secret, header, r.body, now), true)
+      assert.equal(verifyJs(sub.secret, header, r.body, now + 301), false, 'older than 5 minutes')
+      assert.equal(verifyJs(sub.secret, header, r.body.replace('webhook.test', 'webhook.tesT'), now), false)
+      const dir = mkdtempSync(join(tmpdir(), 'erm3-py-'))
+      try {
+        const file = join(dir, 'verify.py')
+        writeFileSync(
+          file,
+          `${py}\nimport json, sys\na = json.load(sys.stdin)\nb = a["body"].encode()\n` +
+            `print(json.dumps([verify_erm3_signature(a["secret"], a["header"], b, a["now"]), ` +
+            `verify_erm3_signature(a["secret"], a["header"], b, a["now"] + 301), ` +
+            `verify_erm3_signature("whsec_other", a["header"], b, a["now"])]))\n`,
+        )
+        const out = execFileSync('python3', [file], {
+          input: JSON.stringify({ secret: sub.secret, header, body: r.body, now }),
+        })
+        assert.deepEqual(JSON.parse(String(out)), [true, false, false])
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
     })
 
     test('retries: exponential backoff with jitter on the service clock, same delivery id', async () => {

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises'
 import type { ServiceContext } from '../../services/context.ts'
 import * as webhooks from '../../services/webhooks/subscriptions.ts'
 import { requireSession } from '../request-state.ts'
@@ -5,9 +6,16 @@ import type { RouteTable } from './types.ts'
 
 type IdParams = { id: string }
 
+const DOC = new URL('../../../docs/webhooks.md', import.meta.url)
+
 /** Webhook subscriptions and the balance alert of the signed-in account (session-authenticated). */
 export function webhookRoutes(ctx: ServiceContext): RouteTable {
+  let doc: string | null = null
   return {
+    getWebhookDocs: async (_req, reply) => {
+      doc ??= await readFile(DOC, 'utf8')
+      return reply.header('Content-Type', 'text/markdown; charset=utf-8').send(doc)
+    },
     listWebhooks: async (req) => webhooks.listSubscriptions(ctx, requireSession(req.session)),
     createWebhook: async (req, reply) => {
       const out = await webhooks.createSubscription(

@@ -272,7 +272,21 @@ export const setBalanceAlert = defineOperation({
   errors: [400, 401, 415, 429],
 })
 
+export const getWebhookDocs = defineOperation({
+  id: 'getWebhookDocs',
+  method: 'GET',
+  path: '/docs/webhooks',
+  summary: 'Webhooks: events, delivery and retries, and how to verify X-Erm3-Signature (Node and Python)',
+  tags: ['docs'],
+  auth: 'none',
+  status: 200,
+  response: Type.String(),
+  contentType: 'text/markdown; charset=utf-8',
+  errors: [],
+})
+
 export const WEBHOOK_OPS = {
+  getWebhookDocs,
   listWebhooks,
   createWebhook,
   getWebhook,
