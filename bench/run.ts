@@ -13,6 +13,7 @@ const benches = (
         'cross',
         'limits',
         'ledger',
+        'webhooks',
         'http',
         'data-api',
         'cross-api',
