@@ -1,7 +1,7 @@
 import type { Operation } from './operation.ts'
 import { estimate, getBalance, getHealth, getInvoices, getPricing } from './ops/account.ts'
 import { ANALYTICS_OPS } from './ops/analytics.ts'
-import { login, loginCallback, provision, provisionFree } from './ops/auth.ts'
+import { getSession, login, loginCallback, logout, provision, provisionFree } from './ops/auth.ts'
 import { BILLING_OPS } from './ops/billing.ts'
 import { CORRELATION_OPS } from './ops/correlation.ts'
 import { CROSS_OPS } from './ops/cross.ts'
@@ -37,6 +37,8 @@ export const OPS = {
   loginCallback,
   provision,
   provisionFree,
+  getSession,
+  logout,
   ...BILLING_OPS,
   getMetrics,
   ...HISTORY_OPS,

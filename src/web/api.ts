@@ -68,16 +68,16 @@ export async function call<T>(path: string, o: CallOptions = {}): Promise<Answer
   return { data, ...meta }
 }
 
-let explorerKey: { key: string; expires: number } | null = null
+let explorerKey: { key: string; id: string; expires: number } | null = null
 
 /** The in-memory explorer key of this page (provisioned once per page load and session). */
 export async function dataKey(): Promise<string> {
   if (explorerKey && explorerKey.expires > Date.now() + 60_000) return explorerKey.key
-  const r = await call<{ api_key: string; expires_at?: string | null }>('/auth/provision', {
+  const r = await call<{ api_key: string; key_id: string; expires_at?: string | null }>('/auth/provision', {
     body: { name: 'dashboard explorer (this browser session)', environment: 'live' },
   })
   const expires = r.data.expires_at ? Date.parse(r.data.expires_at) : Date.now() + 12 * 3600_000
-  explorerKey = { key: r.data.api_key, expires }
+  explorerKey = { key: r.data.api_key, id: r.data.key_id, expires }
   return explorerKey.key
 }
 
@@ -89,4 +89,11 @@ export async function data<T>(path: string, body?: unknown): Promise<Answer<T>> 
   const r = await call<T>(path, { key: await dataKey(), body })
   spend.usd += r.costUsd ?? 0
   return r
+}
+
+/** Sign out: revoke this page's explorer key, then clear the session cookies. */
+export async function signOut(): Promise<void> {
+  if (explorerKey) await call(`/account/keys/${explorerKey.id}`, { method: 'DELETE' }).catch(() => undefined)
+  explorerKey = null
+  await call('/auth/logout', { method: 'POST' })
 }

@@ -1,5 +1,5 @@
 import './style.css'
-import { ApiError, call } from './api.ts'
+import { ApiError, call, signOut } from './api.ts'
 import { el, message } from './dom.ts'
 import { billingPage } from './pages/billing.ts'
 import { explorerPage } from './pages/explorer.ts'
@@ -64,6 +64,24 @@ async function route(): Promise<void> {
   main.focus()
 }
 
+/** Who is signed in, and the sign-out button (or a sign-in link). */
+async function who(): Promise<void> {
+  const w = document.getElementById('who') as HTMLElement
+  try {
+    const s = await call<{ email: string }>('/auth/session')
+    const out = el('button', { type: 'button', class: 'secondary', id: 'sign-out', text: 'Sign out' })
+    out.addEventListener('click', async () => {
+      await signOut()
+      location.hash = '#/signin'
+      await who()
+    })
+    w.replaceChildren(`${s.data.email} `, out)
+  } catch {
+    w.replaceChildren(el('a', { href: '#/signin', text: 'Sign in' }))
+  }
+}
+
 window.addEventListener('hashchange', () => void route())
 void banner()
+void who()
 void route()

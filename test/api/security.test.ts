@@ -187,6 +187,8 @@ const freshWebhookId = async ({ t, accountId }: SessionCaseScope) => {
 
 /** Session operations: changes to the account (issue 17 §1). */
 const SESSION_CASES: SessionSecurityCase[] = [
+  sessionCase({ op: 'getSession', input: async () => ({}) }),
+  sessionCase({ op: 'logout', input: async () => ({}) }),
   sessionCase({
     op: 'createAccountKey',
     input: async () => ({ body: { environment: 'live' as const } }),

@@ -131,6 +131,7 @@ describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
     assert.ok(session?.httpOnly, 'the session cookie is HttpOnly')
     assert.equal(await page.evaluate(`document.cookie.includes('erm3_session')`), false)
     assert.equal(await page.evaluate('JSON.stringify(localStorage)'), '{}')
+    await page.locator('#who', { hasText: EMAIL }).waitFor()
   })
 
   test('explorer: a ticker draws its decomposition and 15 years of history; the calls are charged', async () => {
@@ -157,6 +158,7 @@ describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
     console.log(
       `# explorer render ms: ${JSON.stringify(Object.fromEntries(Object.entries(drawn).map(([k, v]) => [k, v.ms])))}`,
     )
+    assert.match((await page.textContent('#industry-context')) ?? '', /^Industry context: /)
     const meta = (await page.textContent('#explorer-out .meta')) ?? ''
     const m = /this view cost ([0-9.]+) USD/.exec(meta)
     assert.ok(m, meta)
@@ -324,8 +326,23 @@ describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
     await axe('explorer-phone')
     await page.setViewportSize({ width: 1100, height: 900 })
     assert.deepEqual(
-      problems.filter((p) => !/favicon/.test(p)),
+      // The signed-out first page asks /auth/session and gets the 401 it expects.
+      problems.filter((p) => !/favicon|status of 401/.test(p)),
       [],
     )
+  })
+
+  test('sign out: cookies cleared, the explorer key revoked, the pages ask to sign in again', async () => {
+    await page.goto(`${origin}/app#/explorer`)
+    await page.locator('#who', { hasText: EMAIL }).waitFor()
+    const keysBefore = (await t.ctx.accounts.listKeys(account)).filter((k) => k.revokedAt === null).length
+    await page.click('#sign-out')
+    await page.locator('#who a', { hasText: 'Sign in' }).waitFor()
+    const names = (await context.cookies()).map((c) => c.name)
+    assert.ok(!names.includes('erm3_session') && !names.includes('erm3_csrf'), names.join(','))
+    const keysAfter = (await t.ctx.accounts.listKeys(account)).filter((k) => k.revokedAt === null).length
+    assert.equal(keysAfter, keysBefore - 1, 'the explorer key of the page is revoked')
+    await page.goto(`${origin}/app#/keys`)
+    await page.waitForURL(/#\/signin/)
   })
 })

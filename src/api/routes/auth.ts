@@ -70,6 +70,22 @@ export function authRoutes(ctx: ServiceContext): RouteTable {
         account_id: k.record.accountId,
       }
     },
+    getSession: async (req) => {
+      const s = requireSession(req.session)
+      return { account_id: s.accountId, email: s.email }
+    },
+    logout: async (req, reply) => {
+      requireSession(req.session)
+      const gone = { secure, sameSite: 'lax' as const, path: '/', maxAge: 0 }
+      return reply
+        .code(204)
+        .header('Set-Cookie', [
+          req.server.serializeCookie(SESSION_COOKIE, '', { ...gone, httpOnly: true }),
+          req.server.serializeCookie(CSRF_COOKIE, '', { ...gone, sameSite: 'strict' }),
+        ])
+        .header('Cache-Control', 'no-store')
+        .send()
+    },
     provisionFree: async (req, reply) => {
       setRateHeaders(reply, await takeIpToken(ctx, 'provisionFree', req.ip))
       const b = (req.body ?? {}) as { name?: string }

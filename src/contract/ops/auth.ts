@@ -114,3 +114,33 @@ export const provisionFree = defineOperation({
   ),
   errors: [400, 415, 429],
 })
+
+export const getSession = defineOperation({
+  id: 'getSession',
+  method: 'GET',
+  path: '/auth/session',
+  summary: 'Who is signed in: the session’s account and e-mail (the dashboard’s sign-in check)',
+  tags: ['auth'],
+  auth: 'session',
+  status: 200,
+  response: Type.Object(
+    { account_id: Type.String(), email: Type.String() },
+    { $id: 'CurrentSessionResponse' },
+  ),
+  errors: [401, 429],
+})
+
+export const logout = defineOperation({
+  id: 'logout',
+  method: 'POST',
+  path: '/auth/logout',
+  summary: 'Sign out: clears the session and CSRF cookies of this browser',
+  description:
+    'Session JWTs are stateless and expire after 12 hours; a bearer JWT held elsewhere stays valid until then. ' +
+    'The dashboard also revokes the explorer key it provisioned for the browser session.',
+  tags: ['auth'],
+  auth: 'session',
+  status: 204,
+  response: Type.Null(),
+  errors: [401, 403, 429],
+})

@@ -36,9 +36,13 @@ export async function billingPage(root: HTMLElement): Promise<void> {
     call<Settings>('/account/settings'),
     call<{ threshold_usd: number; armed: boolean }>('/account/balance-alert'),
     call<{ rows: LedgerRow[] }>('/account/ledger'),
-    call<{ summary: { spent_usd: number; requests: number; top_ups_usd: number }; invoices: unknown[] }>(
-      '/invoices?period=month',
-      { key },
+    Promise.all(
+      (['month', 'quarter', 'year', 'all'] as const).map((period) =>
+        call<{ summary: { period: string; spent_usd: number; requests: number; top_ups_usd: number } }>(
+          `/invoices?period=${period}`,
+          { key },
+        ),
+      ),
     ),
   ])
   const status = el('div', { 'aria-live': 'polite' })
@@ -141,15 +145,13 @@ export async function billingPage(root: HTMLElement): Promise<void> {
     ),
     table(
       ['Period', 'Spent', 'Charged calls', 'Top-ups'],
-      [
-        [
-          'this month',
-          usd(invoices.data.summary.spent_usd),
-          invoices.data.summary.requests,
-          usd(invoices.data.summary.top_ups_usd),
-        ],
-      ],
-      'Invoice summary',
+      invoices.map((i, k) => [
+        ['this month', 'this quarter', 'this year', 'all time'][k] as string,
+        usd(i.data.summary.spent_usd),
+        i.data.summary.requests,
+        usd(i.data.summary.top_ups_usd),
+      ]),
+      'Invoices by period',
     ),
   )
 }

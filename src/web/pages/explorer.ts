@@ -47,6 +47,11 @@ interface Decomposition {
   l3_rr: (number | null)[]
 }
 
+interface Panel {
+  level: string
+  industries: { industry_name: string; beta_mean: number; beta_variance: number; n_companies: number }[]
+}
+
 interface Rankings {
   rankings: {
     metric: string
@@ -140,12 +145,14 @@ export async function explorerPage(root: HTMLElement, params: URLSearchParams): 
     return a.data
   }
   const t = encodeURIComponent(ticker)
-  const [m, hist, dec, rk] = await Promise.all([
+  const [m, hist, dec, rk, panel] = await Promise.all([
     data<Metrics>(`/metrics/${t}`).then(track),
     data<L3History>(`/l3-decomposition?ticker=${t}&years=15`).then(track),
     data<Decomposition>(`/returns-decomposition?ticker=${t}&years=15`).then(track),
     data<Rankings>(`/rankings/${t}`).then(track),
+    data<Panel>('/industry-panel?level=sector&min_peers=2').then(track),
   ])
+  const peers = panel.industries.find((x) => x.industry_name === m.display.industry)
   const cost = costs.reduce((a, c) => a + (c.costUsd ?? 0), 0)
   const erBox = el('section', { class: 'card', id: 'er-bars' })
   const erHistory = el('div', { class: 'chart', id: 'chart-er' })
@@ -159,6 +166,12 @@ export async function explorerPage(root: HTMLElement, params: URLSearchParams): 
     }),
     erBox,
     hedgeTable(m.hedge_levels),
+    el('p', {
+      id: 'industry-context',
+      text: peers
+        ? `Industry context: ${peers.industry_name}, ${peers.n_companies} companies; their sector beta averages ${peers.beta_mean.toFixed(2)} (variance ${peers.beta_variance.toFixed(3)}), this stock's is ${num(m.metrics.l2_sec_beta ?? null, 2) ?? 'n/a'}.`
+        : `Industry context: fewer than 2 peers in ${m.display.industry ?? 'its industry'} on ${m.teo}.`,
+    }),
     el('h3', { text: 'History' }),
     erHistory,
     hrHistory,

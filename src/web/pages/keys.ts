@@ -38,7 +38,11 @@ function reveal(apiKey: string, what: string): HTMLElement {
     code,
     copy,
     el('h3', { text: 'Try it' }),
-    el('pre', { tabindex: 0 }, el('code', { text: `curl -H "Authorization: Bearer ${apiKey}" ${origin}/metrics/AAPL` })),
+    el(
+      'pre',
+      { tabindex: 0 },
+      el('code', { text: `curl -H "Authorization: Bearer ${apiKey}" ${origin}/metrics/AAPL` }),
+    ),
     el('h3', { text: 'MCP client configuration' }),
     el('pre', { tabindex: 0 }, el('code', { text: mcp })),
   )
