@@ -166,7 +166,7 @@ for (const b of BACKENDS) {
       )
     })
 
-    it('deliveries of a disabled subscription are not claimed; other accounts never see them', async () => {
+    it('deliveries of a disabled subscription (or, on a node without the key, any webhook) are not claimed; other accounts never see them', async () => {
       const s = await subscription(db.store, 'http://127.0.0.1:9/b')
       const d = await w.enqueueTest(s.account, s.id, T0 + 10_000)
       assert.ok(d)
@@ -178,6 +178,8 @@ for (const b of BACKENDS) {
       assert.equal(await w.redeliver(other.id, s.id, d.id, T0), null)
       assert.equal(await w.deleteSubscription(other.id, s.id), false)
       await w.updateSubscription(s.account, s.id, { enabled: true, updatedAt: T0 })
+      // a node without the webhook key claims e-mails only
+      assert.ok(!(await w.claim('E', T0 + 20_000, 1000, 100, true)).some((c) => c.id === d.id))
       assert.ok((await w.claim('A', T0 + 20_000, 1000, 100)).some((c) => c.id === d.id))
     })
 

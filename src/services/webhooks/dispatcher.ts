@@ -150,7 +150,8 @@ export function createDispatcher(ctx: ServiceContext, opts: DispatcherOptions = 
   }
 
   async function pass(): Promise<number> {
-    const claimed = await store.claim(owner, ctx.now(), o.leaseMs, o.batch)
+    // A node without the webhook key cannot sign: it sends e-mails only, never failing a webhook.
+    const claimed = await store.claim(owner, ctx.now(), o.leaseMs, o.batch, !ctx.secrets.webhookKey)
     await Promise.all(claimed.map((d) => attempt(d)))
     return claimed.length
   }

@@ -276,8 +276,15 @@ export function createPostgresWebhooks(pool: pg.Pool, tx: Tx): WebhookStore {
       ])
     },
 
-    async claim(owner, now, leaseMs, limit) {
-      const rows = await q<ClaimedRow>(toPg(CLAIM), [now, now, limit, owner, now + leaseMs])
+    async claim(owner, now, leaseMs, limit, emailOnly = false) {
+      const rows = await q<ClaimedRow>(toPg(CLAIM), [
+        now,
+        now,
+        emailOnly ? 1 : 0,
+        limit,
+        owner,
+        now + leaseMs,
+      ])
       return rows.map(toClaimed)
     },
     async finish(o) {

@@ -164,9 +164,12 @@ export function toAttempt(r: AttemptRow): DeliveryAttempt {
   }
 }
 
-/** Due deliveries: pending, next attempt reached, no live lease, of an enabled subscription or an e-mail. */
+/**
+ * Due deliveries: pending, next attempt reached, no live lease, of an enabled subscription or an
+ * e-mail. Parameters: now, now, e-mail only (1/0).
+ */
 export const DUE_WHERE = `d.status = 'pending' AND d.next_attempt_at <= ?
-  AND (d.lease_until IS NULL OR d.lease_until <= ?)
+  AND (d.lease_until IS NULL OR d.lease_until <= ?) AND (? = 0 OR d.channel = 'email')
   AND (d.channel = 'email' OR EXISTS (
     SELECT 1 FROM webhook_subscriptions s WHERE s.id = d.subscription_id AND s.enabled = 1))`
 

@@ -186,10 +186,10 @@ export function createSqliteWebhooks(db: Database.Database): {
       return toDelivery(s().delivery.get(did) as DeliveryRow)
     },
 
-    async claim(owner, now, leaseMs, limit) {
+    async claim(owner, now, leaseMs, limit, emailOnly = false) {
       return db
         .transaction(() => {
-          const due = s().due.all(now, now, limit)
+          const due = s().due.all(now, now, emailOnly ? 1 : 0, limit)
           return due.map((r) => toClaimed(s().lease.get(owner, now + leaseMs, r.id) as ClaimedRow))
         })
         .immediate()
@@ -319,7 +319,7 @@ function prepare(db: Database.Database) {
       `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d
        WHERE d.account_id = ? AND d.subscription_id = ? ORDER BY d.created_at DESC, d.id DESC LIMIT ?`,
     ),
-    due: db.prepare<[number, number, number], { id: string }>(
+    due: db.prepare<[number, number, number, number], { id: string }>(
       `SELECT d.id FROM webhook_deliveries d WHERE ${DUE_WHERE} ORDER BY d.next_attempt_at, d.id LIMIT ?`,
     ),
     lease: db.prepare<[string, number, string], ClaimedRow>(

@@ -152,9 +152,16 @@ export interface WebhookStore {
   /**
    * Claims up to `limit` due deliveries (pending, next attempt ≤ now, no live lease) of enabled
    * subscriptions and e-mails, leasing each to `owner` until now + leaseMs. Claims of concurrent
-   * dispatchers (other nodes) never overlap.
+   * dispatchers (other nodes) never overlap. `emailOnly`: a node that cannot sign (no webhook key)
+   * leaves webhook deliveries to the nodes that can.
    */
-  claim(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedDelivery[]>
+  claim(
+    owner: string,
+    now: number,
+    leaseMs: number,
+    limit: number,
+    emailOnly?: boolean,
+  ): Promise<ClaimedDelivery[]>
   /** Records an attempt's outcome, only if `owner` still holds the lease of that attempt. */
   finish(outcome: AttemptOutcome): Promise<FinishResult>
 
