@@ -74,7 +74,12 @@ let explorerKey: { key: string; id: string; expires: number } | null = null
 export async function dataKey(): Promise<string> {
   if (explorerKey && explorerKey.expires > Date.now() + 60_000) return explorerKey.key
   const r = await call<{ api_key: string; key_id: string; expires_at?: string | null }>('/auth/provision', {
-    body: { name: 'dashboard explorer (this browser session)', environment: 'live' },
+    // Expires with the browser session (12 h), and is revoked at sign-out.
+    body: {
+      name: 'dashboard explorer (this browser session)',
+      environment: 'live',
+      expires_in_seconds: 12 * 3600,
+    },
   })
   const expires = r.data.expires_at ? Date.parse(r.data.expires_at) : Date.now() + 12 * 3600_000
   explorerKey = { key: r.data.api_key, id: r.data.key_id, expires }

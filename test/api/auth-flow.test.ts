@@ -100,6 +100,30 @@ describe('passwordless sign-in and provisioning', () => {
       body: { environment: 'prod' as 'live' },
     })
     assert.equal(bad.status, 400)
+    const tooShort = await t.client.call('provision', {
+      key: s.session_jwt,
+      body: { environment: 'live', expires_in_seconds: 59 },
+    })
+    assert.equal(tooShort.status, 400)
+    // A key that expires with a browser session (the dashboard's explorer key).
+    const before = Date.now()
+    const short = await t.client.call('provision', {
+      key: s.session_jwt,
+      body: { environment: 'live', expires_in_seconds: 3600 },
+    })
+    assert.equal(short.status, 201, short.text)
+    const k = short.ok()
+    const expires = Date.parse(k.expires_at as string)
+    assert.ok(expires >= before + 3600_000 && expires <= Date.now() + 3600_000, k.expires_at as string)
+    assert.equal((await t.client.call('getBalance', { key: k.api_key })).status, 200)
+    t.clock.offsetMs = 3601_000
+    try {
+      const late = await t.client.call('getBalance', { key: k.api_key })
+      assert.equal(late.status, 401)
+      assert.equal((late.json as { code: string }).code, 'EXPIRED_KEY')
+    } finally {
+      t.clock.offsetMs = 0
+    }
   })
 
   test('an expired session or sign-in link is refused', async () => {

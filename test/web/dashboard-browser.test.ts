@@ -342,6 +342,14 @@ describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
     assert.ok(!names.includes('erm3_session') && !names.includes('erm3_csrf'), names.join(','))
     const keysAfter = (await t.ctx.accounts.listKeys(account)).filter((k) => k.revokedAt === null).length
     assert.equal(keysAfter, keysBefore - 1, 'the explorer key of the page is revoked')
+    // Explorer keys expire with the browser session even when nobody signs out.
+    const explorer = (await t.ctx.accounts.listKeys(account)).filter((k) =>
+      k.name?.startsWith('dashboard explorer'),
+    )
+    assert.ok(
+      explorer.length > 0 &&
+        explorer.every((k) => k.expiresAt !== null && k.expiresAt - k.createdAt === 12 * 3600_000),
+    )
     await page.goto(`${origin}/app#/keys`)
     await page.waitForURL(/#\/signin/)
   })

@@ -59,7 +59,7 @@ export function authRoutes(ctx: ServiceContext): RouteTable {
       }
     },
     provision: async (req, reply) => {
-      const b = req.body as { name?: string; environment: 'live' | 'test' }
+      const b = req.body as { name?: string; environment: 'live' | 'test'; expires_in_seconds?: number }
       const k = await provisionKey(ctx, requireSession(req.session), b, req.ip ?? null)
       reply.code(201).header('Cache-Control', 'no-store')
       return {
@@ -68,6 +68,7 @@ export function authRoutes(ctx: ServiceContext): RouteTable {
         environment: k.record.environment,
         created_at: iso(k.record.createdAt),
         account_id: k.record.accountId,
+        expires_at: k.record.expiresAt === null ? null : iso(k.record.expiresAt),
       }
     },
     getSession: async (req) => {

@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import { defineOperation } from '../operation.ts'
-import { IsoDateTime } from '../schemas.ts'
+import { IsoDateTime, Nullable } from '../schemas.ts'
 
 /** Passwordless sign-in and key provisioning (spec §5 modes 1 and 3; DECISIONS.md "Keys and accounts"). */
 
@@ -70,6 +70,7 @@ export const provisionResponseSchema = Type.Object(
     environment: environmentSchema,
     created_at: IsoDateTime,
     account_id: Type.String(),
+    expires_at: Type.Optional(Nullable(IsoDateTime)),
   },
   { $id: 'ProvisionResponse' },
 )
@@ -82,7 +83,17 @@ export const provision = defineOperation({
   tags: ['auth'],
   auth: 'session',
   body: Type.Object(
-    { name: Type.Optional(Type.String({ maxLength: 100 })), environment: environmentSchema },
+    {
+      name: Type.Optional(Type.String({ maxLength: 100 })),
+      environment: environmentSchema,
+      expires_in_seconds: Type.Optional(
+        Type.Integer({
+          minimum: 60,
+          maximum: 90 * 86400,
+          description: 'The key expires after this many seconds (60 s to 90 days); default never',
+        }),
+      ),
+    },
     { additionalProperties: false },
   ),
   status: 201,

@@ -19,7 +19,7 @@ export interface ProvisionedKey {
 export async function provisionKey(
   ctx: ServiceContext,
   session: Session,
-  input: { name?: string; environment: KeyEnvironment },
+  input: { name?: string; environment: KeyEnvironment; expires_in_seconds?: number },
   ip: string | null = null,
 ): Promise<ProvisionedKey> {
   const account = await ctx.accounts.getAccount(session.accountId)
@@ -29,6 +29,7 @@ export async function provisionKey(
     kind: 'agent',
     environment: input.environment,
     name: input.name ?? null,
+    expiresAt: input.expires_in_seconds === undefined ? null : ctx.now() + input.expires_in_seconds * 1000,
   })
   await recordAudit(
     ctx,
@@ -39,6 +40,7 @@ export async function provisionKey(
       name: k.record.name,
       environment: k.record.environment,
       prefix: k.record.prefix,
+      expires_at: k.record.expiresAt,
     },
   )
   return k
