@@ -3,7 +3,7 @@ import { type Config, loadConfig } from '../platform/config.ts'
 import { createLogger, type Logger } from '../platform/logger.ts'
 import { type Progress, silentProgress } from '../platform/progress.ts'
 import { purgeExpiredSecrets } from '../services/identity/retention.ts'
-import { announceServedModel, createDispatcher } from '../services/webhooks/dispatcher.ts'
+import { announceServedModel, createDispatcher, purgeDeliveryLog } from '../services/webhooks/dispatcher.ts'
 import { createServerApp } from './app.ts'
 import { buildContext, homePaths, openModel } from './context.ts'
 import { ensureSandbox } from './sandbox.ts'
@@ -47,6 +47,12 @@ export async function serve(
       if (p.loginTokens || p.codes || p.refreshTokens) log.info(p, 'expired one-time secrets deleted')
     } catch (e) {
       log.error({ err: (e as Error).message }, 'purge of expired secrets failed')
+    }
+    try {
+      const n = await purgeDeliveryLog(ctx)
+      if (n) log.info({ deliveries: n }, 'webhook deliveries older than 30 days deleted')
+    } catch (e) {
+      log.error({ err: (e as Error).message }, 'purge of the webhook delivery log failed')
     }
   }
   await reconcile()

@@ -558,6 +558,26 @@ function webhookSuite(backends: BackendPair) {
       assert.equal((await deliveries(a, sub.id)).filter((d) => d.event === 'balance.low').length, 3)
     })
 
+    test('balance.low through a metered request: the crossing debit of GET /metrics enqueues it', async () => {
+      const a = await user(1.0005)
+      const sub = await subscribe(a, ['balance.low'])
+      const key = await t.key(a.id)
+      const call = () =>
+        t.client.call('getMetrics', {
+          key,
+          params: { ticker: 'SPY' },
+          headers: { 'cache-control': 'no-cache' },
+        })
+      const first = await call() // 1.0005 → 0.9995: crosses 1.00
+      assert.equal(first.status, 200, first.text)
+      assert.equal((await call()).status, 200) // 0.9985: no second alert
+      const log = await deliveries(a, sub.id)
+      assert.deepEqual(
+        log.map((d) => [d.event, d.status]),
+        [['balance.low', 'pending']],
+      )
+    })
+
     test('model.updated: once per data_as_of, across nodes', async () => {
       const a = await user()
       const sub = await subscribe(a, ['model.updated'])

@@ -164,6 +164,13 @@ for (const b of BACKENDS) {
         third.map((d) => [d.attempt]),
         [[3], [3]],
       )
+      // the log keeps finished deliveries until purged; pending ones are never purged
+      assert.equal(await w.purgeDeliveries(T0), 0, 'created at T0: not before it')
+      assert.equal(await w.purgeDeliveries(T0 + 1), 1)
+      assert.deepEqual(
+        (await w.listDeliveries(s.account, s.id, 10)).map((d) => d.status),
+        ['pending', 'pending'],
+      )
     })
 
     it('deliveries of a disabled subscription (or, on a node without the key, any webhook) are not claimed; other accounts never see them', async () => {

@@ -17,6 +17,13 @@ import { decryptSecret, signatureHeader } from './crypto.ts'
 import { eventBody, eventEmail } from './events.ts'
 
 export const RETRY_WINDOW_MS = 24 * 3600_000
+/** How long the delivery log keeps finished deliveries. */
+export const LOG_RETENTION_MS = 30 * 24 * 3600_000
+
+/** Drops finished deliveries older than the retention (run with the server's periodic housekeeping). */
+export function purgeDeliveryLog(ctx: ServiceContext): Promise<number> {
+  return ctx.accounts.webhooks().purgeDeliveries(ctx.now() - LOG_RETENTION_MS)
+}
 export const DISABLE_AFTER_MS = 24 * 3600_000
 
 export interface DispatcherOptions {

@@ -24,6 +24,8 @@ import {
   FINISH_DELIVERY,
   hasEventSql,
   INSERT_ATTEMPT,
+  PURGE_ATTEMPTS,
+  PURGE_DELIVERIES,
   SUBSCRIPTION_COLUMNS,
   SUBSCRIPTION_DISABLE,
   SUBSCRIPTION_FAILED,
@@ -361,6 +363,13 @@ export function createPostgresWebhooks(pool: pg.Pool, tx: Tx): WebhookStore {
           now,
         ])
         return true
+      })
+    },
+
+    async purgeDeliveries(before) {
+      return tx(async (c) => {
+        await c.query(toPg(PURGE_ATTEMPTS), [before])
+        return (await c.query(toPg(PURGE_DELIVERIES), [before])).rowCount ?? 0
       })
     },
 

@@ -173,6 +173,11 @@ export const DUE_WHERE = `d.status = 'pending' AND d.next_attempt_at <= ?
   AND (d.channel = 'email' OR EXISTS (
     SELECT 1 FROM webhook_subscriptions s WHERE s.id = d.subscription_id AND s.enabled = 1))`
 
+/** Finished deliveries older than the cutoff, and their attempts (the log is kept for a while, not forever). */
+export const PURGE_ATTEMPTS = `DELETE FROM webhook_attempts WHERE delivery_id IN (
+  SELECT id FROM webhook_deliveries WHERE status <> 'pending' AND created_at < ?)`
+export const PURGE_DELIVERIES = `DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < ?`
+
 /** Records the outcome of a claimed attempt if the claim still holds (same owner, same attempt). */
 export const FINISH_DELIVERY = `UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, lease_owner = NULL,
     lease_until = NULL, last_status_code = ?, last_error = ?, last_latency_ms = ?, delivered_at = ?

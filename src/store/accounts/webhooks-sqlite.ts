@@ -19,6 +19,8 @@ import {
   enqueueModelSql,
   FINISH_DELIVERY,
   INSERT_ATTEMPT,
+  PURGE_ATTEMPTS,
+  PURGE_DELIVERIES,
   SUBSCRIPTION_COLUMNS,
   SUBSCRIPTION_DISABLE,
   SUBSCRIPTION_FAILED,
@@ -252,6 +254,15 @@ export function createSqliteWebhooks(db: Database.Database): {
             now,
           )
           return true
+        })
+        .immediate()
+    },
+
+    async purgeDeliveries(before) {
+      return db
+        .transaction(() => {
+          db.prepare(PURGE_ATTEMPTS).run(before)
+          return db.prepare(PURGE_DELIVERIES).run(before).changes
         })
         .immediate()
     },

@@ -171,6 +171,9 @@ export interface WebhookStore {
    */
   recordModelBuild(dataAsOf: string, modelVersion: string, now: number): Promise<boolean>
 
+  /** Deletes finished (delivered or failed) deliveries created before `before`, with their log; returns how many. */
+  purgeDeliveries(before: number): Promise<number>
+
   balanceAlert(accountId: string): Promise<BalanceAlert | null>
   /** Sets the threshold; re-arms when the balance is at or above it. */
   setBalanceAlert(accountId: string, thresholdMicros: number): Promise<BalanceAlert | null>
