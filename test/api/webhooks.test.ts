@@ -15,6 +15,7 @@ import {
   announceServedModel,
   createDispatcher,
   type Dispatcher,
+  refusedTarget,
 } from '../../src/services/webhooks/dispatcher.ts'
 import { checkWebhookUrl } from '../../src/services/webhooks/subscriptions.ts'
 import { BACKEND_PAIRS, type BackendPair, startTestApp, type TestApp } from '../helpers/test-app.ts'
@@ -181,6 +182,9 @@ function webhookSuite(backends: BackendPair) {
       assert.throws(() => checkWebhookUrl(prod, 'https://127.0.0.1/h'), /loopback or private/)
       assert.throws(() => checkWebhookUrl(prod, 'https://10.1.2.3/h'), /loopback or private/)
       assert.equal(checkWebhookUrl(prod, 'https://hooks.example.com/h'), 'https://hooks.example.com/h')
+      // …and at delivery time, a name that resolves to one is refused (re-pointed since creation)
+      assert.match((await refusedTarget(prod, 'https://localhost/h')) ?? '', /loopback or private/)
+      assert.equal(await refusedTarget(t.ctx, 'http://localhost/h'), null, 'development: allowed')
       // bad threshold
       assert.equal((await api(a, 'POST', '/account/balance-alert', { threshold_usd: -1 })).status, 400)
       assert.equal((await api(a, 'POST', '/account/balance-alert', { threshold_usd: 'x' })).status, 400)

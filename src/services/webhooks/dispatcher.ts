@@ -9,12 +9,27 @@
  * is sent again (same X-Erm3-Delivery) after the lease expires.
  */
 
+import { lookup } from 'node:dns/promises'
 import { getBillingDocs } from '../../contract/ops/docs.ts'
 import { randomBase62 } from '../../platform/ids.ts'
 import type { ClaimedDelivery } from '../../store/accounts/webhooks-types.ts'
 import type { ServiceContext } from '../context.ts'
 import { decryptSecret, signatureHeader } from './crypto.ts'
 import { eventBody, eventEmail } from './events.ts'
+import { development, isPrivateAddress } from './subscriptions.ts'
+
+/**
+ * In production a target must not resolve to a loopback or private address (the URL was checked
+ * at creation, but a name can be re-pointed since). A name re-pointed between this lookup and the
+ * connection (DNS rebinding) is not caught here. Returns why the target is refused, or null.
+ */
+export async function refusedTarget(ctx: ServiceContext, url: string): Promise<string | null> {
+  if (development(ctx)) return null
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '')
+  const addresses = await lookup(host, { all: true })
+  const bad = addresses.find((a) => isPrivateAddress(a.address))
+  return bad ? `${host} resolves to ${bad.address}, a loopback or private address` : null
+}
 
 export const RETRY_WINDOW_MS = 24 * 3600_000
 /** How long the delivery log keeps finished deliveries. */
@@ -92,6 +107,8 @@ export function createDispatcher(ctx: ServiceContext, opts: DispatcherOptions = 
       return { ok: false, statusCode: null, error: 'subscription gone' }
     const key = ctx.secrets.webhookKey
     if (!key) return { ok: false, statusCode: null, error: 'ERM3_WEBHOOK_KEY is not set on this node' }
+    const refused = await refusedTarget(ctx, d.url)
+    if (refused) return { ok: false, statusCode: null, error: refused }
     const secret = decryptSecret(key, d.subscriptionId, d.secretEnc)
     const body = eventBody(d)
     const t = Math.floor(ctx.now() / 1000)

@@ -31,7 +31,7 @@ function webhookKey(ctx: ServiceContext): string {
 }
 
 /** Development mode: the server itself is served over plain http (a laptop, a test). */
-function development(ctx: ServiceContext): boolean {
+export function development(ctx: ServiceContext): boolean {
   return ctx.config.publicUrl.startsWith('http:')
 }
 
@@ -40,7 +40,7 @@ function isLoopback(host: string): boolean {
   return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h)
 }
 
-function isPrivateAddress(host: string): boolean {
+export function isPrivateAddress(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase()
   if (isIP(h) === 4)
     return /^(10\.|127\.|0\.|169\.254\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|100\.(6[4-9]|[7-9]\d|1[01]\d|12[0-7])\.)/.test(
