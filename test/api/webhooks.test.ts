@@ -134,6 +134,21 @@ function webhookSuite(backends: BackendPair) {
       const del = await api(a, 'DELETE', `/account/webhooks/${sub.id}`)
       assert.deepEqual(del.json, { id: sub.id, deleted: true })
       assert.equal((await api(a, 'GET', `/account/webhooks/${sub.id}`)).status, 404)
+      // Every change is in a's audit log, with the session and the client address; none in b's.
+      const log = (await api(a, 'GET', '/account/audit')).json?.entries as {
+        action: string
+        target: string | null
+        actor: { type: string; id: string }
+        ip: string | null
+      }[]
+      const mine = log.filter((e) => e.target === sub.id).map((e) => e.action)
+      assert.deepEqual(mine.sort(), ['webhook.created', 'webhook.deleted', 'webhook.updated'])
+      assert.ok(log.every((e) => e.actor.type === 'session' && e.actor.id === a.email && e.ip !== null))
+      const other = (await api(b, 'GET', '/account/audit')).json?.entries as { target: string | null }[]
+      assert.ok(!other.some((e) => e.target === sub.id))
+      await api(a, 'POST', '/account/balance-alert', { threshold_usd: 3 })
+      const alertLog = (await api(a, 'GET', '/account/audit')).json?.entries as { action: string }[]
+      assert.ok(alertLog.some((e) => e.action === 'balance_alert.set'))
       // no session → 401; a key is not a session
       assert.equal((await api(null, 'GET', '/account/webhooks')).status, 401)
       const key = await t.key(a.id)

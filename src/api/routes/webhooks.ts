@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises'
+import { recordAudit } from '../../services/account/audit.ts'
 import type { ServiceContext } from '../../services/context.ts'
 import * as webhooks from '../../services/webhooks/subscriptions.ts'
 import { requireSession } from '../request-state.ts'
@@ -11,6 +12,22 @@ const DOC = new URL('../../../docs/webhooks.md', import.meta.url)
 /** Webhook subscriptions and the balance alert of the signed-in account (session-authenticated). */
 export function webhookRoutes(ctx: ServiceContext): RouteTable {
   let doc: string | null = null
+  /** Every change lands in the account's audit log (who, what, when, from which IP). */
+  const audit = (
+    req: Parameters<RouteTable[string]>[0],
+    action: string,
+    target: string | null,
+    detail: Record<string, unknown> | null = null,
+  ) => {
+    const s = requireSession(req.session)
+    return recordAudit(
+      ctx,
+      { accountId: s.accountId, type: 'session', id: s.email, ip: req.ip ?? null },
+      action,
+      target,
+      detail,
+    )
+  }
   return {
     getWebhookDocs: async (_req, reply) => {
       doc ??= await readFile(DOC, 'utf8')
@@ -18,27 +35,30 @@ export function webhookRoutes(ctx: ServiceContext): RouteTable {
     },
     listWebhooks: async (req) => webhooks.listSubscriptions(ctx, requireSession(req.session)),
     createWebhook: async (req, reply) => {
-      const out = await webhooks.createSubscription(
-        ctx,
-        requireSession(req.session),
-        req.body as { url: string; events: string[] },
-      )
+      const b = req.body as { url: string; events: string[] }
+      const out = await webhooks.createSubscription(ctx, requireSession(req.session), b)
+      await audit(req, 'webhook.created', out.id, { url: out.url, events: out.events })
       reply.code(201).header('Cache-Control', 'no-store')
       return out
     },
     getWebhook: async (req) =>
       webhooks.getSubscription(ctx, requireSession(req.session), (req.params as IdParams).id),
-    updateWebhook: async (req) =>
-      webhooks.updateSubscription(
-        ctx,
-        requireSession(req.session),
-        (req.params as IdParams).id,
-        req.body as { url?: string; events?: string[]; enabled?: boolean },
-      ),
-    deleteWebhook: async (req) =>
-      webhooks.deleteSubscription(ctx, requireSession(req.session), (req.params as IdParams).id),
+    updateWebhook: async (req) => {
+      const id = (req.params as IdParams).id
+      const change = req.body as { url?: string; events?: string[]; enabled?: boolean }
+      const out = await webhooks.updateSubscription(ctx, requireSession(req.session), id, change)
+      await audit(req, 'webhook.updated', id, change)
+      return out
+    },
+    deleteWebhook: async (req) => {
+      const id = (req.params as IdParams).id
+      const out = await webhooks.deleteSubscription(ctx, requireSession(req.session), id)
+      await audit(req, 'webhook.deleted', id)
+      return out
+    },
     rotateWebhookSecret: async (req, reply) => {
       const out = await webhooks.rotateSecret(ctx, requireSession(req.session), (req.params as IdParams).id)
+      await audit(req, 'webhook.secret_rotated', (req.params as IdParams).id)
       reply.header('Cache-Control', 'no-store')
       return out
     },
@@ -61,11 +81,11 @@ export function webhookRoutes(ctx: ServiceContext): RouteTable {
       return out
     },
     getBalanceAlert: async (req) => webhooks.getBalanceAlert(ctx, requireSession(req.session)),
-    setBalanceAlert: async (req) =>
-      webhooks.setBalanceAlert(
-        ctx,
-        requireSession(req.session),
-        (req.body as { threshold_usd: number }).threshold_usd,
-      ),
+    setBalanceAlert: async (req) => {
+      const threshold = (req.body as { threshold_usd: number }).threshold_usd
+      const out = await webhooks.setBalanceAlert(ctx, requireSession(req.session), threshold)
+      await audit(req, 'balance_alert.set', null, { threshold_usd: threshold })
+      return out
+    },
   }
 }
