@@ -8,6 +8,7 @@ import {
   riskMetadataSchema,
   TickerParam,
 } from '../schemas.ts'
+import { BENCHMARK_OPS, legRoleSchema, resolvedBenchmarkSchema } from './benchmark.ts'
 
 /**
  * POST /snapshot (spec §2.9, METHODOLOGY §11): the risk of a book (or one ticker), decomposed
@@ -16,9 +17,7 @@ import {
  */
 
 export const MAX_SNAPSHOT_POSITIONS = 100
-export const MAX_BENCHMARK_COMPONENTS = 100
 export const SNAPSHOT_TABLES = ['positions', 'attribution', 'time_behavior'] as const
-export const BENCHMARK_KINDS = ['etf', 'sector_etf', 'mix', 'custom'] as const
 
 const Weight = Type.Number({
   exclusiveMinimum: 0,
@@ -54,7 +53,7 @@ const BenchmarkParam = Nullable(
 )
 
 const levelEnum = Nullable(Type.Union([Type.Literal('L1'), Type.Literal('L2'), Type.Literal('L3')]))
-const roleEnum = Type.Union([Type.Literal('market'), Type.Literal('sector'), Type.Literal('subsector')])
+const roleEnum = legRoleSchema
 
 const hedgeLegSchema = Type.Object(
   {
@@ -128,34 +127,6 @@ const unresolvedSchema = Type.Object(
     suggestions: Type.Optional(Type.Array(Type.String())),
   },
   { $id: 'SnapshotUnresolved' },
-)
-
-const benchmarkComponentSchema = Type.Object(
-  {
-    ticker: Type.String(),
-    weight: Type.Number({ description: 'Fraction of the benchmark (sums to 1)' }),
-    asset_type: Type.Union([Type.Literal('etf'), Type.Literal('stock')]),
-    role: Nullable(roleEnum),
-  },
-  { $id: 'BenchmarkComponent' },
-)
-
-const BenchmarkKind = Type.Union(
-  BENCHMARK_KINDS.map((k) => Type.Literal(k)),
-  {
-    description:
-      'etf: the market ETF; sector_etf: one sector ETF; mix: a weighted mix of those ETFs; custom: a mix holding stocks',
-  },
-)
-
-const resolvedBenchmarkSchema = Type.Object(
-  {
-    id: Type.String({ pattern: '^bm_' }),
-    kind: BenchmarkKind,
-    name: Type.String(),
-    components: Type.Array(benchmarkComponentSchema),
-  },
-  { $id: 'ResolvedBenchmark' },
 )
 
 const exposureSchema = Type.Object({
@@ -384,34 +355,4 @@ export const snapshot = defineOperation({
   errors: [400, 401, 402, 404, 406, 429],
 })
 
-export const getBenchmark = defineOperation({
-  id: 'getBenchmark',
-  method: 'GET',
-  path: '/data/benchmark/:id',
-  summary: 'A benchmark: methodology, components and weights, kind, inception (free)',
-  description:
-    'Resolves a benchmark id (bm_…) as returned in snapshot.benchmark_context_id, or any benchmark expression a ' +
-    'snapshot accepts (SPY, market, XLK, 60:SPY,40:XLK). The same mix always has the same id. Free, but needs a key.',
-  tags: ['data'],
-  auth: 'key',
-  params: Type.Object(
-    { id: Type.String({ minLength: 1, maxLength: 8000 }) },
-    { additionalProperties: false },
-  ),
-  status: 200,
-  response: Type.Object(
-    {
-      id: Type.String(),
-      kind: BenchmarkKind,
-      name: Type.String(),
-      methodology: Type.String(),
-      components: Type.Array(benchmarkComponentSchema),
-      inception: Nullable(IsoDate),
-      data_as_of: IsoDate,
-    },
-    { $id: 'BenchmarkResponse' },
-  ),
-  errors: [400, 401, 404, 429],
-})
-
-export const SNAPSHOT_OPS = { snapshot, getBenchmark } as const
+export const SNAPSHOT_OPS = { snapshot, ...BENCHMARK_OPS } as const

@@ -1,4 +1,4 @@
-import { MAX_BENCHMARK_COMPONENTS } from '../../contract/ops/snapshot.ts'
+import { MAX_BENCHMARK_COMPONENTS } from '../../contract/ops/benchmark.ts'
 import { canonicalTicker, isValidTicker } from '../../data/aliases.ts'
 import { ETF_INFO, MARKET_ETF, SECTOR_ETFS } from '../../data/etf-registry.ts'
 import { AppError } from '../../platform/errors.ts'

@@ -21,6 +21,8 @@ import {
   eulerContributions,
   layerSplit,
   type Member,
+  NULL_CONTRIBUTION,
+  NULL_SPLIT,
   residualVariance,
 } from './risk.ts'
 
@@ -75,8 +77,6 @@ function etfMember(space: EtfSpace, etf: string, weight: number, cov: Float64Arr
   return { key: etf, weight, exposures: [l1, self, self], residualVar: 0 }
 }
 
-const NULL_SPLIT = { market: null, sector: null, subsector: null, residual: null, systematic: null }
-
 function riskFigures(r: BookRisk | null) {
   const split = r ? layerSplit(r) : NULL_SPLIT
   return {
@@ -89,8 +89,6 @@ function riskFigures(r: BookRisk | null) {
 
 /** Sorts members by key so that two books holding the same names sum in the same order. */
 const byKey = (a: Member, b: Member) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
-
-const NULL_CONTRIBUTION: Contribution = { marginal: null, component: null, percent: null }
 
 export async function snapshotService(
   models: ModelRegistry,
@@ -269,11 +267,7 @@ export async function snapshotService(
       recommended: hedgeList(space, recommended),
     },
     ...figures,
-    diversification_ratio:
-      portfolioRisk && portfolioRisk.variance > 0
-        ? covered.reduce((a, p) => a + p.weight * ((standaloneOf.get(p) as number) / Math.sqrt(252)), 0) /
-          Math.sqrt(portfolioRisk.variance)
-        : null,
+    diversification_ratio: euler?.diversification ?? null,
     unresolved,
     benchmark,
     benchmark_context_id: benchmarkId,

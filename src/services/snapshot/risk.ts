@@ -37,12 +37,22 @@ export interface Member {
   residualVar: number
 }
 
+export const NULL_CONTRIBUTION: Contribution = { marginal: null, component: null, percent: null }
+
 export interface LayerSplit {
   market: number | null
   sector: number | null
   subsector: number | null
   residual: number | null
   systematic: number | null
+}
+
+export const NULL_SPLIT: LayerSplit = {
+  market: null,
+  sector: null,
+  subsector: null,
+  residual: null,
+  systematic: null,
 }
 
 export interface BookRisk {
@@ -89,7 +99,7 @@ export const residualVariance = (members: readonly Member[]) =>
 /** market V1/V, sector (V2−V1)/V, subsector (V3−V2)/V, residual D/V, systematic V3/V; null when V ≤ 0. */
 export function layerSplit(r: BookRisk): LayerSplit {
   const V = r.variance
-  if (!(V > 0)) return { market: null, sector: null, subsector: null, residual: null, systematic: null }
+  if (!(V > 0)) return NULL_SPLIT
   const [v1, v2, v3] = r.v
   return {
     market: v1 / V,
@@ -117,7 +127,15 @@ export function eulerContributions(
   members: readonly Member[],
   r: BookRisk,
   cov: Float64Array,
-): { members: Contribution[]; etfs: Contribution[]; residual: Contribution; standalone: number[] } {
+): {
+  members: Contribution[]
+  etfs: Contribution[]
+  residual: Contribution
+  /** Each member's stand-alone annualised volatility under the model. */
+  standalone: number[]
+  /** Σ w·σ_i / σ (null when V ≤ 0). */
+  diversification: number | null
+} {
   const V = r.variance
   const h3 = r.h[2]
   const sh = matVec(cov, h3)
@@ -125,17 +143,19 @@ export function eulerContributions(
   const contribution = (weight: number, cw: number): Contribution =>
     V > 0
       ? { marginal: scale * cw, component: weight * scale * cw, percent: (weight * cw) / V }
-      : nullContribution
+      : NULL_CONTRIBUTION
   const members_ = members.map((m) =>
     contribution(m.weight, dot(m.exposures[2], sh) + m.weight * m.residualVar),
   )
   const etfs = Array.from(h3, (x, j) => contribution(x, sh[j] as number))
   const residual: Contribution =
-    V > 0 ? { marginal: null, component: scale * r.d, percent: r.d / V } : nullContribution
+    V > 0 ? { marginal: null, component: scale * r.d, percent: r.d / V } : NULL_CONTRIBUTION
   const standalone = members.map((m) =>
     Math.sqrt(ANN * (dot(m.exposures[2], matVec(cov, m.exposures[2])) + m.residualVar)),
   )
-  return { members: members_, etfs, residual, standalone }
+  const diversification =
+    V > 0
+      ? members.reduce((a, m, i) => a + m.weight * (standalone[i] as number), 0) / Math.sqrt(ANN * V)
+      : null
+  return { members: members_, etfs, residual, standalone, diversification }
 }
-
-const nullContribution: Contribution = { marginal: null, component: null, percent: null }
