@@ -1,15 +1,16 @@
 import type { TSchema } from 'typebox'
 
 /**
- * One HTTP operation of the interface, declared once: the server registers it (validation and
- * serialisation), the OpenAPI document, the MCP tool schemas and the typed client derive from it.
- */
-/**
- * `key_or_session`: read-only account views that answer either the account's own API key (limited
- * like any key route) or a signed-in session (limited per address).
+ * `key_or_session`: account operations that answer either the account's own API key (limited
+ * like any key route) or a signed-in session (limited per address): the read-only account views
+ * and the Stripe top-up.
  */
 export type AuthMode = 'key' | 'session' | 'key_or_session' | 'none'
 
+/**
+ * One HTTP operation of the interface, declared once: the server registers it (validation and
+ * serialisation), the OpenAPI document, the MCP tool schemas and the typed client derive from it.
+ */
 export interface Operation {
   id: string
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE'

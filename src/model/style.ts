@@ -33,7 +33,7 @@ import { type Substitution, substitution } from './style-substitution.ts'
  * is without the split and measured cheaper than interleaving the two.
  */
 
-/** Columns of the joint system: at most 3 ETFs and 16 style factors (masks are int16). */
+/** Columns of the joint system: at most 3 ETFs and 15 style factors (masks are int16). */
 const MAX_STYLE = 15
 
 /** Packed lower-triangular index of (i, k), k <= i. */
@@ -194,7 +194,7 @@ function choleskyInto(
 }
 
 /** Output of a style split: the share and the style factors that took part. */
-export interface StyleResult {
+interface StyleResult {
   /** Style share of the total (uncentred, weighted) variance; NaN when no style factor took part. */
   share: number
   /** Bit j set: style factor j took part (and was not degenerate). */
@@ -202,13 +202,13 @@ export interface StyleResult {
 }
 
 /** Scratch for the forward substitution and the fallback factorisation. */
-export interface StyleScratch {
+interface StyleScratch {
   z: Float64Array
   cols: Int32Array
   l: Float64Array
 }
 
-export function styleScratch(nStyle: number): StyleScratch {
+function styleScratch(nStyle: number): StyleScratch {
   const p = 3 + nStyle
   return { z: new Float64Array(p), cols: new Int32Array(p), l: new Float64Array((p * (p + 1)) / 2) }
 }
@@ -218,7 +218,7 @@ export function styleScratch(nStyle: number): StyleScratch {
  * variables, then the style factors as optional ones), for days on which the stock misses returns
  * its ETFs have; `allowed` is the pair's coverage mask of the day.
  */
-export function styleFromMoments(
+function styleFromMoments(
   mm: WindowMoments,
   allowed: number,
   resEr: number,

@@ -69,11 +69,15 @@ export async function call<T>(path: string, o: CallOptions = {}): Promise<Answer
 }
 
 let explorerKey: { key: string; id: string; expires: number } | null = null
+let provisioning: Promise<string> | null = null
 
-/** The in-memory explorer key of this page (provisioned once per page load and session). */
-export async function dataKey(): Promise<string> {
-  if (explorerKey && explorerKey.expires > Date.now() + 60_000) return explorerKey.key
-  const r = await call<{ api_key: string; key_id: string; expires_at?: string | null }>('/auth/provision', {
+/**
+ * The in-memory explorer key of this page: provisioned when the first metered call needs it (one
+ * request even when several calls ask at once), expiring with the browser session.
+ */
+export function dataKey(): Promise<string> {
+  if (explorerKey && explorerKey.expires > Date.now() + 60_000) return Promise.resolve(explorerKey.key)
+  provisioning ??= call<{ api_key: string; key_id: string; expires_at?: string | null }>('/auth/provision', {
     // Expires with the browser session (12 h), and is revoked at sign-out.
     body: {
       name: 'dashboard explorer (this browser session)',
@@ -81,19 +85,25 @@ export async function dataKey(): Promise<string> {
       expires_in_seconds: 12 * 3600,
     },
   })
-  const expires = r.data.expires_at ? Date.parse(r.data.expires_at) : Date.now() + 12 * 3600_000
-  explorerKey = { key: r.data.api_key, id: r.data.key_id, expires }
-  return explorerKey.key
+    .then((r) => {
+      const expires = r.data.expires_at ? Date.parse(r.data.expires_at) : Date.now() + 12 * 3600_000
+      explorerKey = { key: r.data.api_key, id: r.data.key_id, expires }
+      return explorerKey.key
+    })
+    .finally(() => {
+      provisioning = null
+    })
+  return provisioning
 }
 
-/** Total spent by this page on metered calls (shown next to every data view). */
-export const spend = { usd: 0 }
+/** The signed-in account (a 401 ApiError when nobody is: pages then go to sign-in). */
+export function requireSession(): Promise<Answer<{ account_id: string; email: string }>> {
+  return call('/auth/session')
+}
 
-/** A metered data call with the explorer key; its cost is added to `spend`. */
-export async function data<T>(path: string, body?: unknown): Promise<Answer<T>> {
-  const r = await call<T>(path, { key: await dataKey(), body })
-  spend.usd += r.costUsd ?? 0
-  return r
+/** A metered data call with the explorer key. */
+export function data<T>(path: string, body?: unknown): Promise<Answer<T>> {
+  return dataKey().then((key) => call<T>(path, { key, body }))
 }
 
 /** Sign out: revoke this page's explorer key, then clear the session cookies. */

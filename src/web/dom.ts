@@ -38,3 +38,8 @@ export const num = (x: number | null | undefined, digits = 3) =>
 export function message(text: string, kind: 'error' | 'info' = 'info'): HTMLElement {
   return el('p', { class: kind, role: kind === 'error' ? 'alert' : 'status', text })
 }
+
+/** An error as the page shows it (role=alert). */
+export function errorMessage(e: unknown): HTMLElement {
+  return message(e instanceof Error ? e.message : String(e), 'error')
+}

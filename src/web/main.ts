@@ -1,6 +1,6 @@
 import './style.css'
 import { ApiError, call, signOut } from './api.ts'
-import { el, message } from './dom.ts'
+import { el, errorMessage } from './dom.ts'
 import { billingPage } from './pages/billing.ts'
 import { explorerPage } from './pages/explorer.ts'
 import { keysPage } from './pages/keys.ts'
@@ -59,7 +59,7 @@ async function route(): Promise<void> {
       location.hash = `#/signin?next=${encodeURIComponent(location.hash)}`
       return
     }
-    root.append(message(e instanceof Error ? e.message : String(e), 'error'))
+    root.append(errorMessage(e))
   }
   main.focus()
 }

@@ -129,6 +129,15 @@ export function sessionSecuritySuite(backends: BackendPair, cases: SessionSecuri
           if (method !== 'GET') {
             // The cookie alone (a cross-site form or fetch) cannot change anything.
             assertProblem(await call(c, null, undefined, { cookie: `erm3_session=${jwt}` }), 403, 'FORBIDDEN')
+            // Nor can a token that belongs to another session (one an attacker could obtain).
+            const other = await signSession(t.ctx, { accountId, email: `other-${email}` })
+            assert.notEqual(other, jwt)
+            const foreign = createHmac('sha256', other).update('erm3-csrf-v1').digest('base64url')
+            const r = await call(c, null, undefined, {
+              cookie: `erm3_session=${jwt}; erm3_csrf=${foreign}`,
+              'x-csrf-token': foreign,
+            })
+            assertProblem(r, 403, 'FORBIDDEN')
           }
         })
         test('over the address rate → 429 RATE_LIMITED with Retry-After', async () => {

@@ -11,7 +11,7 @@ import type { RouteTable } from './types.ts'
  * this origin, and cannot be framed.
  */
 
-export const APP_CSP = [
+const APP_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
@@ -27,7 +27,7 @@ const TYPES: Record<string, string> = {
   '.css': 'text/css; charset=utf-8',
 }
 
-export const WEB_DIST = fileURLToPath(new URL('../../../dist/web', import.meta.url))
+const WEB_DIST = fileURLToPath(new URL('../../../dist/web', import.meta.url))
 
 interface Built {
   index: string
@@ -55,8 +55,8 @@ function secure(reply: FastifyReply): FastifyReply {
     .header('Cross-Origin-Opener-Policy', 'same-origin')
 }
 
-export function webRoutes(dir = WEB_DIST): RouteTable {
-  const built = load(dir)
+export function webRoutes(): RouteTable {
+  const built = load(WEB_DIST)
   return {
     getApp: async (_req, reply) => {
       if (!built)

@@ -90,9 +90,8 @@ class StoreReader implements ZarrStoreReader {
       throw new RangeError(
         `zarr: array "${a.meta.path}": day range [${from}, ${end}) is outside [0, ${g.days})`,
       )
-    // Whole columns are the cached unit: one symbol's history is the request that repeats, with
-    // other windows (years) — so a miss reads and caches the whole column, and any window of it
-    // is then a copy from memory.
+    // A symbol's whole column, once cached (a long window read it), serves any window as a copy;
+    // a long-window miss reads and caches the whole column (histories repeat with other years).
     const key = `${a.meta.path}\0s${symbol}`
     const hit = this.cache.get(key)
     if (hit) return hit.slice(from, end)
@@ -216,10 +215,6 @@ class StoreReader implements ZarrStoreReader {
     throw new AppError('NOT_FOUND', `zarr: array "${p}" ${what} in store ${this.root}`)
   }
 
-  /**
-   * Days [from, end) ∩ day-chunk i of symbol j, read straight into `out` (which starts at day
-   * `from`) with one positioned read: the symbol's days are contiguous inside the chunk.
-   */
   /** Days [from, end) of one symbol from its cached day-chunk runs (each run read once, whole). */
   private async readWindow(
     a: ArrayNode,
@@ -255,6 +250,10 @@ class StoreReader implements ZarrStoreReader {
     return out
   }
 
+  /**
+   * Days [from, end) ∩ day-chunk i of symbol j, read straight into `out` (which starts at day
+   * `from`) with one positioned read: the symbol's days are contiguous inside the chunk.
+   */
   private readRun(a: ArrayNode, g: Grid2D, i: number, j: number, from: number, end: number, out: Column) {
     const k = Math.floor(j / g.cs)
     const d0 = i * g.cd

@@ -1,5 +1,5 @@
 import { ApiError, call, dataKey } from '../api.ts'
-import { el, message, table } from '../dom.ts'
+import { el, errorMessage, message, table } from '../dom.ts'
 
 /** Balance, Stripe top-up (or the operator's instructions), spend cap, low-balance alert, ledger, invoices. */
 
@@ -46,8 +46,7 @@ export async function billingPage(root: HTMLElement): Promise<void> {
     ),
   ])
   const status = el('div', { 'aria-live': 'polite' })
-  const fail = (e: unknown) =>
-    status.replaceChildren(message(e instanceof Error ? e.message : String(e), 'error'))
+  const fail = (e: unknown) => status.replaceChildren(errorMessage(e))
 
   const amount = el('input', { id: 'topup', type: 'number', min: 10, max: 10000, step: '0.01', value: 25 })
   const topup = field('topup', 'Top up (USD, at least 10)', amount, 'Pay with Stripe')

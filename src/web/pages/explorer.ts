@@ -1,4 +1,4 @@
-import { type Answer, call, data, dataKey } from '../api.ts'
+import { type Answer, call, data, dataKey, requireSession } from '../api.ts'
 import { bars, lineChart, pct, stackedChart } from '../charts.ts'
 import { el, message, num, table } from '../dom.ts'
 
@@ -98,7 +98,7 @@ function hedgeTable(h: Metrics['hedge_levels']): HTMLTableElement {
 }
 
 export async function explorerPage(root: HTMLElement, params: URLSearchParams): Promise<void> {
-  await dataKey() // signs in first (401 → the sign-in page)
+  await requireSession() // 401 → the sign-in page; the key waits for the first data call
   const input = el('input', {
     id: 'ticker',
     name: 'ticker',

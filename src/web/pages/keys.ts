@@ -1,5 +1,5 @@
 import { call } from '../api.ts'
-import { el, message, table } from '../dom.ts'
+import { el, errorMessage, message, table } from '../dom.ts'
 
 /** API keys: list, create (shown once, with copy and ready-to-paste snippets), rename, rotate, revoke. */
 
@@ -76,7 +76,7 @@ export async function keysPage(root: HTMLElement): Promise<void> {
       await render()
       out.replaceChildren(reveal(c.data.api_key, 'Your new key'))
     } catch (e) {
-      out.replaceChildren(message(e instanceof Error ? e.message : String(e), 'error'))
+      out.replaceChildren(errorMessage(e))
     }
   })
   const list = el('div', { id: 'key-list' })
@@ -111,7 +111,7 @@ export async function keysPage(root: HTMLElement): Promise<void> {
           try {
             await fn()
           } catch (e) {
-            out.replaceChildren(message(e instanceof Error ? e.message : String(e), 'error'))
+            out.replaceChildren(errorMessage(e))
           }
         })
         cell.append(b, ' ')

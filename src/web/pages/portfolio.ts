@@ -1,6 +1,6 @@
-import { data, dataKey } from '../api.ts'
+import { data, requireSession } from '../api.ts'
 import { bars, lineChart, pct } from '../charts.ts'
-import { el, message, num, table } from '../dom.ts'
+import { el, errorMessage, message, num, table } from '../dom.ts'
 
 /** Paste positions (ticker and weight or shares per line); the snapshot as charts and tables. */
 
@@ -42,7 +42,7 @@ interface Snapshot {
 }
 
 /** `AAPL 40` or `AAPL, 40` per line → positions (weight or shares by the chosen mode). */
-export function parsePositions(
+function parsePositions(
   text: string,
   mode: 'weight' | 'shares',
 ): { ticker: string; weight?: number; shares?: number }[] {
@@ -64,7 +64,7 @@ export function parsePositions(
 }
 
 export async function portfolioPage(root: HTMLElement): Promise<void> {
-  await dataKey()
+  await requireSession() // 401 → the sign-in page; the key waits for the first data call
   const text = el('textarea', { id: 'positions', rows: 8, cols: 30, spellcheck: false })
   text.value = 'AAPL 30\nMSFT 30\nJPM 20\nXOM 20'
   const mode = el(
@@ -103,7 +103,7 @@ export async function portfolioPage(root: HTMLElement): Promise<void> {
       })
       render(out, r.data, r.costUsd ?? 0, r.cache)
     } catch (e) {
-      out.replaceChildren(message(e instanceof Error ? e.message : String(e), 'error'))
+      out.replaceChildren(errorMessage(e))
     }
   })
 }

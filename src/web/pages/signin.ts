@@ -1,5 +1,5 @@
 import { call } from '../api.ts'
-import { el, message } from '../dom.ts'
+import { el, errorMessage, message } from '../dom.ts'
 
 /** Passwordless sign-in: an e-mailed one-time link sets the session cookie and comes back here. */
 export async function signInPage(root: HTMLElement, params: URLSearchParams): Promise<void> {
@@ -27,7 +27,7 @@ export async function signInPage(root: HTMLElement, params: URLSearchParams): Pr
       await call('/auth/login', { body: { email: email.value, next: `/app${next}` } })
       status.append(message(`A sign-in link is on its way to ${email.value}. It works once, for 15 minutes.`))
     } catch (e) {
-      status.append(message(e instanceof Error ? e.message : String(e), 'error'))
+      status.append(errorMessage(e))
     }
   })
   root.append(el('p', { text: 'No password: we e-mail you a link that signs you in on this browser.' }), form)

@@ -1,5 +1,5 @@
 import { call } from '../api.ts'
-import { el, message, table } from '../dom.ts'
+import { el, errorMessage, message, table } from '../dom.ts'
 
 /** Webhook subscriptions: create (secret shown once), test event, delivery log with re-deliver, delete. */
 
@@ -33,8 +33,7 @@ interface Delivery {
 
 export async function webhooksPage(root: HTMLElement): Promise<void> {
   const out = el('div', { 'aria-live': 'polite' })
-  const fail = (e: unknown) =>
-    out.replaceChildren(message(e instanceof Error ? e.message : String(e), 'error'))
+  const fail = (e: unknown) => out.replaceChildren(errorMessage(e))
   const url = el('input', {
     id: 'hook-url',
     type: 'url',
