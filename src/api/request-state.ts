@@ -1,5 +1,7 @@
+import type { FastifyRequest } from 'fastify'
 import type { Operation } from '../contract/operation.ts'
 import type { AppError } from '../platform/errors.ts'
+import type { Actor } from '../services/account/self-service.ts'
 import type { Principal } from '../services/identity/keys.ts'
 import type { Session } from '../services/identity/session.ts'
 import type { KeySlot } from '../services/limits.ts'
@@ -32,4 +34,10 @@ export function requirePrincipal(p: Principal | null): Principal {
 export function requireSession(s: Session | null): Session {
   if (!s) throw new Error('route declared auth: session but no session was set')
   return s
+}
+
+/** The signed-in user making a change, for the account's audit log (session routes only). */
+export function sessionActor(req: FastifyRequest): Actor {
+  const s = requireSession(req.session)
+  return { accountId: s.accountId, type: 'session', id: s.email, ip: req.ip ?? null }
 }

@@ -2,7 +2,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { TABULAR_MEDIA_TYPES } from '../../contract/table.ts'
 import { encodeTableCsv, encodeTableParquet } from '../../export/tabular.ts'
 import {
-  type Actor,
   auditView,
   createKey,
   ledgerTable,
@@ -17,14 +16,8 @@ import {
 } from '../../services/account/self-service.ts'
 import type { ServiceContext } from '../../services/context.ts'
 import { negotiateFormat } from '../negotiate.ts'
-import { requireSession } from '../request-state.ts'
+import { requireSession, sessionActor } from '../request-state.ts'
 import type { RouteTable } from './types.ts'
-
-/** The signed-in user making a change (session routes only). */
-function sessionActor(req: FastifyRequest): Actor {
-  const s = requireSession(req.session)
-  return { accountId: s.accountId, type: 'session', id: s.email, ip: req.ip ?? null }
-}
 
 /** The account of a read: the presented key's, or the session's (`key_or_session` routes). */
 function accountOf(req: FastifyRequest): string {

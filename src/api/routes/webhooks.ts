@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { recordAudit } from '../../services/account/audit.ts'
 import type { ServiceContext } from '../../services/context.ts'
 import * as webhooks from '../../services/webhooks/subscriptions.ts'
-import { requireSession } from '../request-state.ts'
+import { requireSession, sessionActor } from '../request-state.ts'
 import type { RouteTable } from './types.ts'
 
 type IdParams = { id: string }
@@ -18,16 +18,7 @@ export function webhookRoutes(ctx: ServiceContext): RouteTable {
     action: string,
     target: string | null,
     detail: Record<string, unknown> | null = null,
-  ) => {
-    const s = requireSession(req.session)
-    return recordAudit(
-      ctx,
-      { accountId: s.accountId, type: 'session', id: s.email, ip: req.ip ?? null },
-      action,
-      target,
-      detail,
-    )
-  }
+  ) => recordAudit(ctx, sessionActor(req), action, target, detail)
   return {
     getWebhookDocs: async (_req, reply) => {
       doc ??= await readFile(DOC, 'utf8')

@@ -8,7 +8,7 @@
  * does not leak.
  */
 import { MAX_RANGE_DAYS } from '../../contract/ops/self-service.ts'
-import { microsToUsd } from '../../contract/pricing.ts'
+import { microsToUsd, usdToMicros } from '../../contract/pricing.ts'
 import type { FlatTable } from '../../contract/table.ts'
 import { AppError } from '../../platform/errors.ts'
 import { type ActorType, DAY_MS, dayOf, type NonDebitEntry } from '../../store/accounts/self-service-types.ts'
@@ -311,7 +311,7 @@ export async function updateSettings(
 ) {
   if (input.spend_cap_usd !== undefined) {
     const before = await settingsView(ctx, actor.accountId)
-    const cap = input.spend_cap_usd === null ? null : Math.round(input.spend_cap_usd * 1e6)
+    const cap = input.spend_cap_usd === null ? null : usdToMicros(input.spend_cap_usd)
     if (!(await ctx.accounts.selfService().setSpendCap(actor.accountId, cap)))
       throw new AppError('NOT_FOUND', 'The account no longer exists')
     await audit(ctx, actor, 'spend_cap.set', null, {

@@ -58,11 +58,6 @@ function clientOf(cfg: StripeConfig): Stripe {
   return c
 }
 
-/** Whether this instance takes card top-ups (the 402's top_up_url and the billing document say so). */
-export function stripeEnabled(ctx: ServiceContext): boolean {
-  return ctx.config.stripe !== null
-}
-
 /** Who tops up: a key's principal, or a session (always live). */
 export interface Payer {
   accountId: string

@@ -13,7 +13,7 @@ import type { Environment } from '../../store/accounts/types.ts'
 import type { ServiceContext } from '../context.ts'
 import type { Principal } from '../identity/keys.ts'
 
-export const FLUSH_MS = 2000
+const FLUSH_MS = 2000
 const MAX_PENDING = 10_000
 /** Counters kept across failed flushes (database down); past this, a failed batch is dropped (logged). */
 const MAX_RETAINED = 100_000

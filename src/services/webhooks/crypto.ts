@@ -6,11 +6,12 @@
  */
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto'
 import { AppError } from '../../platform/errors.ts'
+import { randomSecret } from '../oauth/common.ts'
 
 const VERSION = 'v1'
 
 export function generateSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64url')}`
+  return randomSecret('whsec_')
 }
 
 function aesKey(webhookKey: string): Buffer {

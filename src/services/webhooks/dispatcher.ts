@@ -197,7 +197,10 @@ export function createDispatcher(ctx: ServiceContext, opts: DispatcherOptions = 
         } catch (e) {
           ctx.log.error({ err: (e as Error).message }, 'webhook dispatch failed')
         }
-        if (!stopped) timer = setTimeout(tick, o.pollMs)
+        if (!stopped) {
+          timer = setTimeout(tick, o.pollMs)
+          timer.unref()
+        }
       }
       timer = setTimeout(tick, o.pollMs)
       timer.unref()

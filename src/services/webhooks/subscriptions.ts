@@ -3,7 +3,7 @@
  * operation is scoped to the session's account: another account's subscription is "not found".
  */
 import { isIP } from 'node:net'
-import { microsToUsd } from '../../contract/pricing.ts'
+import { microsToUsd, usdToMicros } from '../../contract/pricing.ts'
 import { AppError } from '../../platform/errors.ts'
 import { newId } from '../../platform/ids.ts'
 import {
@@ -250,7 +250,7 @@ export async function getBalanceAlert(ctx: ServiceContext, session: Session) {
 }
 
 export async function setBalanceAlert(ctx: ServiceContext, session: Session, thresholdUsd: number) {
-  const micros = Math.round(thresholdUsd * 1_000_000)
+  const micros = usdToMicros(thresholdUsd)
   if (!Number.isFinite(micros) || micros < 0 || Math.abs(micros - thresholdUsd * 1_000_000) > 1e-3)
     throw new AppError('INVALID_REQUEST', 'threshold_usd: a non-negative amount with at most 6 decimals', {
       fields: [{ field: 'threshold_usd', message: 'at most 6 decimals, ≥ 0' }],

@@ -3,6 +3,7 @@
  * money path lives in postgres-sql.ts (RESERVE and SETTLE_BATCH), next to the statements it extends.
  */
 import type pg from 'pg'
+import type { Tx } from '../oauth/postgres.ts'
 import { KEY_COLUMNS, type KeyRow, toKey } from './rows.ts'
 import {
   AUDIT_COLUMNS,
@@ -19,8 +20,6 @@ import {
   type UsageDbRow,
 } from './self-service-sql.ts'
 import { DAY_MS, monthOf, type SelfServiceStore } from './self-service-types.ts'
-
-type Tx = <T>(fn: (c: pg.PoolClient) => Promise<T>) => Promise<T>
 
 /** Cap and this month's settled spend (params: account, month). */
 export const SPEND_STATE = `SELECT spend_cap_micros AS cap,

@@ -10,6 +10,7 @@
  */
 import type pg from 'pg'
 import { newId } from '../../platform/ids.ts'
+import type { Tx } from '../oauth/postgres.ts'
 import { KEY_COLUMNS } from './rows.ts'
 import {
   type AttemptRow,
@@ -38,8 +39,6 @@ import {
   toSubscription,
 } from './webhooks-sql.ts'
 import type { WebhookStore } from './webhooks-types.ts'
-
-type Tx = <T>(fn: (c: pg.PoolClient) => Promise<T>) => Promise<T>
 
 const NEW_ID = deliveryIdSql('postgres')
 
