@@ -65,7 +65,9 @@ const BY_STATUS: Record<number, WireErrorCode> = {
   413: 'PAYLOAD_TOO_LARGE',
   415: 'UNSUPPORTED_MEDIA_TYPE',
   429: 'RATE_LIMITED',
+  502: 'UPSTREAM_ERROR',
   503: 'UNAVAILABLE',
+  504: 'UPSTREAM_TIMEOUT',
 }
 
 export interface MappedError {

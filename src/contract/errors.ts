@@ -17,19 +17,23 @@ export const WIRE_ERRORS = {
   INSUFFICIENT_BALANCE: { status: 402, title: 'Insufficient balance' },
   SPEND_CAP_REACHED: { status: 402, title: 'Monthly spend cap reached' },
   FORBIDDEN: { status: 403, title: 'Forbidden' },
+  ACCOUNT_REQUIRED: { status: 403, title: 'A signed-up account is required' },
   TICKER_NOT_FOUND: { status: 404, title: 'Ticker not found' },
   NOT_FOUND: { status: 404, title: 'Not found' },
   DATE_NOT_AVAILABLE: { status: 404, title: 'Date not available' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed' },
   NOT_ACCEPTABLE: { status: 406, title: 'Not acceptable' },
   CONFLICT: { status: 409, title: 'Conflict' },
+  RELINK_REQUIRED: { status: 409, title: 'Brokerage connection needs re-linking' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
   RATE_LIMITED: { status: 429, title: 'Rate limit exceeded' },
   CONCURRENCY_LIMITED: { status: 429, title: 'Too many concurrent requests' },
   INTERNAL: { status: 500, title: 'Internal error' },
+  UPSTREAM_ERROR: { status: 502, title: 'Upstream provider error' },
   MODEL_NOT_READY: { status: 503, title: 'Model not ready' },
   UNAVAILABLE: { status: 503, title: 'Service unavailable' },
+  UPSTREAM_TIMEOUT: { status: 504, title: 'Upstream provider timed out' },
 } as const
 
 export type WireErrorCode = keyof typeof WIRE_ERRORS
