@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { errorTypeUri, WIRE_ERRORS, type WireErrorCode, wireCode } from '../contract/errors.ts'
-import { AppError, type FieldProblem } from '../platform/errors.ts'
+import { AppError, type FieldProblem, isBackendUnavailable } from '../platform/errors.ts'
 
 export interface Problem {
   type: string
@@ -105,6 +105,22 @@ export function mapError(publicUrl: string, req: FastifyRequest, err: unknown): 
       retryAfterSeconds: null,
       rate: null,
       internal: false,
+    }
+  }
+  if (isBackendUnavailable(err)) {
+    // The database is down or restarting: a 503 to retry, never a 500. A debit commits before its
+    // response, so a call that fails this way was charged only if its debit committed (at most once).
+    return {
+      problem: problem(
+        publicUrl,
+        req,
+        'UNAVAILABLE',
+        'A backing service (the database) is unreachable or restarting; retry shortly',
+        { retry_after_seconds: 1 },
+      ),
+      retryAfterSeconds: 1,
+      rate: null,
+      internal: true, // logged with its cause: the operator needs to know
     }
   }
   const status = typeof fe?.statusCode === 'number' ? fe.statusCode : 500

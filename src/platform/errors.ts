@@ -103,3 +103,33 @@ export function formatLocation(loc: InputLocation): string {
     s += typeof loc.column === 'number' ? `:${loc.column}` : ` (column ${loc.column})`
   return s
 }
+
+/** Socket-level failures: the peer is down, restarting or unreachable. */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTCONN',
+])
+/** SQLSTATE: class 08 (connection exception) and 57P01–57P03 (shutdown, crash, starting up). */
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123])$/
+
+/**
+ * True when `err` says a backing service (the database) is unreachable or restarting rather than
+ * that the request or the code is wrong: such a failure is a 503 to retry, not a 500. Matches
+ * Node's socket error codes, SQLSTATE connection classes and the driver's lost-connection message.
+ */
+export function isBackendUnavailable(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false
+  const e = err as { code?: unknown; message?: unknown; errors?: unknown }
+  if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || UNAVAILABLE_SQLSTATE.test(e.code)))
+    return true
+  // An AggregateError of failed connection attempts (IPv4 and IPv6) carries codes on its members.
+  if (Array.isArray(e.errors) && e.errors.length > 0 && e.errors.every(isBackendUnavailable)) return true
+  return (
+    typeof e.message === 'string' &&
+    /^Connection terminated|Client has encountered a connection error/.test(e.message)
+  )
+}
