@@ -52,6 +52,8 @@ const types: pg.CustomTypesConfig = {
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
 
+function ignoreClientError(): void {}
+
 export function createPostgresAccountStore(url: string, opts: { schema?: string } = {}): AccountStore {
   const { schema } = opts
   if (schema !== undefined && !SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name: ${schema}`)
@@ -82,6 +84,10 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
   async function tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       const c = await pool.connect()
+      // A checked-out client whose connection dies (a database restart) emits 'error'; the pool
+      // listens only while a client is idle, and an unheard 'error' ends the process. The query
+      // in flight rejects with the same error, so the listener has nothing more to do.
+      c.on('error', ignoreClientError)
       let broken = false
       try {
         await c.query('BEGIN')
@@ -95,6 +101,7 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
         if (attempt < 5 && isTransient(err)) continue
         throw err
       } finally {
+        c.off('error', ignoreClientError)
         c.release(broken)
       }
     }
