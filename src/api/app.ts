@@ -37,6 +37,7 @@ import { historyRoutes } from './routes/history.ts'
 import { landingRoutes } from './routes/landing.ts'
 import { metricsRoutes } from './routes/metrics.ts'
 import { oauthRoutes } from './routes/oauth.ts'
+import { plaidRoutes } from './routes/plaid.ts'
 import { selfServiceRoutes } from './routes/self-service.ts'
 import { snapshotRoutes } from './routes/snapshot.ts'
 import type { RouteTable } from './routes/types.ts'
@@ -223,6 +224,7 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
     ...correlationRoutes(ctx, priced),
     ...fundamentalsRoutes(ctx, priced),
     ...snapshotRoutes(ctx, priced),
+    ...plaidRoutes(ctx, priced),
     ...oauthRoutes(ctx),
     ...webhookRoutes(ctx),
     ...selfServiceRoutes(ctx),

@@ -116,7 +116,8 @@ export async function runMetered(
   reply: FastifyReply,
   capability: Capability,
   run: () => Promise<MeteredResult>,
-  opts: { positions?: number; tabular?: boolean } = {},
+  /** `live`: data that must never be served from (or written to) the response cache: always BYPASS, always charged. */
+  opts: { positions?: number; tabular?: boolean; live?: boolean } = {},
 ): Promise<FastifyReply> {
   const principal = requirePrincipal(req.principal)
   const format = negotiateFormat(req, opts.tabular === true)
@@ -129,7 +130,9 @@ export async function runMetered(
       capability,
       cacheKey: responseCacheKey(principal, [...requestParts(req), dataAsOf, format]),
       // `Cache-Control: no-cache` asks for a fresh computation: served and charged as BYPASS.
-      bypassCache: /no-cache|no-store/i.test(String(req.headers['cache-control'] ?? '')),
+      bypassCache:
+        opts.live === true || /no-cache|no-store/i.test(String(req.headers['cache-control'] ?? '')),
+      noStore: opts.live === true,
       ifNoneMatch: typeof inm === 'string' ? inm : null,
       requestId: String(req.id),
       positions: opts.positions ?? 1,

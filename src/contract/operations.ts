@@ -21,6 +21,7 @@ import { HISTORY_OPS } from './ops/history.ts'
 import { MCP_OPS } from './ops/mcp.ts'
 import { getMetrics } from './ops/metrics.ts'
 import { OAUTH_OPS } from './ops/oauth.ts'
+import { PLAID_OPS } from './ops/plaid.ts'
 import { SELF_SERVICE_OPS } from './ops/self-service.ts'
 import { SNAPSHOT_OPS } from './ops/snapshot.ts'
 import { WEB_OPS } from './ops/web.ts'
@@ -47,6 +48,7 @@ export const OPS = {
   ...CORRELATION_OPS,
   ...FUNDAMENTALS_OPS,
   ...SNAPSHOT_OPS,
+  ...PLAID_OPS,
   ...OAUTH_OPS,
   ...WEBHOOK_OPS,
   ...SELF_SERVICE_OPS,

@@ -3,6 +3,8 @@ import { after, before, describe, test } from 'node:test'
 import { WIRE_ERRORS } from '../../src/contract/errors.ts'
 import { type Operation, openApiPath } from '../../src/contract/operation.ts'
 import { OPERATIONS } from '../../src/contract/operations.ts'
+import { signSession } from '../../src/services/identity/session.ts'
+import { type FakePlaid, startFakePlaid } from '../helpers/fake-plaid.ts'
 import { type FakeStripe, startFakeStripe } from '../helpers/fake-stripe.ts'
 import * as fc from '../helpers/fc.ts'
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
@@ -73,7 +75,10 @@ describe('fuzz: every operation, random parameters', () => {
   let t: TestApp
   let keys: string[]
   let stripe: FakeStripe
+  let plaid: FakePlaid
   before(async () => {
+    // Brokerage holdings too (a loopback fake Plaid, one linked item), fuzzed past the 503.
+    plaid = await startFakePlaid()
     // Card top-ups configured against a loopback fake, so their routes are fuzzed past the 503.
     stripe = await startFakeStripe()
     t = await startTestApp({
@@ -81,9 +86,21 @@ describe('fuzz: every operation, random parameters', () => {
         STRIPE_SECRET_KEY: 'sk_test_fuzz_0000',
         STRIPE_WEBHOOK_SECRET: 'whsec_fuzz_0000',
         STRIPE_API_BASE: stripe.url,
+        PLAID_CLIENT_ID: plaid.clientId,
+        PLAID_SECRET: plaid.secret,
+        PLAID_API_BASE: plaid.url,
+        ERM3_PLAID_TOKEN_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
       },
     })
-    const account = await t.account(100)
+    const email = `fuzz-${Date.now()}@example.com`
+    const account = await t.account(100, email)
+    const linked = await t.app.fastify.inject({
+      method: 'POST',
+      url: '/plaid/exchange',
+      headers: { authorization: `Bearer ${await signSession(t.ctx, { accountId: account, email })}` },
+      payload: { public_token: plaid.publicToken() },
+    })
+    assert.equal(linked.statusCode, 201, linked.body)
     // Many keys so the per-key rate limit does not turn the fuzz into a 429 test.
     keys = await Promise.all(
       Array.from({ length: 40 }, (_, i) =>
@@ -94,6 +111,7 @@ describe('fuzz: every operation, random parameters', () => {
   after(async () => {
     await t?.close()
     await stripe?.close()
+    await plaid?.close()
   })
 
   let n = 0

@@ -23,6 +23,8 @@ export interface SecuritySuiteOptions {
   env?: Record<string, string>
   /** Suffix of the suite's name, to tell several suites on one backend pair apart. */
   name?: string
+  /** Prepares the suite's account after it is created (e.g. links a brokerage for /plaid/holdings). */
+  setup?: (t: TestApp, accountId: string) => Promise<void>
 }
 
 function assertProblem(r: CallResult<OperationId>, status: number, code: string): Record<string, unknown> {
@@ -52,6 +54,7 @@ export function securitySuite(backends: BackendPair, cases: SecurityCase[], opts
       // The address limit itself is tested with its own addresses (session suite, rate-headers).
       t = await startTestApp({ ...backends, env: { ERM3_IP_RATE_BURST: '100000', ...(opts.env ?? {}) } })
       account = await t.account(1)
+      await opts.setup?.(t, account)
     })
     after(() => t?.close())
 

@@ -1,9 +1,11 @@
 import { after } from 'node:test'
 import { newId } from '../../src/platform/ids.ts'
 import { issueKey } from '../../src/services/identity/keys.ts'
+import { signSession } from '../../src/services/identity/session.ts'
 import { encryptSecret } from '../../src/services/webhooks/crypto.ts'
+import { startFakePlaid } from '../helpers/fake-plaid.ts'
 import { startFakeStripe } from '../helpers/fake-stripe.ts'
-import { BACKEND_PAIRS } from '../helpers/test-app.ts'
+import { BACKEND_PAIRS, type TestApp } from '../helpers/test-app.ts'
 import { type SecurityCase, securitySuite } from './security-suite.ts'
 import {
   type SessionCaseScope,
@@ -292,3 +294,54 @@ const CHECKOUT_CASE: SecurityCase<'createCheckout'> = {
 const STRIPE_CASES = [CHECKOUT_CASE] as unknown as SecurityCase[]
 for (const b of BACKEND_PAIRS) securitySuite(b, STRIPE_CASES, { env: STRIPE_ENV, name: 'Stripe top-ups' })
 for (const b of BACKEND_PAIRS) sessionSecuritySuite(b, SESSION_CASES)
+
+/** Brokerage holdings (issue 19): Plaid is a local fake; the suite's account links one item first. */
+const plaid = await startFakePlaid()
+plaid.portfolio = [
+  { account: 0, ticker: 'CUR:USD', type: 'cash', name: 'U S Dollar', quantity: 100, price: 1 },
+]
+after(() => plaid.close())
+const PLAID_ENV = {
+  PLAID_CLIENT_ID: plaid.clientId,
+  PLAID_SECRET: plaid.secret,
+  PLAID_API_BASE: plaid.url,
+  ERM3_PLAID_TOKEN_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
+}
+/** Links a fresh Plaid item to the account through POST /plaid/exchange; returns its id. */
+async function linkPlaidItem(t: TestApp, accountId: string): Promise<string> {
+  const email = (await t.ctx.accounts.getAccount(accountId))?.email as string
+  const r = await t.app.fastify.inject({
+    method: 'POST',
+    url: '/plaid/exchange',
+    headers: { authorization: `Bearer ${await signSession(t.ctx, { accountId, email })}` },
+    payload: { public_token: plaid.publicToken() },
+  })
+  if (r.statusCode !== 201) throw new Error(`linking failed: ${r.body}`)
+  return (JSON.parse(r.body) as { id: string }).id
+}
+const HOLDINGS_CASES = [{ op: 'getPlaidHoldings', input: {}, metered: true }] as SecurityCase[]
+for (const b of BACKEND_PAIRS)
+  securitySuite(b, HOLDINGS_CASES, {
+    env: PLAID_ENV,
+    name: 'Plaid holdings',
+    setup: async (t, accountId) => void (await linkPlaidItem(t, accountId)),
+  })
+const PLAID_SESSION_CASES: SessionSecurityCase[] = [
+  sessionCase({
+    op: 'createPlaidLinkToken',
+    input: async () => ({ body: {} }),
+    invalid: async () => ({ body: { item_id: 'no such id!' } }),
+  }),
+  sessionCase({
+    op: 'exchangePlaidPublicToken',
+    input: async () => ({ body: { public_token: plaid.publicToken() } }),
+    invalid: async () => ({ body: { public_token: '' } }),
+  }),
+  sessionCase({ op: 'listPlaidItems', input: async () => ({}) }),
+  sessionCase({
+    op: 'deletePlaidItem',
+    input: async (s) => ({ params: { id: await linkPlaidItem(s.t, s.accountId) } }),
+    invalid: async () => ({ params: { id: 'no such id!' } }),
+  }),
+]
+for (const b of BACKEND_PAIRS) sessionSecuritySuite(b, PLAID_SESSION_CASES, { env: PLAID_ENV, name: 'Plaid' })

@@ -51,13 +51,24 @@ const freshIp = () => `198.51.100.${(++ipSeq % 250) + 1}`
  * (keys may read, never change the account) each answer their documented 401; the address's rate
  * limit applies (429 with Retry-After); invalid input is a 4xx problem.
  */
-export function sessionSecuritySuite(backends: BackendPair, cases: SessionSecurityCase[]) {
-  describe(`session security suite: ${backends.name}`, { skip: backends.skip ?? undefined }, () => {
+/** Extra configuration of the suite's app (e.g. Plaid), and a name suffix to tell suites apart. */
+export interface SessionSuiteOptions {
+  env?: Record<string, string>
+  name?: string
+}
+
+export function sessionSecuritySuite(
+  backends: BackendPair,
+  cases: SessionSecurityCase[],
+  opts: SessionSuiteOptions = {},
+) {
+  const name = `session security suite: ${backends.name}${opts.name ? ` (${opts.name})` : ''}`
+  describe(name, { skip: backends.skip ?? undefined }, () => {
     let t: TestApp
     let accountId: string
     let email: string
     before(async () => {
-      t = await startTestApp({ ...backends, env: { TRUST_PROXY: 'true' } })
+      t = await startTestApp({ ...backends, env: { TRUST_PROXY: 'true', ...(opts.env ?? {}) } })
       email = `sec-${Date.now()}@example.com`
       accountId = await t.account(1, email)
     })

@@ -7,7 +7,7 @@ import type { App } from '../../src/api/app.ts'
 import { createClient, type Erm3Client, type Transport } from '../../src/contract/client.ts'
 import { createServerApp } from '../../src/main/app.ts'
 import { loadConfig } from '../../src/platform/config.ts'
-import { createLogger } from '../../src/platform/logger.ts'
+import { createLogger, type Logger } from '../../src/platform/logger.ts'
 import { createOutboxMailer } from '../../src/platform/mail.ts'
 import type { ServiceContext } from '../../src/services/context.ts'
 import { createAccountWithBalance, createKeyFor } from '../../src/services/identity/admin.ts'
@@ -144,12 +144,14 @@ export async function startTestApp(
     env?: Record<string, string>
     /** A model store for live keys instead of the fixture's (e.g. one built from real prices). */
     liveStore?: string
+    /** The app's logger (default: silent); a suite that checks its logs passes one writing to memory. */
+    log?: Logger
   } = {},
 ): Promise<TestApp> {
   const fx = await fixtureStores()
   const home = mkdtempSync(join(tmpdir(), 'erm3-app-'))
   const config = loadConfig({ ERM3_HOME: home, PUBLIC_URL: 'http://erm3.test', ...opts.env })
-  const log = createLogger('silent')
+  const log = opts.log ?? createLogger('silent')
   const db = await openDb(opts.db ?? 'sqlite', home)
   await db.store.migrate()
   const limits = addressLimitOnRealTime(openLimits(opts.limits ?? 'memory'))

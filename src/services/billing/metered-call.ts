@@ -125,6 +125,8 @@ export async function meteredCall(
     capability: Capability
     cacheKey: string
     bypassCache: boolean
+    /** Never write the response to the cache (live data such as brokerage holdings). */
+    noStore?: boolean
     ifNoneMatch: string | null
     requestId: string
     positions: number
@@ -149,7 +151,7 @@ export async function meteredCall(
     }
     const costMicros = await settleMetered(ctx, ticket, call.requestId, positions)
     recordUsage(ctx, call.principal, call.capability, costMicros, false)
-    cacheAfterSend(ctx, call.cacheKey, rep)
+    if (call.noStore !== true) cacheAfterSend(ctx, call.cacheKey, rep)
     return { kind: 'served', rep, costMicros, cacheStatus: call.bypassCache ? 'BYPASS' : 'MISS' }
   } catch (err) {
     await releaseMetered(ctx, ticket).catch(() => undefined)

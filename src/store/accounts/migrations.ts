@@ -8,6 +8,7 @@
  */
 
 import { paymentTables } from './payments-schema.ts'
+import { plaidTables } from './plaid-schema.ts'
 import { webhookTables } from './webhooks-schema.ts'
 
 export interface Migration {
@@ -169,6 +170,12 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'webhooks: subscriptions, delivery outbox and log, model builds, balance alerts',
     sqlite: webhookTables('sqlite'),
     postgres: webhookTables('postgres'),
+  },
+  {
+    version: 6,
+    name: 'plaid items: linked brokerage connections, access tokens encrypted',
+    sqlite: plaidTables('INTEGER'),
+    postgres: plaidTables('BIGINT'),
   },
 ]
 

@@ -13,6 +13,8 @@ import type { OAuthStore } from '../oauth/types.ts'
 import { MIGRATIONS, SCHEMA_MIGRATIONS_POSTGRES } from './migrations.ts'
 import { createPostgresPaymentStore } from './payments-postgres.ts'
 import type { PaymentStore } from './payments-types.ts'
+import { createPostgresPlaidStore } from './plaid-postgres.ts'
+import type { PlaidStore } from './plaid-types.ts'
 import { createSettleQueue, isTransient } from './postgres-settle.ts'
 import * as SQL from './postgres-sql.ts'
 import {
@@ -111,6 +113,7 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
   let oauth: OAuthStore | null = null
   let webhooks: WebhookStore | null = null
   let payments: PaymentStore | null = null
+  let plaid: PlaidStore | null = null
   let selfService: SelfServiceStore | null = null
 
   async function balanceOf(accountId: string) {
@@ -375,6 +378,11 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
     selfService() {
       selfService ??= createPostgresSelfService(pool, tx)
       return selfService
+    },
+
+    plaid() {
+      plaid ??= createPostgresPlaidStore(pool)
+      return plaid
     },
   }
 }

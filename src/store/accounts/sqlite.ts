@@ -20,6 +20,8 @@ import type { OAuthStore } from '../oauth/types.ts'
 import { MIGRATIONS, SCHEMA_MIGRATIONS_SQLITE } from './migrations.ts'
 import { createSqlitePaymentStore } from './payments-sqlite.ts'
 import type { PaymentStore } from './payments-types.ts'
+import { createSqlitePlaidStore } from './plaid-sqlite.ts'
+import type { PlaidStore } from './plaid-types.ts'
 import { checkMicros, toAccount, toEntry, toKey, toSummary } from './rows.ts'
 import { createSqliteSelfService, prepareSqliteSpend } from './self-service-sqlite.ts'
 import { monthOf, type SelfServiceStore } from './self-service-types.ts'
@@ -70,6 +72,7 @@ export function createSqliteAccountStore(path: string): AccountStore {
   // Webhook events are enqueued inside the transactions below (issue 17 §3).
   const webhooks = createSqliteWebhooks(db)
   let payments: PaymentStore | null = null
+  let plaid: PlaidStore | null = null
 
   const free = (id: string, h: Held) => {
     if (!held.delete(id)) return
@@ -434,6 +437,11 @@ export function createSqliteAccountStore(path: string): AccountStore {
     selfService() {
       selfService ??= createSqliteSelfService(db)
       return selfService
+    },
+
+    plaid() {
+      plaid ??= createSqlitePlaidStore(db)
+      return plaid
     },
   }
 }

@@ -8,6 +8,7 @@
  */
 import type { OAuthStore } from '../oauth/types.ts'
 import type { PaymentStore } from './payments-types.ts'
+import type { PlaidStore } from './plaid-types.ts'
 import type { SelfServiceStore } from './self-service-types.ts'
 import type { WebhookStore } from './webhooks-types.ts'
 
@@ -224,4 +225,7 @@ export interface AccountStore {
 
   /** Stripe payment events applied exactly once (payments-types.ts), on this store's connection/pool. */
   payments(): PaymentStore
+
+  /** Linked Plaid Items with their encrypted access tokens (plaid-types.ts), on this store's connection/pool. */
+  plaid(): PlaidStore
 }
