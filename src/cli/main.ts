@@ -4,6 +4,7 @@ import { registerBuild } from './commands/build.ts'
 import { registerDataCommands } from './commands/data.ts'
 import { registerExport } from './commands/export.ts'
 import { registerMcp } from './commands/mcp.ts'
+import { registerPublish } from './commands/publish.ts'
 import { registerServe } from './commands/serve.ts'
 import { registerStart } from './commands/start.ts'
 import { runCli } from './run.ts'
@@ -14,6 +15,7 @@ const program = new Command('erm3')
 
 registerDataCommands(program)
 registerBuild(program)
+registerPublish(program)
 registerExport(program)
 registerStart(program)
 registerServe(program)

@@ -15,6 +15,7 @@ import { createMemoryLimits } from '../store/limits/memory.ts'
 import { createRedisLimits } from '../store/limits/redis.ts'
 import type { LimitsBackend } from '../store/limits/types.ts'
 import { ModelStore } from '../store/model-store/reader.ts'
+import { type BuildSource, openBuildSource } from '../store/model-store/source.ts'
 
 /** Where the embedded mode keeps its pieces under ERM3_HOME. */
 export const homePaths = (home: string) => ({
@@ -49,16 +50,24 @@ export function openLimits(config: Config, log: Logger): LimitsBackend {
   return createFallbackLimits(createRedisLimits(config.server.redisUrl), local, (m) => log.warn(m))
 }
 
-export async function openModel(dir: string, what: string): Promise<ModelStore> {
+export async function openModel(dir: string | BuildSource, what: string): Promise<ModelStore> {
   try {
-    return await ModelStore.open(dir)
+    return await (typeof dir === 'string' ? ModelStore.open(dir) : dir.open())
   } catch (e) {
     throw new AppError('CONFIG_INVALID', `${what}: ${(e as Error).message}`)
   }
 }
 
+/** The live store's location (ERM3_STORE: a directory, s3://… or http(s)://…) with its reader options. */
+export function liveStoreSource(config: Config, store: string): BuildSource {
+  const a = config.server.storeAccess
+  return openBuildSource(store, { s3: a.s3, timeoutMs: a.timeoutMs, cacheBytes: a.cacheMb * 2 ** 20 })
+}
+
 export interface BuiltContext {
   ctx: ServiceContext
+  /** Where the live store comes from (hot reload polls it). */
+  liveSource: BuildSource
   close(): Promise<void>
 }
 
@@ -69,7 +78,8 @@ export async function buildContext(
 ): Promise<BuiltContext> {
   const log = opts.log ?? createLogger()
   const secrets = await secretsFor(config)
-  const live = await openModel(opts.store, 'the model store')
+  const liveSource = liveStoreSource(config, opts.store)
+  const live = await openModel(liveSource, 'the model store')
   const sandbox = await openModel(opts.sandboxStore, 'the sandbox store')
   // The server's views may read balances from per-process snapshots; the operator CLI reads exact.
   const accounts = withBalanceSnapshots(await openAccounts(config))
@@ -90,8 +100,10 @@ export async function buildContext(
   }
   return {
     ctx,
+    liveSource,
     async close() {
       await Promise.allSettled([accounts.close(), limits.close(), models.close()])
+      liveSource.close()
     },
   }
 }

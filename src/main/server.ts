@@ -3,9 +3,10 @@ import { type Config, loadConfig } from '../platform/config.ts'
 import { createLogger, type Logger } from '../platform/logger.ts'
 import { type Progress, silentProgress } from '../platform/progress.ts'
 import { purgeExpiredSecrets } from '../services/identity/retention.ts'
+import { startModelReload } from '../services/model-reload.ts'
 import { announceServedModel, createDispatcher, purgeDeliveryLog } from '../services/webhooks/dispatcher.ts'
 import { createServerApp } from './app.ts'
-import { buildContext, homePaths, openModel } from './context.ts'
+import { buildContext, homePaths, liveStoreSource, openModel } from './context.ts'
 import { ensureSandbox } from './sandbox.ts'
 
 /** A reservation older than this belongs to a request that died (requests take milliseconds). */
@@ -31,7 +32,12 @@ export async function serve(
   const paths = homePaths(config.home)
   const store = opts.store ?? config.server.store ?? paths.store
   // Refuse to boot before any slow work when the live store is missing or unreadable.
-  await (await openModel(store, 'the model store')).close()
+  const probe = liveStoreSource(config, store)
+  try {
+    await (await openModel(probe, 'the model store')).close()
+  } finally {
+    probe.close()
+  }
   await ensureSandbox(paths, opts.progress ?? silentProgress, opts.say)
   const built = await buildContext(config, { store, sandboxStore: paths.sandboxStore, log })
   const { ctx } = built
@@ -69,6 +75,11 @@ export async function serve(
     log.warn('ERM3_WEBHOOK_KEY is not set: webhook endpoints answer 503 (alert e-mails still go out)')
   const dispatcher = createDispatcher(ctx)
   dispatcher.start()
+  // New builds without restarts: poll CURRENT (ERM3_STORE_POLL_SECONDS; 0 = off).
+  const reloader = startModelReload(ctx, built.liveSource, {
+    intervalMs: config.server.storeAccess.pollSeconds * 1000,
+    log,
+  })
   const app = await createServerApp(ctx)
   const address = await app.fastify.listen({ host: config.server.host, port: config.server.port })
   log.info(
@@ -87,6 +98,7 @@ export async function serve(
   const close = () => {
     closing ??= (async () => {
       clearInterval(timer)
+      await reloader.stop()
       await dispatcher.stop()
       await app.close()
       await built.close()

@@ -18,8 +18,13 @@ export interface ServerConfig {
   port: number
   /** Externally visible origin (no trailing slash): links, error `type` URIs, OAuth issuer. */
   publicUrl: string
-  /** Model store served to live keys (default `<home>/store`). */
+  /**
+   * ERM3_STORE: model store served to live keys (default `<home>/store`): a directory, or a
+   * published store at s3://bucket/prefix or http(s)://host/prefix (kept as given).
+   */
   store: string | null
+  /** How a remote store is read and how often any store's CURRENT is polled. */
+  storeAccess: StoreAccessConfig
   databaseUrl: string | null
   redisUrl: string | null
   /** Key-hash pepper and session-signing secret; required with DATABASE_URL (shared by all nodes). */
@@ -43,28 +48,6 @@ export interface ServerConfig {
   ipRate: { perMinute: number; burst: number }
   /** Stripe top-ups: null unless STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are both set. */
   stripe: StripeConfig | null
-  /** Brokerage holdings through Plaid: null unless PLAID_CLIENT_ID and PLAID_SECRET are set. */
-  plaid: PlaidConfig | null
-}
-
-export interface PlaidTokenKey {
-  /** Recorded beside every ciphertext, so a token sealed under an older key still opens. */
-  id: string
-  /** 32 raw bytes (AES-256-GCM). */
-  key: Buffer
-}
-
-export interface PlaidConfig {
-  clientId: string
-  secret: string
-  /** PLAID_ENV: the host of PlaidEnvironments (sandbox default). */
-  env: 'sandbox' | 'production'
-  /** PLAID_API_BASE (tests only): a local fake instead of the PLAID_ENV host. */
-  apiBase: string | null
-  /** ERM3_PLAID_TOKEN_KEYS, current key first; the others only decrypt (rotation). */
-  tokenKeys: PlaidTokenKey[]
-  /** PLAID_TIMEOUT_MS: per Plaid API call (default 15 s); past it a holdings call answers 504. */
-  timeoutMs: number
 }
 
 export interface StripeConfig {
@@ -77,7 +60,72 @@ export interface StripeConfig {
   apiBase: { protocol: 'http' | 'https'; host: string; port: number } | null
 }
 
+/** Reading a shared model store (README "Shared model store"). */
+export interface StoreAccessConfig {
+  /** ERM3_STORE_CACHE_MB (default 512): in-memory cache of byte ranges read from a remote store. */
+  cacheMb: number
+  /** ERM3_STORE_POLL_SECONDS (default 30; 0 = off): how often a serving node checks CURRENT for a new build. */
+  pollSeconds: number
+  /** ERM3_STORE_TIMEOUT_MS (default 10000): one remote read; past it the request answers 503. */
+  timeoutMs: number
+  s3: {
+    /** AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL; null = AWS. */
+    endpoint: string | null
+    /** AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1. */
+    region: string
+    /** ERM3_S3_FORCE_PATH_STYLE (default false; most S3-compatible servers want true). */
+    forcePathStyle: boolean
+    /** AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN); null = the SDK's default chain. */
+    credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null
+  }
+}
+
 type Env = Record<string, string | undefined>
+
+function storeVar(env: Env): string | null {
+  const raw = str(env, 'ERM3_STORE')
+  if (raw === null) return null
+  if (/^s3:\/\//i.test(raw)) {
+    if (!/^s3:\/\/[^/]{3,}/i.test(raw))
+      throw new AppError(
+        'CONFIG_INVALID',
+        `ERM3_STORE must be s3://bucket/prefix, got ${JSON.stringify(raw)}`,
+      )
+    return raw
+  }
+  if (/^https?:\/\//i.test(raw)) return urlVar(env, 'ERM3_STORE', ['http:', 'https:'])
+  return resolve(raw)
+}
+
+function storeAccess(env: Env): StoreAccessConfig {
+  const flag = str(env, 'ERM3_S3_FORCE_PATH_STYLE')
+  if (flag !== null && !['true', 'false', '1', '0'].includes(flag))
+    throw new AppError(
+      'CONFIG_INVALID',
+      `ERM3_S3_FORCE_PATH_STYLE must be true or false, got ${JSON.stringify(flag)}`,
+    )
+  const accessKeyId = str(env, 'AWS_ACCESS_KEY_ID')
+  const secretAccessKey = str(env, 'AWS_SECRET_ACCESS_KEY')
+  if ((accessKeyId === null) !== (secretAccessKey === null))
+    throw new AppError('CONFIG_INVALID', 'AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set together')
+  const sessionToken = str(env, 'AWS_SESSION_TOKEN')
+  return {
+    cacheMb: intVar(env, 'ERM3_STORE_CACHE_MB', 0, 1 << 20) ?? 512,
+    pollSeconds: intVar(env, 'ERM3_STORE_POLL_SECONDS', 0, 86_400) ?? 30,
+    timeoutMs: intVar(env, 'ERM3_STORE_TIMEOUT_MS', 100, 600_000) ?? 10_000,
+    s3: {
+      endpoint:
+        urlVar(env, 'AWS_ENDPOINT_URL_S3', ['http:', 'https:']) ??
+        urlVar(env, 'AWS_ENDPOINT_URL', ['http:', 'https:']),
+      region: str(env, 'AWS_REGION') ?? str(env, 'AWS_DEFAULT_REGION') ?? 'us-east-1',
+      forcePathStyle: flag === 'true' || flag === '1',
+      credentials:
+        accessKeyId && secretAccessKey
+          ? { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) }
+          : null,
+    },
+  }
+}
 
 function intVar(env: Env, name: string, lo: number, hi: number): number | undefined {
   const raw = env[name]
@@ -176,60 +224,6 @@ function stripeConfig(env: Env): StripeConfig | null {
   return { secretKey, webhookSecret, apiBase }
 }
 
-const PLAID_KEYS_HINT =
-  'ERM3_PLAID_TOKEN_KEYS must be a comma-separated list of id:base64key (32-byte keys, e.g. `openssl rand -base64 32`), the current key first'
-
-/** `id:base64key,…`: never echoes a value (they are secrets), only positions and ids. */
-function plaidTokenKeys(raw: string): PlaidTokenKey[] {
-  const keys = raw.split(',').map((part, i) => {
-    const m = /^([A-Za-z0-9_-]{1,32}):([A-Za-z0-9+/_-]+={0,2})$/.exec(part.trim())
-    const key = m ? Buffer.from(m[2] as string, 'base64') : null
-    if (!m || !key || key.length !== 32)
-      throw new AppError('CONFIG_INVALID', `${PLAID_KEYS_HINT}; entry ${i + 1} is not`)
-    return { id: m[1] as string, key }
-  })
-  const ids = new Set(keys.map((k) => k.id))
-  if (ids.size !== keys.length) throw new AppError('CONFIG_INVALID', `${PLAID_KEYS_HINT}; a key id repeats`)
-  return keys
-}
-
-function plaidConfig(env: Env): PlaidConfig | null {
-  const clientId = str(env, 'PLAID_CLIENT_ID')
-  const secret = str(env, 'PLAID_SECRET')
-  if (clientId === null && secret === null) return null
-  if (clientId === null || secret === null)
-    throw new AppError(
-      'CONFIG_INVALID',
-      `Plaid needs both PLAID_CLIENT_ID and PLAID_SECRET; ${clientId === null ? 'PLAID_CLIENT_ID' : 'PLAID_SECRET'} is not set`,
-    )
-  const keys = str(env, 'ERM3_PLAID_TOKEN_KEYS')
-  if (keys === null)
-    throw new AppError(
-      'CONFIG_INVALID',
-      `Plaid is configured but ERM3_PLAID_TOKEN_KEYS is not set (it encrypts access tokens at rest; there is no default): ${PLAID_KEYS_HINT}`,
-    )
-  const plaidEnv = str(env, 'PLAID_ENV') ?? 'sandbox'
-  // Plaid retired its Development environment in 2024 (the SDK lists only sandbox and production).
-  if (plaidEnv === 'development')
-    throw new AppError(
-      'CONFIG_INVALID',
-      'PLAID_ENV=development: Plaid retired its Development environment; use sandbox (test credentials) or production',
-    )
-  if (plaidEnv !== 'sandbox' && plaidEnv !== 'production')
-    throw new AppError(
-      'CONFIG_INVALID',
-      `PLAID_ENV must be sandbox or production, got ${JSON.stringify(plaidEnv)}`,
-    )
-  return {
-    clientId,
-    secret,
-    env: plaidEnv,
-    apiBase: urlVar(env, 'PLAID_API_BASE', ['http:', 'https:'])?.replace(/\/+$/, '') ?? null,
-    tokenKeys: plaidTokenKeys(keys),
-    timeoutMs: intVar(env, 'PLAID_TIMEOUT_MS', 100, 120_000) ?? 15_000,
-  }
-}
-
 function serverConfig(env: Env): ServerConfig {
   const host = str(env, 'HOST') ?? '127.0.0.1'
   const port = intVar(env, 'PORT', 0, 65535) ?? 8080
@@ -253,7 +247,8 @@ function serverConfig(env: Env): ServerConfig {
     host,
     port,
     publicUrl,
-    store: str(env, 'ERM3_STORE') ? resolve(str(env, 'ERM3_STORE') as string) : null,
+    store: storeVar(env),
+    storeAccess: storeAccess(env),
     databaseUrl,
     redisUrl: urlVar(env, 'REDIS_URL', ['redis:', 'rediss:']),
     pepper,
@@ -266,7 +261,6 @@ function serverConfig(env: Env): ServerConfig {
     topUpUrl: urlVar(env, 'TOP_UP_URL', ['https:', 'http:']),
     ipRate: ipRate(env),
     stripe: stripeConfig(env),
-    plaid: plaidConfig(env),
   }
 }
 

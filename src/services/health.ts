@@ -18,6 +18,7 @@ export async function healthView(ctx: ServiceContext) {
     ctx.limits.health().catch((e: Error) => ({ ok: false, degraded: true, detail: e.message })),
   ])
   const now = ctx.now()
+  const failure = ctx.models.lastReloadFailure
   const model = {
     ok: live !== null,
     model_version: live?.manifest.model_version ?? null,
@@ -26,6 +27,11 @@ export async function healthView(ctx: ServiceContext) {
     stale_days: live ? ageDays(live.dataAsOf, now) : null,
     sandbox_data_as_of: sandbox?.dataAsOf ?? null,
     dataset: live ? datasetOf(live) : null,
+    build_id: live?.buildId ?? null,
+    loaded_at: live ? new Date(live.openedAt).toISOString() : null,
+    last_reload_failure: failure
+      ? { build: failure.build, error: failure.error, at: new Date(failure.at).toISOString() }
+      : null,
   }
   const down = !database.ok || !model.ok || !limits.ok
   const degraded = limits.degraded || sandbox === null

@@ -59,15 +59,34 @@ export function universeBasisOf(store: ModelStore): DefaultUniverseBasis {
 
 export const L3_FACTORS: readonly string[] = [MARKET_ETF, ...[...new Set(Object.values(SECTOR_ETFS))].sort()]
 
+/** A new build this node refused to serve (it kept the one it had): /health's last_reload_failure. */
+export interface ReloadFailure {
+  build: string | null
+  error: string
+  at: number
+}
+
+/**
+ * How long a replaced store stays open for the requests that started on it. Requests take
+ * milliseconds; one that outlives this still completes, because a closed store's reads reopen
+ * what they need (its caches are dropped, not its ability to read).
+ */
+export const RETIRE_AFTER_MS = 30_000
+
 /**
  * The model stores a node serves: the live build and the sandbox build that test keys read.
  * Either may be missing while a build is running (requests then get 503 MODEL_NOT_READY).
+ * A request takes its store once (`store(env)`) and reads that build to the end, so a swap by
+ * `replace` never mixes two builds in one response.
  */
 export class ModelRegistry {
+  private failure: ReloadFailure | null = null
+
   constructor(
     private live: ModelStore | null,
     private sandbox: ModelStore | null,
     private readonly publicUrl: string,
+    private readonly retireAfterMs = RETIRE_AFTER_MS,
   ) {}
 
   store(env: ModelEnvironment): ModelStore {
@@ -91,7 +110,16 @@ export class ModelRegistry {
     const old = env === 'live' ? this.live : this.sandbox
     if (env === 'live') this.live = next
     else this.sandbox = next
-    if (old && old !== next) setTimeout(() => void old.close(), 30_000).unref()
+    if (old && old !== next) setTimeout(() => void old.close(), this.retireAfterMs).unref()
+  }
+
+  /** Records a refused reload of the live store (kept until a later refusal replaces it). */
+  recordReloadFailure(f: ReloadFailure): void {
+    this.failure = f
+  }
+
+  get lastReloadFailure(): ReloadFailure | null {
+    return this.failure
   }
 
   metadata(store: ModelStore, range?: [string, string]): RiskMetadata {

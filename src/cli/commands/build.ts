@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { buildStore } from '../../services/build/index.ts'
 import { createCliProgress } from '../progress.ts'
+import { describePublish, publishTo } from './publish.ts'
 
 export function registerBuild(program: Command): void {
   program
@@ -12,7 +13,11 @@ export function registerBuild(program: Command): void {
       '--incremental',
       'append the new days of the dataset to the current build (same numbers as a full build)',
     )
-    .action(async (o: { dataset: string; store: string; incremental?: boolean }) => {
+    .option(
+      '--publish <target>',
+      'then upload the build to s3://bucket/prefix or a directory served over HTTP (as erm3 publish)',
+    )
+    .action(async (o: { dataset: string; store: string; incremental?: boolean; publish?: string }) => {
       const m = await buildStore(
         { dataset: o.dataset, store: o.store, incremental: o.incremental === true },
         createCliProgress(),
@@ -26,5 +31,6 @@ export function registerBuild(program: Command): void {
             .map(([k, v]) => `${k} ${v} s`)
             .join(', ')}\n`,
       )
+      if (o.publish) process.stdout.write(describePublish(await publishTo(o.store, o.publish), o.publish))
     })
 }

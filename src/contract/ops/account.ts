@@ -203,6 +203,18 @@ export const getHealth = defineOperation({
         ),
         sandbox_data_as_of: Nullable(IsoDate),
         dataset: Nullable(datasetOriginSchema),
+        build_id: Nullable(Type.String({ description: 'The build CURRENT named when this node loaded it' })),
+        loaded_at: Nullable(Type.String({ description: 'When this node started serving the build' })),
+        last_reload_failure: Nullable(
+          Type.Object(
+            {
+              build: Nullable(Type.String()),
+              error: Type.String(),
+              at: Type.String(),
+            },
+            { description: 'The last new build this node refused (it kept serving build_id)' },
+          ),
+        ),
       }),
       database: componentSchema,
       limits: Type.Object({

@@ -8,6 +8,9 @@ import type { ModelParams } from '../../model/params.ts'
  *   <root>/CURRENT            {"build": "<id>"}, replaced atomically (rename) at the end of a build
  *   <root>/builds/<id>/       one complete build (manifest.json, zarr.json, arrays …)
  *
+ * The same layout under s3://bucket/prefix or an HTTP URL is a published store (erm3 publish):
+ * its builds also hold STORE_FILES.listing.
+ *
  * Readers resolve CURRENT once and never see a half-written build.
  */
 export const STORE_FORMAT = 'erm3-model-store'
@@ -25,6 +28,11 @@ export const FACTOR_SET_ID = 'SPY_uni_mc_3000'
 export const STORE_FILES = {
   current: 'CURRENT',
   builds: 'builds',
+  /**
+   * {"files": {"<path>": bytes}}: every file of a published build (erm3 publish), written after
+   * them and before CURRENT. Remote readers find the arrays and absent chunks from it.
+   */
+  listing: 'erm3-files.json',
   manifest: 'manifest.json',
   calendar: 'calendar',
   symbols: 'meta/symbols.json',

@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { isoFromDay, parseIsoDay } from '../../platform/dates.ts'
 import { AppError } from '../../platform/errors.ts'
-import { type Column, openZarrStore, type ZarrStoreReader } from '../zarr/index.ts'
+import type { BlobReader } from '../object-store/types.ts'
+import { type Column, openRemoteZarrStore, openZarrStore, type ZarrStoreReader } from '../zarr/index.ts'
 import {
   CODE_FIELDS,
   type CodeField,
@@ -34,6 +35,44 @@ function refuse(message: string): never {
   throw new AppError('INVALID_INPUT', `model store: ${message}`)
 }
 
+function checkManifest(manifest: StoreManifest, dir: string): void {
+  if (manifest.format !== STORE_FORMAT) refuse(`${dir} is not an erm3 model store`)
+  if (manifest.store_version !== STORE_VERSION) {
+    refuse(
+      `store_version ${manifest.store_version} is not supported (this erm3 reads ${STORE_VERSION}); rebuild the store`,
+    )
+  }
+  if (manifest.methodology_version !== METHODOLOGY_VERSION) {
+    refuse(
+      `methodology version ${manifest.methodology_version} differs from this erm3's ${METHODOLOGY_VERSION}; rebuild the store`,
+    )
+  }
+}
+
+/** A missing document reads as null; any other failure (an unreachable remote store) is thrown. */
+type ReadText = (path: string) => Promise<string | null>
+
+async function readLocalText(file: string): Promise<string | null> {
+  try {
+    return await readFile(file, 'utf8')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
+    throw err
+  }
+}
+
+/** The build id a remote store's CURRENT names (null: none yet). Unreachable stores throw UNAVAILABLE. */
+export async function remoteCurrentBuild(blobs: BlobReader): Promise<string | null> {
+  const bytes = await blobs.get(STORE_FILES.current)
+  if (bytes === null) return null
+  try {
+    const parsed = JSON.parse(new TextDecoder().decode(bytes)) as { build?: unknown }
+    return typeof parsed.build === 'string' ? parsed.build : null
+  } catch {
+    return null
+  }
+}
+
 /**
  * Read access to one build of the model store. Opening resolves CURRENT once, checks the format,
  * store and methodology versions, and keeps the array handles open; requests never re-open.
@@ -49,8 +88,15 @@ export class ModelStore {
   /** Parsed build documents by path, most recently used last (see `document`). */
   private readonly documents = new Map<string, Promise<unknown>>()
 
+  /** When this build was opened (ms since the epoch): /health's loaded_at. */
+  readonly openedAt = Date.now()
+
   private constructor(
+    /** The build directory (a URL for a remote store). */
     readonly dir: string,
+    /** The build id CURRENT named when opened (null: the store root was a build directory). */
+    readonly buildId: string | null,
+    private readonly readText: ReadText,
     readonly manifest: StoreManifest,
     readonly calendar: Int32Array,
     readonly symbols: SymbolMeta[],
@@ -74,9 +120,12 @@ export class ModelStore {
     })
   }
 
-  /** Opens the build CURRENT points at (or `root` itself when it is a build directory). */
-  static async open(root: string, opts: { cacheBytes?: number } = {}): Promise<ModelStore> {
-    const id = await currentBuild(root)
+  /**
+   * Opens the build CURRENT points at (or `root` itself when it is a build directory), or the
+   * build `opts.build` of the root.
+   */
+  static async open(root: string, opts: { cacheBytes?: number; build?: string } = {}): Promise<ModelStore> {
+    const id = opts.build ?? (await currentBuild(root))
     const dir = id ? join(root, STORE_FILES.builds, id) : root
     let manifest: StoreManifest
     try {
@@ -84,30 +133,75 @@ export class ModelStore {
     } catch {
       refuse(`no built store at ${root} (run erm3 build)`)
     }
-    if (manifest.format !== STORE_FORMAT) refuse(`${dir} is not an erm3 model store`)
-    if (manifest.store_version !== STORE_VERSION) {
-      refuse(
-        `store_version ${manifest.store_version} is not supported (this erm3 reads ${STORE_VERSION}); rebuild the store`,
-      )
-    }
-    if (manifest.methodology_version !== METHODOLOGY_VERSION) {
-      refuse(
-        `methodology version ${manifest.methodology_version} differs from this erm3's ${METHODOLOGY_VERSION}; rebuild the store`,
-      )
-    }
+    checkManifest(manifest, dir)
     const zarr = await openZarrStore(dir, { cacheBytes: opts.cacheBytes })
-    const json = async <T>(p: string) => JSON.parse(await readFile(join(dir, p), 'utf8')) as T
-    const calendar = (await zarr.readArray1D(STORE_FILES.calendar)) as Int32Array
-    return new ModelStore(
-      dir,
-      manifest,
-      calendar,
-      await json<SymbolMeta[]>(STORE_FILES.symbols),
-      await json<string[]>(STORE_FILES.etfs),
-      await json<string[]>(STORE_FILES.industries),
-      await json<FactorMeta[]>(STORE_FILES.factors).catch(() => null),
-      zarr,
-    )
+    return ModelStore.finish(dir, id, (p) => readLocalText(join(dir, p)), manifest, zarr)
+  }
+
+  /**
+   * Opens a published store (erm3 publish) through a remote reader: the build `build` (default:
+   * the one CURRENT names), found from its file listing. Chunks are read by range on demand.
+   */
+  static async openRemote(
+    blobs: BlobReader,
+    opts: { cacheBytes?: number; build?: string } = {},
+  ): Promise<ModelStore> {
+    const id = opts.build ?? (await remoteCurrentBuild(blobs))
+    if (!id) refuse(`no published build at ${blobs.url} (erm3 publish writes CURRENT last)`)
+    const base = `${STORE_FILES.builds}/${id}`
+    const dir = `${blobs.url}/${base}`
+    const readText: ReadText = async (p) => {
+      const bytes = await blobs.get(`${base}/${p}`)
+      return bytes === null ? null : new TextDecoder().decode(bytes)
+    }
+    const [manifestText, listingText] = await Promise.all([
+      readText(STORE_FILES.manifest),
+      readText(STORE_FILES.listing),
+    ])
+    if (manifestText === null) refuse(`no manifest in ${dir}`)
+    if (listingText === null) refuse(`${dir} has no ${STORE_FILES.listing}: publish it with erm3 publish`)
+    let manifest: StoreManifest
+    let listing: { files?: Record<string, number>; metadata?: Record<string, string> }
+    try {
+      manifest = JSON.parse(manifestText) as StoreManifest
+      listing = JSON.parse(listingText) as typeof listing
+    } catch (e) {
+      refuse(`${dir}: ${(e as Error).message}`)
+    }
+    checkManifest(manifest, dir)
+    const files = new Map<string, number>()
+    for (const [p, n] of Object.entries(listing.files ?? {})) files.set(`${base}/${p}`, n)
+    const metadata = new Map<string, string>()
+    for (const [p, text] of Object.entries(listing.metadata ?? {})) metadata.set(`${base}/${p}`, text)
+    const zarr = await openRemoteZarrStore(blobs, base, files, { cacheBytes: opts.cacheBytes, metadata })
+    return ModelStore.finish(dir, id, readText, manifest, zarr)
+  }
+
+  private static async finish(
+    dir: string,
+    id: string | null,
+    readText: ReadText,
+    manifest: StoreManifest,
+    zarr: ZarrStoreReader,
+  ): Promise<ModelStore> {
+    const json = async <T>(p: string): Promise<T> => {
+      const text = await readText(p)
+      if (text === null) refuse(`${dir}: ${p} is missing`)
+      return JSON.parse(text) as T
+    }
+    try {
+      const calendar = (await zarr.readArray1D(STORE_FILES.calendar)) as Int32Array
+      const [symbols, etfs, industries, factors] = await Promise.all([
+        json<SymbolMeta[]>(STORE_FILES.symbols),
+        json<string[]>(STORE_FILES.etfs),
+        json<string[]>(STORE_FILES.industries),
+        readText(STORE_FILES.factors).then((t) => (t === null ? null : (JSON.parse(t) as FactorMeta[]))),
+      ])
+      return new ModelStore(dir, id, readText, manifest, calendar, symbols, etfs, industries, factors, zarr)
+    } catch (e) {
+      await zarr.close()
+      throw e
+    }
   }
 
   get dataAsOf(): string {
@@ -252,13 +346,7 @@ export class ModelStore {
       this.documents.set(path, hit)
       return hit
     }
-    const p = readFile(join(this.dir, path), 'utf8').then(
-      (text) => JSON.parse(text) as unknown,
-      (err: NodeJS.ErrnoException) => {
-        if (err.code === 'ENOENT') return null
-        throw err
-      },
-    )
+    const p = this.readText(path).then((text) => (text === null ? null : (JSON.parse(text) as unknown)))
     p.catch(() => this.documents.delete(path))
     this.documents.set(path, p)
     if (this.documents.size > DOCUMENT_CACHE) {

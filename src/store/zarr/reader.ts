@@ -4,6 +4,7 @@
  * decoded pieces are cached, both bounded LRUs.
  */
 import { AppError } from '../../platform/errors.ts'
+import type { BlobReader } from '../object-store/types.ts'
 import { ByteLru } from './cache.ts'
 import { FilePool, preadFully, preadFullySync } from './files.ts'
 import {
@@ -18,7 +19,7 @@ import {
 import { ZarrFormatError } from './metadata.ts'
 import { runBounded } from './pool.ts'
 import { type ArrayMeta, allocColumn, assertLittleEndian, bytesOf, type Column } from './types.ts'
-import { type ArrayNode, type StoreTree, walkStore } from './walk.ts'
+import { type ArrayNode, type StoreTree, walkListing, walkStore } from './walk.ts'
 
 export interface ZarrStoreReader {
   meta(path: string): ArrayMeta
@@ -53,12 +54,80 @@ export interface OpenOptions {
 
 const READ_ALL_CONCURRENCY = 8
 
+/**
+ * Where chunk bytes come from: local chunk files (positioned reads on pooled descriptors) or a
+ * remote store (range requests). `whole` says the read is a whole chunk rather than one
+ * symbol's day run.
+ */
+interface ChunkIo {
+  /** Bytes of `file` from `pos` into `dst`: the count read (short only at its end), undefined when it is absent. */
+  read(file: string, dst: Uint8Array, pos: number, whole: boolean): Promise<number | undefined>
+  close(): Promise<void>
+}
+
+class LocalChunks implements ChunkIo {
+  constructor(
+    private readonly files: FilePool,
+    private readonly preadRun: (fd: number, buf: Uint8Array, pos: number) => Promise<number>,
+  ) {}
+
+  read(file: string, dst: Uint8Array, pos: number, whole: boolean): Promise<number | undefined> {
+    const pread = whole ? preadFully : this.preadRun
+    return this.files.use(file, (fd) => pread(fd, dst, pos))
+  }
+
+  close(): Promise<void> {
+    return this.files.close()
+  }
+}
+
+/**
+ * Chunks of a published store: one range request per run or chunk (the BlobReader caches them).
+ * The build's file listing answers "absent" (an all-fill chunk) without a request.
+ */
+class RemoteChunks implements ChunkIo {
+  constructor(
+    private readonly blobs: BlobReader,
+    private readonly files: ReadonlyMap<string, number>,
+  ) {}
+
+  async read(file: string, dst: Uint8Array, pos: number): Promise<number | undefined> {
+    if (!this.files.has(file)) return undefined
+    const got = await this.blobs.getRange(file, pos, dst.length)
+    if (got === null) return undefined
+    dst.set(got.subarray(0, dst.length))
+    return Math.min(got.length, dst.length)
+  }
+
+  async close(): Promise<void> {}
+}
+
 export async function openZarrStore(root: string, opts: OpenOptions = {}): Promise<ZarrStoreReader> {
   assertLittleEndian()
   const tree = await walkStore(root)
   const cache = new ByteLru(opts.cacheBytes ?? 256 * 2 ** 20)
   const pread = opts.blockingReads ? preadFullySync : preadFully
-  return new StoreReader(root, tree, cache, new FilePool(opts.maxOpenFiles ?? 4096), pread)
+  return new StoreReader(root, tree, cache, new LocalChunks(new FilePool(opts.maxOpenFiles ?? 4096), pread))
+}
+
+/**
+ * A store under key `root` of a remote BlobReader, whose objects (keys relative to the reader,
+ * with sizes) are `files`: the nodes are found from the listing, since HTTP servers and buckets
+ * have no directories to walk.
+ */
+export async function openRemoteZarrStore(
+  blobs: BlobReader,
+  root: string,
+  files: ReadonlyMap<string, number>,
+  opts: Pick<OpenOptions, 'cacheBytes'> & {
+    /** zarr.json documents by key, as the listing carries them (others are fetched). */
+    metadata?: ReadonlyMap<string, string>
+  } = {},
+): Promise<ZarrStoreReader> {
+  assertLittleEndian()
+  const tree = await walkListing(blobs, root, files, opts.metadata)
+  const cache = new ByteLru(opts.cacheBytes ?? 256 * 2 ** 20)
+  return new StoreReader(`${blobs.url}/${root}`, tree, cache, new RemoteChunks(blobs, files))
 }
 
 class StoreReader implements ZarrStoreReader {
@@ -66,8 +135,7 @@ class StoreReader implements ZarrStoreReader {
     private readonly root: string,
     private readonly tree: StoreTree,
     private readonly cache: ByteLru,
-    private readonly files: FilePool,
-    private readonly preadRun: (fd: number, buf: Uint8Array, pos: number) => Promise<number>,
+    private readonly io: ChunkIo,
   ) {}
 
   meta(path: string): ArrayMeta {
@@ -204,7 +272,7 @@ class StoreReader implements ZarrStoreReader {
 
   async close(): Promise<void> {
     this.cache.clear()
-    await this.files.close()
+    await this.io.close()
   }
 
   private node(path: string): ArrayNode {
@@ -267,12 +335,10 @@ class StoreReader implements ZarrStoreReader {
     }
     const dst = new Uint8Array(out.buffer, out.byteOffset + (s - from) * a.itemSize, (e - s) * a.itemSize)
     const file = chunkFile(a.dir, [i, k], a.separator)
-    return this.files
-      .use(file, (fd) => this.preadRun(fd, dst, inChunk * a.itemSize))
-      .then((got) => {
-        if (got === undefined) out.fill(g.fill, s - from, e - from)
-        else if (got < dst.length) throw truncated(a, file)
-      })
+    return this.io.read(file, dst, inChunk * a.itemSize, false).then((got) => {
+      if (got === undefined) out.fill(g.fill, s - from, e - from)
+      else if (got < dst.length) throw truncated(a, file)
+    })
   }
 
   /**
@@ -287,7 +353,7 @@ class StoreReader implements ZarrStoreReader {
     const chunkLength = a.meta.chunks.reduce((x, y) => x * y, 1)
     const buf = scratch ?? allocColumn(a.meta.dtype, chunkLength)
     const file = chunkFile(a.dir, idx, a.separator)
-    const got = await this.files.use(file, (fd) => preadFully(fd, bytesOf(buf), 0))
+    const got = await this.io.read(file, bytesOf(buf), 0, true)
     if (got === undefined) return null
     if (got < buf.byteLength) throw truncated(a, file)
     if (!scratch) this.cache.set(key, buf)

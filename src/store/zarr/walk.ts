@@ -4,8 +4,10 @@
  */
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import type { BlobReader } from '../object-store/types.ts'
 import type { Grid2D } from './layout.ts'
 import { type ParsedNode, parseNodeJson, ZarrFormatError } from './metadata.ts'
+import { runBounded } from './pool.ts'
 import { type ArrayMeta, DTYPES } from './types.ts'
 
 export interface ArrayNode {
@@ -57,6 +59,65 @@ async function walkDir(root: string, rel: string, tree: StoreTree): Promise<void
   // Hidden directories are temporaries of atomic writes, not nodes.
   const subdirs = entries.filter((e) => e.isDirectory() && !e.name.startsWith('.'))
   await Promise.all(subdirs.map((e) => walkDir(root, rel === '' ? e.name : `${rel}/${e.name}`, tree)))
+}
+
+/**
+ * The same tree for a store under key `root` of a remote reader, from the listing of its objects
+ * (`files`, keys relative to the reader): every zarr.json not inside an array is a node.
+ * Array nodes' `dir` is then a key prefix (chunk keys are joined with "/").
+ */
+export async function walkListing(
+  blobs: BlobReader,
+  root: string,
+  files: ReadonlyMap<string, number>,
+  known: ReadonlyMap<string, string> = new Map(),
+): Promise<StoreTree> {
+  const tree: StoreTree = { arrays: new Map(), groups: new Map() }
+  const base = root === '' ? '' : `${root}/`
+  const rels: string[] = []
+  for (const key of files.keys()) {
+    if (!key.startsWith(base)) continue
+    const rel = key.slice(base.length)
+    if (rel === 'zarr.json') rels.push('')
+    else if (rel.endsWith('/zarr.json')) rels.push(rel.slice(0, -'/zarr.json'.length))
+  }
+  if (!rels.includes(''))
+    throw new ZarrFormatError(`store ${blobs.url}/${root}`, 'no zarr.json at the root of the build')
+  const docs: { rel: string; key: string; text: string }[] = []
+  const fetch: string[] = []
+  for (const rel of rels) {
+    const key = `${base}${rel === '' ? '' : `${rel}/`}zarr.json`
+    const text = known.get(key)
+    if (text === undefined) fetch.push(rel)
+    else docs.push({ rel, key, text })
+  }
+  // Listings without the documents (they carry them since erm3 publish does): fetch, a few at a time.
+  await runBounded(
+    fetch.length,
+    16,
+    () => null,
+    async (_, n) => {
+      const rel = fetch[n]
+      const key = `${base}${rel === '' ? '' : `${rel}/`}zarr.json`
+      const bytes = await blobs.get(key)
+      if (bytes === null)
+        throw new ZarrFormatError(`store ${blobs.url}/${root}`, `${key} is listed but missing`)
+      docs.push({ rel, key, text: new TextDecoder().decode(bytes) })
+    },
+  )
+  // Parents first, so a zarr.json inside an array (chunk keys never end so, but be strict) is skipped.
+  docs.sort((a, b) => a.rel.split('/').length - b.rel.split('/').length)
+  const isInsideArray = (rel: string) => {
+    for (const a of tree.arrays.keys()) if (a === '' || rel.startsWith(`${a}/`)) return true
+    return false
+  }
+  for (const d of docs) {
+    if (d.rel !== '' && isInsideArray(d.rel)) continue
+    const node = parseNodeJson(d.text, d.rel, `${blobs.url}/${d.key}`)
+    if (node.kind === 'array') tree.arrays.set(d.rel, toArrayNode(node, `${base}${d.rel}`))
+    else tree.groups.set(d.rel, deepFreeze(node.attributes))
+  }
+  return tree
 }
 
 function toArrayNode(node: Extract<ParsedNode, { kind: 'array' }>, dir: string): ArrayNode {
