@@ -48,6 +48,28 @@ export interface ServerConfig {
   ipRate: { perMinute: number; burst: number }
   /** Stripe top-ups: null unless STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are both set. */
   stripe: StripeConfig | null
+  /** Brokerage holdings through Plaid: null unless PLAID_CLIENT_ID and PLAID_SECRET are set. */
+  plaid: PlaidConfig | null
+}
+
+export interface PlaidTokenKey {
+  /** Recorded beside every ciphertext, so a token sealed under an older key still opens. */
+  id: string
+  /** 32 raw bytes (AES-256-GCM). */
+  key: Buffer
+}
+
+export interface PlaidConfig {
+  clientId: string
+  secret: string
+  /** PLAID_ENV: the host of PlaidEnvironments (sandbox default). */
+  env: 'sandbox' | 'production'
+  /** PLAID_API_BASE (tests only): a local fake instead of the PLAID_ENV host. */
+  apiBase: string | null
+  /** ERM3_PLAID_TOKEN_KEYS, current key first; the others only decrypt (rotation). */
+  tokenKeys: PlaidTokenKey[]
+  /** PLAID_TIMEOUT_MS: per Plaid API call (default 15 s); past it a holdings call answers 504. */
+  timeoutMs: number
 }
 
 export interface StripeConfig {
@@ -224,6 +246,60 @@ function stripeConfig(env: Env): StripeConfig | null {
   return { secretKey, webhookSecret, apiBase }
 }
 
+const PLAID_KEYS_HINT =
+  'ERM3_PLAID_TOKEN_KEYS must be a comma-separated list of id:base64key (32-byte keys, e.g. `openssl rand -base64 32`), the current key first'
+
+/** `id:base64key,…`: never echoes a value (they are secrets), only positions and ids. */
+function plaidTokenKeys(raw: string): PlaidTokenKey[] {
+  const keys = raw.split(',').map((part, i) => {
+    const m = /^([A-Za-z0-9_-]{1,32}):([A-Za-z0-9+/_-]+={0,2})$/.exec(part.trim())
+    const key = m ? Buffer.from(m[2] as string, 'base64') : null
+    if (!m || !key || key.length !== 32)
+      throw new AppError('CONFIG_INVALID', `${PLAID_KEYS_HINT}; entry ${i + 1} is not`)
+    return { id: m[1] as string, key }
+  })
+  const ids = new Set(keys.map((k) => k.id))
+  if (ids.size !== keys.length) throw new AppError('CONFIG_INVALID', `${PLAID_KEYS_HINT}; a key id repeats`)
+  return keys
+}
+
+function plaidConfig(env: Env): PlaidConfig | null {
+  const clientId = str(env, 'PLAID_CLIENT_ID')
+  const secret = str(env, 'PLAID_SECRET')
+  if (clientId === null && secret === null) return null
+  if (clientId === null || secret === null)
+    throw new AppError(
+      'CONFIG_INVALID',
+      `Plaid needs both PLAID_CLIENT_ID and PLAID_SECRET; ${clientId === null ? 'PLAID_CLIENT_ID' : 'PLAID_SECRET'} is not set`,
+    )
+  const keys = str(env, 'ERM3_PLAID_TOKEN_KEYS')
+  if (keys === null)
+    throw new AppError(
+      'CONFIG_INVALID',
+      `Plaid is configured but ERM3_PLAID_TOKEN_KEYS is not set (it encrypts access tokens at rest; there is no default): ${PLAID_KEYS_HINT}`,
+    )
+  const plaidEnv = str(env, 'PLAID_ENV') ?? 'sandbox'
+  // Plaid retired its Development environment in 2024 (the SDK lists only sandbox and production).
+  if (plaidEnv === 'development')
+    throw new AppError(
+      'CONFIG_INVALID',
+      'PLAID_ENV=development: Plaid retired its Development environment; use sandbox (test credentials) or production',
+    )
+  if (plaidEnv !== 'sandbox' && plaidEnv !== 'production')
+    throw new AppError(
+      'CONFIG_INVALID',
+      `PLAID_ENV must be sandbox or production, got ${JSON.stringify(plaidEnv)}`,
+    )
+  return {
+    clientId,
+    secret,
+    env: plaidEnv,
+    apiBase: urlVar(env, 'PLAID_API_BASE', ['http:', 'https:'])?.replace(/\/+$/, '') ?? null,
+    tokenKeys: plaidTokenKeys(keys),
+    timeoutMs: intVar(env, 'PLAID_TIMEOUT_MS', 100, 120_000) ?? 15_000,
+  }
+}
+
 function serverConfig(env: Env): ServerConfig {
   const host = str(env, 'HOST') ?? '127.0.0.1'
   const port = intVar(env, 'PORT', 0, 65535) ?? 8080
@@ -261,6 +337,7 @@ function serverConfig(env: Env): ServerConfig {
     topUpUrl: urlVar(env, 'TOP_UP_URL', ['https:', 'http:']),
     ipRate: ipRate(env),
     stripe: stripeConfig(env),
+    plaid: plaidConfig(env),
   }
 }
 
