@@ -9,6 +9,7 @@ import assert from 'node:assert/strict'
 import { createDecipheriv, randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import Database from 'better-sqlite3'
 import { pino } from 'pino'
 import { loadConfig } from '../../src/platform/config.ts'
@@ -16,6 +17,7 @@ import { signSession } from '../../src/services/identity/session.ts'
 import { type FakePlaid, type FakePosition, startFakePlaid } from '../helpers/fake-plaid.ts'
 import { modelledTickers } from '../helpers/portfolio-math.ts'
 import { BACKEND_PAIRS, startTestApp, type TestApp } from '../helpers/test-app.ts'
+import { mcpTransport } from '../mcp/clients.ts'
 
 type Json = Record<string, unknown>
 const USD = 1_000_000
@@ -321,6 +323,10 @@ for (const b of BACKEND_PAIRS) {
       // Metered: 0.02, BYPASS, lineage; a repeat is charged again (never served from the cache).
       assert.equal(body._agent.cost_usd, 0.02)
       assert.equal(body._agent.cache_status, 'BYPASS')
+      // Confidence: the share of the book's value the risk figures cover.
+      const bookValue = fake.portfolio.reduce((a, p) => a + Math.round(p.quantity * p.price * 100) / 100, 0)
+      const conf = (body._agent.confidence as { overall: number }).overall
+      assert.ok(Math.abs(conf - total / bookValue) < 1e-12, String(conf))
       assert.equal(r.headers['x-api-cost-usd'], '0.02')
       assert.equal(typeof r.headers['x-data-as-of'], 'string')
       assert.equal(typeof body._metadata.data_as_of, 'string')
@@ -458,6 +464,47 @@ for (const b of BACKEND_PAIRS) {
         assert.match(String(lost.json.detail), /key id "k1"/)
       } finally {
         t.ctx.config.plaid = original
+      }
+    })
+
+    test('holdings is the MCP tool plaid_holdings: 0.02, the REST answer; refusals are tool errors', async () => {
+      const base = await t.listen()
+      const { who, key } = await linked()
+      const client = new Client({ name: 'erm3-plaid', version: '1.0.0' })
+      await client.connect(mcpTransport('streamable HTTP', base, key))
+      try {
+        const tools = await client.listTools()
+        const tool = tools.tools.find((x) => x.name === 'plaid_holdings')
+        assert.ok(tool, 'plaid_holdings is listed')
+        assert.match(String(tool.description), /0\.02 USD/)
+        const r = await client.callTool({ name: 'plaid_holdings', arguments: {} })
+        assert.ok(!r.isError, JSON.stringify(r.content))
+        const body = r.structuredContent as { positions: Json[]; _agent: Json }
+        assert.equal(body._agent.cost_usd, 0.02)
+        assert.equal(body._agent.cache_status, 'BYPASS')
+        const rest = await holdings(key)
+        assert.deepEqual(
+          body.positions.map((x) => [x.ticker, x.institution_value, x.risk_unavailable_reason]),
+          (rest.json.positions as Json[]).map((x) => [
+            x.ticker,
+            x.institution_value,
+            x.risk_unavailable_reason,
+          ]),
+        )
+        assert.equal((await debits(who.id)).length, 2)
+      } finally {
+        await client.close()
+      }
+      const res = await t.app.fastify.inject({ method: 'POST', url: '/auth/provision-free', payload: {} })
+      const anon = JSON.parse(res.body) as { api_key: string }
+      const c2 = new Client({ name: 'erm3-plaid-anon', version: '1.0.0' })
+      await c2.connect(mcpTransport('streamable HTTP', base, anon.api_key))
+      try {
+        const r = await c2.callTool({ name: 'plaid_holdings', arguments: {} })
+        assert.equal(r.isError, true)
+        assert.match(JSON.stringify(r.content), /ACCOUNT_REQUIRED/)
+      } finally {
+        await c2.close()
       }
     })
 

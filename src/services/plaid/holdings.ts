@@ -175,7 +175,12 @@ export async function holdingsService(ctx: ServiceContext, p: Principal) {
     snapshot_unavailable_reason: reason,
     _metadata: ctx.models.metadata(store),
   }
-  return { body, store, confidence: { overall: 1, factors: { freshness: 1 } } }
+  // How much of the book (by positive institution_value) the risk figures cover.
+  const long = positions.filter((x) => x.institution_value > 0)
+  const total = long.reduce((a, x) => a + x.institution_value, 0)
+  const covered = long.filter((x) => x.risk !== null).reduce((a, x) => a + x.institution_value, 0)
+  const coverage = total > 0 ? covered / total : 0
+  return { body, store, confidence: { overall: coverage, factors: { value_covered: coverage } } }
 }
 
 /** The snapshot of the covered long positions, by institution_value (same ticker summed). */
