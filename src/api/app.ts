@@ -28,6 +28,7 @@ import { accountRoutes } from './routes/account.ts'
 import { analyticsRoutes } from './routes/analytics.ts'
 import { authRoutes } from './routes/auth.ts'
 import { billingRoutes } from './routes/billing.ts'
+import { chatRoutes } from './routes/chat.ts'
 import { correlationRoutes } from './routes/correlation.ts'
 import { crossRoutes } from './routes/cross.ts'
 import { discoveryRoutes } from './routes/discovery.ts'
@@ -224,6 +225,7 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
     ...correlationRoutes(ctx, priced),
     ...fundamentalsRoutes(ctx, priced),
     ...snapshotRoutes(ctx, priced),
+    ...chatRoutes(ctx, internal, priced),
     ...plaidRoutes(ctx, priced),
     ...oauthRoutes(ctx),
     ...webhookRoutes(ctx),

@@ -72,6 +72,13 @@ function pricingOf(op: Operation): Json | undefined {
     billing_code: c.billingCode,
     ...(c.minChargeMicros !== null ? { min_charge: microsToUsd(c.minChargeMicros) } : {}),
     ...(c.batchUnitMicros !== null ? { batch_cost_usd: microsToUsd(c.batchUnitMicros) } : {}),
+    ...(c.model === 'per_token'
+      ? {
+          input_cost_per_1k_tokens_usd: microsToUsd(c.unitMicros),
+          output_cost_per_1k_tokens_usd: microsToUsd(c.outputUnitMicros ?? 0),
+          plus: 'the cost of each tool call, at its own price',
+        }
+      : {}),
   }
 }
 

@@ -3,6 +3,7 @@ import { estimate, getBalance, getHealth, getInvoices, getPricing } from './ops/
 import { ANALYTICS_OPS } from './ops/analytics.ts'
 import { getSession, login, loginCallback, logout, provision, provisionFree } from './ops/auth.ts'
 import { BILLING_OPS } from './ops/billing.ts'
+import { CHAT_OPS } from './ops/chat.ts'
 import { CORRELATION_OPS } from './ops/correlation.ts'
 import { CROSS_OPS } from './ops/cross.ts'
 import { DISCOVERY_OPS } from './ops/discovery.ts'
@@ -48,6 +49,7 @@ export const OPS = {
   ...CORRELATION_OPS,
   ...FUNDAMENTALS_OPS,
   ...SNAPSHOT_OPS,
+  ...CHAT_OPS,
   ...PLAID_OPS,
   ...OAUTH_OPS,
   ...WEBHOOK_OPS,

@@ -19,6 +19,8 @@ export interface Capability {
    * `tickers`), whatever its size; `unitMicros` is then the price of a one-ticker call.
    */
   batchUnitMicros: number | null
+  /** per_token: `unitMicros` is the price of 1000 input tokens, this the price of 1000 output tokens. */
+  outputUnitMicros: number | null
   billingCode: string
   tier: 'baseline' | 'premium'
   description: string
@@ -32,7 +34,9 @@ function cap(
   price: number,
   billingCode: string,
   description: string,
-  extra: Partial<Pick<Capability, 'model' | 'minChargeMicros' | 'tier' | 'batchUnitMicros'>> = {},
+  extra: Partial<
+    Pick<Capability, 'model' | 'minChargeMicros' | 'tier' | 'batchUnitMicros' | 'outputUnitMicros'>
+  > = {},
 ): Capability {
   return {
     id,
@@ -41,6 +45,7 @@ function cap(
     unitMicros: usd(price),
     minChargeMicros: extra.minChargeMicros ?? null,
     batchUnitMicros: extra.batchUnitMicros ?? null,
+    outputUnitMicros: extra.outputUnitMicros ?? null,
     billingCode,
     tier: extra.tier ?? 'baseline',
     description,
@@ -115,6 +120,11 @@ export const CAPABILITIES: readonly Capability[] = [
   cap('fundamentals', 'getFundamentals', 0.005, 'fundamentals_v1', 'Fundamentals and cost of capital'),
   cap('snapshot', 'snapshot', 0.25, 'snapshot_v1', 'Portfolio or ticker risk snapshot'),
   cap('plaid_holdings', 'getPlaidHoldings', 0.02, 'plaid_holdings_v1', 'Brokerage holdings'),
+  // Per 1000 input tokens (unitMicros) and per 1000 output tokens, plus the tools' own prices.
+  cap('chat', 'chat', 0.001, 'chat_v1', 'Chat with tools: per 1k input / output tokens plus tool costs', {
+    model: 'per_token',
+    outputUnitMicros: usd(0.002),
+  }),
 ]
 
 export function capabilityByOperation(operationId: string): Capability | undefined {

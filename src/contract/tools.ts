@@ -73,6 +73,8 @@ export function toolCatalogue(operations: readonly Operation[] = OPERATIONS): To
   const out: ToolSpec[] = []
   for (const op of operations) {
     const capability = CAPABILITIES.find((c) => c.operationId === op.id) ?? null
+    // Per-token operations (POST /chat) are agents themselves, not tools: no tool calls a model.
+    if (capability?.model === 'per_token') continue
     const name = capability?.id ?? FREE_TOOLS[op.id]
     if (!name) continue
     const price = capability

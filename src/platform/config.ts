@@ -48,6 +48,8 @@ export interface ServerConfig {
   ipRate: { perMinute: number; burst: number }
   /** Stripe top-ups: null unless STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are both set. */
   stripe: StripeConfig | null
+  /** POST /chat's model provider: null unless LLM_BASE_URL and LLM_MODEL are set (then 503 UNAVAILABLE). */
+  llm: LlmConfig | null
   /** Brokerage holdings through Plaid: null unless PLAID_CLIENT_ID and PLAID_SECRET are set. */
   plaid: PlaidConfig | null
 }
@@ -100,6 +102,22 @@ export interface StoreAccessConfig {
     /** AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN); null = the SDK's default chain. */
     credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null
   }
+}
+
+/** An OpenAI-compatible Chat Completions provider (hosted, or llama.cpp / vLLM / Ollama) and chat's limits. */
+export interface LlmConfig {
+  /** LLM_BASE_URL, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8081/v1`. */
+  baseUrl: string
+  /** LLM_API_KEY: optional (local servers need none); never logged, never sent to the model. */
+  apiKey: string | null
+  model: string
+  /** LLM_TIMEOUT_MS (default 60000): per model call. */
+  timeoutMs: number
+  /** ERM3_CHAT_RPM (default 10) chat requests and ERM3_CHAT_TPM (default 100000) tokens per minute per key. */
+  requestsPerMinute: number
+  tokensPerMinute: number
+  /** ERM3_CHAT_MAX_INPUT_TOKENS (default 200000): input budget of one chat, bounded by request-body bytes. */
+  maxInputTokens: number
 }
 
 type Env = Record<string, string | undefined>
@@ -300,6 +318,26 @@ function plaidConfig(env: Env): PlaidConfig | null {
   }
 }
 
+function llmConfig(env: Env): LlmConfig | null {
+  const baseUrl = urlVar(env, 'LLM_BASE_URL', ['http:', 'https:'])
+  const model = str(env, 'LLM_MODEL')
+  if (baseUrl === null && model === null) return null
+  if (baseUrl === null || model === null)
+    throw new AppError(
+      'CONFIG_INVALID',
+      `POST /chat needs both LLM_BASE_URL and LLM_MODEL; ${baseUrl === null ? 'LLM_BASE_URL' : 'LLM_MODEL'} is not set`,
+    )
+  return {
+    baseUrl: baseUrl.replace(/\/+$/, ''),
+    apiKey: str(env, 'LLM_API_KEY'),
+    model,
+    timeoutMs: intVar(env, 'LLM_TIMEOUT_MS', 100, 600_000) ?? 60_000,
+    requestsPerMinute: intVar(env, 'ERM3_CHAT_RPM', 1, 2000) ?? 10,
+    tokensPerMinute: intVar(env, 'ERM3_CHAT_TPM', 1000, 2_000_000) ?? 100_000,
+    maxInputTokens: intVar(env, 'ERM3_CHAT_MAX_INPUT_TOKENS', 1000, 2_000_000) ?? 200_000,
+  }
+}
+
 function serverConfig(env: Env): ServerConfig {
   const host = str(env, 'HOST') ?? '127.0.0.1'
   const port = intVar(env, 'PORT', 0, 65535) ?? 8080
@@ -337,6 +375,7 @@ function serverConfig(env: Env): ServerConfig {
     topUpUrl: urlVar(env, 'TOP_UP_URL', ['https:', 'http:']),
     ipRate: ipRate(env),
     stripe: stripeConfig(env),
+    llm: llmConfig(env),
     plaid: plaidConfig(env),
   }
 }

@@ -150,6 +150,7 @@ describe('contract pins', () => {
       'POST /batch/lstar',
       'POST /billing/checkout',
       'POST /billing/stripe/webhook',
+      'POST /chat',
       'POST /correlation',
       'POST /decompose',
       'POST /estimate',
@@ -193,5 +194,8 @@ describe('contract pins', () => {
     assert.deepEqual(price.correlation_batch, [0.002, null, 'correlation_v1'])
     const batch = CAPABILITIES.find((c) => c.id === 'correlation_batch')
     assert.equal(batch?.batchUnitMicros, 5000)
+    // POST /chat: 0.001 / 0.002 per 1k input / output tokens (plus the tools' own prices).
+    assert.deepEqual(price.chat, [0.001, null, 'chat_v1'])
+    assert.equal(CAPABILITIES.find((c) => c.id === 'chat')?.outputUnitMicros, 2000)
   })
 })

@@ -1,0 +1,118 @@
+import type { Transport } from '../../contract/client.ts'
+import { microsToUsd, usdToMicros } from '../../contract/pricing.ts'
+import { type ToolSpec, toolCatalogue, toolRequest } from '../../contract/tools.ts'
+import type { ProviderToolCall } from './provider.ts'
+
+/**
+ * The tools a chat offers: the MCP catalogue (read-only data and account views; chat itself is
+ * not in it), as Chat Completions function tools. A call runs as the REST request it stands for,
+ * with the caller's own key, through the in-process transport: auth, prices, metering and errors
+ * are the REST ones.
+ */
+
+/** Tool results fed back to the model are cut here (bytes of UTF-8), with a note saying so. */
+export const TOOL_RESULT_MAX_BYTES = 12 * 1024
+
+export interface ChatToolCallSummary {
+  tool: string
+  capability: string | null
+  cost_usd: number
+  latency_ms: number
+  error: string | null
+}
+
+export interface ToolOutcome {
+  summary: ChatToolCallSummary
+  costMicros: number
+  /** What the model reads as the tool message. */
+  content: string
+}
+
+export function chatTools(): ToolSpec[] {
+  return toolCatalogue()
+}
+
+export function functionTools(tools: readonly ToolSpec[]) {
+  return tools.map((t) => ({
+    type: 'function' as const,
+    function: { name: t.name, description: t.description, parameters: t.inputSchema },
+  }))
+}
+
+/** A call that is not run (unknown tool, malformed arguments, over the limit): the model reads why. */
+export function refusedCall(
+  call: ProviderToolCall,
+  tool: ToolSpec | undefined,
+  code: string,
+  detail: string,
+) {
+  return {
+    summary: {
+      tool: call.name.slice(0, 100),
+      capability: tool?.capability?.id ?? null,
+      cost_usd: 0,
+      latency_ms: 0,
+      error: `${code}: ${detail}`,
+    },
+    costMicros: 0,
+    content: JSON.stringify({ error: { code, detail } }),
+  } satisfies ToolOutcome
+}
+
+/** Parses the model's arguments: a JSON object, or the reason it is not one. */
+export function parseArguments(text: string): Record<string, unknown> | string {
+  let v: unknown
+  try {
+    v = JSON.parse(text === '' ? '{}' : text)
+  } catch {
+    return 'the arguments are not valid JSON'
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return 'the arguments must be a JSON object'
+  return v as Record<string, unknown>
+}
+
+function truncate(text: string): string {
+  const bytes = Buffer.from(text, 'utf8')
+  if (bytes.length <= TOOL_RESULT_MAX_BYTES) return text
+  // Cut on a character boundary (TextDecoder drops a split trailing sequence with replacement off).
+  const head = new TextDecoder('utf-8', { fatal: false }).decode(bytes.subarray(0, TOOL_RESULT_MAX_BYTES))
+  return `${head.replace(/\uFFFD$/, '')}\n[truncated: the result was ${bytes.length} bytes; only the first ${TOOL_RESULT_MAX_BYTES} are shown. Ask for less (fewer tickers, a shorter range).]`
+}
+
+/** Runs one tool call as its REST request, with the caller's own key; never throws for a tool's error. */
+export async function runTool(
+  transport: Transport,
+  tool: ToolSpec,
+  args: Record<string, unknown>,
+  bearer: string,
+  requestId: string,
+): Promise<ToolOutcome> {
+  const started = performance.now()
+  const req = toolRequest(tool, args, bearer)
+  req.headers['x-request-id'] = requestId
+  const res = await transport(req)
+  const latency_ms = Math.max(0, Math.round(performance.now() - started))
+  let body: Record<string, unknown> = {}
+  try {
+    body = JSON.parse(res.body) as Record<string, unknown>
+  } catch {
+    body = { detail: res.body.slice(0, 500) }
+  }
+  const base = { tool: tool.name, capability: tool.capability?.id ?? null, latency_ms }
+  if (res.status >= 400) {
+    const code = typeof body.code === 'string' ? body.code : `HTTP_${res.status}`
+    const detail = String(body.detail ?? body.title ?? '')
+    return {
+      summary: { ...base, cost_usd: 0, error: `${code}: ${detail}` },
+      costMicros: 0,
+      content: JSON.stringify({ error: { code, status: res.status, detail } }),
+    }
+  }
+  const agent = body._agent as { cost_usd?: number } | undefined
+  const costMicros = usdToMicros(typeof agent?.cost_usd === 'number' ? agent.cost_usd : 0)
+  return {
+    summary: { ...base, cost_usd: microsToUsd(costMicros), error: null },
+    costMicros,
+    content: truncate(res.body),
+  }
+}
