@@ -96,6 +96,7 @@ for (const b of BACKEND_PAIRS) {
           price: 220,
         },
         { account: 1, ticker: 'ZZZQX', type: 'equity', name: 'Unknown Holdings', quantity: 2, price: 9 },
+        { account: 1, ticker: 'SPY', type: 'equity', name: 'SPDR S&P 500 ETF Trust', quantity: 1, price: 470 },
         {
           account: 0,
           ticker: 'VFIAX',
@@ -302,6 +303,7 @@ for (const b of BACKEND_PAIRS) {
         ['VTI', 'etf', /not a common stock/],
         ['VFIAX', 'mutual fund', /not a common stock/],
         ['ZZZQX', 'equity', /not in the erm3 universe/],
+        ['SPY', 'equity', /ETF in the erm3 universe/],
         [null, 'equity', /no ticker/],
       ]
       for (const [tk, type, why] of reasons) {
@@ -328,6 +330,7 @@ for (const b of BACKEND_PAIRS) {
       const conf = (body._agent.confidence as { overall: number }).overall
       assert.ok(Math.abs(conf - total / bookValue) < 1e-12, String(conf))
       assert.equal(r.headers['x-api-cost-usd'], '0.02')
+      assert.equal(r.headers['cache-control'], 'private, no-store')
       assert.equal(typeof r.headers['x-data-as-of'], 'string')
       assert.equal(typeof body._metadata.data_as_of, 'string')
       const again = await holdings(key)

@@ -36,6 +36,8 @@ export function plaidRoutes(ctx: ServiceContext, priced: (opId: string) => Capab
     getPlaidHoldings: async (req, reply) => {
       const p = requirePrincipal(req.principal)
       await requireHoldingsAccount(ctx, p) // before metering: a free refusal
+      // A user's brokerage positions: no shared or browser cache keeps them either.
+      reply.header('Cache-Control', 'private, no-store')
       // Every failure inside (no linked item, re-link, Plaid down) releases the reservation: free.
       return runMetered(ctx, req, reply, priced('getPlaidHoldings'), () => holdingsService(ctx, p), {
         live: true,

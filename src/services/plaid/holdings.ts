@@ -92,6 +92,9 @@ async function riskOf(
 ): Promise<{ risk: Risk | null; reason: string | null }> {
   try {
     const { _metadata, ...risk } = (await metricsSnapshot(ctx.models, p.environment, ticker)).body
+    // Plaid calls some funds `equity`; erm3 knows which of its symbols are ETFs.
+    if (risk.meta.asset_type === 'etf')
+      return { risk: null, reason: `${ticker} is an ETF in the erm3 universe: no stock-level risk model` }
     return { risk, reason: null }
   } catch (err) {
     if (err instanceof AppError && (err.code === 'TICKER_NOT_FOUND' || err.code === 'INVALID_TICKER'))
