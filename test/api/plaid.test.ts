@@ -96,7 +96,14 @@ for (const b of BACKEND_PAIRS) {
           price: 220,
         },
         { account: 1, ticker: 'ZZZQX', type: 'equity', name: 'Unknown Holdings', quantity: 2, price: 9 },
-        { account: 1, ticker: 'SPY', type: 'equity', name: 'SPDR S&P 500 ETF Trust', quantity: 1, price: 470 },
+        {
+          account: 1,
+          ticker: 'SPY',
+          type: 'equity',
+          name: 'SPDR S&P 500 ETF Trust',
+          quantity: 1,
+          price: 470,
+        },
         {
           account: 0,
           ticker: 'VFIAX',
