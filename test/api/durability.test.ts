@@ -6,22 +6,20 @@
  * ledger-derived balance.
  */
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { openOperator } from '../../src/main/context.ts'
 import { createAccountWithBalance, createKeyFor } from '../../src/services/identity/admin.ts'
 import type { LedgerEntry } from '../../src/store/accounts/types.ts'
 import { ModelStore } from '../../src/store/model-store/reader.ts'
+import { startNode } from '../helpers/cluster.ts'
 import { type FixtureStores, fixtureStores } from '../helpers/fixture-store.ts'
 
-const BIN = fileURLToPath(new URL('../../bin/erm3.js', import.meta.url))
 const KEYS = 6
 const PER_KEY = 8 // under the 10-slot concurrency limit of a key
 const LOAD_MS = 1500
@@ -29,40 +27,10 @@ const OPENING_MICROS = 100_000_000
 
 type Env = Record<string, string | undefined>
 
-async function freePort(): Promise<number> {
-  const s = createServer()
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))
-  const port = (s.address() as { port: number }).port
-  await new Promise<void>((resolve) => s.close(() => resolve()))
-  return port
-}
-
-/** `erm3 serve` as a child; resolves with its origin once it says it is serving. */
+/** `erm3 serve` as a child (the cluster helper's); resolves with its origin once it is serving. */
 async function startServer(env: Env, store: string): Promise<{ child: ChildProcess; origin: string }> {
-  const port = await freePort()
-  const child = spawn(process.execPath, [BIN, 'serve', '--store', store], {
-    env: { ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let out = ''
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 20_000)
-    const onData = (b: Buffer) => {
-      out += b.toString()
-      if (out.includes('erm3: serving on')) {
-        clearTimeout(timer)
-        resolve()
-      }
-    }
-    child.stdout?.on('data', onData)
-    child.stderr?.on('data', onData)
-    child.once('exit', (code) => {
-      clearTimeout(timer)
-      reject(new Error(`server exited with ${code}:\n${out}`))
-    })
-  })
-  child.removeAllListeners('exit')
-  return { child, origin: `http://127.0.0.1:${port}` }
+  const n = await startNode({ ...env, LOG_LEVEL: 'warn' }, store)
+  return { child: n.child, origin: `http://127.0.0.1:${n.port}` }
 }
 
 function killed(child: ChildProcess): Promise<void> {
