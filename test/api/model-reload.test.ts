@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { pino } from 'pino'
 import { synthesizeDataset } from '../../src/data/synthesize.ts'
+import { serve } from '../../src/main/server.ts'
 import { buildStore } from '../../src/services/build/index.ts'
 import type { ServiceContext } from '../../src/services/context.ts'
 import { type ModelReloader, startModelReload } from '../../src/services/model-reload.ts'
@@ -224,5 +225,41 @@ describe(`new builds without restarts (two nodes, ${DB})`, () => {
     // Publishing a good build again (B's successor: A republished) is picked up.
     await publishStore(storeB, new LocalBlobs(pubDir))
     assert.equal(await source1.current(), buildB)
+  })
+
+  test('erm3 serve with ERM3_STORE=http://…: serves the published build, /health names it, the poll picks up a new CURRENT', async () => {
+    const home = join(root, 'serve-home')
+    // The node's own sandbox store (test keys), as a first start would have built it.
+    await cp((await fixtureStores()).sandbox, join(home, 'sandbox', 'store'), { recursive: true })
+    const server = await serve(
+      {
+        ERM3_HOME: home,
+        ERM3_STORE: http.url,
+        ERM3_STORE_POLL_SECONDS: '1',
+        PORT: '0',
+        DATABASE_URL: '',
+        REDIS_URL: '',
+      },
+      { log: pino({ level: 'silent' }) },
+    )
+    try {
+      const health = async () =>
+        ((await (await fetch(`${server.url}/health`)).json()) as { model: Record<string, unknown> }).model
+      const served = await source1.current()
+      assert.equal((await health()).build_id, served)
+      // A back to CURRENT (the same files, already there: only the listing and CURRENT are written).
+      const again = await publishStore((await fixtureStores()).live, new LocalBlobs(pubDir))
+      assert.equal(again.uploaded, 0)
+      const end = Date.now() + 5000
+      let model = await health()
+      while (model.build_id !== buildA && Date.now() < end) {
+        await new Promise((r) => setTimeout(r, 100))
+        model = await health()
+      }
+      assert.equal(model.build_id, buildA)
+      assert.equal(model.data_as_of, ref.ctx.models.store('live').dataAsOf)
+    } finally {
+      await server.close()
+    }
   })
 })

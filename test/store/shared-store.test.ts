@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import { GetObjectCommand } from '@aws-sdk/client-s3'
 import { publishStore } from '../../src/store/model-store/publish.ts'
 import type { ModelStore } from '../../src/store/model-store/reader.ts'
@@ -252,6 +255,39 @@ describe('shared model store on S3 and HTTP', () => {
     assert.equal(r.status, 503, r.text)
     assert.equal((JSON.parse(r.text) as { code: string }).code, 'UNAVAILABLE')
     await assert.rejects(src.current(), (e: Error & { code?: string }) => e.code === 'UNAVAILABLE')
+  })
+
+  test('erm3 publish (the CLI) takes the endpoint, region, keys and path style from the AWS variables', async () => {
+    const bin = fileURLToPath(new URL('../../bin/erm3.js', import.meta.url))
+    // Asynchronously: s3rver runs in this process and must keep answering.
+    const run = (args: string[], env: Record<string, string> = {}) =>
+      promisify(execFile)(process.execPath, [bin, ...args], {
+        env: { ...process.env, ...env },
+        encoding: 'utf8',
+        timeout: 120_000,
+      }).then(
+        (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+        (e: { code: number; stdout: string; stderr: string }) => e,
+      )
+    const r = await run(['publish', fx.live, `s3://${BUCKET}/cli/live`], {
+      AWS_ENDPOINT_URL_S3: s3.endpoint,
+      AWS_REGION: 'eu-west-1',
+      AWS_ACCESS_KEY_ID: 'S3RVER',
+      AWS_SECRET_ACCESS_KEY: 'S3RVER',
+      ERM3_S3_FORCE_PATH_STYLE: 'true',
+    })
+    assert.equal(r.code, 0, r.stderr)
+    assert.match(r.stdout, new RegExp(`published build ${liveBuild} .* CURRENT switched`))
+    const src = openBuildSource(`s3://${BUCKET}/cli/live`, {
+      s3: { ...s3Opts(), endpoint: s3.endpoint },
+      timeoutMs: 10_000,
+      cacheBytes: 2 ** 20,
+    })
+    sources.push(src)
+    assert.equal(await src.current(), liveBuild)
+    const bad = await run(['publish', fx.live, 's3://x'])
+    assert.notEqual(bad.code, 0)
+    assert.match(bad.stderr, /s3:\/\/bucket\/prefix/)
   })
 
   test('a publish that fails part-way leaves CURRENT on the old build, and nodes keep serving it', async () => {

@@ -48,7 +48,12 @@ export class S3Blobs implements BlobReader, BlobWriter {
       ...(opts.credentials ? { credentials: opts.credentials } : {}),
       // One retry: a request waits at most about two timeouts before it gets its 503.
       maxAttempts: 2,
-      requestHandler: { connectionTimeout: this.timeoutMs, requestTimeout: this.timeoutMs },
+      requestHandler: {
+        connectionTimeout: this.timeoutMs,
+        requestTimeout: this.timeoutMs,
+        // Without it the SDK only warns when a request outlives requestTimeout.
+        throwOnRequestTimeout: true,
+      },
     })
   }
 
