@@ -4,6 +4,7 @@ import { registerBuild } from './commands/build.ts'
 import { registerDataCommands } from './commands/data.ts'
 import { registerExport } from './commands/export.ts'
 import { registerMcp } from './commands/mcp.ts'
+import { registerPlaid } from './commands/plaid.ts'
 import { registerPublish } from './commands/publish.ts'
 import { registerServe } from './commands/serve.ts'
 import { registerStart } from './commands/start.ts'
@@ -21,5 +22,6 @@ registerStart(program)
 registerServe(program)
 registerAdmin(program)
 registerMcp(program)
+registerPlaid(program)
 
 await runCli(program, process.argv)

@@ -6,14 +6,19 @@
  * the server's logs. Expectations are computed here, never imported from src/services.
  */
 import assert from 'node:assert/strict'
-import { createDecipheriv, randomBytes } from 'node:crypto'
+import { spawn } from 'node:child_process'
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import Database from 'better-sqlite3'
 import { pino } from 'pino'
 import { loadConfig } from '../../src/platform/config.ts'
 import { signSession } from '../../src/services/identity/session.ts'
+import { createSqliteAccountStore } from '../../src/store/accounts/sqlite.ts'
 import { type FakePlaid, type FakePosition, startFakePlaid } from '../helpers/fake-plaid.ts'
 import { modelledTickers } from '../helpers/portfolio-math.ts'
 import { BACKEND_PAIRS, startTestApp, type TestApp } from '../helpers/test-app.ts'
@@ -603,6 +608,112 @@ describe('Plaid unconfigured and misconfigured', () => {
     )
     assert.equal(ok.server.plaid?.env, 'production')
     assert.equal(loadConfig({}).server.plaid, null)
+  })
+})
+
+/** `erm3 plaid rekey` (operator re-keying): the CLI end to end on an embedded home. */
+describe('erm3 plaid rekey', () => {
+  const root = fileURLToPath(new URL('../..', import.meta.url))
+  let home = ''
+  before(async () => {
+    home = await mkdtemp(join(tmpdir(), 'erm3-plaid-cli-'))
+  })
+  after(() => rm(home, { recursive: true, force: true }))
+  /** An independent AES-256-GCM seal in the documented layout (iv | tag | body, AAD = item id). */
+  function seal(key: Buffer, aad: string, text: string): string {
+    const iv = randomBytes(12)
+    const c = createCipheriv('aes-256-gcm', key, iv)
+    c.setAAD(Buffer.from(aad))
+    const body = Buffer.concat([c.update(text, 'utf8'), c.final()])
+    return Buffer.concat([iv, c.getAuthTag(), body]).toString('base64url')
+  }
+
+  function erm3(env: Record<string, string>, ...args: string[]) {
+    return new Promise<{ code: number | null; out: string; err: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, [join(root, 'bin', 'erm3.js'), ...args], {
+        cwd: home,
+        env: {
+          ...process.env,
+          ERM3_HOME: home,
+          DATABASE_URL: '',
+          ERM3_PEPPER: '',
+          ERM3_SESSION_SECRET: '',
+          ...env,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        timeout: 60_000,
+      })
+      let out = ''
+      let err = ''
+      child.stdout.setEncoding('utf8').on('data', (s: string) => {
+        out += s
+      })
+      child.stderr.setEncoding('utf8').on('data', (s: string) => {
+        err += s
+      })
+      child.on('error', reject)
+      child.on('close', (code) => resolve({ code, out, err }))
+    })
+  }
+
+  const cliPlaidEnv = (tokenKeys: string) => ({
+    PLAID_CLIENT_ID: 'client',
+    PLAID_SECRET: 'secret',
+    ERM3_PLAID_TOKEN_KEYS: tokenKeys,
+  })
+
+  test('erm3 plaid rekey re-encrypts old tokens under the current key; a lost key fails naming it', async () => {
+    const store = createSqliteAccountStore(join(home, 'erm3.db'))
+    await store.migrate()
+    const tokens = new Map<string, string>()
+    for (let i = 0; i < 3; i++) {
+      const accountId = `acct_cli${i}`
+      await store.createAccount({
+        id: accountId,
+        email: `cli${i}@x.test`,
+        kind: 'user',
+        createdAt: Date.now(),
+      })
+      const id = `pli_cli${i}`
+      const token = `access-sandbox-${randomBytes(8).toString('hex')}`
+      tokens.set(id, token)
+      await store.plaid().insertItem({
+        id,
+        accountId,
+        itemId: `item_cli${i}`,
+        institutionId: null,
+        institutionName: null,
+        tokenCiphertext: i === 2 ? seal(K2, id, token) : seal(K1, id, token),
+        tokenKeyId: i === 2 ? 'k2' : 'k1',
+        createdAt: Date.now() + i,
+        lastError: null,
+      })
+    }
+    await store.close()
+
+    const r = await erm3(cliPlaidEnv(keysEnv(['k2', K2], ['k1', K1])), 'plaid', 'rekey')
+    assert.equal(r.code, 0, r.err)
+    assert.match(r.out, /^2 token\(s\) re-encrypted; every stored token is under key k2/)
+    assert.ok(!r.out.includes('access-sandbox') && !r.err.includes('access-sandbox'))
+
+    const check = createSqliteAccountStore(join(home, 'erm3.db'))
+    for (const [id, token] of tokens) {
+      const rec = await check.plaid().getItem(`acct_cli${id.slice(-1)}`, id)
+      assert.equal(rec?.tokenKeyId, 'k2')
+      assert.equal(openIndependently(K2, id, rec?.tokenCiphertext ?? ''), token)
+    }
+    await check.close()
+
+    const again = await erm3(cliPlaidEnv(keysEnv(['k2', K2])), 'plaid', 'rekey')
+    assert.equal(again.code, 0, again.err)
+    assert.match(again.out, /^0 token\(s\) re-encrypted/)
+
+    const lost = await erm3(cliPlaidEnv(keysEnv(['k3', randomBytes(32)])), 'plaid', 'rekey')
+    assert.equal(lost.code, 1)
+    assert.match(lost.err, /key id "k2"/)
+    const unconfigured = await erm3({}, 'plaid', 'rekey')
+    assert.equal(unconfigured.code, 1)
+    assert.match(unconfigured.err, /PLAID_CLIENT_ID/)
   })
 })
 

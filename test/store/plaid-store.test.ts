@@ -78,6 +78,17 @@ function plaidConformance(name: string, open: () => AccountStore) {
       assert.equal((await s.plaid().getItem(a, i.id))?.lastError, null)
     })
 
+    test('items not under a key, across accounts (operator re-keying)', async () => {
+      const old = [item(a, { tokenKeyId: 'k-old' }), item(b, { tokenKeyId: 'k-old' })]
+      for (const i of old) await s.plaid().insertItem(i)
+      const found = await s.plaid().itemsNotUnderKey('k1', 100)
+      for (const i of old) assert.ok(found.some((f) => f.id === i.id))
+      assert.ok(found.every((f) => f.tokenKeyId !== 'k1'))
+      assert.equal((await s.plaid().itemsNotUnderKey('k1', 1)).length, 1)
+      for (const i of old) await s.plaid().rekeyToken(i.id, 'k-old', 'x', 'k1')
+      assert.ok((await s.plaid().itemsNotUnderKey('k1', 100)).every((f) => !old.some((o) => o.id === f.id)))
+    })
+
     test("delete: only the owner's, once", async () => {
       const i = item(a)
       await s.plaid().insertItem(i)

@@ -41,5 +41,12 @@ export function createPostgresPlaidStore(pool: pg.Pool): PlaidStore {
     async setLastError(id, lastError) {
       await pool.query('UPDATE plaid_items SET last_error = $1 WHERE id = $2', [lastError, id])
     },
+    async itemsNotUnderKey(keyId, limit) {
+      const r = await pool.query<PlaidItemRow>(
+        `SELECT ${PLAID_ITEM_COLUMNS} FROM plaid_items WHERE token_key_id <> $1 ORDER BY id LIMIT $2`,
+        [keyId, limit],
+      )
+      return r.rows.map(toPlaidItem)
+    },
   }
 }

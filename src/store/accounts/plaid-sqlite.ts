@@ -18,6 +18,9 @@ export function createSqlitePlaidStore(db: Database.Database): PlaidStore {
   const rekey = db.prepare<[string, string, string, string]>(
     'UPDATE plaid_items SET token_ciphertext = ?, token_key_id = ? WHERE id = ? AND token_key_id = ?',
   )
+  const notUnder = db.prepare<[string, number], PlaidItemRow>(
+    `SELECT ${PLAID_ITEM_COLUMNS} FROM plaid_items WHERE token_key_id <> ? ORDER BY id LIMIT ?`,
+  )
   const setError = db.prepare<[string | null, string]>('UPDATE plaid_items SET last_error = ? WHERE id = ?')
   return {
     async insertItem(item) {
@@ -38,6 +41,9 @@ export function createSqlitePlaidStore(db: Database.Database): PlaidStore {
     },
     async setLastError(id, lastError) {
       setError.run(lastError, id)
+    },
+    async itemsNotUnderKey(keyId, limit) {
+      return notUnder.all(keyId, limit).map(toPlaidItem)
     },
   }
 }

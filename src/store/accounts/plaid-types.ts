@@ -36,4 +36,6 @@ export interface PlaidStore {
    */
   rekeyToken(id: string, fromKeyId: string, ciphertext: string, keyId: string): Promise<boolean>
   setLastError(id: string, lastError: string | null): Promise<void>
+  /** Items of every account whose token is sealed under another key than `keyId` (operator re-keying), at most `limit`. */
+  itemsNotUnderKey(keyId: string, limit: number): Promise<PlaidItemRecord[]>
 }
