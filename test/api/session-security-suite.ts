@@ -154,8 +154,12 @@ export function sessionSecuritySuite(
         test('over the address rate → 429 RATE_LIMITED with Retry-After', async () => {
           const ip = freshIp()
           const rule = addressRule(t.ctx.config)
+          // Input and session first: made after the drain, they gave the bucket time to refill a
+          // token (one per 100 ms) on a loaded machine, and the request passed.
+          const input = await c.input({ t, accountId })
+          const jwt = await session()
           await t.ctx.limits.rate.take(ADDRESS_BUCKET + ip, rule, Date.now(), rule.burst)
-          const r = await call(c, await session(), undefined, { 'x-forwarded-for': ip })
+          const r = await call(c, jwt, input, { 'x-forwarded-for': ip })
           assertProblem(r, 429, 'RATE_LIMITED')
           assert.ok(Number(r.headers['retry-after']) >= 1)
           assert.equal(r.headers['x-ratelimit-remaining'], '0')
