@@ -137,7 +137,8 @@ function storeVar(env: Env): string | null {
   return resolve(raw)
 }
 
-function storeAccess(env: Env): StoreAccessConfig {
+/** The shared-store settings alone (erm3 publish needs no server settings). */
+export function storeAccess(env: Env): StoreAccessConfig {
   const flag = str(env, 'ERM3_S3_FORCE_PATH_STYLE')
   if (flag !== null && !['true', 'false', '1', '0'].includes(flag))
     throw new AppError(

@@ -257,6 +257,26 @@ describe('shared model store on S3 and HTTP', () => {
     await assert.rejects(src.current(), (e: Error & { code?: string }) => e.code === 'UNAVAILABLE')
   })
 
+  test('a store that stops answering (accepts, never replies): 503 after ERM3_STORE_TIMEOUT_MS, not a hang', async () => {
+    let hang = false
+    const server = await staticServer(pubDir, {
+      hold: (path) => (hang && /\/c\/\d+\/\d+$/.test(path) ? new Promise<void>(() => {}) : null),
+    })
+    const src = openBuildSource(server.url, { s3: s3Opts(), timeoutMs: 500, cacheBytes: 2 ** 20 })
+    try {
+      const t = await appOn(src)
+      hang = true
+      const started = Date.now()
+      const r = await rawCall(t, 'GET', `/metrics/${tickers[2]}`, keys.get(t) as string)
+      assert.equal(r.status, 503, r.text)
+      assert.equal((JSON.parse(r.text) as { code: string }).code, 'UNAVAILABLE')
+      const took = Date.now() - started
+      assert.ok(took >= 400 && took < 3000, `answered after ${took} ms`)
+    } finally {
+      await server.close()
+    }
+  })
+
   test('erm3 publish (the CLI) takes the endpoint, region, keys and path style from the AWS variables', async () => {
     const bin = fileURLToPath(new URL('../../bin/erm3.js', import.meta.url))
     // Asynchronously: s3rver runs in this process and must keep answering.

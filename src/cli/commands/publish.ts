@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { loadConfig } from '../../platform/config.ts'
+import { storeAccess } from '../../platform/config.ts'
 import { type PublishResult, publishStore } from '../../store/model-store/publish.ts'
 import { openWriter, parseStoreLocation } from '../../store/object-store/index.ts'
 
@@ -9,7 +9,7 @@ import { openWriter, parseStoreLocation } from '../../store/object-store/index.t
  * usual AWS variables (README "Shared model store").
  */
 export async function publishTo(localStore: string, target: string, force = false): Promise<PublishResult> {
-  const a = loadConfig(process.env).server.storeAccess
+  const a = storeAccess(process.env)
   const writer = openWriter(parseStoreLocation(target), { s3: a.s3, timeoutMs: a.timeoutMs })
   return publishStore(localStore, writer, {
     force,
