@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { pino } from 'pino'
 import { type FakeLlm, type FakeUsage, startFakeLlm } from '../helpers/fake-llm.ts'
+import * as fc from '../helpers/fc.ts'
 import { BACKEND_PAIRS, startTestApp, type TestApp } from '../helpers/test-app.ts'
 
 /**
@@ -440,6 +441,134 @@ for (const b of BACKEND_PAIRS) {
       }
       assert.equal(fake.requests.length, n0)
       assert.equal(await spent(account), 0)
+    })
+
+    test('a provider reporting more than the bound is charged the bound: the request bytes, max_tokens', async () => {
+      const { account, key } = await funded()
+      const n0 = fake.requests.length
+      fake.script({
+        kind: 'text',
+        content: 'x',
+        usage: { prompt_tokens: 10_000_000, completion_tokens: 999_999 },
+      })
+      const body = (await chat(key, { ...ask('hi'), max_tool_calls: 0, max_tokens: 300 })).ok()
+      const bytes = Buffer.byteLength(fake.requests[n0]?.raw ?? '', 'utf8')
+      assert.deepEqual(body.usage, { input_tokens: bytes, output_tokens: 300 })
+      assert.equal(await spent(account), llmMicros(bytes, 300))
+    })
+
+    test('property: whatever the provider reports, the charge is ⌈in × 1 + out × 2⌉ micro-dollars of the capped usage plus the tools', {
+      skip: b.db === 'postgres' ? 'the arithmetic is backend-independent; run once' : undefined,
+    }, async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(
+            fc.record({
+              prompt_tokens: fc.integer({ min: 0, max: 120_000 }),
+              completion_tokens: fc.integer({ min: 0, max: 3000 }),
+            }),
+            { minLength: 1, maxLength: 3 },
+          ),
+          fc.integer({ min: 1, max: 2048 }),
+          async (usages, maxTokens) => {
+            const { account, key } = await funded()
+            const n0 = fake.requests.length
+            // Every round but the last asks for one tool (a cache HIT after the first: free).
+            fake.script(
+              ...usages.map((usage, i) =>
+                i < usages.length - 1
+                  ? {
+                      kind: 'tools' as const,
+                      calls: [{ name: 'metrics', arguments: '{"ticker":"SPY"}' }],
+                      usage,
+                    }
+                  : { kind: 'text' as const, content: 'done', usage },
+              ),
+            )
+            const r = await chat(key, { ...ask('beta?'), max_tokens: maxTokens })
+            assert.equal(r.status, 200, r.text)
+            let input = 0
+            let output = 0
+            for (const [i, u] of usages.entries()) {
+              input += Math.min(u.prompt_tokens, Buffer.byteLength(fake.requests[n0 + i]?.raw ?? ''))
+              output += Math.min(u.completion_tokens, maxTokens)
+            }
+            const tools = usages.length > 1 ? TOOL_MICROS : 0
+            assert.equal(await spent(account), llmMicros(input, output) + tools)
+            const reserved = llmMicros(MAX_INPUT, 4 * maxTokens) + 3 * DEAREST_TOOL
+            assert.ok(llmMicros(input, output) <= llmMicros(MAX_INPUT, 4 * maxTokens), `${reserved}`)
+          },
+        ),
+        { numRuns: 12 },
+      )
+    })
+
+    test('per-key token limit: tokens are counted after each chat; an empty bucket → 429', async () => {
+      const { key } = await funded(20)
+      const big = { messages: [{ role: 'user', content: 'a'.repeat(32_000) }], max_tool_calls: 0 }
+      // Each chat reports 33,000 input tokens (under its ~32 KB request): 100,000 a minute admits four.
+      const statuses: number[] = []
+      for (let i = 0; i < 5; i++) {
+        fake.script({ kind: 'text', content: 'ok', usage: { prompt_tokens: 32_100, completion_tokens: 900 } })
+        const r = await chat(key, big)
+        statuses.push(r.status)
+        if (r.status === 429) {
+          assert.match(String((r.json as { detail: string }).detail), /token limit/)
+          assert.ok(Number(r.headers['retry-after']) >= 1)
+        }
+      }
+      assert.deepEqual(statuses, [200, 200, 200, 200, 429])
+      fake.queue.length = 0
+    })
+
+    test('test keys have the stricter token limit (20,000 a minute)', async () => {
+      const account = await t.account(0)
+      const key = await t.key(account, { env: 'test' })
+      bearerKeys.push(key)
+      const big = { messages: [{ role: 'user', content: 'a'.repeat(30_000) }], max_tool_calls: 0 }
+      fake.script({ kind: 'text', content: 'ok', usage: { prompt_tokens: 30_000, completion_tokens: 10 } })
+      assert.equal((await chat(key, big)).status, 200)
+      assert.equal((await chat(key, big)).status, 429)
+    })
+
+    test('/estimate, /pricing and /docs/billing know the per-token price', async () => {
+      const messages = [{ role: 'user', content: 'What is the beta of SPY?' }]
+      const e = await t.client.call('estimate', {
+        body: { operation: 'POST /chat', params: { messages, max_tool_calls: 0, max_tokens: 100 } },
+      })
+      const est = e.ok() as {
+        estimated_tokens?: { input: number; output: number }
+        estimated_cost_usd: number
+      }
+      assert.equal(est.estimated_tokens?.output, 100)
+      const input = est.estimated_tokens?.input ?? 0
+      assert.ok(input > Buffer.byteLength(JSON.stringify(messages)) / 4)
+      assert.equal(est.estimated_cost_usd, llmMicros(input, 100) / 1e6)
+      const withTools = (
+        await t.client.call('estimate', { body: { operation: 'chat', params: { messages } } })
+      ).ok() as { estimated_tokens?: { input: number } }
+      assert.ok((withTools.estimated_tokens?.input ?? 0) > input + 5000, 'the tool definitions are input too')
+      const pricing = (await t.client.call('getPricing')).ok()
+      const c = pricing.capabilities.find((x) => x.capability_id === 'chat') as Record<string, unknown>
+      assert.equal(c.model, 'per_token')
+      assert.equal(c.input_cost_per_1k_tokens_usd, 0.001)
+      assert.equal(c.output_cost_per_1k_tokens_usd, 0.002)
+      const doc = await t.app.fastify.inject({ url: '/docs/billing' })
+      assert.match(doc.body, /## Chat \(`POST \/chat`\)/)
+      assert.match(doc.body, /1\.708192 USD/)
+      const openapi = (await t.app.fastify.inject({ url: '/openapi.json' })).json() as {
+        paths: Record<string, { post?: Record<string, unknown> }>
+      }
+      assert.deepEqual(openapi.paths['/chat']?.post?.['x-pricing'], {
+        capability_id: 'chat',
+        tier: 'baseline',
+        model: 'per_token',
+        cost_usd: 0.001,
+        billing_code: 'chat_v1',
+        input_cost_per_1k_tokens_usd: 0.001,
+        output_cost_per_1k_tokens_usd: 0.002,
+        plus: 'the cost of each tool call, at its own price',
+      })
     })
 
     test('no key or secret ever reaches the provider in a request body', () => {

@@ -3,6 +3,7 @@ import { newId } from '../../src/platform/ids.ts'
 import { issueKey } from '../../src/services/identity/keys.ts'
 import { signSession } from '../../src/services/identity/session.ts'
 import { encryptSecret } from '../../src/services/webhooks/crypto.ts'
+import { startFakeLlm } from '../helpers/fake-llm.ts'
 import { startFakePlaid } from '../helpers/fake-plaid.ts'
 import { startFakeStripe } from '../helpers/fake-stripe.ts'
 import { BACKEND_PAIRS, type TestApp } from '../helpers/test-app.ts'
@@ -345,3 +346,17 @@ const PLAID_SESSION_CASES: SessionSecurityCase[] = [
   }),
 ]
 for (const b of BACKEND_PAIRS) sessionSecuritySuite(b, PLAID_SESSION_CASES, { env: PLAID_ENV, name: 'Plaid' })
+
+// POST /chat (issue 19) against a loopback fake provider that answers every call `ok`; no tool
+// calls (max_tool_calls 0), so its worst case fits the suite's 1 USD account.
+const llm = await startFakeLlm()
+after(() => llm.close())
+const CHAT_ENV = { LLM_BASE_URL: llm.url, LLM_MODEL: 'fake-model', ERM3_CHAT_RPM: '1000' }
+const CHAT_CASE: SecurityCase<'chat'> = {
+  op: 'chat',
+  input: { body: { messages: [{ role: 'user', content: 'hello' }], max_tool_calls: 0 } },
+  metered: true,
+  invalid: { body: { messages: [{ role: 'system' as 'user', content: 'hello' }] } },
+}
+const CHAT_CASES = [CHAT_CASE] as unknown as SecurityCase[]
+for (const b of BACKEND_PAIRS) securitySuite(b, CHAT_CASES, { env: CHAT_ENV, name: 'Chat' })

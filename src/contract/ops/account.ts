@@ -116,6 +116,8 @@ export const pricingEntrySchema = Type.Object({
   billing_code: Type.String(),
   tier: Type.String(),
   description: Type.String(),
+  input_cost_per_1k_tokens_usd: Type.Optional(Type.Number({ description: 'per_token (chat)' })),
+  output_cost_per_1k_tokens_usd: Type.Optional(Type.Number({ description: 'per_token (chat)' })),
 })
 
 export const getPricing = defineOperation({
@@ -170,6 +172,12 @@ export const estimate = defineOperation({
       ]),
       note: Type.String(),
       estimated_rows: Type.Optional(Type.Integer()),
+      estimated_tokens: Type.Optional(
+        Type.Object(
+          { input: Type.Integer(), output: Type.Integer() },
+          { description: 'per_token (chat): the tokens of one model answer' },
+        ),
+      ),
       unit_cost_usd: Type.Optional(Type.Number()),
       min_charge: Type.Optional(Type.Number()),
     },

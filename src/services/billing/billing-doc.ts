@@ -1,6 +1,7 @@
 import { openApiPath } from '../../contract/operation.ts'
 import { operationById } from '../../contract/operations.ts'
 import { microsToUsd } from '../../contract/pricing.ts'
+import { CHAT_BILLING_DOC } from '../chat/billing-text.ts'
 import { MIN_TOP_UP_USD } from './meter.ts'
 import { servedCapabilities } from './views.ts'
 
@@ -13,7 +14,12 @@ export function billingDoc(opts: { publicUrl: string; topUpUrl: string | null; s
   const rows = servedCapabilities().map((c) => {
     const op = operationById(c.operationId)
     const where = op ? `\`${op.method} ${openApiPath(op.path)}\`` : ''
-    const unit = c.model === 'per_position' ? 'per ticker that succeeds' : 'per call'
+    const unit =
+      c.model === 'per_position'
+        ? 'per ticker that succeeds'
+        : c.model === 'per_token'
+          ? `per 1k input tokens, ${microsToUsd(c.outputUnitMicros ?? 0)} per 1k output tokens, plus the tool calls (see Chat)`
+          : 'per call'
     const min = c.minChargeMicros
       ? `, minimum ${microsToUsd(c.minChargeMicros)}`
       : c.batchUnitMicros !== null
@@ -73,6 +79,7 @@ before making it), \`GET /tickers\`, \`GET /health\`, the documents and discover
 - \`GET /account/keys\`, \`GET /account/audit\`: the account's keys and the log of every change to them
   and to the settings (who, what, when, from which address).
 
+${CHAT_BILLING_DOC}
 ## Topping up
 The minimum top-up is ${MIN_TOP_UP_USD.toFixed(2)} USD. ${topUp}
 `

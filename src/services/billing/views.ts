@@ -3,6 +3,7 @@ import { OPERATIONS, operationById } from '../../contract/operations.ts'
 import { CAPABILITIES, type Capability, chargeMicros, microsToUsd } from '../../contract/pricing.ts'
 import { AppError } from '../../platform/errors.ts'
 import type { LedgerEntry } from '../../store/accounts/types.ts'
+import { estimateChat } from '../chat/estimate.ts'
 import type { ServiceContext } from '../context.ts'
 import type { Principal } from '../identity/keys.ts'
 import { KEY_RULES, MAX_CONCURRENT } from '../limits.ts'
@@ -119,6 +120,12 @@ export function pricingView() {
         billing_code: c.billingCode,
         tier: c.tier,
         description: c.description,
+        ...(c.model === 'per_token'
+          ? {
+              input_cost_per_1k_tokens_usd: microsToUsd(c.unitMicros),
+              output_cost_per_1k_tokens_usd: microsToUsd(c.outputUnitMicros ?? 0),
+            }
+          : {}),
       }
     }),
     free: OPERATIONS.filter((o) => FREE_OPERATIONS.includes(o.id)).map(
@@ -170,6 +177,7 @@ export function estimateCost(operation: string, params: Record<string, unknown> 
       `Unknown operation ${JSON.stringify(operation)}: see GET /pricing for capability ids`,
     )
   }
+  if (c.model === 'per_token') return estimateChat(c, params)
   const positions = positionsOf(params)
   if (c.model === 'per_position' && positions > 100)
     throw new AppError('TOO_MANY_TICKERS', `At most 100 tickers per call, got ${positions}`)
