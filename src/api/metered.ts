@@ -121,14 +121,16 @@ export async function runMetered(
 ): Promise<FastifyReply> {
   const principal = requirePrincipal(req.principal)
   const format = negotiateFormat(req, opts.tabular === true)
-  const dataAsOf = ctx.models.store(principal.environment).dataAsOf
+  // The build, not only its date: a corrected rebuild with the same data_as_of is new data.
+  const store = ctx.models.store(principal.environment)
+  const build = `${store.dataAsOf}/${store.buildId ?? ''}`
   const inm = req.headers['if-none-match']
   const outcome = await meteredCall(
     ctx,
     {
       principal,
       capability,
-      cacheKey: responseCacheKey(principal, [...requestParts(req), dataAsOf, format]),
+      cacheKey: responseCacheKey(principal, [...requestParts(req), build, format]),
       // `Cache-Control: no-cache` asks for a fresh computation: served and charged as BYPASS.
       bypassCache:
         opts.live === true || /no-cache|no-store/i.test(String(req.headers['cache-control'] ?? '')),

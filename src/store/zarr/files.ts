@@ -4,7 +4,8 @@
  * found missing are remembered, because the store is immutable once opened.
  */
 import { read, readSync } from 'node:fs'
-import { type FileHandle, open } from 'node:fs/promises'
+import { access, type FileHandle, open } from 'node:fs/promises'
+import { AppError } from '../../platform/errors.ts'
 
 interface Entry {
   handle: Promise<FileHandle | null>
@@ -17,7 +18,16 @@ export class FilePool {
   private readonly entries = new Map<string, Entry>()
   private readonly missing = new Set<string>()
 
-  constructor(readonly maxOpen: number) {}
+  /**
+   * `sentinel`: a file that exists as long as the store does (its root metadata). A missing chunk
+   * is an absent (fill-value) chunk only while the sentinel is there; if the store's directory was
+   * removed under a reader (an old build pruned while a request still read it), the read fails
+   * with a retryable 503 instead of answering fill values as data.
+   */
+  constructor(
+    readonly maxOpen: number,
+    private readonly sentinel: string | null = null,
+  ) {}
 
   get openCount(): number {
     return this.entries.size
@@ -52,6 +62,14 @@ export class FilePool {
         throw err
       })
       if (h === null) {
+        if (this.sentinel !== null && !(await exists(this.sentinel)))
+          throw new AppError(
+            'UNAVAILABLE',
+            'The model build this request was reading has been removed; retry',
+            {
+              retryAfterSeconds: 1,
+            },
+          )
         this.missing.add(file)
         if (this.entries.get(file) === e) this.entries.delete(file)
         return undefined
@@ -82,6 +100,15 @@ export class FilePool {
 }
 
 function noop(): void {}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await access(file)
+    return true
+  } catch {
+    return false
+  }
+}
 
 async function openOrNull(file: string): Promise<FileHandle | null> {
   try {

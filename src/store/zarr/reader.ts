@@ -3,6 +3,8 @@
  * day run inside each chunk for a column, whole chunks for a row. File handles stay open and
  * decoded pieces are cached, both bounded LRUs.
  */
+import { access } from 'node:fs/promises'
+import { join } from 'node:path'
 import { AppError } from '../../platform/errors.ts'
 import type { BlobReader } from '../object-store/types.ts'
 import { ByteLru } from './cache.ts'
@@ -107,7 +109,14 @@ export async function openZarrStore(root: string, opts: OpenOptions = {}): Promi
   const tree = await walkStore(root)
   const cache = new ByteLru(opts.cacheBytes ?? 256 * 2 ** 20)
   const pread = opts.blockingReads ? preadFullySync : preadFully
-  return new StoreReader(root, tree, cache, new LocalChunks(new FilePool(opts.maxOpenFiles ?? 4096), pread))
+  // The root's metadata is the sentinel of a store's existence (a bare array tree may have none).
+  const rootMeta = join(root, 'zarr.json')
+  const sentinel = await access(rootMeta).then(
+    () => rootMeta,
+    () => null,
+  )
+  const files = new FilePool(opts.maxOpenFiles ?? 4096, sentinel)
+  return new StoreReader(root, tree, cache, new LocalChunks(files, pread))
 }
 
 /**
