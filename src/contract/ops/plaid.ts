@@ -151,7 +151,7 @@ export const getPlaidHoldings = defineOperation({
     'items → accounts (type, subtype, balances), securities, positions (quantity, institution_price, institution_value, ' +
     'cost_basis, currency). Each position of a US common stock in the erm3 universe carries `risk`, the fields of ' +
     'GET /metrics/{ticker}; others carry risk null and risk_unavailable_reason (cash, ETF, mutual fund, option, no ticker, ' +
-    'not in the universe). `snapshot` is POST /snapshot’s answer for the covered long positions weighted by ' +
+    'not in the universe). `snapshot` is the answer of POST /snapshot for the covered long positions weighted by ' +
     'institution_value (included in the price), or null with snapshot_unavailable_reason. The key and the brokerage ' +
     'connection must belong to the same signed-up account: keys of anonymous accounts (provision-free) get 403 ' +
     'ACCOUNT_REQUIRED; no linked connection → 404 (free). A connection that needs re-authentication → 409 ' +
