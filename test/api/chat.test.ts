@@ -571,6 +571,48 @@ for (const b of BACKEND_PAIRS) {
       })
     })
 
+    test('robustness: random requests and random model tool calls never answer 500, never overcharge', {
+      skip: b.db === 'postgres' ? 'backend-independent; run once' : undefined,
+    }, async () => {
+      const { account } = await funded(50)
+      const text = fc.string({ unit: 'binary', maxLength: 60 })
+      const call = fc.record({
+        name: fc.oneof(fc.constantFrom('metrics', 'decompose', 'balance', 'snapshot', 'chat'), text),
+        arguments: fc.oneof(fc.json(), text, fc.constant('{"ticker":"SPY"}')),
+      })
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.record({ role: fc.constantFrom('user', 'assistant', 'tool'), content: text }), {
+            minLength: 0,
+            maxLength: 4,
+          }),
+          fc.option(fc.integer({ min: -2, max: 12 }), { nil: undefined }),
+          fc.array(call, { maxLength: 4 }),
+          async (messages, maxToolCalls, calls) => {
+            const before = (await t.ctx.accounts.balance(account)).balanceMicros
+            fake.queue.length = 0
+            if (calls.length)
+              fake.script({ kind: 'tools', calls, usage: { prompt_tokens: 10, completion_tokens: 5 } })
+            const body = { messages, ...(maxToolCalls === undefined ? {} : { max_tool_calls: maxToolCalls }) }
+            // A key per run: the per-key chat limit (10 a minute) is tested on its own.
+            const runKey = await t.key(account)
+            bearerKeys.push(runKey)
+            const r = await chat(runKey, body)
+            assert.ok(r.status !== 500, r.text)
+            const after = await t.ctx.accounts.balance(account)
+            assert.equal(after.reservedMicros, 0)
+            if (r.status !== 200) assert.equal(after.balanceMicros, before, r.text)
+            else {
+              const agent = (r.json as { _agent: { cost_usd: number } })._agent
+              assert.equal(before - after.balanceMicros, Math.round(agent.cost_usd * 1e6))
+            }
+          },
+        ),
+        { numRuns: 25 },
+      )
+      fake.queue.length = 0
+    })
+
     test('no key or secret ever reaches the provider in a request body', () => {
       assert.ok(fake.requests.length > 10)
       for (const r of fake.requests) {

@@ -78,7 +78,7 @@ export const chatResponseSchema = Type.Object(
     tool_calls: Type.Array(chatToolCallSummarySchema),
     finish_reason: Type.String({
       description:
-        'stop, length (max_tokens reached), tool_call_limit (max_tool_calls used up) or input_budget (the input budget could not fit another round)',
+        'stop, length (max_tokens reached), tool_call_limit (max_tool_calls used up), input_budget (the input budget could not fit another round) or time_budget (no time left for another round within 8 minutes)',
     }),
     usage: Type.Object({ input_tokens: Type.Integer(), output_tokens: Type.Integer() }),
     notes: Type.Array(Type.String(), { description: 'Why the chat stopped early, when it did' }),

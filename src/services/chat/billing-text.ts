@@ -41,4 +41,7 @@ export const CHAT_BILLING_DOC = `## Chat (\`POST /chat\`)
   100,000, counted in thousands) a minute, 429 \`RATE_LIMITED\` with \`Retry-After\`. A chat is admitted
   while the key's token bucket is not empty; its tokens are taken once the provider has reported
   them. Every tool call also takes a token of the key's general rate limit, as a REST call does.
+  No round starts that could end more than 8 minutes after the request arrived
+  (\`finish_reason: time_budget\`), so a reservation never outlives the ledger's 10-minute
+  reconcile of abandoned ones.
 `

@@ -72,6 +72,9 @@ export interface PreparedChat {
   wallet: ChatWallet
 }
 
+/** No round starts that could end after this much time since the request arrived. */
+export const CHAT_DEADLINE_MS = 8 * 60_000
+
 const providers = new WeakMap<LlmConfig, ChatProvider>()
 
 function providerOf(cfg: LlmConfig): ChatProvider {
@@ -320,6 +323,13 @@ export async function runChat(
     for (let round = 0; round < rounds; round++) {
       if (ev.aborted?.()) {
         notes.push('The client went away; no further round was started.')
+        break
+      }
+      // A round that could outlive the chat deadline does not start (reservations older than ten
+      // minutes are taken for a crashed node's and released by the ledger reconcile).
+      if (round > 0 && performance.now() - c.startedAt + c.cfg.timeoutMs > CHAT_DEADLINE_MS) {
+        finish = 'time_budget'
+        notes.push('The chat ran out of time for another round; this is the answer so far.')
         break
       }
       const toolsAllowed = t.executed < c.maxToolCalls && round < rounds - 1
