@@ -130,7 +130,11 @@ function checkMcp(docs: Documents, truth: Truth, problems: string[]): void {
       problems.push(`tool ${c.mcp_tool} of capability ${c.capability_id} does not exist`)
 }
 
-const UNITS: Record<string, string> = { call: 'per_request', position: 'per_position' }
+const UNITS: Record<string, string> = {
+  call: 'per_request',
+  position: 'per_position',
+  kilotoken: 'per_token',
+}
 
 /** `- \`GET /lstar\` — lstar: 0.02 USD per call, minimum 0.01 USD. …` → the entry it states. */
 function llmsPrices(text: string): Omit<PricingEntry, 'tier' | 'description' | 'billing_code'>[] {
