@@ -68,6 +68,12 @@ function priced(opId: string): Capability {
 export interface AppOptions {
   bodyLimit?: number
   /**
+   * How long a stopping node waits for in-flight requests before it ends the connections still
+   * open (default 10 s): a stream whose client vanished can leave its connection half-open until
+   * Node's own timeout, about a minute.
+   */
+  drainMs?: number
+  /**
    * Handlers of operations served by other adapters (the MCP transports), given the in-process
    * transport through which an MCP tool call becomes the REST call it stands for.
    */
@@ -242,7 +248,13 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
     async close() {
       await usage.flush()
       await flushUsage(ctx)
-      await fastify.close()
+      const force = setTimeout(() => fastify.server.closeAllConnections(), opts.drainMs ?? 10_000)
+      force.unref()
+      try {
+        await fastify.close()
+      } finally {
+        clearTimeout(force)
+      }
     },
   }
 }

@@ -4,9 +4,13 @@ import type { ServiceContext } from '../services/context.ts'
 import { datasetOf, describeDataset } from '../services/models.ts'
 
 /** The whole HTTP surface of a node: REST (api/) with the MCP transports (mcp/) mounted on it. */
-export async function createServerApp(ctx: ServiceContext): Promise<App & { mcpSessions: () => number }> {
+export async function createServerApp(
+  ctx: ServiceContext,
+  opts: { drainMs?: number } = {},
+): Promise<App & { mcpSessions: () => number }> {
   let mcp: ReturnType<typeof createMcpHandlers> | null = null
   const app = await createApp(ctx, {
+    ...opts,
     extraHandlers: (internal) => {
       const live = () => ctx.models.peek('live')
       mcp = createMcpHandlers(internal, ctx.now, () => {

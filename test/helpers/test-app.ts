@@ -177,7 +177,8 @@ export async function startTestApp(
     log,
     now: () => Date.now() + clock.offsetMs,
   }
-  const app = await createServerApp(ctx)
+  // Tests stop at once: a stream a test aborted must not hold the close for Node's minute.
+  const app = await createServerApp(ctx, { drainMs: 200 })
   const transport = injectTransport(app)
   let n = 0
   return {
