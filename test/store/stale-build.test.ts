@@ -93,3 +93,46 @@ describe('a rebuild with the same data_as_of', () => {
     assert.notDeepEqual(strip(after.text), strip(first.text), 'the corrected numbers are served')
   })
 })
+
+describe('pruning superseded builds', () => {
+  let root: string
+  before(() => {
+    root = mkdtempSync(join(tmpdir(), 'erm3-prune-'))
+  })
+  after(() => rmSync(root, { recursive: true, force: true }))
+
+  test('a build goes only once it was superseded longer ago than the grace period', async () => {
+    const { mkdirSync, utimesSync, existsSync } = await import('node:fs')
+    const { pruneBuilds } = await import('../../src/store/model-store/writer.ts')
+    const now = Date.UTC(2026, 10, 25, 12)
+    const min = 60_000
+    // committed at: a −60 min, b −30 min, c −5 min, d −1 min (current); e has no manifest.
+    const builds: [string, number | null][] = [
+      ['a', -60],
+      ['b', -30],
+      ['c', -5],
+      ['d', -1],
+      ['e', null],
+    ]
+    for (const [id, at] of builds) {
+      mkdirSync(join(root, 'builds', id), { recursive: true })
+      if (at !== null) {
+        const f = join(root, 'builds', id, 'manifest.json')
+        writeFileSync(f, '{}')
+        utimesSync(f, (now + at * min) / 1000, (now + at * min) / 1000)
+      }
+    }
+    utimesSync(join(root, 'builds', 'e'), (now - 2 * min) / 1000, (now - 2 * min) / 1000)
+    const removed = await pruneBuilds(root, new Set(['d']), now, 10 * min)
+    // a was superseded by b 30 min ago and b by c 5 min ago: only a is past the 10 min grace;
+    // c (superseded 1 min ago) stays, and so does e (an unfinished build touched 2 min ago).
+    assert.deepEqual(removed, ['a'])
+    for (const id of ['b', 'c', 'd', 'e']) assert.ok(existsSync(join(root, 'builds', id)), id)
+    assert.deepEqual((await pruneBuilds(root, new Set(['d']), now + 30 * min, 10 * min)).sort(), [
+      'b',
+      'c',
+      'e',
+    ])
+    assert.ok(existsSync(join(root, 'builds', 'd')), 'the kept build stays')
+  })
+})

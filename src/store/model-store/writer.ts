@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { link, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import type { Array2DSpec, Column } from '../zarr/index.ts'
 import { writeArray1D, writeGroup } from '../zarr/index.ts'
@@ -114,13 +114,53 @@ export async function currentBuild(root: string): Promise<string | null> {
   }
 }
 
-async function pruneBuilds(root: string, keep: Set<string>): Promise<void> {
+/**
+ * How long a superseded build stays on disk: serving nodes switch builds by polling CURRENT (every
+ * ERM3_STORE_POLL_SECONDS) and close the old one 30 s later, and a request may still be reading
+ * it; a build being written by another process (no manifest yet) is spared as long.
+ */
+export const PRUNE_GRACE_MS = 10 * 60_000
+
+/**
+ * Removes builds other than `keep` once they are no longer read: a build superseded (the next
+ * newer build's manifest written) more than `graceMs` ago, or a manifest-less leftover (an
+ * interrupted build) untouched for as long.
+ */
+export async function pruneBuilds(
+  root: string,
+  keep: Set<string>,
+  now = Date.now(),
+  graceMs = PRUNE_GRACE_MS,
+): Promise<string[]> {
+  const dir = join(root, STORE_FILES.builds)
   let names: string[] = []
   try {
-    names = await readdir(join(root, STORE_FILES.builds))
+    names = await readdir(dir)
   } catch {
-    return
+    return []
   }
-  for (const n of names)
-    if (!keep.has(n)) await rm(join(root, STORE_FILES.builds, n), { recursive: true, force: true })
+  const committedAt = new Map<string, number>()
+  const touchedAt = new Map<string, number>()
+  for (const n of names) {
+    const m = await stat(join(dir, n, STORE_FILES.manifest)).catch(() => null)
+    if (m) committedAt.set(n, m.mtimeMs)
+    else touchedAt.set(n, (await stat(join(dir, n)).catch(() => null))?.mtimeMs ?? 0)
+  }
+  const removed: string[] = []
+  for (const n of names) {
+    if (keep.has(n)) continue
+    const at = committedAt.get(n)
+    let since: number
+    if (at === undefined) since = touchedAt.get(n) ?? 0
+    else {
+      // Superseded when the first build committed after it was.
+      const later = [...committedAt.values()].filter((t) => t > at)
+      if (later.length === 0) continue // nothing newer has committed: not superseded
+      since = Math.min(...later)
+    }
+    if (now - since < graceMs) continue
+    await rm(join(dir, n), { recursive: true, force: true })
+    removed.push(n)
+  }
+  return removed
 }
