@@ -1,6 +1,7 @@
 import { type TSchema, Type } from 'typebox'
 import { defineOperation } from '../operation.ts'
 import { IsoDateTime, Nullable } from '../schemas.ts'
+import { WEBHOOK_EVENT_NAMES } from '../webhook-events.ts'
 
 /**
  * Webhook subscriptions, their delivery log, and the balance alert of the signed-in account
@@ -8,14 +9,7 @@ import { IsoDateTime, Nullable } from '../schemas.ts'
  * price, so no MCP tool.
  */
 
-export const WEBHOOK_EVENT_NAMES = [
-  'batch.completed',
-  'balance.low',
-  'balance.topped_up',
-  'key.created',
-  'key.revoked',
-  'model.updated',
-] as const
+export { WEBHOOK_EVENT_NAMES }
 
 const eventName = Type.Union([
   Type.Literal('batch.completed'),

@@ -1,16 +1,10 @@
+import { WEBHOOK_EVENT_NAMES } from '../../contract/webhook-events.ts'
 import { call } from '../api.ts'
 import { el, errorMessage, message, table } from '../dom.ts'
 
 /** Webhook subscriptions: create (secret shown once), test event, delivery log with re-deliver, delete. */
 
-const EVENTS = [
-  'batch.completed',
-  'balance.low',
-  'balance.topped_up',
-  'key.created',
-  'key.revoked',
-  'model.updated',
-]
+const EVENTS: readonly string[] = WEBHOOK_EVENT_NAMES
 
 interface Subscription {
   id: string
