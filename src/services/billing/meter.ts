@@ -6,6 +6,9 @@ import { topUpHint } from './top-up.ts'
 
 export const MIN_TOP_UP_USD = 10
 
+/** A metered call is settled or released by the process that reserved it: in-process reservations. */
+const reservations = (ctx: ServiceContext) => ctx.accounts.inProcess ?? ctx.accounts
+
 /** A metered call in flight: what was reserved for it (nothing for test keys). */
 export interface MeterTicket {
   principal: Principal
@@ -28,7 +31,7 @@ export async function beginMetered(
   if (principal.environment === 'test' || amount === 0) {
     return { principal, capability, reservationId: null, reservedMicros: 0 }
   }
-  const r = await ctx.accounts.reserve(principal.accountId, amount, ctx.now())
+  const r = await reservations(ctx).reserve(principal.accountId, amount, ctx.now())
   if (!r.ok && r.reason === 'spend_cap')
     throw spendCapError(ctx, amount, r.capMicros ?? 0, r.monthSpentMicros ?? 0)
   if (!r.ok) {
@@ -87,7 +90,7 @@ export async function settleMetered(
 ): Promise<number> {
   if (ticket.reservationId === null) return 0
   const amount = Math.min(chargeMicros(ticket.capability, positionsSucceeded), ticket.reservedMicros)
-  await ctx.accounts.settle(
+  await reservations(ctx).settle(
     ticket.reservationId,
     { amountMicros: amount, requestId, capability: ticket.capability.id, keyId: ticket.principal.keyId },
     ctx.now(),
@@ -97,5 +100,5 @@ export async function settleMetered(
 
 /** A failed call costs nothing: frees its reservation. */
 export async function releaseMetered(ctx: ServiceContext, ticket: MeterTicket): Promise<void> {
-  if (ticket.reservationId !== null) await ctx.accounts.release(ticket.reservationId)
+  if (ticket.reservationId !== null) await reservations(ctx).release(ticket.reservationId)
 }

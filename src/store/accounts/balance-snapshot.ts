@@ -14,6 +14,8 @@
  */
 import type { AccountStore, BalanceView } from './types.ts'
 
+type Reservations = Pick<AccountStore, 'reserve' | 'settle' | 'release'>
+
 interface Snapshot {
   view: BalanceView
   at: number
@@ -62,6 +64,34 @@ export function withBalanceSnapshots(
     }
   }
 
+  /** Reserve, settle and release that drop the account's snapshot around each write. */
+  const tracked = (r: Reservations): Reservations => ({
+    async reserve(accountId, amountMicros, now) {
+      const res = await around(accountId, () => r.reserve(accountId, amountMicros, now))
+      if (res.ok) {
+        // Reservations abandoned without settle or release (reconcile frees them) must not pile up.
+        if (accountOf.size >= MAX_TRACKED * 10) accountOf.clear()
+        accountOf.set(res.reservationId, accountId)
+      }
+      return res
+    },
+
+    async settle(reservationId, charge, now) {
+      const accountId = accountOf.get(reservationId)
+      try {
+        return await around(accountId, () => r.settle(reservationId, charge, now))
+      } finally {
+        accountOf.delete(reservationId)
+      }
+    },
+
+    async release(reservationId) {
+      const accountId = accountOf.get(reservationId)
+      accountOf.delete(reservationId)
+      return around(accountId, () => r.release(reservationId))
+    },
+  })
+
   return {
     ...inner,
 
@@ -78,30 +108,8 @@ export function withBalanceSnapshots(
       return view
     },
 
-    async reserve(accountId, amountMicros, now) {
-      const r = await around(accountId, () => inner.reserve(accountId, amountMicros, now))
-      if (r.ok) {
-        // Reservations abandoned without settle or release (reconcile frees them) must not pile up.
-        if (accountOf.size >= MAX_TRACKED * 10) accountOf.clear()
-        accountOf.set(r.reservationId, accountId)
-      }
-      return r
-    },
-
-    async settle(reservationId, charge, now) {
-      const accountId = accountOf.get(reservationId)
-      try {
-        return await around(accountId, () => inner.settle(reservationId, charge, now))
-      } finally {
-        accountOf.delete(reservationId)
-      }
-    },
-
-    async release(reservationId) {
-      const accountId = accountOf.get(reservationId)
-      accountOf.delete(reservationId)
-      return around(accountId, () => inner.release(reservationId))
-    },
+    ...tracked(inner),
+    ...(inner.inProcess ? { inProcess: tracked(inner.inProcess) } : {}),
 
     async credit(accountId, input, now) {
       return around(accountId, () => inner.credit(accountId, input, now))

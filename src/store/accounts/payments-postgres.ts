@@ -37,14 +37,25 @@ const toPayment = (r: PaymentRow): PaymentRecord => ({
  * Posts one negative entry (refund, chargeback) unless (account, reference) exists, and moves the
  * balance in the same statement. Money in goes through the account store's own CREDIT statement,
  * which also re-arms the low-balance alert and enqueues `balance.topped_up` (webhooks).
+ *
+ * When the balance left no longer covers what is reserved, the account's reservation leases
+ * (postgres-leases.ts: rows `lse_…`) are revoked with it: a node's unused lease must not pay for
+ * calls the account can no longer afford. Their calls in flight then claim nothing and fail
+ * uncharged; lease rows are locked before the account's row, as the settles lock them.
  */
 const POST_NEGATIVE = `WITH ins AS (
     INSERT INTO ledger (id, account_id, kind, amount_micros, reference, note, created_at)
     VALUES ($1, $2, $3, $4, $5, $6, $7)
     ON CONFLICT (account_id, reference) WHERE reference IS NOT NULL DO NOTHING
     RETURNING id
+  ), revoked AS (
+    DELETE FROM reservations WHERE account_id = $2 AND id LIKE 'lse\\_%' AND EXISTS (SELECT 1 FROM ins)
+      AND (SELECT balance_micros + $4 - reserved_micros FROM accounts WHERE id = $2) < 0
+    RETURNING amount_micros
   ), upd AS (
-    UPDATE accounts SET balance_micros = balance_micros + $4 WHERE id = $2 AND EXISTS (SELECT 1 FROM ins)
+    UPDATE accounts SET balance_micros = balance_micros + $4,
+      reserved_micros = reserved_micros - (SELECT COALESCE(SUM(amount_micros), 0) FROM revoked)::bigint
+    WHERE id = $2 AND EXISTS (SELECT 1 FROM ins)
   )
   SELECT id FROM ins`
 

@@ -3,10 +3,14 @@
  * while the previous batch commits) become one statement in one commit (one WAL flush), and every promise resolves after that commit — so a resolved settle
  * is a durable debit. The reservation row a batch deletes is its claim, so batches of different
  * nodes cannot charge a reservation twice.
+ *
+ * A queue in `lease` mode settles charges drawn on reservation leases (postgres-leases.ts): many
+ * entries name one lease, each is told apart by its ledger id, and the lease's owner has already
+ * made sure each local reservation is settled once and within its amount.
  */
 import type pg from 'pg'
 import { newId } from '../../platform/ids.ts'
-import { LOCK_BATCH_ACCOUNTS, SETTLE_BATCH } from './postgres-sql.ts'
+import { LOCK_BATCH_ACCOUNTS, SETTLE_BATCH, SETTLE_LEASE_BATCH } from './postgres-sql.ts'
 import { checkMicros } from './rows.ts'
 import { monthOf } from './self-service-types.ts'
 import type { Charge, LedgerEntry } from './types.ts'
@@ -14,6 +18,7 @@ import type { Charge, LedgerEntry } from './types.ts'
 type Tx = <T>(fn: (c: pg.PoolClient) => Promise<T>) => Promise<T>
 
 interface Queued {
+  /** The reservation (claim mode) or lease (lease mode) charged. */
   id: string
   charge: Charge
   now: number
@@ -27,15 +32,22 @@ export function isTransient(err: unknown): boolean {
   return code === '40P01' || code === '40001'
 }
 
-export function createSettleQueue(pool: pg.Pool, tx: Tx) {
+export type SettleMode = 'claim' | 'lease'
+
+export function createSettleQueue(pool: pg.Pool, tx: Tx, mode: SettleMode = 'claim') {
+  const statement =
+    mode === 'claim'
+      ? { name: 'settle', text: SETTLE_BATCH }
+      : { name: 'settle_lease', text: SETTLE_LEASE_BATCH }
   let queue: Queued[] = []
   let queuedIds = new Set<string>()
   let scheduled = false
   let current: Promise<void> | null = null
 
-  /** Writes the batch; returns the account of every reservation it claimed. */
+  /** Writes the batch; returns the account of every charge it claimed, by ledger id. */
   async function write(batch: Queued[]): Promise<Map<string, string>> {
     const ids = batch.map((b) => b.id)
+    const one = new Set(ids).size === 1
     const values = [
       ids,
       batch.map((b) => b.charge.amountMicros),
@@ -46,20 +58,18 @@ export function createSettleQueue(pool: pg.Pool, tx: Tx) {
       batch.map((b) => b.now),
       batch.map((b) => monthOf(b.now)),
     ]
-    type Row = { res_id: string; account_id: string }
+    type Row = { ledger_id: string; account_id: string }
     let rows: Row[]
-    if (batch.length === 1) {
-      // One reservation touches one account row: a single autocommit statement, one round trip.
-      rows = await retrying(
-        async () => (await pool.query<Row>({ name: 'settle', text: SETTLE_BATCH, values })).rows,
-      )
+    if (one) {
+      // One reservation or lease touches one account row: a single autocommit statement, one round trip.
+      rows = await retrying(async () => (await pool.query<Row>({ ...statement, values })).rows)
     } else {
       rows = await tx(async (c) => {
-        await c.query({ name: 'settle_lock', text: LOCK_BATCH_ACCOUNTS, values: [ids] })
-        return (await c.query<Row>({ name: 'settle', text: SETTLE_BATCH, values })).rows
+        await c.query({ name: 'settle_lock', text: LOCK_BATCH_ACCOUNTS, values: [[...new Set(ids)]] })
+        return (await c.query<Row>({ ...statement, values })).rows
       })
     }
-    return new Map(rows.map((r) => [r.res_id, r.account_id]))
+    return new Map(rows.map((r) => [r.ledger_id, r.account_id]))
   }
 
   /** Of the unclaimed reservations, those that still exist but are smaller than their charge. */
@@ -77,10 +87,10 @@ export function createSettleQueue(pool: pg.Pool, tx: Tx) {
   async function run(batch: Queued[]): Promise<void> {
     try {
       const claimed = await write(batch)
-      const unclaimed = batch.filter((b) => !claimed.has(b.id))
-      const over = unclaimed.length > 0 ? await overcharged(unclaimed) : new Set<string>()
+      const unclaimed = batch.filter((b) => !claimed.has(b.ledgerId))
+      const over = mode === 'claim' && unclaimed.length > 0 ? await overcharged(unclaimed) : new Set<string>()
       for (const b of batch) {
-        const accountId = claimed.get(b.id)
+        const accountId = claimed.get(b.ledgerId)
         if (over.has(b.id))
           b.reject(new RangeError(`charge ${b.charge.amountMicros} exceeds reservation ${b.id}`))
         else if (accountId === undefined || b.charge.amountMicros === 0) b.resolve(null)
@@ -116,8 +126,10 @@ export function createSettleQueue(pool: pg.Pool, tx: Tx) {
         return Promise.reject(err)
       }
       // The same reservation twice in one turn: the first claims it, the repeat is unknown.
-      if (queuedIds.has(id)) return Promise.resolve(null)
-      queuedIds.add(id)
+      if (mode === 'claim') {
+        if (queuedIds.has(id)) return Promise.resolve(null)
+        queuedIds.add(id)
+      }
       return new Promise((resolve, reject) => {
         queue.push({ id, charge, now, ledgerId: newId('led', now), resolve, reject })
         if (!scheduled) {

@@ -25,32 +25,28 @@ export const RESERVE = `WITH acct AS (
   SELECT $3, id, $2, $4 FROM acct
   RETURNING id`
 
-/**
- * Settles a batch of reservations (group commit). Deleting the reservation row is the claim: a
- * reservation already settled, released or reconciled claims nothing, so it can never be charged
- * twice. A charge above its reservation claims nothing either (the caller reports the error).
- * Parameters are parallel arrays: reservation ids, charges, ledger ids, request ids, capabilities,
- * key ids, times, UTC months (the spend cap's measure moves with the balance).
- */
-export const SETTLE_BATCH = `WITH input AS (
+const SETTLE_INPUT = `WITH input AS (
     SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[],
       $8::int[]) AS t(res_id, charge, ledger_id, request_id, capability, key_id, created_at, month)
-  ), claimed AS (
-    DELETE FROM reservations r USING input i
-    WHERE r.id = i.res_id AND i.charge <= r.amount_micros
-    RETURNING r.id, r.account_id, r.amount_micros, i.charge, i.ledger_id, i.request_id, i.capability, i.key_id,
-      i.created_at, i.month
-  ), debits AS (
+  )`
+
+/**
+ * What both settle statements do once `claimed` holds the charges they may make (with the account,
+ * `freed`: what leaves `reserved_micros`, and the input columns): the debit rows, the balance, the
+ * reserved sum and the month's spend move together, the low-balance alert fires once; returns the
+ * ledger id and account of every charge claimed.
+ */
+const SETTLE_TAIL = `, debits AS (
     INSERT INTO ledger (id, account_id, kind, amount_micros, request_id, capability, key_id, created_at)
     SELECT ledger_id, account_id, 'debit', -charge, request_id, capability, key_id, created_at
     FROM claimed WHERE charge > 0
   ), totals AS (
-    SELECT account_id, SUM(charge)::bigint AS charge, SUM(amount_micros)::bigint AS reserved,
+    SELECT account_id, SUM(charge)::bigint AS charge, SUM(freed)::bigint AS freed,
       MAX(month) AS month, MAX(created_at) AS at
     FROM claimed GROUP BY account_id
   ), moved AS (
     UPDATE accounts a
-    SET balance_micros = a.balance_micros - t.charge, reserved_micros = a.reserved_micros - t.reserved,
+    SET balance_micros = a.balance_micros - t.charge, reserved_micros = a.reserved_micros - t.freed,
       spend_month_micros = CASE WHEN a.spend_month = t.month THEN a.spend_month_micros + t.charge
         WHEN a.spend_month > t.month THEN a.spend_month_micros ELSE t.charge END,
       spend_month = GREATEST(a.spend_month, t.month),
@@ -58,7 +54,76 @@ export const SETTLE_BATCH = `WITH input AS (
     FROM totals t WHERE a.id = t.account_id
     ${LOW_BALANCE_RETURNING}
   )${BALANCE_LOW_CTES}
-  SELECT id AS res_id, account_id FROM claimed`
+  SELECT ledger_id, account_id FROM claimed`
+
+/**
+ * Settles a batch of reservations (group commit). Deleting the reservation row is the claim: a
+ * reservation already settled, released or reconciled claims nothing, so it can never be charged
+ * twice. A charge above its reservation claims nothing either (the caller reports the error).
+ * Parameters are parallel arrays: reservation ids, charges, ledger ids, request ids, capabilities,
+ * key ids, times, UTC months (the spend cap's measure moves with the balance).
+ */
+export const SETTLE_BATCH = `${SETTLE_INPUT}, claimed AS (
+    DELETE FROM reservations r USING input i
+    WHERE r.id = i.res_id AND i.charge <= r.amount_micros
+    RETURNING r.account_id, r.amount_micros AS freed, i.*
+  )${SETTLE_TAIL}`
+
+/**
+ * Settles a batch of charges drawn on reservation leases (postgres-leases.ts), same parameters
+ * with lease ids for reservation ids (one lease may carry many charges). A lease is drawn down by
+ * the sum of its charges, all or none, only if it still holds that much; the lease stays (its
+ * node returns the rest), so `freed` is the charge itself. A lease released or reconciled away
+ * claims nothing.
+ */
+export const SETTLE_LEASE_BATCH = `${SETTLE_INPUT}, per_lease AS (
+    SELECT res_id, SUM(charge)::bigint AS total FROM input GROUP BY res_id
+  ), drawn AS (
+    UPDATE reservations r SET amount_micros = r.amount_micros - p.total
+    FROM per_lease p WHERE r.id = p.res_id AND r.amount_micros >= p.total
+    RETURNING r.id, r.account_id
+  ), claimed AS (
+    SELECT d.account_id, i.charge AS freed, i.* FROM input i JOIN drawn d ON d.id = i.res_id
+  )${SETTLE_TAIL}`
+
+/**
+ * Takes a reservation lease, or grows one ($4: its id; the row is created or added to): at least
+ * $2, at most max($2, $3), and no more than a quarter of what the account has free (balance −
+ * reserved, and under a spend cap, the cap's room) beyond $2 — so one node's lease leaves most of
+ * a small balance to the others. Checked under the account's row lock, like RESERVE. A grown
+ * lease's row is locked before the account's (the order the settles lock them in, so the two
+ * cannot deadlock). Returns the amount taken, or no row when even $2 does not fit.
+ */
+export const LEASE_TAKE = `WITH l AS (
+    SELECT id FROM reservations WHERE id = $4 FOR UPDATE
+  ), a AS (
+    SELECT id, balance_micros - reserved_micros AS free,
+      CASE WHEN spend_cap_micros IS NULL THEN NULL ELSE spend_cap_micros - reserved_micros -
+        CASE WHEN spend_month = $6 THEN spend_month_micros ELSE 0 END END AS room
+    FROM accounts WHERE id = $1 AND (SELECT count(*) FROM l) >= 0 FOR UPDATE
+  ), t AS (
+    SELECT id, GREATEST($2::bigint, LEAST($3::bigint, LEAST(free, COALESCE(room, free)) / 4)) AS take
+    FROM a WHERE free >= $2 AND (room IS NULL OR room >= $2)
+  ), acct AS (
+    UPDATE accounts SET reserved_micros = accounts.reserved_micros + t.take FROM t WHERE accounts.id = t.id
+    RETURNING t.take
+  ), lease AS (
+    INSERT INTO reservations (id, account_id, amount_micros, created_at) SELECT $4, $1, take, $5 FROM acct
+    ON CONFLICT (id) DO UPDATE SET amount_micros = reservations.amount_micros + EXCLUDED.amount_micros
+    RETURNING id
+  )
+  SELECT take FROM acct WHERE EXISTS (SELECT 1 FROM lease)`
+
+/** Hands $2 of a lease back to its account, if the lease still holds that much. */
+export const LEASE_SHRINK = `WITH r AS (
+    UPDATE reservations SET amount_micros = amount_micros - $2 WHERE id = $1 AND amount_micros >= $2
+    RETURNING account_id
+  )
+  UPDATE accounts a SET reserved_micros = a.reserved_micros - $2 FROM r WHERE a.id = r.account_id
+  RETURNING a.id`
+
+/** Keeps a long-lived lease from looking abandoned to reconcile (RELEASE_OLD goes by created_at). */
+export const LEASE_TOUCH = 'UPDATE reservations SET created_at = $2 WHERE id = $1'
 
 /** Takes the account rows of a multi-account batch in id order, so two nodes' batches cannot deadlock. */
 export const LOCK_BATCH_ACCOUNTS = `SELECT a.id FROM accounts a

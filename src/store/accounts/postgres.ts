@@ -15,6 +15,7 @@ import { createPostgresPaymentStore } from './payments-postgres.ts'
 import type { PaymentStore } from './payments-types.ts'
 import { createPostgresPlaidStore } from './plaid-postgres.ts'
 import type { PlaidStore } from './plaid-types.ts'
+import { createLeases } from './postgres-leases.ts'
 import { createSettleQueue, isTransient } from './postgres-settle.ts'
 import * as SQL from './postgres-sql.ts'
 import {
@@ -34,7 +35,7 @@ import {
 } from './rows.ts'
 import { createPostgresSelfService, SPEND_STATE } from './self-service-postgres.ts'
 import { monthOf, type SelfServiceStore } from './self-service-types.ts'
-import type { AccountStore, LedgerEntry } from './types.ts'
+import type { AccountStore, Charge, LedgerEntry, ReserveResult } from './types.ts'
 import { createPostgresWebhooks, INSERT_KEY_WITH_EVENT, REVOKE_KEY_WITH_EVENT } from './webhooks-postgres.ts'
 import type { WebhookStore } from './webhooks-types.ts'
 
@@ -80,7 +81,7 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
   const q = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = [], name?: string) =>
     (await pool.query<R>({ text, values, name })).rows
   const qFast = async (text: string, values: unknown[], name: string) =>
-    (await fast.query({ text, values, name })).rows
+    (await fast.query<Record<string, unknown>>({ text, values, name })).rows
 
   /** Runs `fn` in a transaction, retrying deadlocks and serialisation failures (both are transient). */
   async function tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
@@ -116,13 +117,68 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
   let plaid: PlaidStore | null = null
   let selfService: SelfServiceStore | null = null
 
-  async function balanceOf(accountId: string) {
+  /** The account's balance and reservations, as the database holds them (leases in full). */
+  async function balanceRow(accountId: string) {
     const [r] = await q<{ b: number; r: number }>(
       'SELECT balance_micros AS b, reserved_micros AS r FROM accounts WHERE id = $1',
       [accountId],
       'balance',
     )
     return { balanceMicros: r?.b ?? 0, reservedMicros: r?.r ?? 0 }
+  }
+
+  /**
+   * What a refused reserve answers. For a lease take (`own` = 'lease') this node's unused lease
+   * money is available to the call; a direct reservation cannot use it.
+   */
+  async function refusal(accountId: string, amountMicros: number, now: number, own: 'lease' | 'none') {
+    const month = monthOf(now)
+    const { value, free } = await leases.stable(accountId, () => balanceRow(accountId))
+    const { balanceMicros, reservedMicros } = value
+    // The caller's own free money when it is lease money (a lease take), else none of it counts.
+    const ownFree = own === 'lease' ? free : 0
+    const availableMicros = Math.max(0, balanceMicros - reservedMicros + ownFree)
+    if (availableMicros >= amountMicros) {
+      // Refused with money available: the monthly spend cap (or a race; then balance it is).
+      const [c] = await q<{ cap: number | null; spent: number }>(SPEND_STATE, [accountId, month])
+      if (c && c.cap !== null && c.spent + reservedMicros - ownFree + amountMicros > c.cap)
+        return {
+          ok: false as const,
+          balanceMicros,
+          availableMicros,
+          reason: 'spend_cap' as const,
+          capMicros: c.cap,
+          monthSpentMicros: c.spent,
+        }
+    }
+    return { ok: false as const, balanceMicros, availableMicros }
+  }
+
+  const direct = {
+    async reserve(accountId: string, amountMicros: number, now: number): Promise<ReserveResult> {
+      checkMicros(amountMicros, 'reserve amount', 0)
+      const id = newId('res', now)
+      const values = [accountId, amountMicros, id, now, monthOf(now)]
+      if ((await qFast(SQL.RESERVE, values, 'reserve')).length === 1) return { ok: true, reservationId: id }
+      // This node's unused lease money is the account's: hand it back and try once more.
+      if (leases.freeOf(accountId) > 0 && (await leases.surrender(accountId))) {
+        if ((await qFast(SQL.RESERVE, values, 'reserve')).length === 1) return { ok: true, reservationId: id }
+      }
+      return refusal(accountId, amountMicros, now, 'none')
+    },
+    settle(reservationId: string, charge: Charge, now: number) {
+      return settles.settle(reservationId, charge, now)
+    },
+    async release(reservationId: string) {
+      await qFast(SQL.RELEASE, [reservationId], 'release')
+    },
+  }
+  const leases = createLeases({ pool, tx, fast: qFast, direct, refusal })
+
+  /** Reserved as seen from this node: its own unused lease money is not held from its calls. */
+  async function balanceOf(accountId: string) {
+    const { value, free } = await leases.stable(accountId, () => balanceRow(accountId))
+    return { balanceMicros: value.balanceMicros, reservedMicros: Math.max(0, value.reservedMicros - free) }
   }
 
   return {
@@ -149,6 +205,7 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
     },
 
     async close() {
+      await leases.close()
       await settles.drain()
       await Promise.all([pool.end(), fast.end()])
     },
@@ -239,35 +296,8 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
       )
     },
 
-    async reserve(accountId, amountMicros, now) {
-      checkMicros(amountMicros, 'reserve amount', 0)
-      const id = newId('res', now)
-      const month = monthOf(now)
-      const rows = await qFast(SQL.RESERVE, [accountId, amountMicros, id, now, month], 'reserve')
-      if (rows.length === 1) return { ok: true, reservationId: id }
-      const { balanceMicros, reservedMicros } = await balanceOf(accountId)
-      const availableMicros = Math.max(0, balanceMicros - reservedMicros)
-      if (availableMicros >= amountMicros) {
-        // Refused with money available: the monthly spend cap (or a race; then balance it is).
-        const [c] = await q<{ cap: number | null; spent: number }>(SPEND_STATE, [accountId, month])
-        if (c && c.cap !== null && c.spent + reservedMicros + amountMicros > c.cap)
-          return {
-            ok: false,
-            balanceMicros,
-            availableMicros,
-            reason: 'spend_cap',
-            capMicros: c.cap,
-            monthSpentMicros: c.spent,
-          }
-      }
-      return { ok: false, balanceMicros, availableMicros }
-    },
-    settle(reservationId, charge, now) {
-      return settles.settle(reservationId, charge, now)
-    },
-    async release(reservationId) {
-      await qFast(SQL.RELEASE, [reservationId], 'release')
-    },
+    ...direct,
+    inProcess: leases.reservations,
     balance: balanceOf,
 
     async credit(accountId, input, now) {
@@ -366,7 +396,19 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
     },
 
     payments() {
-      payments ??= createPostgresPaymentStore(pool, tx)
+      if (!payments) {
+        const inner = createPostgresPaymentStore(pool, tx)
+        payments = {
+          ...inner,
+          // A refund or chargeback may have revoked the account's leases (POST_NEGATIVE): this
+          // node stops carving from its own at once, so its next call is refused, not served.
+          async applyEvent(ev, now) {
+            const r = await inner.applyEvent(ev, now)
+            if (r.outcome === 'applied' && r.accountId) await leases.surrender(r.accountId)
+            return r
+          },
+        }
+      }
       return payments
     },
 

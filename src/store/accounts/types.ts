@@ -181,6 +181,14 @@ export interface AccountStore {
   /** Frees a reservation without charging (failed request). Unknown ids are ignored. */
   release(reservationId: string): Promise<void>
   /**
+   * Reserve, settle and release for calls settled by the process that reserved them (a metered
+   * request): the PostgreSQL store serves small ones from per-process reservation leases
+   * (postgres-leases.ts), with no database round trip per reserve. Same results and guarantees as
+   * the methods above, except that such a reservation is unknown to other processes. Absent:
+   * use the methods above.
+   */
+  readonly inProcess?: Pick<AccountStore, 'reserve' | 'settle' | 'release'>
+  /**
    * The account's balance and reservations. Exact (read from the database) unless `maxAgeMs` is
    * given and the store keeps snapshots (`withBalanceSnapshots`): then possibly a snapshot at most
    * that old, for views only — never to decide money.
