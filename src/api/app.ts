@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { createServer, type IncomingMessage, type ServerOptions } from 'node:http'
 import { Readable } from 'node:stream'
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
@@ -19,6 +20,7 @@ import type { ServiceContext } from '../services/context.ts'
 import { KeyUsage } from '../services/identity/keys.ts'
 import { addressRule, takeAddressToken } from '../services/limits.ts'
 import { createAuthHook, INTERNAL_HEADER } from './auth-hook.ts'
+import { withFastBalance } from './fast-balance.ts'
 import { lazyChildLoggerFactory } from './lazy-logger.ts'
 import { sendOAuthError } from './oauth-error.ts'
 import { mapError, problem, sendProblem } from './problem.ts'
@@ -80,8 +82,29 @@ export interface AppOptions {
   extraHandlers?: (internal: Transport) => RouteTable
 }
 
+/** The options Fastify hands its serverFactory that it would apply to a server of its own. */
+interface ServerTimeouts {
+  http?: ServerOptions
+  keepAliveTimeout?: number
+  requestTimeout?: number
+  connectionTimeout?: number
+  maxRequestsPerSocket?: number
+}
+
+/** The request id: the client's `X-Request-ID` when it is a sane token, else a new one. */
+function requestIdOf(req: IncomingMessage): string {
+  const given = req.headers['x-request-id']
+  return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : newRequestId()
+}
+
 export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Promise<App> {
   const perAddress = addressRule(ctx.config)
+  const prom = createPromMetrics()
+  const usage = new KeyUsage(ctx)
+  // The access line goes through the root logger (it names the request id itself), so a request
+  // that logs nothing else never builds its child logger; the level is fixed at start.
+  const accessLog = ctx.log.isLevelEnabled('info')
+  const fastDeps = { ctx, usage, prom, accessLog, requestId: requestIdOf }
   const fastify = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -89,9 +112,17 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
     bodyLimit: opts.bodyLimit ?? 1024 * 1024,
     trustProxy: ctx.config.trustProxy,
     requestIdHeader: false,
-    genReqId: (req) => {
-      const given = req.headers['x-request-id']
-      return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : newRequestId()
+    genReqId: requestIdOf,
+    // The listener answers GET /balance itself when it can (fast-balance.ts), else hands over.
+    serverFactory: (handler, options) => {
+      const o = options as ServerTimeouts
+      const server = createServer(o.http ?? {}, withFastBalance(fastDeps, handler))
+      // What Fastify does to a server it creates itself (lib/server.js), with its defaults.
+      server.keepAliveTimeout = o.keepAliveTimeout ?? 72_000
+      server.requestTimeout = o.requestTimeout ?? 0
+      server.setTimeout(o.connectionTimeout ?? 0)
+      if ((o.maxRequestsPerSocket ?? 0) > 0) server.maxRequestsPerSocket = o.maxRequestsPerSocket ?? null
+      return server
     },
     ajv: {
       customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: true, useDefaults: true },
@@ -130,8 +161,6 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
   fastify.addHook('onRoute', (r) => {
     for (const m of [r.method].flat()) routes.push(`${m} ${r.url}`)
   })
-  const prom = createPromMetrics()
-  const usage = new KeyUsage(ctx)
   // Cookies are parsed where a route needs one (cookieOf), not on every request.
   await fastify.register(cookie, { hook: false })
   await fastify.register(formbody)
@@ -161,9 +190,6 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
     for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = String(v)
     return { status: res.statusCode, headers, body: res.body }
   }
-  // The access line goes through the root logger (it names the request id itself), so a request
-  // that logs nothing else never builds its child logger; the level is fixed at start.
-  const accessLog = ctx.log.isLevelEnabled('info')
   fastify.addHook('onResponse', (req, reply, done) => {
     const op = req.routeOptions.config.op
     const ms = performance.now() - req.startedAt

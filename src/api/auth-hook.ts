@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../platform/errors.ts'
 import type { ServiceContext } from '../services/context.ts'
@@ -24,6 +25,13 @@ const CREDENTIAL_ERRORS: ReadonlySet<string> = new Set([
 ])
 /** Marks an in-process call made on behalf of an MCP tool (value: a per-process secret). */
 export const INTERNAL_HEADER = 'x-erm3-internal'
+/**
+ * On a request the `GET /balance` fast path (fast-balance.ts) handed over after taking its key's
+ * rate token: that token's figures, so the request does not take a second one. A property of the
+ * in-process request object: no client can set it.
+ */
+export const PRE_TAKEN = Symbol('erm3.preTakenRate')
+export type PreTaken = IncomingMessage & { [PRE_TAKEN]?: RateHeaders }
 
 export function bearerOf(req: FastifyRequest): string | null {
   const h = req.headers.authorization
@@ -83,7 +91,9 @@ export function createAuthHook(ctx: ServiceContext, usage: KeyUsage, internalSec
     usage.touch(principal.keyId, ctx.now())
     // An MCP tool call already took its rate token as an MCP message: the inner REST call
     // (marked by this process's secret) takes only the concurrency slot.
-    if (req.headers[INTERNAL_HEADER] !== internalSecret) {
+    const preTaken = (req.raw as PreTaken)[PRE_TAKEN]
+    if (preTaken) setRateHeaders(reply, preTaken)
+    else if (req.headers[INTERNAL_HEADER] !== internalSecret) {
       try {
         setRateHeaders(reply, await takeKeyToken(ctx, principal))
       } catch (e) {

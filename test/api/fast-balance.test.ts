@@ -1,0 +1,207 @@
+/**
+ * `GET /balance` answered on the listener without Fastify (src/api/fast-balance.ts), on a real
+ * 127.0.0.1 listener, each backend pair. The fast path must be indistinguishable from Fastify's:
+ * the same status, the same bytes, the same headers in the same order; `/balance?ref=1` (a query
+ * string: always Fastify's) on the same listener is the reference. Every refusal is Fastify's own
+ * answer, and no request takes two rate tokens. `erm3_balance_fast_path_total` (Prometheus) shows
+ * which path answered, so a test cannot pass by the fast path never running.
+ */
+import assert from 'node:assert/strict'
+import { request } from 'node:http'
+import { after, before, describe, it } from 'node:test'
+import { hashKey } from '../../src/services/identity/keys.ts'
+import { KEY_RULES, MAX_CONCURRENT } from '../../src/services/limits.ts'
+import { BACKEND_PAIRS, startTestApp, type TestApp } from '../helpers/test-app.ts'
+
+interface Raw {
+  status: number
+  headers: [string, string][]
+  body: string
+}
+
+function get(
+  origin: string,
+  path: string,
+  headers: Record<string, string> = {},
+  method = 'GET',
+): Promise<Raw> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${origin}${path}`, { method, headers }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => {
+        const pairs: [string, string][] = []
+        for (let i = 0; i < res.rawHeaders.length; i += 2)
+          pairs.push([(res.rawHeaders[i] as string).toLowerCase(), res.rawHeaders[i + 1] as string])
+        resolve({ status: res.statusCode ?? 0, headers: pairs, body: Buffer.concat(chunks).toString('utf8') })
+      })
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+const header = (r: Raw, name: string) => r.headers.find(([k]) => k === name)?.[1]
+
+for (const pair of BACKEND_PAIRS) {
+  describe(`GET /balance fast path: ${pair.name}`, { skip: pair.skip ?? false }, () => {
+    let t: TestApp
+    let origin: string
+    before(async () => {
+      t = await startTestApp({ db: pair.db, limits: pair.limits })
+      origin = await t.listen()
+    })
+    after(async () => {
+      await t?.close()
+    })
+
+    const fastCount = async () => {
+      const text = await t.app.fastify.inject({ method: 'GET', url: '/metrics-prom' })
+      const m = /^erm3_balance_fast_path_total (\d+)$/m.exec(text.body)
+      assert.ok(m, 'the fast-path counter is exported')
+      return Number(m[1])
+    }
+    const getBalanceCount = async (status: number) => {
+      const text = (await t.app.fastify.inject({ method: 'GET', url: '/metrics-prom' })).body
+      const re = new RegExp(
+        `^erm3_http_requests_total\\{operation="getBalance",status="${status}"\\} (\\d+)$`,
+        'm',
+      )
+      return Number(re.exec(text)?.[1] ?? 0)
+    }
+
+    /** Fast and Fastify's answers to the same key agree in everything but the per-request values. */
+    function sameAnswer(fast: Raw, slow: Raw) {
+      assert.equal(fast.status, slow.status)
+      assert.equal(fast.body, slow.body, 'the same bytes')
+      assert.deepEqual(
+        fast.headers.map(([k]) => k),
+        slow.headers.map(([k]) => k),
+        'the same headers in the same order',
+      )
+      for (const [k, v] of slow.headers) {
+        const f = header(fast, k) as string
+        if (k === 'x-request-id') assert.match(f, /^req_[A-Za-z0-9]+$/)
+        else if (k === 'date' || k === 'x-ratelimit-reset') assert.ok(f.length > 0)
+        else if (k === 'x-ratelimit-remaining') assert.equal(Number(f), Number(v) - 1, 'one token each')
+        else assert.equal(f, v, k)
+      }
+    }
+
+    it('answers with Fastify’s status, bytes and headers, for live and test keys', async () => {
+      const account = await t.account(12.5)
+      for (const env of ['live', 'test'] as const) {
+        const key = await t.key(account, { env })
+        const auth = { Authorization: `Bearer ${key}` }
+        const before = await fastCount()
+        const served = await getBalanceCount(200)
+        const slow = await get(origin, '/balance?ref=1', auth)
+        assert.equal(await fastCount(), before, 'a query string goes to Fastify')
+        const fast = await get(origin, '/balance', auth)
+        assert.equal(await fastCount(), before + 1, 'served by the fast path')
+        assert.equal(slow.status, 200)
+        sameAnswer(fast, slow)
+        const body = JSON.parse(fast.body)
+        assert.equal(body.account_id, account)
+        assert.equal(body.environment, env)
+        if (env === 'live') assert.equal(body.balance_usd, 12.5)
+        assert.equal(await getBalanceCount(200), served + 2, 'both counted in erm3_http_requests_total')
+      }
+    })
+
+    it('echoes a sane X-Request-ID and replaces any other, as Fastify does', async () => {
+      const key = await t.key(await t.account(1))
+      const ok = await get(origin, '/balance', {
+        Authorization: `Bearer ${key}`,
+        'X-Request-ID': 'trace-42.a:b',
+      })
+      assert.equal(header(ok, 'x-request-id'), 'trace-42.a:b')
+      const bad = await get(origin, '/balance', {
+        Authorization: `Bearer ${key}`,
+        'X-Request-ID': 'no spaces!',
+      })
+      assert.match(header(bad, 'x-request-id') as string, /^req_/)
+    })
+
+    it('every refusal is Fastify’s own answer (401 problem, no fast-path count)', async () => {
+      const before = await fastCount()
+      const cases: Record<string, string>[] = [
+        {},
+        { Authorization: 'Bearer erm_agent_live_not-a-real-key_0000' },
+        { Authorization: 'Basic dXNlcjpwYXNz' },
+        { Authorization: `Bearer  ${await t.key(await t.account(1))}` },
+      ]
+      for (const h of cases) {
+        const r = await get(origin, '/balance', h)
+        const ref = await t.app.fastify.inject({ method: 'GET', url: '/balance', headers: h })
+        assert.equal(r.status, ref.statusCode, JSON.stringify(h))
+        if (r.status !== 200) {
+          assert.match(header(r, 'content-type') as string, /^application\/problem\+json/)
+          assert.equal(JSON.parse(r.body).code, JSON.parse(ref.body).code)
+        }
+      }
+      // The double space is Fastify's to parse (and accepts it); the others are 401s.
+      assert.equal(await fastCount(), before)
+    })
+
+    it('HEAD, POST and a trailing slash go to Fastify', async () => {
+      const key = await t.key(await t.account(1))
+      const before = await fastCount()
+      const auth = { Authorization: `Bearer ${key}` }
+      assert.equal((await get(origin, '/balance', auth, 'HEAD')).status, 200)
+      assert.equal((await get(origin, '/balance', auth, 'POST')).status, 405)
+      assert.equal((await get(origin, '/balance/', auth)).status, 200)
+      assert.equal(await fastCount(), before)
+    })
+
+    it('takes one rate token per request: a key gets its burst, then Fastify’s 429', async () => {
+      const key = await t.key(await t.account(1))
+      const auth = { Authorization: `Bearer ${key}` }
+      const burst = KEY_RULES.default.burst
+      // Five at a time: below the key's concurrency cap, so only the rate limit refuses.
+      const rs: Raw[] = []
+      await Promise.all(
+        Array.from({ length: 5 }, async () => {
+          while (rs.length < burst + 20) rs.push(await get(origin, '/balance', auth))
+        }),
+      )
+      const ok = rs.filter((r) => r.status === 200).length
+      // One token a second refills while the burst is spent: at most a couple more than the burst.
+      assert.ok(ok >= burst && ok <= burst + 2, `${ok} answered of ${burst + 20} (burst ${burst})`)
+      const limited = rs.find((r) => r.status === 429) as Raw
+      assert.equal(JSON.parse(limited.body).code, 'RATE_LIMITED')
+      assert.equal(header(limited, 'x-ratelimit-remaining'), '0')
+      assert.ok(header(limited, 'retry-after'))
+    })
+
+    it('a key at its concurrency cap gets Fastify’s 429 with the one token the request took; slots come back', async () => {
+      const key = await t.key(await t.account(1))
+      const auth = { Authorization: `Bearer ${key}` }
+      const first = await get(origin, '/balance', auth)
+      const remaining0 = Number(header(first, 'x-ratelimit-remaining'))
+      const record = await t.ctx.accounts.findKeyByHash(hashKey(t.ctx.secrets.pepper, key))
+      assert.ok(record)
+      const slot = () =>
+        t.ctx.limits.concurrency.acquire(`key:${record.id}`, MAX_CONCURRENT, 60_000, t.ctx.now())
+      // Hold every slot of the key, as ten slow requests would.
+      const held: string[] = []
+      for (let i = 0; i < MAX_CONCURRENT; i++) {
+        const d = await slot()
+        assert.ok(d.ok && d.leaseId)
+        held.push(d.leaseId)
+      }
+      const refused = await get(origin, '/balance', auth)
+      assert.equal(refused.status, 429)
+      assert.equal(JSON.parse(refused.body).code, 'CONCURRENCY_LIMITED')
+      // One token for this request: none taken twice though Fastify answered it.
+      assert.equal(Number(header(refused, 'x-ratelimit-remaining')), remaining0 - 1)
+      for (const l of held) await t.ctx.limits.concurrency.release(`key:${record.id}`, l)
+      // Sequential fast answers give their slots back: the cap is free again afterwards.
+      for (let i = 0; i < 15; i++) assert.equal((await get(origin, '/balance', auth)).status, 200)
+      for (let i = 0; i < MAX_CONCURRENT; i++) {
+        const d = await slot()
+        assert.ok(d.ok, `slot ${i + 1} of ${MAX_CONCURRENT} is free`)
+      }
+    })
+  })
+}
