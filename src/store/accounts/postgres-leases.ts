@@ -231,8 +231,9 @@ export function createLeases(deps: LeaseDeps) {
     async reserve(accountId, amountMicros, now) {
       checkMicros(amountMicros, 'reserve amount', 0)
       if (amountMicros > LEASE_TARGET_MICROS || closed) return direct.reserve(accountId, amountMicros, now)
-      const st = stateOf(accountId)
       for (;;) {
+        // Looked up each time round: a refused account's state is dropped while others wait on it.
+        const st = stateOf(accountId)
         const lease = st.active
         if (lease && lease.free >= amountMicros) {
           lease.free -= amountMicros
@@ -262,6 +263,9 @@ export function createLeases(deps: LeaseDeps) {
           if (refused) return refused
         } finally {
           st.taking = null
+          // An account refused (or failed) before it ever held a lease keeps no state here.
+          const empty = !st.active && st.all.size === 0 && st.releasing.size === 0
+          if (empty && accounts.get(accountId) === st) accounts.delete(accountId)
         }
       }
     },
