@@ -266,16 +266,21 @@ describe('three nodes behind nginx, under faults', { skip }, () => {
         `${ok.length} 2xx, ${perRequest.size} debits (${extra} debits whose response a fault cut off)`,
       )
       assert.ok(extra >= 0)
-      const { rows } = await c.query<{ balance: string; sum: string; negative: string }>(
-        `SELECT a.balance_micros AS balance,
+      type Row = { balance: string; sum: string; negative: string; reserved: string; held: string }
+      const { rows } = await c.query<Row>(
+        `SELECT a.balance_micros AS balance, a.reserved_micros AS reserved,
                 (SELECT COALESCE(SUM(amount_micros), 0) FROM ledger l WHERE l.account_id = a.id) AS sum,
+                (SELECT COALESCE(SUM(amount_micros), 0) FROM reservations r WHERE r.account_id = a.id) AS held,
                 (SELECT COUNT(*) FROM accounts WHERE balance_micros < 0) AS negative
          FROM accounts a WHERE a.id = $1`,
         [accountId],
       )
-      const r = rows[0] as { balance: string; sum: string; negative: string }
+      const r = rows[0] as Row
       assert.equal(Number(r.balance), Number(r.sum), 'cached balance = Σ ledger')
       assert.equal(Number(r.negative), 0, 'no balance went negative')
+      // Reservation leases (the killed node's stay until reconcile): never more than the balance.
+      assert.equal(Number(r.reserved), Number(r.held), 'cached reserved = Σ reservations')
+      assert.ok(Number(r.balance) - Number(r.reserved) >= 0, 'never more reserved than the balance')
       assert.equal(Number(r.balance), OPENING_MICROS - 1000 * perRequest.size, 'each debit is 0.001 USD')
       const builds = await c.query<{ n: string }>(
         'SELECT COUNT(*) AS n FROM model_builds WHERE data_as_of = $1',
