@@ -249,7 +249,7 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
     ...billingRoutes(ctx),
     ...docsRoutes(ctx, prom),
     ...landingRoutes(ctx),
-    ...webRoutes(),
+    ...webRoutes(ctx.config.plaid?.env ?? null),
     ...metricsRoutes(ctx, priced),
     ...historyRoutes(ctx, priced),
     ...analyticsRoutes(ctx, priced),

@@ -43,3 +43,19 @@ export function message(text: string, kind: 'error' | 'info' = 'info'): HTMLElem
 export function errorMessage(e: unknown): HTMLElement {
   return message(e instanceof Error ? e.message : String(e), 'error')
 }
+
+/**
+ * A table row's action: a secondary button whose accessible name says what it acts on; a failed
+ * action is handed to `fail` (the page's error line).
+ */
+export function rowAction(
+  cell: HTMLElement,
+  label: string,
+  ariaLabel: string,
+  fn: () => Promise<void>,
+  fail: (e: unknown) => void,
+): void {
+  const b = el('button', { type: 'button', class: 'secondary', text: label, 'aria-label': ariaLabel })
+  b.addEventListener('click', () => fn().catch(fail))
+  cell.append(b, ' ')
+}

@@ -2,6 +2,7 @@ import './style.css'
 import { ApiError, call, signOut } from './api.ts'
 import { el, errorMessage } from './dom.ts'
 import { billingPage } from './pages/billing.ts'
+import { brokeragePage } from './pages/brokerage.ts'
 import { explorerPage } from './pages/explorer.ts'
 import { keysPage } from './pages/keys.ts'
 import { portfolioPage } from './pages/portfolio.ts'
@@ -21,6 +22,7 @@ const PAGES: Record<string, { title: string; page: Page; session: boolean }> = {
   billing: { title: 'Balance and billing', page: billingPage, session: true },
   usage: { title: 'Usage', page: usagePage, session: true },
   webhooks: { title: 'Webhooks', page: webhooksPage, session: true },
+  brokerage: { title: 'Brokerage accounts', page: brokeragePage, session: true },
 }
 
 async function banner(): Promise<void> {

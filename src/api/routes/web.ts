@@ -20,7 +20,25 @@ const APP_CSP = [
   "base-uri 'none'",
   "form-action 'self'",
   "frame-ancestors 'none'",
-].join('; ')
+]
+
+/**
+ * The dashboard's policy. With Plaid configured, the brokerage page loads Plaid Link, which Plaid
+ * requires to come from its CDN and which runs in a frame from it and talks to its API host
+ * (Plaid's Link web SDK, "CSP directives"): those three origins are added, and nothing else.
+ */
+export function appCsp(plaidEnv: 'sandbox' | 'production' | null): string {
+  if (plaidEnv === null) return APP_CSP.join('; ')
+  return APP_CSP.map((d) =>
+    d === "script-src 'self'"
+      ? "script-src 'self' https://cdn.plaid.com/link/v2/stable/link-initialize.js"
+      : d === "connect-src 'self'"
+        ? `connect-src 'self' https://${plaidEnv}.plaid.com`
+        : d,
+  )
+    .concat('frame-src https://cdn.plaid.com')
+    .join('; ')
+}
 
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
@@ -47,16 +65,17 @@ function load(dir: string): Built | null {
   return { index: readFileSync(index, 'utf8'), assets }
 }
 
-function secure(reply: FastifyReply): FastifyReply {
+function secure(reply: FastifyReply, csp: string): FastifyReply {
   return reply
-    .header('Content-Security-Policy', APP_CSP)
+    .header('Content-Security-Policy', csp)
     .header('X-Content-Type-Options', 'nosniff')
     .header('Referrer-Policy', 'same-origin')
     .header('Cross-Origin-Opener-Policy', 'same-origin')
 }
 
-export function webRoutes(): RouteTable {
+export function webRoutes(plaidEnv: 'sandbox' | 'production' | null = null): RouteTable {
   const built = load(WEB_DIST)
+  const csp = appCsp(plaidEnv)
   return {
     getApp: async (_req, reply) => {
       if (!built)
@@ -64,7 +83,7 @@ export function webRoutes(): RouteTable {
           'UNAVAILABLE',
           'The dashboard is not built on this instance: run `npm run build:web` (npm ci does it) and restart',
         )
-      return secure(reply)
+      return secure(reply, csp)
         .header('Content-Type', 'text/html; charset=utf-8')
         .header('Cache-Control', 'no-cache')
         .send(built.index)
@@ -73,7 +92,7 @@ export function webRoutes(): RouteTable {
       const name = (req.params as { asset: string }).asset
       const a = built?.assets.get(name)
       if (!a) throw new AppError('NOT_FOUND', `No such dashboard file: ${name}`)
-      return secure(reply)
+      return secure(reply, csp)
         .header('Content-Type', a.type)
         .header('Cache-Control', 'public, max-age=31536000, immutable')
         .send(a.body)

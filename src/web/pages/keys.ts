@@ -1,5 +1,5 @@
 import { call } from '../api.ts'
-import { el, errorMessage, message, table } from '../dom.ts'
+import { el, errorMessage, message, rowAction, table } from '../dom.ts'
 
 /** API keys: list, create (shown once, with copy and ready-to-paste snippets), rename, rotate, revoke. */
 
@@ -100,22 +100,10 @@ export async function keysPage(root: HTMLElement): Promise<void> {
       const k = all[i] as Key
       const cell = tr.lastElementChild as HTMLElement
       if (k.status !== 'active') return
-      const act = (label: string, fn: () => Promise<void>) => {
-        const b = el('button', {
-          type: 'button',
-          class: 'secondary',
-          text: label,
-          'aria-label': `${label} ${k.name ?? k.prefix}`,
-        })
-        b.addEventListener('click', async () => {
-          try {
-            await fn()
-          } catch (e) {
-            out.replaceChildren(errorMessage(e))
-          }
-        })
-        cell.append(b, ' ')
-      }
+      const act = (label: string, fn: () => Promise<void>) =>
+        rowAction(cell, label, `${label} ${k.name ?? k.prefix}`, fn, (e) =>
+          out.replaceChildren(errorMessage(e)),
+        )
       act('Rename', async () => {
         const n = prompt('New name', k.name ?? '')
         if (n === null) return

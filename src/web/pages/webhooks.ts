@@ -1,6 +1,6 @@
 import { WEBHOOK_EVENT_NAMES } from '../../contract/webhook-events.ts'
 import { call } from '../api.ts'
-import { el, errorMessage, message, table } from '../dom.ts'
+import { el, errorMessage, message, rowAction, table } from '../dom.ts'
 
 /** Webhook subscriptions: create (secret shown once), test event, delivery log with re-deliver, delete. */
 
@@ -102,16 +102,8 @@ export async function webhooksPage(root: HTMLElement): Promise<void> {
     t.querySelectorAll('tbody tr').forEach((tr, i) => {
       const s = r.data.subscriptions[i] as Subscription
       const cell = tr.lastElementChild as HTMLElement
-      const act = (label: string, fn: () => Promise<void>) => {
-        const b = el('button', {
-          type: 'button',
-          class: 'secondary',
-          text: label,
-          'aria-label': `${label}: ${s.url}`,
-        })
-        b.addEventListener('click', () => fn().catch(fail))
-        cell.append(b, ' ')
-      }
+      const act = (label: string, fn: () => Promise<void>) =>
+        rowAction(cell, label, `${label}: ${s.url}`, fn, fail)
       act('Send test', async () => {
         await call(`/account/webhooks/${s.id}/test`, { body: {} })
         out.replaceChildren(message('A test event is queued; its delivery shows in the log.'))
