@@ -3,15 +3,18 @@ import { after, before, describe, test } from 'node:test'
 import { WIRE_ERRORS } from '../../src/contract/errors.ts'
 import { type Operation, openApiPath } from '../../src/contract/operation.ts'
 import { OPERATIONS } from '../../src/contract/operations.ts'
+import { chatTools } from '../../src/services/chat/tools.ts'
 import { signSession } from '../../src/services/identity/session.ts'
+import { type FakeLlm, type FakeStep, startFakeLlm } from '../helpers/fake-llm.ts'
 import { type FakePlaid, startFakePlaid } from '../helpers/fake-plaid.ts'
 import { type FakeStripe, startFakeStripe } from '../helpers/fake-stripe.ts'
 import * as fc from '../helpers/fc.ts'
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
 
 /**
- * Fuzzing every operation's parameters through the real stack: whatever arrives, the answer is
- * never a 5xx, and every 4xx is a problem+json from the closed error table.
+ * Fuzzing every operation's parameters through the real stack: whatever arrives — and, for
+ * POST /chat, whatever the model answers (text, or calls of real and made-up tools with any
+ * arguments) — the answer is never a 5xx, and every 4xx is a problem+json from the closed error table.
  */
 const nasty = fc.oneof(
   fc.string(),
@@ -55,8 +58,23 @@ function propertyNames(schema: unknown): string[] {
   return p ? Object.keys(p) : []
 }
 
+/** A chat request valid in shape (random content and bounds), so that runs reach the model. */
+const chatBody = fc.record(
+  {
+    messages: fc.array(fc.record({ role: fc.constantFrom('user', 'assistant'), content: nasty }), {
+      minLength: 1,
+      maxLength: 4,
+    }),
+    stream: fc.boolean(),
+    max_tool_calls: fc.integer({ min: -1, max: 11 }),
+    max_tokens: fc.oneof(fc.integer({ min: 1, max: 64 }), fc.integer({ min: -5, max: 5000 })),
+  },
+  { requiredKeys: ['messages'] },
+)
+
 /** A body shaped like the operation's (known keys, random values) or anything at all. */
 function bodyFor(op: Operation): fc.Arbitrary<unknown> {
+  if (op.id === 'chat') return fc.oneof(chatBody, chatBody, jsonValue)
   const keys = propertyNames(op.body)
   const shaped = fc.record(Object.fromEntries(keys.map((k) => [k, jsonValue])), { requiredKeys: [] })
   return fc.oneof(
@@ -64,6 +82,27 @@ function bodyFor(op: Operation): fc.Arbitrary<unknown> {
     jsonValue,
     fc.record({ tickers: fc.array(nasty, { maxLength: 120 }) }, { requiredKeys: [] }),
   )
+}
+
+/**
+ * What the model answers a fuzzed POST /chat: text, or tool calls with any name (a real tool or
+ * not) and any arguments (JSON or not), which erm3 runs or refuses and hands back to the model.
+ */
+function modelSteps(op: Operation): fc.Arbitrary<FakeStep[]> {
+  if (op.id !== 'chat') return fc.constant([])
+  const names = chatTools().map((t) => t.name)
+  const call = fc.record({
+    name: fc.oneof(fc.constantFrom(...names), fc.constantFrom(...names), nasty),
+    arguments: fc.oneof(
+      jsonValue.map((v) => JSON.stringify(v)),
+      nasty,
+    ),
+  })
+  const step: fc.Arbitrary<FakeStep> = fc.oneof(
+    fc.record({ kind: fc.constant('text' as const), content: nasty }),
+    fc.record({ kind: fc.constant('tools' as const), calls: fc.array(call, { minLength: 1, maxLength: 3 }) }),
+  )
+  return fc.array(step, { maxLength: 4 })
 }
 
 function queryFor(op: Operation): fc.Arbitrary<Record<string, string>> {
@@ -76,7 +115,10 @@ describe('fuzz: every operation, random parameters', () => {
   let keys: string[]
   let stripe: FakeStripe
   let plaid: FakePlaid
+  let llm: FakeLlm
   before(async () => {
+    // Chat against a loopback OpenAI-compatible fake whose answers the property scripts.
+    llm = await startFakeLlm()
     // Brokerage holdings too (a loopback fake Plaid, one linked item), fuzzed past the 503.
     plaid = await startFakePlaid()
     // Card top-ups configured against a loopback fake, so their routes are fuzzed past the 503.
@@ -90,6 +132,9 @@ describe('fuzz: every operation, random parameters', () => {
         PLAID_SECRET: plaid.secret,
         PLAID_API_BASE: plaid.url,
         ERM3_PLAID_TOKEN_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
+        LLM_BASE_URL: llm.url,
+        LLM_MODEL: 'fuzz-model',
+        LLM_TIMEOUT_MS: '3000',
       },
     })
     const email = `fuzz-${Date.now()}@example.com`
@@ -112,6 +157,7 @@ describe('fuzz: every operation, random parameters', () => {
     await t?.close()
     await stripe?.close()
     await plaid?.close()
+    await llm?.close()
   })
 
   let n = 0
@@ -140,7 +186,10 @@ describe('fuzz: every operation, random parameters', () => {
             'application/xml',
             '*/*',
           ),
-          async (values, query, body, contentType, auth, accept) => {
+          modelSteps(op),
+          async (values, query, body, contentType, auth, accept, steps) => {
+            llm.queue.length = 0
+            llm.script(...steps)
             let path = op.path
             params.forEach((p, i) => {
               path = path.replace(`:${p}`, encodeURIComponent(values[i] ?? ''))
@@ -191,6 +240,14 @@ describe('fuzz: every operation, random parameters', () => {
         ),
         { numRuns: 40 },
       )
+      if (op.id === 'chat') {
+        // Not refused before the model every time: some runs reached it and ran its tool calls.
+        assert.ok(llm.requests.length > 0, 'the fuzzed chat calls reached the model')
+        assert.ok(
+          llm.requests.some((r) => r.body.messages.some((m) => m.role === 'tool')),
+          'and handed tool results back to it',
+        )
+      }
     })
   }
 })
