@@ -6,22 +6,21 @@
  * the server's logs. Expectations are computed here, never imported from src/services.
  */
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import Database from 'better-sqlite3'
 import { pino } from 'pino'
 import { loadConfig } from '../../src/platform/config.ts'
 import { signSession } from '../../src/services/identity/session.ts'
 import { createSqliteAccountStore } from '../../src/store/accounts/sqlite.ts'
+import { runErm3 } from '../helpers/cli.ts'
 import { type FakePlaid, type FakePosition, startFakePlaid } from '../helpers/fake-plaid.ts'
 import { modelledTickers } from '../helpers/portfolio-math.ts'
-import { BACKEND_PAIRS, startTestApp, type TestApp } from '../helpers/test-app.ts'
+import { BACKEND_PAIRS, sessionApi, startTestApp, type TestApp } from '../helpers/test-app.ts'
 import { mcpTransport } from '../mcp/clients.ts'
 
 type Json = Record<string, unknown>
@@ -133,23 +132,7 @@ for (const b of BACKEND_PAIRS) {
       const id = await t.account(balanceUsd, email)
       return { id, email }
     }
-    async function api(who: { id: string; email: string } | null, method: string, url: string, body?: Json) {
-      const headers: Record<string, string> = {}
-      if (who)
-        headers.authorization = `Bearer ${await signSession(t.ctx, { accountId: who.id, email: who.email })}`
-      const res = await t.app.fastify.inject({
-        method: method as 'GET',
-        url,
-        headers,
-        ...(body !== undefined ? { payload: body } : {}),
-      })
-      return {
-        status: res.statusCode,
-        text: res.body,
-        json: res.body ? (JSON.parse(res.body) as Json) : {},
-        headers: res.headers,
-      }
-    }
+    const api = sessionApi(() => t)
     const holdings = async (key: string) => {
       const res = await t.app.fastify.inject({
         method: 'GET',
@@ -613,7 +596,6 @@ describe('Plaid unconfigured and misconfigured', () => {
 
 /** `erm3 plaid rekey` (operator re-keying): the CLI end to end on an embedded home. */
 describe('erm3 plaid rekey', () => {
-  const root = fileURLToPath(new URL('../..', import.meta.url))
   let home = ''
   before(async () => {
     home = await mkdtemp(join(tmpdir(), 'erm3-plaid-cli-'))
@@ -628,33 +610,7 @@ describe('erm3 plaid rekey', () => {
     return Buffer.concat([iv, c.getAuthTag(), body]).toString('base64url')
   }
 
-  function erm3(env: Record<string, string>, ...args: string[]) {
-    return new Promise<{ code: number | null; out: string; err: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [join(root, 'bin', 'erm3.js'), ...args], {
-        cwd: home,
-        env: {
-          ...process.env,
-          ERM3_HOME: home,
-          DATABASE_URL: '',
-          ERM3_PEPPER: '',
-          ERM3_SESSION_SECRET: '',
-          ...env,
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-        timeout: 60_000,
-      })
-      let out = ''
-      let err = ''
-      child.stdout.setEncoding('utf8').on('data', (s: string) => {
-        out += s
-      })
-      child.stderr.setEncoding('utf8').on('data', (s: string) => {
-        err += s
-      })
-      child.on('error', reject)
-      child.on('close', (code) => resolve({ code, out, err }))
-    })
-  }
+  const erm3 = (env: Record<string, string>, ...args: string[]) => runErm3(home, env, ...args)
 
   const cliPlaidEnv = (tokenKeys: string) => ({
     PLAID_CLIENT_ID: 'client',

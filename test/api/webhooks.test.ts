@@ -9,7 +9,6 @@ import { buildOpenApi } from '../../src/contract/openapi.ts'
 import { WEBHOOK_OPS } from '../../src/contract/ops/webhooks.ts'
 import { toolCatalogue } from '../../src/contract/tools.ts'
 import { hashKey } from '../../src/services/identity/keys.ts'
-import { signSession } from '../../src/services/identity/session.ts'
 import { decryptSecret } from '../../src/services/webhooks/crypto.ts'
 import {
   announceServedModel,
@@ -18,7 +17,13 @@ import {
   refusedTarget,
 } from '../../src/services/webhooks/dispatcher.ts'
 import { checkWebhookUrl } from '../../src/services/webhooks/subscriptions.ts'
-import { BACKEND_PAIRS, type BackendPair, startTestApp, type TestApp } from '../helpers/test-app.ts'
+import {
+  BACKEND_PAIRS,
+  type BackendPair,
+  sessionApi,
+  startTestApp,
+  type TestApp,
+} from '../helpers/test-app.ts'
 import { startReceiver, verifySignature } from '../helpers/webhook-receiver.ts'
 
 // biome-ignore lint/suspicious/noExplicitAny: test bodies are read loosely
@@ -53,28 +58,7 @@ function webhookSuite(backends: BackendPair) {
       const id = await t.account(balanceUsd, email)
       return { id, email }
     }
-    /** A request with a fresh session of the account (the clock moves: sessions would expire). */
-    async function api(
-      who: { id: string; email: string } | null,
-      method: string,
-      url: string,
-      body?: unknown,
-    ) {
-      const headers: Record<string, string> = {}
-      if (who)
-        headers.authorization = `Bearer ${await signSession(t.ctx, { accountId: who.id, email: who.email })}`
-      const res = await t.app.fastify.inject({
-        method: method as 'GET',
-        url,
-        headers,
-        ...(body !== undefined ? { payload: body as Json } : {}),
-      })
-      return {
-        status: res.statusCode,
-        json: res.body ? (JSON.parse(res.body) as Json) : null,
-        headers: res.headers,
-      }
-    }
+    const api = sessionApi(() => t)
     async function subscribe(who: { id: string; email: string }, events: string[], url = rx.url) {
       const r = await api(who, 'POST', '/account/webhooks', { url, events })
       assert.equal(r.status, 201, JSON.stringify(r.json))

@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { createHmac } from 'node:crypto'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { fileURLToPath } from 'node:url'
 import { createSqliteAccountStore } from '../../src/store/accounts/sqlite.ts'
 import type { AccountStore } from '../../src/store/accounts/types.ts'
+import { type CliRun, runErm3 } from '../helpers/cli.ts'
 
 /**
  * The operator commands end to end: `node bin/erm3.js …` against an embedded home (SQLite and
@@ -15,37 +14,12 @@ import type { AccountStore } from '../../src/store/accounts/types.ts'
  * spawn costs a couple of seconds of transpiling, so independent commands run concurrently.
  */
 
-const root = fileURLToPath(new URL('../..', import.meta.url))
 const home = await mkdtemp(join(tmpdir(), 'erm3-admin-'))
 after(() => rm(home, { recursive: true, force: true }))
 
-interface Run {
-  code: number | null
-  out: string
-  err: string
-}
+type Run = CliRun
 
-function erm3(...args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(root, 'bin', 'erm3.js'), ...args], {
-      cwd: home,
-      // Embedded mode whatever the caller's environment says.
-      env: { ...process.env, ERM3_HOME: home, DATABASE_URL: '', ERM3_PEPPER: '', ERM3_SESSION_SECRET: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 60_000,
-    })
-    let out = ''
-    let err = ''
-    child.stdout.setEncoding('utf8').on('data', (s: string) => {
-      out += s
-    })
-    child.stderr.setEncoding('utf8').on('data', (s: string) => {
-      err += s
-    })
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, out, err }))
-  })
-}
+const erm3 = (...args: string[]): Promise<Run> => runErm3(home, {}, ...args)
 
 function ok(r: Run): Run {
   assert.equal(r.code, 0, `exit ${r.code}\nstdout: ${r.out}\nstderr: ${r.err}`)

@@ -11,6 +11,7 @@ import { createLogger, type Logger } from '../../src/platform/logger.ts'
 import { createOutboxMailer } from '../../src/platform/mail.ts'
 import type { ServiceContext } from '../../src/services/context.ts'
 import { createAccountWithBalance, createKeyFor } from '../../src/services/identity/admin.ts'
+import { signSession } from '../../src/services/identity/session.ts'
 import { ADDRESS_BUCKET } from '../../src/services/limits.ts'
 import { ModelRegistry } from '../../src/services/models.ts'
 import { withBalanceSnapshots } from '../../src/store/accounts/balance-snapshot.ts'
@@ -222,5 +223,46 @@ export async function startTestApp(
       await db.drop()
       rmSync(home, { recursive: true, force: true })
     },
+  }
+}
+
+/** An answer of `sessionApi`: status, raw text, parsed JSON ({} when the body is empty), headers. */
+export interface SessionAnswer {
+  status: number
+  text: string
+  // biome-ignore lint/suspicious/noExplicitAny: tests read whatever fields the answer has
+  json: Record<string, any>
+  headers: Record<string, string | string[] | number | undefined>
+}
+
+/**
+ * Requests as a signed-in user of the dashboard makes them (a session, here as a bearer), through
+ * the app in-process. Each request signs a fresh session at the service clock, so a test that
+ * moves the clock never sends an expired one; `who` null sends none. `app` is read per request
+ * (suites start theirs in `before`).
+ */
+export function sessionApi(app: () => TestApp) {
+  return async (
+    who: { id: string; email: string } | null,
+    method: string,
+    url: string,
+    body?: unknown,
+  ): Promise<SessionAnswer> => {
+    const t = app()
+    const headers: Record<string, string> = {}
+    if (who)
+      headers.authorization = `Bearer ${await signSession(t.ctx, { accountId: who.id, email: who.email })}`
+    const res = await t.app.fastify.inject({
+      method: method as 'GET',
+      url,
+      headers,
+      ...(body !== undefined ? { payload: body as Record<string, unknown> } : {}),
+    })
+    return {
+      status: res.statusCode,
+      text: res.body,
+      json: res.body ? (JSON.parse(res.body) as Record<string, unknown>) : {},
+      headers: res.headers,
+    }
   }
 }
