@@ -23,7 +23,7 @@ export { rankingsAt } from './rankings-day.ts'
 
 /**
  * POST /rankings/screen and GET /rankings/{ticker} (METHODOLOGY §10) at any trading day of the
- * store (`teo`, resolved by cross-sectional.ts `resolveTeo`): data_as_of from the build's
+ * store (`teo`, resolved by trading-day.ts `resolveTeo`): data_as_of from the build's
  * precomputed rankings, other days computed on request (rankings-day.ts).
  *
  * Screen order: rank_ordinal ascending, then symbol key. With cohort universe ordinals are
