@@ -2,7 +2,8 @@ import { emptyFit, type LevelFit, type Moments, solveLevel } from './cascade.ts'
 import { lstarLevel, recommendedLevel } from './levels.ts'
 import { WindowMoments } from './moments.ts'
 import type { ModelParams } from './params.ts'
-import { type StyleBasis, StyleDays, styleSplit } from './style.ts'
+import { StyleDays, styleSplit } from './style.ts'
+import type { StyleBasis } from './style-basis.ts'
 
 /** Per stock-day state fields (the model after the close of t). */
 export const STATE_FIELDS = [

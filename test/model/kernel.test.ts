@@ -9,7 +9,7 @@ import {
   type StockOutput,
   type StockSeries,
 } from '../../src/model/stock-kernel.ts'
-import { StyleBasis } from '../../src/model/style.ts'
+import { StyleBasis } from '../../src/model/style-basis.ts'
 import * as fc from '../helpers/fc.ts'
 import { naiveStock } from './naive.ts'
 

@@ -16,7 +16,7 @@ import { test } from 'node:test'
 import { DEFAULT_PARAMS, windowWeights } from '../../src/model/params.ts'
 import { Rng } from '../../src/model/random.ts'
 import { type MarketContext, runStock, STOCK_FIELDS, type StockOutput } from '../../src/model/stock-kernel.ts'
-import { StyleBasis } from '../../src/model/style.ts'
+import { StyleBasis } from '../../src/model/style-basis.ts'
 
 const T = 1700
 const LATE = 800

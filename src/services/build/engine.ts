@@ -7,7 +7,7 @@ import {
   type StockField,
   type StockOutput,
 } from '../../model/stock-kernel.ts'
-import { StyleBasis } from '../../model/style.ts'
+import { StyleBasis } from '../../model/style-basis.ts'
 import { type Progress, silentProgress } from '../../platform/progress.ts'
 import { BlockBuffers } from './block-buffers.ts'
 import { type BuildInputs, etfObservationCounts } from './inputs.ts'
