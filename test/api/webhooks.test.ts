@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test'
 import { buildOpenApi } from '../../src/contract/openapi.ts'
 import { WEBHOOK_OPS } from '../../src/contract/ops/webhooks.ts'
 import { toolCatalogue } from '../../src/contract/tools.ts'
+import { WEBHOOK_EVENT_NAMES } from '../../src/contract/webhook-events.ts'
 import { hashKey } from '../../src/services/identity/keys.ts'
 import { decryptSecret } from '../../src/services/webhooks/crypto.ts'
 import {
@@ -17,6 +18,7 @@ import {
   refusedTarget,
 } from '../../src/services/webhooks/dispatcher.ts'
 import { checkWebhookUrl } from '../../src/services/webhooks/subscriptions.ts'
+import { WEBHOOK_EVENTS } from '../../src/store/accounts/webhooks-types.ts'
 import {
   BACKEND_PAIRS,
   type BackendPair,
@@ -614,14 +616,9 @@ describe('webhooks in the contract', () => {
   test('OpenAPI: webhook payloads are components and the 3.1 `webhooks` map lists every event', () => {
     const doc = buildOpenApi({ publicUrl: 'http://erm3.test' }) as Json
     assert.equal(doc.openapi, '3.1.0')
-    for (const e of [
-      'batch.completed',
-      'balance.low',
-      'balance.topped_up',
-      'key.created',
-      'key.revoked',
-      'model.updated',
-    ]) {
+    // The contract's list (which the dashboard reads) and the store's are one list.
+    assert.deepEqual([...WEBHOOK_EVENT_NAMES], [...WEBHOOK_EVENTS])
+    for (const e of WEBHOOK_EVENTS) {
       const op = doc.webhooks[e]?.post
       assert.ok(op, e)
       assert.deepEqual(

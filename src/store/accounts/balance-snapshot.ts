@@ -12,9 +12,7 @@
  * show within `maxAgeMs`. A read that overlaps a local write is returned but not kept (a version
  * per account), so a snapshot is never older than the last local write it could have missed.
  */
-import type { AccountStore, BalanceView } from './types.ts'
-
-type Reservations = Pick<AccountStore, 'reserve' | 'settle' | 'release'>
+import type { AccountStore, BalanceView, Reservations } from './types.ts'
 
 interface Snapshot {
   view: BalanceView

@@ -29,7 +29,7 @@ import { createSettleQueue, isTransient } from './postgres-settle.ts'
 import { LEASE_SHRINK, LEASE_TAKE, LEASE_TOUCH, RELEASE } from './postgres-sql.ts'
 import { checkMicros } from './rows.ts'
 import { monthOf } from './self-service-types.ts'
-import type { AccountStore, Charge, LedgerEntry, ReserveResult } from './types.ts'
+import type { Charge, LedgerEntry, Reservations, ReserveResult } from './types.ts'
 
 /** The most one lease takes (0.25 USD: 250 calls at 0.001). Larger reservations go direct. */
 export const LEASE_TARGET_MICROS = 250_000
@@ -40,7 +40,6 @@ export const LEASE_TOUCH_MS = 60_000
 
 type Tx = <T>(fn: (c: pg.PoolClient) => Promise<T>) => Promise<T>
 type Run = (text: string, values: unknown[], name: string) => Promise<Record<string, unknown>[]>
-type Reservations = Pick<AccountStore, 'reserve' | 'settle' | 'release'>
 
 interface Lease {
   id: string

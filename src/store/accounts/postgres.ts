@@ -404,7 +404,8 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
           // node stops carving from its own at once, so its next call is refused, not served.
           async applyEvent(ev, now) {
             const r = await inner.applyEvent(ev, now)
-            if (r.outcome === 'applied' && r.accountId) await leases.surrender(r.accountId)
+            const negative = r.outcome === 'applied' && r.entry !== null && r.entry.amountMicros < 0
+            if (negative && r.accountId) await leases.surrender(r.accountId)
             return r
           },
         }

@@ -187,7 +187,7 @@ export interface AccountStore {
    * the methods above, except that such a reservation is unknown to other processes. Absent:
    * use the methods above.
    */
-  readonly inProcess?: Pick<AccountStore, 'reserve' | 'settle' | 'release'>
+  readonly inProcess?: Reservations
   /**
    * The account's balance and reservations. Exact (read from the database) unless `maxAgeMs` is
    * given and the store keeps snapshots (`withBalanceSnapshots`): then possibly a snapshot at most
@@ -237,3 +237,6 @@ export interface AccountStore {
   /** Linked Plaid Items with their encrypted access tokens (plaid-types.ts), on this store's connection/pool. */
   plaid(): PlaidStore
 }
+
+/** The reserve-then-settle part of an account store (also what `inProcess` offers). */
+export type Reservations = Pick<AccountStore, 'reserve' | 'settle' | 'release'>
