@@ -147,17 +147,35 @@ export function createLeases(deps: LeaseDeps) {
     })
   }
 
-  /** Hands a retired lease's unused money back while its calls are still in flight. */
-  function shrink(lease: Lease): Promise<void> {
+  /**
+   * Hands a retired lease's unused money back while its calls are still in flight. The amount
+   * leaves `free` at once, so two hand-backs of one lease never return the same money twice; it
+   * comes back if the row did not give it up. Resolves true when the account has it again.
+   */
+  function shrink(lease: Lease): Promise<boolean> {
     const amount = lease.free
+    lease.free = 0
+    let returned = false
     return returning(lease, async () => {
       try {
-        const rows = await fast(LEASE_SHRINK, [lease.id, amount], 'lease_shrink')
-        if (rows.length === 1) lease.free -= amount
+        returned = (await fast(LEASE_SHRINK, [lease.id, amount], 'lease_shrink')).length === 1
       } catch {
         // Kept: the row goes back whole once the calls are done.
       }
-    })
+      if (!returned) lease.free += amount
+    }).then(() => returned)
+  }
+
+  /**
+   * Gives the account back what this node's retired leases hold unused (money a call released or
+   * did not spend after its lease was retired): a refusal counts that money as available, so it
+   * must be reachable. True if any came back.
+   */
+  async function handBack(st: AccountLeases): Promise<boolean> {
+    const shrinking = [...st.all]
+      .filter((l) => l.retired && !l.growing && l.outstanding > 0 && l.free > 0)
+      .map(shrink)
+    return (await Promise.all(shrinking)).some(Boolean)
   }
 
   /** Stops carving from the lease; its row goes back once its calls are done. */
@@ -212,6 +230,8 @@ export function createLeases(deps: LeaseDeps) {
       )
       const taken = rows[0]?.take as number | undefined
       if (taken === undefined) {
+        // Money of a retired lease that has come back unused since: return it and try again.
+        if (await handBack(st)) return null
         return await deps.refusal(accountId, amount, now, 'lease')
       }
       lease.free += taken
@@ -351,14 +371,11 @@ export function createLeases(deps: LeaseDeps) {
       const st = accounts.get(accountId)
       if (!st) return false
       if (st.taking) await st.taking.catch(() => null)
-      const lease = st.active
-      if (lease) {
-        retire(lease)
-        if (lease.outstanding > 0 && lease.free > 0) void shrink(lease)
-      }
+      if (st.active) retire(st.active)
       const releasing = [...st.releasing]
+      const shrunk = await handBack(st)
       await Promise.all(releasing)
-      return releasing.length > 0
+      return shrunk || releasing.length > 0
     },
     /** Waits for the settles in flight, then returns every lease (called before the pools close). */
     async close(): Promise<void> {
