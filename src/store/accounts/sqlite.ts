@@ -5,13 +5,7 @@
  * keys and top-ups, so every write takes the write lock up front (BEGIN IMMEDIATE, busy_timeout)
  * and every reserve reads the balance from the database rather than from a cache.
  *
- * Reservations are held in memory: they are not money, and losing them in a crash is the same as
- * releasing them. A reservation stays counted until its debit has committed, so "available" never
- * double-counts money that a queued settle is about to take.
- *
- * Durability: synchronous=FULL fsyncs the WAL on every commit, so an acknowledged debit survives
- * kill -9 and power loss. The fsync is paid once per event-loop turn: settles are queued and
- * written together in one transaction (group commit), and their promises resolve after it.
+ * Reservations, the group commit of debits and their durability: sqlite-reservations.ts.
  */
 import Database from 'better-sqlite3'
 import { newId } from '../../platform/ids.ts'
@@ -24,26 +18,12 @@ import { createSqlitePlaidStore } from './plaid-sqlite.ts'
 import type { PlaidStore } from './plaid-types.ts'
 import { checkMicros, toAccount, toEntry, toKey, toSummary } from './rows.ts'
 import { createSqliteSelfService, prepareSqliteSpend } from './self-service-sqlite.ts'
-import { monthOf, type SelfServiceStore } from './self-service-types.ts'
+import type { SelfServiceStore } from './self-service-types.ts'
+import { createSqliteReservations } from './sqlite-reservations.ts'
 import { prepareSqlite } from './sqlite-sql.ts'
-import type { AccountStore, Charge, LedgerEntry } from './types.ts'
+import type { AccountStore, LedgerEntry } from './types.ts'
 import { keyCreatedData, keyRevokedData } from './webhooks-events.ts'
 import { createSqliteWebhooks } from './webhooks-sqlite.ts'
-
-interface Held {
-  accountId: string
-  amount: number
-  createdAt: number
-  settling: boolean
-}
-
-interface QueuedSettle {
-  id: string
-  held: Held
-  entry: LedgerEntry
-  resolve: (entry: LedgerEntry) => void
-  reject: (err: unknown) => void
-}
 
 export function createSqliteAccountStore(path: string): AccountStore {
   const db = new Database(path)
@@ -64,71 +44,28 @@ export function createSqliteAccountStore(path: string): AccountStore {
   }
   let selfService: SelfServiceStore | null = null
 
-  const held = new Map<string, Held>()
-  const reservedBy = new Map<string, number>()
-  let queue: QueuedSettle[] = []
-  let flushScheduled = false
   let oauth: OAuthStore | null = null
   // Webhook events are enqueued inside the transactions below (issue 17 §3).
   const webhooks = createSqliteWebhooks(db)
-  let payments: PaymentStore | null = null
-  let plaid: PlaidStore | null = null
-
-  const free = (id: string, h: Held) => {
-    if (!held.delete(id)) return
-    const left = (reservedBy.get(h.accountId) ?? 0) - h.amount
-    if (left > 0) reservedBy.set(h.accountId, left)
-    else reservedBy.delete(h.accountId)
-  }
-
-  // One wrapper for the store's life (creating a transaction function per flush showed in profiles).
-  const writeDebitsTx = db.transaction((batch: QueuedSettle[]) => {
-    for (const { entry: e } of batch) {
-      s().insertLedger.run(
-        e.id,
+  const money = createSqliteReservations({ db, statements: s, spend, hooks: webhooks.hooks })
+  /** Inside a credit's transaction: money in re-arms the low-balance alert; a top-up is announced. */
+  const moneyIn = (e: LedgerEntry) => {
+    webhooks.hooks.rearm(e.accountId)
+    if (e.kind === 'topup')
+      webhooks.hooks.enqueue(
         e.accountId,
-        'debit',
-        e.amountMicros,
-        e.requestId,
-        e.capability,
-        null,
-        e.keyId,
-        null,
+        'balance.topped_up',
+        {
+          ledger_id: e.id,
+          amount_micros: e.amountMicros,
+          balance_micros: s().balance.get(e.accountId)?.b ?? 0,
+          reference: e.reference,
+        },
         e.createdAt,
       )
-      // Balance and the month's spend (the spend cap's measure) move together.
-      spend().debit.run({ amt: e.amountMicros, month: monthOf(e.createdAt), id: e.accountId })
-      webhooks.hooks.afterDebit(e.accountId, -e.amountMicros, e.createdAt)
-    }
-  })
-  const writeDebits = (batch: QueuedSettle[]) => writeDebitsTx.immediate(batch)
-
-  const flush = () => {
-    flushScheduled = false
-    const batch = queue
-    queue = []
-    if (batch.length === 0) return
-    try {
-      writeDebits(batch)
-    } catch {
-      // One bad debit must not fail the turn's others: fall back to one transaction each.
-      for (const q of batch) {
-        try {
-          writeDebits([q])
-          free(q.id, q.held)
-          q.resolve(q.entry)
-        } catch (err) {
-          free(q.id, q.held)
-          q.reject(err)
-        }
-      }
-      return
-    }
-    for (const q of batch) {
-      free(q.id, q.held)
-      q.resolve(q.entry)
-    }
   }
+  let payments: PaymentStore | null = null
+  let plaid: PlaidStore | null = null
 
   return {
     backend: 'sqlite',
@@ -151,7 +88,7 @@ export function createSqliteAccountStore(path: string): AccountStore {
     },
 
     async close() {
-      flush()
+      money.flush()
       db.close()
     },
 
@@ -236,79 +173,14 @@ export function createSqliteAccountStore(path: string): AccountStore {
       }).immediate()
     },
 
-    async reserve(accountId, amountMicros, now) {
-      checkMicros(amountMicros, 'reserve amount', 0)
-      // Read through to the file each time: the operator CLI may have topped up since.
-      const row = spend().reserveState.get(monthOf(now), accountId)
-      const balance = row?.b ?? 0
-      const reserved = reservedBy.get(accountId) ?? 0
-      const available = balance - reserved
-      if (!row || available < amountMicros) {
-        return { ok: false, balanceMicros: balance, availableMicros: Math.max(0, available) }
-      }
-      // The monthly spend cap: settled this month + held (queued debits included) + this call.
-      if (row.cap !== null && row.spent + reserved + amountMicros > row.cap) {
-        return {
-          ok: false,
-          balanceMicros: balance,
-          availableMicros: Math.max(0, available),
-          reason: 'spend_cap',
-          capMicros: row.cap,
-          monthSpentMicros: row.spent,
-        }
-      }
-      const id = newId('res', now)
-      held.set(id, { accountId, amount: amountMicros, createdAt: now, settling: false })
-      reservedBy.set(accountId, reserved + amountMicros)
-      return { ok: true, reservationId: id }
-    },
-
-    settle(reservationId: string, charge: Charge, now: number): Promise<LedgerEntry | null> {
-      try {
-        checkMicros(charge.amountMicros, 'charge', 0)
-      } catch (err) {
-        return Promise.reject(err)
-      }
-      const h = held.get(reservationId)
-      if (!h || h.settling) return Promise.resolve(null)
-      if (charge.amountMicros > h.amount) {
-        return Promise.reject(new RangeError(`charge ${charge.amountMicros} exceeds reservation ${h.amount}`))
-      }
-      if (charge.amountMicros === 0) {
-        free(reservationId, h)
-        return Promise.resolve(null)
-      }
-      h.settling = true
-      const entry: LedgerEntry = {
-        id: newId('led', now),
-        accountId: h.accountId,
-        kind: 'debit',
-        amountMicros: -charge.amountMicros,
-        requestId: charge.requestId,
-        capability: charge.capability,
-        reference: null,
-        keyId: charge.keyId,
-        createdAt: now,
-      }
-      return new Promise((resolve, reject) => {
-        queue.push({ id: reservationId, held: h, entry, resolve, reject })
-        if (!flushScheduled) {
-          flushScheduled = true
-          setImmediate(flush)
-        }
-      })
-    },
-
-    async release(reservationId) {
-      const h = held.get(reservationId)
-      // A settling reservation belongs to its queued debit; it is freed when that commits.
-      if (h && !h.settling) free(reservationId, h)
-    },
+    reserve: money.reserve,
+    settle: money.settle,
+    release: money.release,
 
     async balance(accountId) {
       return {
         balanceMicros: s().balance.get(accountId)?.b ?? 0,
-        reservedMicros: reservedBy.get(accountId) ?? 0,
+        reservedMicros: money.reservedOf(accountId),
       }
     },
 
@@ -333,20 +205,6 @@ export function createSqliteAccountStore(path: string): AccountStore {
             if (first) return { entry: toEntry(first), duplicate: true }
           }
           s().addBalance.run(input.amountMicros, accountId)
-          // Money in re-arms the low-balance alert; a top-up is announced in the same transaction.
-          webhooks.hooks.rearm(accountId)
-          if (input.kind === 'topup')
-            webhooks.hooks.enqueue(
-              accountId,
-              'balance.topped_up',
-              {
-                ledger_id: id,
-                amount_micros: input.amountMicros,
-                balance_micros: s().balance.get(accountId)?.b ?? 0,
-                reference: input.reference,
-              },
-              now,
-            )
           const entry: LedgerEntry = {
             id,
             accountId,
@@ -358,6 +216,7 @@ export function createSqliteAccountStore(path: string): AccountStore {
             keyId: null,
             createdAt: now,
           }
+          moneyIn(entry)
           return { entry, duplicate: false }
         })
         .immediate()
@@ -371,13 +230,7 @@ export function createSqliteAccountStore(path: string): AccountStore {
     },
 
     async reconcile(reservationsBefore) {
-      let releasedReservations = 0
-      for (const [id, h] of held) {
-        if (!h.settling && h.createdAt < reservationsBefore) {
-          free(id, h)
-          releasedReservations++
-        }
-      }
+      const releasedReservations = money.releaseOlderThan(reservationsBefore)
       // Queued (uncommitted) debits are in neither the ledger nor the cached balance: consistent.
       const correctedBalances = db
         .transaction(() => {
@@ -411,22 +264,8 @@ export function createSqliteAccountStore(path: string): AccountStore {
     },
 
     payments() {
-      // Money in from Stripe is announced like credit()'s: alert re-armed, balance.topped_up enqueued.
-      payments ??= createSqlitePaymentStore(db, (e) => {
-        webhooks.hooks.rearm(e.accountId)
-        if (e.kind === 'topup')
-          webhooks.hooks.enqueue(
-            e.accountId,
-            'balance.topped_up',
-            {
-              ledger_id: e.id,
-              amount_micros: e.amountMicros,
-              balance_micros: s().balance.get(e.accountId)?.b ?? 0,
-              reference: e.reference,
-            },
-            e.createdAt,
-          )
-      })
+      // Money in from Stripe is announced like credit()'s.
+      payments ??= createSqlitePaymentStore(db, moneyIn)
       return payments
     },
 
