@@ -1,12 +1,13 @@
 /**
- * Scale-out account store on PostgreSQL (`pg` Pool). Several API nodes share the database, so
- * everything that must be consistent across nodes — reservations included — lives in it; a node
- * keeps nothing but its queue of settles waiting for the next group commit.
+ * Scale-out account store on PostgreSQL. Several API nodes share the database, so everything that
+ * must be consistent across nodes lives in it: balances, the ledger, and every reservation — a
+ * node's reservation lease is a reservation row too. A node keeps in memory only what it carves
+ * out of its own leases and its queues of settles waiting for the next group commit
+ * (postgres-reservations.ts); its connections are in postgres-pool.ts.
  *
  * Hot-path statements (key lookup, reserve, settle, release, balance) are named prepared
  * statements: parsed once per connection.
  */
-import pg from 'pg'
 import { newId } from '../../platform/ids.ts'
 import { createPostgresOAuthStore } from '../oauth/postgres.ts'
 import type { OAuthStore } from '../oauth/types.ts'
@@ -15,8 +16,8 @@ import { createPostgresPaymentStore } from './payments-postgres.ts'
 import type { PaymentStore } from './payments-types.ts'
 import { createPostgresPlaidStore } from './plaid-postgres.ts'
 import type { PlaidStore } from './plaid-types.ts'
-import { createLeases } from './postgres-leases.ts'
-import { createSettleQueue, isTransient } from './postgres-settle.ts'
+import { openPostgresPools } from './postgres-pool.ts'
+import { createPostgresReservations } from './postgres-reservations.ts'
 import * as SQL from './postgres-sql.ts'
 import {
   ACCOUNT_COLUMNS,
@@ -33,153 +34,22 @@ import {
   toKey,
   toSummary,
 } from './rows.ts'
-import { createPostgresSelfService, SPEND_STATE } from './self-service-postgres.ts'
-import { monthOf, type SelfServiceStore } from './self-service-types.ts'
-import type { AccountStore, Charge, LedgerEntry, ReserveResult } from './types.ts'
+import { createPostgresSelfService } from './self-service-postgres.ts'
+import type { SelfServiceStore } from './self-service-types.ts'
+import type { AccountStore, LedgerEntry } from './types.ts'
 import { createPostgresWebhooks, INSERT_KEY_WITH_EVENT, REVOKE_KEY_WITH_EVENT } from './webhooks-postgres.ts'
 import type { WebhookStore } from './webhooks-types.ts'
 
-const INT8 = 20
-const NUMERIC = 1700
-
-/** BIGINT and SUM() arrive as strings; every such value here is whole micro-dollars or ms (< 2^53). */
-const types: pg.CustomTypesConfig = {
-  getTypeParser: ((oid: number, format?: string) =>
-    oid === INT8 || oid === NUMERIC
-      ? (v: string) => Number(v)
-      : pg.types.getTypeParser(
-          oid,
-          format === 'binary' ? 'binary' : 'text',
-        )) as pg.CustomTypesConfig['getTypeParser'],
-}
-
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
-
-function ignoreClientError(): void {}
-
 export function createPostgresAccountStore(url: string, opts: { schema?: string } = {}): AccountStore {
   const { schema } = opts
-  if (schema !== undefined && !SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name: ${schema}`)
-  // search_path is a startup parameter, so it holds on every connection the pool ever opens.
-  const searchPath = schema ? `-c search_path=${schema} ` : ''
-  const pool = new pg.Pool({ connectionString: url, types, options: searchPath || undefined })
-  // Reservations are not money: a reserve or release lost in a database crash equals a release.
-  // Their commits skip the WAL flush, so they do not hold the account's row lock through an fsync
-  // (which serialised every request of a busy account). A settle's synchronous commit flushes the
-  // WAL past its own reservation's commit record, so a durable debit never has a lost reserve.
-  const fast = new pg.Pool({
-    connectionString: url,
-    types,
-    options: `${searchPath}-c synchronous_commit=off`,
-  })
-  for (const p of [pool, fast]) {
-    p.on('error', () => {
-      // An idle client lost its connection; the pool replaces it. Queries report their own errors.
-    })
-  }
-
-  const q = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = [], name?: string) =>
-    (await pool.query<R>({ text, values, name })).rows
-  const qFast = async (text: string, values: unknown[], name: string) =>
-    (await fast.query<Record<string, unknown>>({ text, values, name })).rows
-
-  /** Runs `fn` in a transaction, retrying deadlocks and serialisation failures (both are transient). */
-  async function tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      const c = await pool.connect()
-      // A checked-out client whose connection dies (a database restart) emits 'error'; the pool
-      // listens only while a client is idle, and an unheard 'error' ends the process. The query
-      // in flight rejects with the same error, so the listener has nothing more to do.
-      c.on('error', ignoreClientError)
-      let broken = false
-      try {
-        await c.query('BEGIN')
-        const out = await fn(c)
-        await c.query('COMMIT')
-        return out
-      } catch (err) {
-        await c.query('ROLLBACK').catch(() => {
-          broken = true
-        })
-        if (attempt < 5 && isTransient(err)) continue
-        throw err
-      } finally {
-        c.off('error', ignoreClientError)
-        c.release(broken)
-      }
-    }
-  }
-
-  const settles = createSettleQueue(pool, tx)
+  const db = openPostgresPools(url, schema)
+  const { pool, q, tx } = db
+  const { direct, leases, balanceOf, ...reservations } = createPostgresReservations(db)
   let oauth: OAuthStore | null = null
   let webhooks: WebhookStore | null = null
   let payments: PaymentStore | null = null
   let plaid: PlaidStore | null = null
   let selfService: SelfServiceStore | null = null
-
-  /** The account's balance and reservations, as the database holds them (leases in full). */
-  async function balanceRow(accountId: string) {
-    const [r] = await q<{ b: number; r: number }>(
-      'SELECT balance_micros AS b, reserved_micros AS r FROM accounts WHERE id = $1',
-      [accountId],
-      'balance',
-    )
-    return { balanceMicros: r?.b ?? 0, reservedMicros: r?.r ?? 0 }
-  }
-
-  /**
-   * What a refused reserve answers. For a lease take (`own` = 'lease') this node's unused lease
-   * money is available to the call; a direct reservation cannot use it.
-   */
-  async function refusal(accountId: string, amountMicros: number, now: number, own: 'lease' | 'none') {
-    const month = monthOf(now)
-    const { value, free } = await leases.stable(accountId, () => balanceRow(accountId))
-    const { balanceMicros, reservedMicros } = value
-    // The caller's own free money when it is lease money (a lease take), else none of it counts.
-    const ownFree = own === 'lease' ? free : 0
-    const availableMicros = Math.max(0, balanceMicros - reservedMicros + ownFree)
-    if (availableMicros >= amountMicros) {
-      // Refused with money available: the monthly spend cap (or a race; then balance it is).
-      const [c] = await q<{ cap: number | null; spent: number }>(SPEND_STATE, [accountId, month])
-      if (c && c.cap !== null && c.spent + reservedMicros - ownFree + amountMicros > c.cap)
-        return {
-          ok: false as const,
-          balanceMicros,
-          availableMicros,
-          reason: 'spend_cap' as const,
-          capMicros: c.cap,
-          monthSpentMicros: c.spent,
-        }
-    }
-    return { ok: false as const, balanceMicros, availableMicros }
-  }
-
-  const direct = {
-    async reserve(accountId: string, amountMicros: number, now: number): Promise<ReserveResult> {
-      checkMicros(amountMicros, 'reserve amount', 0)
-      const id = newId('res', now)
-      const values = [accountId, amountMicros, id, now, monthOf(now)]
-      if ((await qFast(SQL.RESERVE, values, 'reserve')).length === 1) return { ok: true, reservationId: id }
-      // This node's unused lease money is the account's: hand it back and try once more.
-      if (leases.freeOf(accountId) > 0 && (await leases.surrender(accountId))) {
-        if ((await qFast(SQL.RESERVE, values, 'reserve')).length === 1) return { ok: true, reservationId: id }
-      }
-      return refusal(accountId, amountMicros, now, 'none')
-    },
-    settle(reservationId: string, charge: Charge, now: number) {
-      return settles.settle(reservationId, charge, now)
-    },
-    async release(reservationId: string) {
-      await qFast(SQL.RELEASE, [reservationId], 'release')
-    },
-  }
-  const leases = createLeases({ pool, tx, fast: qFast, direct, refusal })
-
-  /** Reserved as seen from this node: its own unused lease money is not held from its calls. */
-  async function balanceOf(accountId: string) {
-    const { value, free } = await leases.stable(accountId, () => balanceRow(accountId))
-    return { balanceMicros: value.balanceMicros, reservedMicros: Math.max(0, value.reservedMicros - free) }
-  }
 
   return {
     backend: 'postgres',
@@ -205,9 +75,8 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
     },
 
     async close() {
-      await leases.close()
-      await settles.drain()
-      await Promise.all([pool.end(), fast.end()])
+      await reservations.close()
+      await db.end()
     },
 
     async health() {
