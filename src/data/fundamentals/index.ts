@@ -1,6 +1,5 @@
 /** The pure fundamentals core: companyfacts → quarters → point-in-time rows (METHODOLOGY §12). */
 export {
-  APPROX_FILING_LAG_DAYS,
   DURATION_FIELDS,
   type DurationField,
   type FactSource,
@@ -9,8 +8,8 @@ export {
   type FundamentalField,
   INSTANT_FIELDS,
   type InstantField,
-  type SecFact,
-} from './facts.ts'
+} from './concepts.ts'
+export { APPROX_FILING_LAG_DAYS, type SecFact } from './facts.ts'
 export {
   type CompanyFundamentals,
   type CompanyQuarter,

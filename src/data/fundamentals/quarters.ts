@@ -1,13 +1,9 @@
 import { yearOf } from '../../platform/dates.ts'
+import { DURATION_FIELDS, FIELD_SPECS, FIELDS, type FundamentalField, INSTANT_FIELDS } from './concepts.ts'
 import {
   APPROX_FILING_LAG_DAYS,
   type ConceptFacts,
   conceptKey,
-  DURATION_FIELDS,
-  FIELD_SPECS,
-  FIELDS,
-  type FundamentalField,
-  INSTANT_FIELDS,
   latestAsOf,
   type RawCompany,
   type RawFact,

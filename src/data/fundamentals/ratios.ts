@@ -1,5 +1,6 @@
 import { isoFromDay } from '../../platform/dates.ts'
-import type { DurationField, FactSource, FundamentalField, InstantField, SecFact } from './facts.ts'
+import type { DurationField, FactSource, FundamentalField, InstantField } from './concepts.ts'
+import type { SecFact } from './facts.ts'
 import type { VisibleQuarter } from './quarters.ts'
 
 /**
