@@ -93,8 +93,8 @@ export function parseFlexibleDay(raw: string): number | null {
   return null
 }
 
-/** Index of the last element of a sorted Int32Array that is <= day, or -1. */
-export function lastIndexAtOrBefore(days: Int32Array, day: number): number {
+/** Index of the last element of an ascending array that is <= day, or -1. */
+export function lastIndexAtOrBefore(days: ArrayLike<number>, day: number): number {
   let lo = 0
   let hi = days.length - 1
   let ans = -1

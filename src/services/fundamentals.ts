@@ -15,7 +15,7 @@ import {
   type Tenor,
 } from '../data/fundamentals/index.ts'
 import { reviveStoredCompany } from '../data/fundamentals/stored.ts'
-import { isoFromDay, parseIsoDay } from '../platform/dates.ts'
+import { isoFromDay, lastIndexAtOrBefore, parseIsoDay } from '../platform/dates.ts'
 import { AppError } from '../platform/errors.ts'
 import { STORE_FILES } from '../store/model-store/layout.ts'
 import type { ModelStore } from '../store/model-store/reader.ts'
@@ -147,18 +147,7 @@ function rateAt(r: StoredRates | null, tenor: Tenor, day: number): number | null
 
 /** Index of the last calendar day ≤ day (-1 when the calendar starts later). */
 function dayAtOrBefore(store: ModelStore, day: number): number {
-  const c = store.calendar
-  let lo = 0
-  let hi = c.length - 1
-  let at = -1
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1
-    if (c[mid] <= day) {
-      at = mid
-      lo = mid + 1
-    } else hi = mid - 1
-  }
-  return at
+  return lastIndexAtOrBefore(store.calendar, day)
 }
 
 /**

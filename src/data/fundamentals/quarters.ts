@@ -1,4 +1,3 @@
-import { yearOf } from '../../platform/dates.ts'
 import { DURATION_FIELDS, FIELD_SPECS, FIELDS, type FundamentalField, INSTANT_FIELDS } from './concepts.ts'
 import {
   APPROX_FILING_LAG_DAYS,
@@ -9,29 +8,17 @@ import {
   type RawFact,
   readCompanyFacts,
   type SecFact,
-  spanDays,
   toSecFact,
 } from './facts.ts'
+import { type FiscalYear, fiscalYears } from './fiscal-years.ts'
 
 /**
  * Quarterisation and point-in-time versions of one company's companyfacts.
  *
  * ## Fiscal quarters
- * Fiscal-year starts are the start of every 12-month fact (350–380 days) and the day after its
- * end, the start of every 6- or 9-month fact (year to date by convention), and the start of a
- * Q1 10-Q's own 3-month period (fp = Q1, filed within 75 days of its end). The last two anchor a
- * year from its own filings, so a quarter is identified from facts filed no later than the
- * quarter itself: the structure seen at an as-of date does not wait for later filings (such as
- * the 10-K of a company's first fiscal year). A duration fact of 1–4 quarters ending at day e
- * belongs to the latest fiscal-year start S ≤ e (within 380 days), and its quarter is
- * n = round((e − S + 1) / 91.3) when that is within 12 days of n quarters; the quarter end of
- * slot (S, n) is the end date most facts agree on. No calendar quarter ends are assumed:
- * 52/53-week years (Apple, NVIDIA) move their quarter ends by days and have 14-week quarters,
- * and fiscal years may end in any month (Snowflake: January 31). The fiscal-year label `fy` is
- * the `fy` of the earliest filing reporting a period starting at S (the period's own
- * 10-Q/10-K), else the calendar year of the fiscal year's end.
+ * Identified from the company's own duration facts: fiscal-years.ts.
  *
- * ## Quarter values (per field, per concept; see facts.ts for the concept precedence)
+ * ## Quarter values (per field, per concept; see concepts.ts for the concept precedence)
  * - Instant fields: the fact dated exactly at the quarter end.
  * - Duration fields, in this order:
  *   1. a 3-month fact (80–100 days) ending at the quarter end: the quarter itself;
@@ -95,11 +82,6 @@ export interface VisibleQuarter {
   facts: Partial<Record<FundamentalField, SecFact[]>>
 }
 
-/** Days after the period end a filing is assumed public when its date is unknown. */
-const QUARTER_DAYS = 91.3
-const SLOT_TOLERANCE_DAYS = 12
-const MAX_YEAR_DAYS = 380
-
 /** Parses one companyfacts document; throws a plain Error with a clear message when malformed. */
 export function parseCompanyFacts(doc: unknown): CompanyFundamentals {
   return quarterise(readCompanyFacts(doc))
@@ -130,13 +112,6 @@ export function quartersAsOf(c: CompanyFundamentals, asOf: number): VisibleQuart
   return out
 }
 
-interface FiscalYear {
-  start: number
-  fy: number
-  /** ends[n] = end day of fiscal quarter n (1..4) when known */
-  ends: (number | undefined)[]
-}
-
 export function quarterise(raw: RawCompany): CompanyFundamentals {
   const years = fiscalYears(raw)
   const specConcepts = conceptLists(raw)
@@ -165,87 +140,6 @@ function conceptLists(raw: RawCompany): ConceptFacts[] {
         }
       }
   return out
-}
-
-function fiscalYears(raw: RawCompany): FiscalYear[] {
-  const startSet = new Set<number>()
-  const all: RawFact[] = []
-  for (const cf of raw.concepts.values())
-    for (const f of cf.durations) {
-      all.push(f)
-      const days = spanDays(f.start as number, f.end)
-      if (days >= 350 && days <= MAX_YEAR_DAYS) {
-        startSet.add(f.start as number)
-        startSet.add(f.end + 1)
-      } else if (days >= 170 && days <= 290) startSet.add(f.start as number)
-      else if (ownFirstQuarter(f, days)) startSet.add(f.start as number)
-    }
-  const starts = [...startSet].sort((a, b) => a - b)
-  // votes[slot] = end day → number of facts
-  const votes = new Map<string, Map<number, number>>()
-  const labels = new Map<number, { filed: number; fy: number | null }>()
-  for (const f of all) {
-    const S = startAtOrBefore(starts, f.end)
-    if (S === null) continue
-    const days = spanDays(S, f.end)
-    if (days > MAX_YEAR_DAYS) continue
-    const n = Math.round(days / QUARTER_DAYS)
-    if (n < 1 || n > 4 || Math.abs(days - n * QUARTER_DAYS) > SLOT_TOLERANCE_DAYS) continue
-    const own = spanDays(f.start as number, f.end)
-    // The fact must itself span one quarter or run from the fiscal-year start.
-    if (f.start !== S && !(own >= 80 && own <= 100)) continue
-    const key = `${S}:${n}`
-    let m = votes.get(key)
-    if (!m) {
-      m = new Map()
-      votes.set(key, m)
-    }
-    m.set(f.end, (m.get(f.end) ?? 0) + 1)
-    if (f.start === S) {
-      const l = labels.get(S)
-      if (!l || f.filed < l.filed) labels.set(S, { filed: f.filed, fy: f.fy })
-    }
-  }
-  const byStart = new Map<number, FiscalYear>()
-  for (const [key, m] of votes) {
-    const [S, n] = key.split(':').map(Number)
-    let best = -1
-    let bestCount = -1
-    for (const [end, count] of m)
-      if (count > bestCount || (count === bestCount && end < best)) {
-        best = end
-        bestCount = count
-      }
-    let y = byStart.get(S)
-    if (!y) {
-      const approxYear = yearOf(S + 364)
-      const label = labels.get(S)?.fy
-      const fy = label != null && Math.abs(label - approxYear) <= 1 ? label : approxYear
-      y = { start: S, fy, ends: [] }
-      byStart.set(S, y)
-    }
-    y.ends[n] = best
-  }
-  return [...byStart.values()].sort((a, b) => a.start - b.start)
-}
-
-/** A Q1 10-Q's own 3-month period (not a comparative): its start opens a fiscal year. */
-function ownFirstQuarter(f: RawFact, days: number): boolean {
-  return f.fp === 'Q1' && f.form.startsWith('10-Q') && days >= 80 && days <= 100 && f.filed - f.end <= 75
-}
-
-function startAtOrBefore(sorted: number[], day: number): number | null {
-  let lo = 0
-  let hi = sorted.length - 1
-  let ans = -1
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1
-    if (sorted[mid] <= day) {
-      ans = mid
-      lo = mid + 1
-    } else hi = mid - 1
-  }
-  return ans < 0 ? null : sorted[ans]
 }
 
 function quarterVersions(
