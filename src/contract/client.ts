@@ -34,6 +34,9 @@ export type CallInput<K extends OperationId> = {
   key?: string | null
 }
 
+/** The success body of an operation, as its response schema types it (the dashboard's types). */
+export type ResponseOf<K extends OperationId> = Static<Op<K>['response']>
+
 export interface CallResult<K extends OperationId> {
   status: number
   headers: Record<string, string>
@@ -41,7 +44,7 @@ export interface CallResult<K extends OperationId> {
   /** Parsed JSON (success body or problem), or null for non-JSON responses. */
   json: unknown
   /** The success body, typed; throws when the status is not the operation's success status. */
-  ok(): Static<Op<K>['response']>
+  ok(): ResponseOf<K>
 }
 
 export function fetchTransport(baseUrl: string): Transport {

@@ -171,6 +171,48 @@ describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
     await axe('explorer')
   })
 
+  test('explorer: metrics without hedge levels and an industry without a beta mean (both allowed by the contract) still draw the page', async () => {
+    // erm3's answer as sent, with the two nullable fields null: a stock the model has no market
+    // beta for that day, in an industry whose members have no beta.
+    const nulled = (path: string, edit: (body: Record<string, unknown>) => void) =>
+      page.route(
+        (u) => u.origin === origin && u.pathname.startsWith(path),
+        async (r) => {
+          const res = await r.fetch()
+          const body = (await res.json()) as Record<string, unknown>
+          edit(body)
+          await r.fulfill({ response: res, json: body })
+        },
+      )
+    await nulled('/metrics/MSFT', (b) => {
+      b.hedge_levels = null
+    })
+    await nulled('/industry-panel', (b) => {
+      for (const i of b.industries as Record<string, unknown>[]) {
+        i.beta_mean = null
+        i.beta_variance = null
+      }
+    })
+    const seen = problems.length
+    try {
+      await page.goto(`${origin}/app#/explorer?ticker=MSFT&nulls=1`)
+      await page.getByText('No hedge ratios for MSFT as of').waitFor({ timeout: 30_000 })
+      await page.waitForSelector('#chart-cumulative canvas')
+      const context = (await page.textContent('#industry-context')) ?? ''
+      if (!context.includes('fewer than 2 peers'))
+        assert.match(context, /beta averages n\/a \(variance n\/a\)/)
+      const captions = await page.locator('#explorer-out caption').allTextContents()
+      assert.ok(
+        captions.some((c) => c.startsWith('Rankings')),
+        captions.join(' | '),
+      )
+      assert.ok(!captions.some((c) => c.startsWith('Hedge ratios')), captions.join(' | '))
+      assert.deepEqual(problems.slice(seen), [])
+    } finally {
+      await page.unrouteAll()
+    }
+  })
+
   test('portfolio: pasted positions → the snapshot as tables and charts, 0.25 USD', async () => {
     const before = await balance()
     await page.goto(`${origin}/app#/portfolio`)

@@ -1,21 +1,10 @@
+import type { ResponseOf } from '../../contract/client.ts'
 import { ApiError, call, dataKey } from '../api.ts'
 import { el, errorMessage, message, table } from '../dom.ts'
 
 /** Balance, Stripe top-up (or the operator's instructions), spend cap, low-balance alert, ledger, invoices. */
 
-interface Settings {
-  spend_cap_usd: number | null
-  month_spent_usd: number
-  month_resets_at: string
-}
-
-interface LedgerRow {
-  date: string
-  kind: string
-  capability: string | null
-  count: number
-  amount_usd: number
-}
+type Settings = ResponseOf<'getAccountSettings'>
 
 const usd = (x: number) => `${x < 0 ? '−' : ''}$${Math.abs(x).toFixed(x !== 0 && Math.abs(x) < 0.01 ? 4 : 2)}`
 
@@ -32,16 +21,13 @@ function field(id: string, label: string, input: HTMLInputElement, button: strin
 export async function billingPage(root: HTMLElement): Promise<void> {
   const key = await dataKey()
   const [balance, settings, alert, ledger, invoices] = await Promise.all([
-    call<{ balance_usd: number; status: { can_make_requests: boolean } }>('/balance', { key }),
+    call<ResponseOf<'getBalance'>>('/balance', { key }),
     call<Settings>('/account/settings'),
-    call<{ threshold_usd: number; armed: boolean }>('/account/balance-alert'),
-    call<{ rows: LedgerRow[] }>('/account/ledger'),
+    call<ResponseOf<'getBalanceAlert'>>('/account/balance-alert'),
+    call<ResponseOf<'getAccountLedger'>>('/account/ledger'),
     Promise.all(
       (['month', 'quarter', 'year', 'all'] as const).map((period) =>
-        call<{ summary: { period: string; spent_usd: number; requests: number; top_ups_usd: number } }>(
-          `/invoices?period=${period}`,
-          { key },
-        ),
+        call<ResponseOf<'getInvoices'>>(`/invoices?period=${period}`, { key }),
       ),
     ),
   ])
@@ -53,7 +39,7 @@ export async function billingPage(root: HTMLElement): Promise<void> {
   topup.addEventListener('submit', async (ev) => {
     ev.preventDefault()
     try {
-      const c = await call<{ checkout_url: string }>('/billing/checkout', {
+      const c = await call<ResponseOf<'createCheckout'>>('/billing/checkout', {
         body: { amount_usd: Number(amount.value) },
       })
       location.assign(c.data.checkout_url)
@@ -79,7 +65,7 @@ export async function billingPage(root: HTMLElement): Promise<void> {
   capForm.addEventListener('submit', async (ev) => {
     ev.preventDefault()
     try {
-      const s = await call<Settings>('/account/settings', {
+      const s = await call<ResponseOf<'updateAccountSettings'>>('/account/settings', {
         method: 'PATCH',
         body: { spend_cap_usd: cap.value === '' ? null : Number(cap.value) },
       })
@@ -106,7 +92,7 @@ export async function billingPage(root: HTMLElement): Promise<void> {
   alertForm.addEventListener('submit', async (ev) => {
     ev.preventDefault()
     try {
-      const a = await call<{ threshold_usd: number }>('/account/balance-alert', {
+      const a = await call<ResponseOf<'setBalanceAlert'>>('/account/balance-alert', {
         body: { threshold_usd: Number(threshold.value) },
       })
       status.replaceChildren(

@@ -1,3 +1,4 @@
+import type { ResponseOf } from '../../contract/client.ts'
 import { ApiError, call, data } from '../api.ts'
 import { el, errorMessage, message, num, rowAction, table } from '../dom.ts'
 
@@ -11,14 +12,7 @@ import { el, errorMessage, message, num, rowAction, table } from '../dom.ts'
 
 const LINK_SCRIPT = 'https://cdn.plaid.com/link/v2/stable/link-initialize.js'
 
-interface Item {
-  id: string
-  plaid_item_id: string
-  institution_id: string | null
-  institution_name: string | null
-  created_at: string
-  last_error: string | null
-}
+type Item = ResponseOf<'listPlaidItems'>['items'][number]
 
 interface LinkMetadata {
   institution?: { institution_id?: string; name?: string } | null
@@ -37,15 +31,7 @@ interface PlaidLink {
   }): LinkHandler
 }
 
-interface Position {
-  ticker: string | null
-  name: string | null
-  security_type: string | null
-  quantity: number
-  institution_value: number
-  risk: { metrics: Record<string, number | null>; lstar_level?: number | null } | null
-  risk_unavailable_reason: string | null
-}
+type Holdings = ResponseOf<'getPlaidHoldings'>
 
 let loading: Promise<PlaidLink> | null = null
 
@@ -84,7 +70,9 @@ export async function brokeragePage(root: HTMLElement): Promise<void> {
   /** Opens Link with a token from the server; resolves when Link reports success or exit. */
   async function openLink(itemId: string | null, onSuccess: (pt: string, m: LinkMetadata) => Promise<void>) {
     const [token, Plaid] = await Promise.all([
-      call<{ link_token: string }>('/plaid/link-token', { body: itemId ? { item_id: itemId } : {} }),
+      call<ResponseOf<'createPlaidLinkToken'>>('/plaid/link-token', {
+        body: itemId ? { item_id: itemId } : {},
+      }),
       plaidLink(),
     ])
     await new Promise<void>((resolve) => {
@@ -106,7 +94,7 @@ export async function brokeragePage(root: HTMLElement): Promise<void> {
   }
 
   async function render(): Promise<void> {
-    const r = await call<{ items: Item[] }>('/plaid/items')
+    const r = await call<ResponseOf<'listPlaidItems'>>('/plaid/items')
     if (r.data.items.length === 0) {
       list.replaceChildren(message('No brokerage account is linked yet.'))
       show.disabled = true
@@ -156,7 +144,7 @@ export async function brokeragePage(root: HTMLElement): Promise<void> {
   link.addEventListener('click', () =>
     openLink(null, async (publicToken, m) => {
       const inst = m.institution ?? null
-      const r = await call<Item>('/plaid/exchange', {
+      const r = await call<ResponseOf<'exchangePlaidPublicToken'>>('/plaid/exchange', {
         body: {
           public_token: publicToken,
           ...(inst?.institution_id ? { institution_id: inst.institution_id } : {}),
@@ -170,7 +158,7 @@ export async function brokeragePage(root: HTMLElement): Promise<void> {
 
   show.addEventListener('click', async () => {
     try {
-      const r = await data<{ positions: Position[]; covered_count: number }>('/plaid/holdings')
+      const r = await data<Holdings>('/plaid/holdings')
       const rows = r.data.positions.map((p) => [
         p.ticker,
         p.name,

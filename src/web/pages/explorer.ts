@@ -1,66 +1,20 @@
+import type { ResponseOf } from '../../contract/client.ts'
 import { type Answer, call, data, dataKey, requireSession } from '../api.ts'
 import { bars, lineChart, pct, stackedChart } from '../charts.ts'
 import { el, message, num, table } from '../dom.ts'
 
 /** One ticker: current decomposition, hedges per level, history charts, rankings; each call's cost shown. */
 
-interface Level {
-  market_hr: number | null
-  sector_hr: number | null
-  subsector_hr: number | null
-  market_er: number | null
-  sector_er: number | null
-  subsector_er: number | null
-  residual_er: number | null
-  hedge_etfs: { market: string; sector: string | null; subsector: string | null }
-}
+type Metrics = ResponseOf<'getMetrics'>
+type HedgeLevels = NonNullable<Metrics['hedge_levels']>
 
-interface Metrics {
-  ticker: string
-  teo: string
-  display: { name: string; sector: string | null; industry: string | null }
-  metrics: Record<string, number | null>
-  hedge_levels: {
-    L1: Level
-    L2: Level
-    L3: Level
-    recommended_level: string | null
-    statistical_lstar: string | null
-  }
-}
+type L3History = ResponseOf<'getL3Decomposition'>
 
-interface L3History {
-  dates: string[]
-  l3_mkt_er: (number | null)[]
-  l3_sec_er: (number | null)[]
-  l3_sub_er: (number | null)[]
-  l3_res_er: (number | null)[]
-  l3_mkt_hr: (number | null)[]
-  l3_sec_hr: (number | null)[]
-  l3_sub_hr: (number | null)[]
-}
+type Decomposition = ResponseOf<'getReturnsDecomposition'>
 
-interface Decomposition {
-  dates: string[]
-  gross: (number | null)[]
-  l3_cfr: (number | null)[]
-  l3_rr: (number | null)[]
-}
+type Panel = ResponseOf<'getIndustryPanel'>
 
-interface Panel {
-  level: string
-  industries: { industry_name: string; beta_mean: number; beta_variance: number; n_companies: number }[]
-}
-
-interface Rankings {
-  rankings: {
-    metric: string
-    window: string
-    cohort: string
-    rank_percentile: number | null
-    cohort_size: number
-  }[]
-}
+type Rankings = ResponseOf<'getRankings'>
 
 /** Π(1 + r) − 1 to date, a null day carrying the level forward. */
 function cumulative(r: (number | null)[]): number[] {
@@ -71,7 +25,7 @@ function cumulative(r: (number | null)[]): number[] {
   })
 }
 
-function hedgeTable(h: Metrics['hedge_levels']): HTMLTableElement {
+function hedgeTable(h: HedgeLevels): HTMLTableElement {
   const rows = (['L1', 'L2', 'L3'] as const).map((k) => {
     const l = h[k]
     const basket = [
@@ -165,11 +119,15 @@ export async function explorerPage(root: HTMLElement, params: URLSearchParams): 
       text: `${m.display.sector ?? 'no sector'} · ${m.display.industry ?? ''} · state as of ${m.teo} · this view cost ${cost.toFixed(3)} USD (${costs.filter((c) => c.cache === 'HIT').length} of ${costs.length} calls from cache, free)`,
     }),
     erBox,
-    hedgeTable(m.hedge_levels),
+    m.hedge_levels
+      ? hedgeTable(m.hedge_levels)
+      : message(
+          `No hedge ratios for ${m.ticker} as of ${m.teo}: the model has no market beta for it that day.`,
+        ),
     el('p', {
       id: 'industry-context',
       text: peers
-        ? `Industry context: ${peers.industry_name}, ${peers.n_companies} companies; their sector beta averages ${peers.beta_mean.toFixed(2)} (variance ${peers.beta_variance.toFixed(3)}), this stock's is ${num(m.metrics.l2_sec_beta ?? null, 2) ?? 'n/a'}.`
+        ? `Industry context: ${peers.industry_name}, ${peers.n_companies} companies; their sector beta averages ${num(peers.beta_mean, 2) ?? 'n/a'} (variance ${num(peers.beta_variance) ?? 'n/a'}), this stock's is ${num(m.metrics.l2_sec_beta ?? null, 2) ?? 'n/a'}.`
         : `Industry context: fewer than 2 peers in ${m.display.industry ?? 'its industry'} on ${m.teo}.`,
     }),
     el('h3', { text: 'History' }),
@@ -184,13 +142,14 @@ export async function explorerPage(root: HTMLElement, params: URLSearchParams): 
       'Rankings (252-day window, and size)',
     ),
   )
-  const l3 = m.hedge_levels.L3
-  bars(erBox, 'Explained risk at L3 (share of variance)', [
-    { label: `Market (${l3.hedge_etfs.market})`, value: l3.market_er },
-    { label: `Sector (${l3.hedge_etfs.sector ?? 'none'})`, value: l3.sector_er },
-    { label: `Subsector (${l3.hedge_etfs.subsector ?? 'none'})`, value: l3.subsector_er },
-    { label: 'Residual', value: l3.residual_er },
-  ])
+  const l3 = m.hedge_levels?.L3
+  if (l3)
+    bars(erBox, 'Explained risk at L3 (share of variance)', [
+      { label: `Market (${l3.hedge_etfs.market})`, value: l3.market_er },
+      { label: `Sector (${l3.hedge_etfs.sector ?? 'none'})`, value: l3.sector_er },
+      { label: `Subsector (${l3.hedge_etfs.subsector ?? 'none'})`, value: l3.subsector_er },
+      { label: 'Residual', value: l3.residual_er },
+    ])
   stackedChart(erHistory, 'Explained risk over time (L3, monthly)', hist.dates, [
     { label: 'Market', values: hist.l3_mkt_er },
     { label: 'Sector', values: hist.l3_sec_er },

@@ -1,18 +1,11 @@
+import type { ResponseOf } from '../../contract/client.ts'
 import { call } from '../api.ts'
 import { el, errorMessage, message, rowAction, table } from '../dom.ts'
 
 /** API keys: list, create (shown once, with copy and ready-to-paste snippets), rename, rotate, revoke. */
 
-interface Key {
-  id: string
-  name: string | null
-  prefix: string
-  environment: 'live' | 'test'
-  status: 'active' | 'expired' | 'revoked'
-  created_at: string
-  last_used_at: string | null
-  expires_at: string | null
-}
+type Keys = ResponseOf<'listAccountKeys'>
+type Key = Keys['keys'][number]
 
 const short = (iso: string | null) => (iso ? iso.slice(0, 16).replace('T', ' ') : null)
 
@@ -49,7 +42,7 @@ function reveal(apiKey: string, what: string): HTMLElement {
 }
 
 export async function keysPage(root: HTMLElement): Promise<void> {
-  const r = await call<{ keys: Key[] }>('/account/keys')
+  const r = await call<Keys>('/account/keys')
   const out = el('div', { 'aria-live': 'polite' })
   const name = el('input', { id: 'key-name', name: 'name', maxlength: 100 })
   const env = el(
@@ -70,7 +63,7 @@ export async function keysPage(root: HTMLElement): Promise<void> {
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault()
     try {
-      const c = await call<{ api_key: string }>('/account/keys', {
+      const c = await call<ResponseOf<'createAccountKey'>>('/account/keys', {
         body: { name: name.value.trim() || undefined, environment: env.value },
       })
       await render()
@@ -81,7 +74,7 @@ export async function keysPage(root: HTMLElement): Promise<void> {
   })
   const list = el('div', { id: 'key-list' })
   async function render(keys?: Key[]): Promise<void> {
-    const all = keys ?? (await call<{ keys: Key[] }>('/account/keys')).data.keys
+    const all = keys ?? (await call<Keys>('/account/keys')).data.keys
     const t = table(
       ['Name', 'Prefix', 'Env', 'Status', 'Created', 'Last used', 'Expires', 'Actions'],
       all.map((k) => [
@@ -116,7 +109,7 @@ export async function keysPage(root: HTMLElement): Promise<void> {
           '0',
         )
         if (hours === null) return
-        const rr = await call<{ api_key: string }>(`/account/keys/${k.id}/rotate`, {
+        const rr = await call<ResponseOf<'rotateAccountKey'>>(`/account/keys/${k.id}/rotate`, {
           body: { overlap_seconds: Math.round(Number(hours) * 3600) },
         })
         await render()

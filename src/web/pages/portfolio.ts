@@ -1,45 +1,11 @@
+import type { ResponseOf } from '../../contract/client.ts'
 import { data, requireSession } from '../api.ts'
 import { bars, lineChart, pct } from '../charts.ts'
 import { el, errorMessage, message, num, table } from '../dom.ts'
 
 /** Paste positions (ticker and weight or shares per line); the snapshot as charts and tables. */
 
-interface Snapshot {
-  snapshot: {
-    as_of: string
-    positions: {
-      ticker: string
-      name: string
-      weight: number
-      covered: boolean
-      reason: string | null
-      l3_res_er: number | null
-      vol_23d: number | null
-      risk_contribution: { percent: number | null }
-    }[]
-    hedges: Record<'L1' | 'L2' | 'L3' | 'recommended', { etf: string; hr: number }[]>
-    variance_decomposition: Record<
-      'market' | 'sector' | 'subsector' | 'residual' | 'systematic',
-      number | null
-    >
-    volatility_ann: number | null
-    diversification_ratio: number | null
-    weight_covered: number
-    unresolved: { ticker: string; detail: string }[]
-    warnings: string[]
-  }
-  risk_summary: {
-    active: { tracking_error_ann: number | null } | null
-    concentration: { flags: string[]; effective_positions: number }
-  }
-  time_behavior: {
-    dates: string[]
-    cumulative_return: number[]
-    drawdown: number[]
-    benchmark_cumulative_return?: number[]
-  }
-  attribution: { totals: Record<string, number> }
-}
+type Snapshot = ResponseOf<'snapshot'>
 
 /** `AAPL 40` or `AAPL, 40` per line → positions (weight or shares by the chosen mode). */
 function parsePositions(

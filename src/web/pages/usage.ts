@@ -1,25 +1,15 @@
+import type { ResponseOf } from '../../contract/client.ts'
 import { call } from '../api.ts'
 import { lineChart, pct } from '../charts.ts'
 import { el, table } from '../dom.ts'
 
 /** Requests and spend per day and capability (charts), cache-hit share, top endpoints. */
 
-interface UsageRow {
-  date: string
-  capability: string
-  environment: string
-  requests: number
-  cache_hits: number
-  cost_usd: number
-}
+type Usage = ResponseOf<'getAccountUsage'>
+type UsageRow = Usage['days'][number]
 
 export async function usagePage(root: HTMLElement): Promise<void> {
-  const r = await call<{
-    from: string
-    to: string
-    days: UsageRow[]
-    totals: { requests: number; cache_hits: number; cost_usd: number }
-  }>('/account/usage')
+  const r = await call<Usage>('/account/usage')
   const u = r.data
   const dates: string[] = []
   for (let d = Date.parse(`${u.from}T00:00:00Z`); d <= Date.parse(`${u.to}T00:00:00Z`); d += 86_400_000)

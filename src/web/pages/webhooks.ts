@@ -1,3 +1,4 @@
+import type { ResponseOf } from '../../contract/client.ts'
 import { WEBHOOK_EVENT_NAMES } from '../../contract/webhook-events.ts'
 import { call } from '../api.ts'
 import { el, errorMessage, message, rowAction, table } from '../dom.ts'
@@ -6,24 +7,8 @@ import { el, errorMessage, message, rowAction, table } from '../dom.ts'
 
 const EVENTS: readonly string[] = WEBHOOK_EVENT_NAMES
 
-interface Subscription {
-  id: string
-  url: string
-  events: string[]
-  enabled: boolean
-  disabled_reason: string | null
-}
-
-interface Delivery {
-  id: string
-  event: string
-  status: string
-  attempts: number
-  response_code: number | null
-  latency_ms: number | null
-  created_at: string
-  error: string | null
-}
+type Subscription = ResponseOf<'listWebhooks'>['subscriptions'][number]
+type Delivery = ResponseOf<'listWebhookDeliveries'>['deliveries'][number]
 
 export async function webhooksPage(root: HTMLElement): Promise<void> {
   const out = el('div', { 'aria-live': 'polite' })
@@ -51,7 +36,7 @@ export async function webhooksPage(root: HTMLElement): Promise<void> {
   const log = el('div', { id: 'hook-log' })
 
   async function showLog(s: Subscription): Promise<void> {
-    const r = await call<{ deliveries: Delivery[] }>(`/account/webhooks/${s.id}/deliveries?limit=50`)
+    const r = await call<ResponseOf<'listWebhookDeliveries'>>(`/account/webhooks/${s.id}/deliveries?limit=50`)
     const t = table(
       ['Delivery', 'Event', 'Status', 'Attempts', 'HTTP', 'Latency ms', 'Created', 'Action'],
       r.data.deliveries.map((d) => [
@@ -88,7 +73,7 @@ export async function webhooksPage(root: HTMLElement): Promise<void> {
   }
 
   async function render(): Promise<void> {
-    const r = await call<{ subscriptions: Subscription[] }>('/account/webhooks')
+    const r = await call<ResponseOf<'listWebhooks'>>('/account/webhooks')
     const t = table(
       ['URL', 'Events', 'State', 'Actions'],
       r.data.subscriptions.map((s) => [
@@ -124,7 +109,7 @@ export async function webhooksPage(root: HTMLElement): Promise<void> {
     ev.preventDefault()
     try {
       const events = boxes.filter((b) => b.box.checked).map((b) => b.box.value)
-      const c = await call<{ secret: string; url: string }>('/account/webhooks', {
+      const c = await call<ResponseOf<'createWebhook'>>('/account/webhooks', {
         body: { url: url.value, events },
       })
       out.replaceChildren(
