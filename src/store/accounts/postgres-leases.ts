@@ -25,6 +25,7 @@
 import type pg from 'pg'
 import { AppError } from '../../platform/errors.ts'
 import { randomBase62 } from '../../platform/ids.ts'
+import type { Tx } from '../oauth/postgres.ts'
 import { createSettleQueue, isTransient } from './postgres-settle.ts'
 import { LEASE_SHRINK, LEASE_TAKE, LEASE_TOUCH, RELEASE } from './postgres-sql.ts'
 import { checkMicros } from './rows.ts'
@@ -38,7 +39,6 @@ export const LEASE_IDLE_MS = 1000
 /** A lease in use has its created_at moved forward this often (reconcile's cutoff is 10 minutes). */
 export const LEASE_TOUCH_MS = 60_000
 
-type Tx = <T>(fn: (c: pg.PoolClient) => Promise<T>) => Promise<T>
 type Run = (text: string, values: unknown[], name: string) => Promise<Record<string, unknown>[]>
 
 interface Lease {

@@ -4,6 +4,7 @@
  * serialisation failures. A `schema` (tests) is every connection's search_path.
  */
 import pg from 'pg'
+import type { Tx } from '../oauth/postgres.ts'
 import { isTransient } from './postgres-settle.ts'
 
 const INT8 = 20
@@ -24,15 +25,13 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
 
 function ignoreClientError(): void {}
 
-/** Runs `fn` in a transaction, retrying deadlocks and serialisation failures (both are transient). */
-export type Tx = <T>(fn: (c: pg.PoolClient) => Promise<T>) => Promise<T>
-
 export interface PostgresPools {
   pool: pg.Pool
   /** Rows of a statement on the main pool (`name`: a named prepared statement). */
   q: <R extends pg.QueryResultRow>(text: string, values?: unknown[], name?: string) => Promise<R[]>
   /** Rows of a statement on the synchronous_commit=off pool. */
   qFast: (text: string, values: unknown[], name: string) => Promise<Record<string, unknown>[]>
+  /** Runs `fn` in a transaction, retrying deadlocks and serialisation failures (both are transient). */
   tx: Tx
   end(): Promise<void>
 }
@@ -88,5 +87,8 @@ export function openPostgresPools(url: string, schema: string | undefined): Post
     }
   }
 
-  return { pool, q, qFast, tx, end: async () => void (await Promise.all([pool.end(), fast.end()])) }
+  async function end(): Promise<void> {
+    await Promise.all([pool.end(), fast.end()])
+  }
+  return { pool, q, qFast, tx, end }
 }

@@ -10,12 +10,11 @@
  */
 import type pg from 'pg'
 import { newId } from '../../platform/ids.ts'
+import type { Tx } from '../oauth/postgres.ts'
 import { LOCK_BATCH_ACCOUNTS, SETTLE_BATCH, SETTLE_LEASE_BATCH } from './postgres-sql.ts'
 import { checkMicros } from './rows.ts'
 import { monthOf } from './self-service-types.ts'
 import type { Charge, LedgerEntry } from './types.ts'
-
-type Tx = <T>(fn: (c: pg.PoolClient) => Promise<T>) => Promise<T>
 
 interface Queued {
   /** The reservation (claim mode) or lease (lease mode) charged. */
