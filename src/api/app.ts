@@ -46,7 +46,7 @@ import { snapshotRoutes } from './routes/snapshot.ts'
 import type { RouteTable } from './routes/types.ts'
 import { webRoutes } from './routes/web.ts'
 import { webhookRoutes } from './routes/webhooks.ts'
-import { createValidatorCompiler } from './validation.ts'
+import { anonymous, createValidatorCompiler } from './validation.ts'
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,64}$/
 
@@ -283,20 +283,6 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
       }
     },
   }
-}
-
-/**
- * Schemas reuse named parts (three LevelHedgeSnapshot legs …); the OpenAPI builder turns those
- * `$id`s into component refs, while Fastify's compilers want each `$id` once: strip them here.
- */
-function anonymous(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(anonymous)
-  if (schema === null || typeof schema !== 'object') return schema
-  return Object.fromEntries(
-    Object.entries(schema as Record<string, unknown>)
-      .filter(([k]) => k !== '$id')
-      .map(([k, v]) => [k, anonymous(v)]),
-  )
 }
 
 function register(fastify: FastifyInstance, op: Operation, handlers: RouteTable): void {

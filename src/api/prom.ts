@@ -1,54 +1,116 @@
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client'
+import { Counter, collectDefaultMetrics, type Metric, Registry } from 'prom-client'
 
-/** Operator metrics (Prometheus text format at /metrics-prom). Labels are operation ids, never tickers or keys. */
+const DURATION = 'erm3_http_request_duration_seconds'
+const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5]
+
+/** One operation's request times: counts per bucket (the last is above every bound), sum, count. */
+interface Timings {
+  counts: Float64Array
+  sum: number
+  count: number
+}
+
+/**
+ * Operator metrics (Prometheus text format at /metrics-prom). Labels are operation ids, never
+ * tickers or keys.
+ *
+ * Every request records its operation, status and time, so recording is a few additions into
+ * plain maps: prom-client hashes a series' labels on every call (about a microsecond a request
+ * between the counter and the histogram). The counts reach prom-client when it is scraped (the
+ * counters' `collect`), and the request-time histogram is a metric of its own that the registry
+ * formats like prom-client's histograms (the same lines, labels and order).
+ */
 export function createPromMetrics() {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
+  /** operation → status → requests not yet added to the counter. */
+  const unreported = new Map<string, Map<number, number>>()
   const requests = new Counter({
     name: 'erm3_http_requests_total',
     help: 'HTTP requests by operation and status',
     labelNames: ['operation', 'status'] as const,
     registers: [registry],
+    collect() {
+      for (const [operation, byStatus] of unreported)
+        for (const [status, n] of byStatus) {
+          if (n > 0) this.inc({ operation, status: String(status) }, n)
+          byStatus.set(status, 0)
+        }
+    },
   })
-  const duration = new Histogram({
-    name: 'erm3_http_request_duration_seconds',
-    help: 'Server time per request by operation',
-    labelNames: ['operation'] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
-    registers: [registry],
-  })
-  const fastPath = new Counter({
+  const timings = new Map<string, Timings>()
+  registry.registerMetric(durationMetric(timings) as unknown as Metric)
+  let fastUnreported = 0
+  new Counter({
     name: 'erm3_balance_fast_path_total',
     help: 'GET /balance requests answered on the listener without Fastify (the rest of them are in erm3_http_requests_total too)',
     registers: [registry],
+    collect() {
+      this.inc(fastUnreported)
+      fastUnreported = 0
+    },
   })
-  // Label lookups hash their values on every call: keep each series' child instead.
-  const counters = new Map<string, Map<number, { inc(): void }>>()
-  const timers = new Map<string, { observe(v: number): void }>()
   return {
     registry,
     /** One GET /balance answered by the listener's fast path (fast-balance.ts). */
     fastBalance() {
-      fastPath.inc()
+      fastUnreported++
     },
     observe(operation: string, status: number, seconds: number) {
-      let byStatus = counters.get(operation)
+      let byStatus = unreported.get(operation)
       if (!byStatus) {
         byStatus = new Map()
-        counters.set(operation, byStatus)
+        unreported.set(operation, byStatus)
       }
-      let counter = byStatus.get(status)
-      if (!counter) {
-        counter = requests.labels(operation, String(status))
-        byStatus.set(status, counter)
+      const n = byStatus.get(status)
+      if (n === undefined) {
+        // A new series is listed from its first request on, as prom-client lists them.
+        requests.inc({ operation, status: String(status) }, 0)
+        byStatus.set(status, 1)
+      } else byStatus.set(status, n + 1)
+      let t = timings.get(operation)
+      if (!t) {
+        t = { counts: new Float64Array(DURATION_BUCKETS.length + 1), sum: 0, count: 0 }
+        timings.set(operation, t)
       }
-      counter.inc()
-      let timer = timers.get(operation)
-      if (!timer) {
-        timer = duration.labels(operation)
-        timers.set(operation, timer)
+      let b = 0
+      while (b < DURATION_BUCKETS.length && seconds > (DURATION_BUCKETS[b] as number)) b++
+      ;(t.counts as Float64Array)[b] = ((t.counts as Float64Array)[b] as number) + 1
+      t.sum += seconds
+      t.count++
+    },
+  }
+}
+
+/**
+ * The request-time histogram as the registry reads a metric: cumulative `_bucket` lines (`le`
+ * then `operation`), `+Inf`, `_sum` and `_count` per operation, as prom-client's Histogram has them.
+ */
+function durationMetric(timings: Map<string, Timings>) {
+  const help = 'Server time per request by operation'
+  return {
+    name: DURATION,
+    help,
+    type: 'histogram',
+    aggregator: 'sum',
+    async get() {
+      const values: { metricName: string; labels: Record<string, string | number>; value: number }[] = []
+      for (const [operation, t] of timings) {
+        let acc = 0
+        DURATION_BUCKETS.forEach((le, i) => {
+          acc += t.counts[i] as number
+          values.push({ metricName: `${DURATION}_bucket`, labels: { le, operation }, value: acc })
+        })
+        values.push(
+          { metricName: `${DURATION}_bucket`, labels: { le: '+Inf', operation }, value: t.count },
+          { metricName: `${DURATION}_sum`, labels: { operation }, value: t.sum },
+          { metricName: `${DURATION}_count`, labels: { operation }, value: t.count },
+        )
       }
-      timer.observe(seconds)
+      return { name: DURATION, help, type: 'histogram', values, aggregator: 'sum' }
+    },
+    reset() {
+      timings.clear()
     },
   }
 }

@@ -1,6 +1,8 @@
 import { Ajv, type Options } from 'ajv'
 import addFormats from 'ajv-formats'
+import fastJson from 'fast-json-stringify'
 import type { FastifySchemaCompiler } from 'fastify'
+import type { Operation } from '../contract/operation.ts'
 
 /**
  * Two validators: query strings and path parameters arrive as text, so they are coerced
@@ -17,4 +19,27 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const coercing = make({ coerceTypes: 'array' })
   const strict = make({ coerceTypes: false })
   return ({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema as object)
+}
+
+/**
+ * Schemas reuse named parts (three LevelHedgeSnapshot legs …); the OpenAPI builder turns those
+ * `$id`s into component refs, while Fastify's compilers want each `$id` once: strip them here.
+ */
+export function anonymous(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(anonymous)
+  if (schema === null || typeof schema !== 'object') return schema
+  return Object.fromEntries(
+    Object.entries(schema as Record<string, unknown>)
+      .filter(([k]) => k !== '$id')
+      .map(([k, v]) => [k, anonymous(v)]),
+  )
+}
+
+/**
+ * An operation's success body serialised as Fastify serialises it (fast-json-stringify over the
+ * same response schema, Fastify's default serializer compiler), for a path answered without
+ * Fastify (fast-balance.ts; its test compares the bytes of both).
+ */
+export function responseSerializer(op: Operation): (body: unknown) => string {
+  return fastJson(anonymous(op.response) as Parameters<typeof fastJson>[0])
 }

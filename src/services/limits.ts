@@ -1,6 +1,6 @@
 import type { ServerConfig } from '../platform/config.ts'
 import { AppError } from '../platform/errors.ts'
-import type { RateDecision, RateRule } from '../store/limits/types.ts'
+import type { ConcurrencyDecision, RateDecision, RateRule } from '../store/limits/types.ts'
 import type { ServiceContext } from './context.ts'
 import type { Principal } from './identity/keys.ts'
 
@@ -77,7 +77,11 @@ async function takeToken(
   subject: string,
   refusal: Refusal,
 ): Promise<RateHeaders> {
-  const d = await ctx.limits.rate.take(bucket, rule, ctx.now())
+  return decided(await ctx.limits.rate.take(bucket, rule, ctx.now()), rule, subject, refusal)
+}
+
+/** A take's headers; throws RATE_LIMITED (with the headers data attached) when it was refused. */
+function decided(d: RateDecision, rule: RateRule, subject: string, refusal: Refusal): RateHeaders {
   const headers = rateHeaders(rule, d)
   if (!d.allowed) {
     throw new AppError('RATE_LIMITED', refusal(rule, subject), {
@@ -91,6 +95,17 @@ async function takeToken(
 /** Takes a token for the key; throws RATE_LIMITED (with headers data attached) when empty. */
 export function takeKeyToken(ctx: ServiceContext, p: Principal): Promise<RateHeaders> {
   return takeToken(ctx, `key:${p.keyId}`, KEY_RULES[p.tier], p.keyId, keyRefusal)
+}
+
+/**
+ * `takeKeyToken` in the caller's turn when the limits live in this process; `undefined` (nothing
+ * taken) when they do not, and the caller takes the asynchronous way.
+ */
+export function takeKeyTokenNow(ctx: ServiceContext, p: Principal): RateHeaders | undefined {
+  const rate = ctx.limits.rate
+  if (!rate.takeNow) return undefined
+  const rule = KEY_RULES[p.tier]
+  return decided(rate.takeNow(`key:${p.keyId}`, rule, ctx.now()), rule, p.keyId, keyRefusal)
 }
 
 /** Bucket names of the general per-IP limit start with this (then the address). */
@@ -110,7 +125,18 @@ export interface KeySlot {
 /** Takes one of the key's concurrency slots. */
 export async function acquireKeySlot(ctx: ServiceContext, p: Principal): Promise<KeySlot> {
   const key = `key:${p.keyId}`
-  const d = await ctx.limits.concurrency.acquire(key, MAX_CONCURRENT, LEASE_TTL_MS, ctx.now())
+  return slotOf(key, await ctx.limits.concurrency.acquire(key, MAX_CONCURRENT, LEASE_TTL_MS, ctx.now()))
+}
+
+/** `acquireKeySlot` in the caller's turn (in-process limits), else `undefined` (nothing taken). */
+export function acquireKeySlotNow(ctx: ServiceContext, p: Principal): KeySlot | undefined {
+  const c = ctx.limits.concurrency
+  if (!c.acquireNow || !c.releaseNow) return undefined
+  const key = `key:${p.keyId}`
+  return slotOf(key, c.acquireNow(key, MAX_CONCURRENT, LEASE_TTL_MS, ctx.now()))
+}
+
+function slotOf(key: string, d: ConcurrencyDecision): KeySlot {
   if (!d.ok || d.leaseId === null) {
     throw new AppError('CONCURRENCY_LIMITED', `At most ${MAX_CONCURRENT} concurrent requests per key`, {
       retryAfterSeconds: 1,
@@ -121,6 +147,14 @@ export async function acquireKeySlot(ctx: ServiceContext, p: Principal): Promise
 
 export function releaseKeySlot(ctx: ServiceContext, slot: KeySlot): Promise<void> {
   return ctx.limits.concurrency.release(slot.key, slot.lease)
+}
+
+/** Gives a slot back in the caller's turn when the limits live in this process; false when not. */
+export function releaseKeySlotNow(ctx: ServiceContext, slot: KeySlot): boolean {
+  const c = ctx.limits.concurrency
+  if (!c.releaseNow) return false
+  c.releaseNow(slot.key, slot.lease)
+  return true
 }
 
 /**

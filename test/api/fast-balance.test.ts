@@ -203,5 +203,58 @@ for (const pair of BACKEND_PAIRS) {
         assert.ok(d.ok, `slot ${i + 1} of ${MAX_CONCURRENT} is free`)
       }
     })
+
+    it('answers in one turn when key, limits and balance are all in this process, else the asynchronous way: the same answer either way', async () => {
+      // Which way a request went shows in which of the limiter's takes ran for the key's bucket.
+      const rate = t.ctx.limits.rate
+      const calls = { take: 0, takeNow: 0 }
+      const take = rate.take.bind(rate)
+      const takeNow = rate.takeNow?.bind(rate)
+      const patched = rate as { take: typeof take; takeNow?: typeof takeNow }
+      patched.take = (key, ...rest) => {
+        if (key.startsWith('key:')) calls.take++
+        return take(key, ...rest)
+      }
+      if (takeNow)
+        patched.takeNow = (key, ...rest) => {
+          if (key.startsWith('key:')) calls.takeNow++
+          return takeNow(key, ...rest)
+        }
+      try {
+        const account = await t.account(3)
+        const auth = { Authorization: `Bearer ${await t.key(account)}` }
+        const way = async (path: string) => {
+          const before = { ...calls }
+          const r = await get(origin, path, auth)
+          assert.equal(r.status, 200)
+          return { r, inTurn: calls.takeNow > before.takeNow, async: calls.take > before.take }
+        }
+        // A key not yet verified here: authenticated (and the balance read) the asynchronous way.
+        const first = await way('/balance')
+        assert.deepEqual([first.inTurn, first.async], [false, true])
+        // Verified and with a fresh snapshot: one turn where the limits are in-process (memory),
+        // the asynchronous way where they are not (Redis), with the same bytes as Fastify's.
+        const slow = await way('/balance?ref=1')
+        const fast = await way('/balance')
+        assert.deepEqual([fast.inTurn, fast.async], pair.limits === 'memory' ? [true, false] : [false, true])
+        sameAnswer(fast.r, slow.r)
+        assert.equal(JSON.parse(fast.r.body).balance_usd, 3)
+        // A write through this process drops the snapshot: the next answer reads the balance anew.
+        await t.ctx.accounts.credit(
+          account,
+          { kind: 'credit', amountMicros: 2_000_000, reference: 'fast-1' },
+          t.ctx.now(),
+        )
+        const after = await way('/balance')
+        assert.equal(after.inTurn, false)
+        assert.equal(JSON.parse(after.r.body).balance_usd, 5)
+        const again = await way('/balance')
+        assert.equal(again.inTurn, pair.limits === 'memory')
+        assert.equal(JSON.parse(again.r.body).balance_usd, 5)
+      } finally {
+        patched.take = take
+        if (takeNow) patched.takeNow = takeNow
+      }
+    })
   })
 }

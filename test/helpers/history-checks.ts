@@ -7,20 +7,11 @@ import { Ajv } from 'ajv'
 import addFormats from 'ajv-formats'
 import { parse } from 'csv-parse/sync'
 import { parquetMetadata, parquetReadObjects } from 'hyparquet'
+import { anonymous } from '../../src/api/validation.ts'
 import { OPS, type OperationId } from '../../src/contract/operations.ts'
 import type { TestApp } from './test-app.ts'
 
 /** Shared by the history-endpoint tests: schema checks, raw (binary) requests, Parquet/CSV readers. */
-
-function anonymous(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(anonymous)
-  if (schema === null || typeof schema !== 'object') return schema
-  return Object.fromEntries(
-    Object.entries(schema as Record<string, unknown>)
-      .filter(([k]) => k !== '$id')
-      .map(([k, v]) => [k, anonymous(v)]),
-  )
-}
 
 const ajv = new Ajv({ allErrors: true, strict: false })
 addFormats.default(ajv)

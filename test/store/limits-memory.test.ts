@@ -50,5 +50,17 @@ describe('memory limits: bounded memory', () => {
     assert.ok(conc.size < 15_000, `size ${conc.size}`)
     // A swept (expired) key behaves as new.
     assert.deepEqual((await conc.acquire('k1', 1, 1000, T0 + 5000)).active, 1)
+
+    // A released key's emptied entry stays for its next request, and is swept like an expired one.
+    const back = createMemoryConcurrencyLimiter()
+    const cycle = async (key: string, now: number) => {
+      const d = await back.acquire(key, 10, 1000, now)
+      await back.release(key, d.leaseId as string)
+    }
+    for (let i = 0; i < 5000; i++) await cycle(`k${i}`, T0)
+    assert.ok(back.size <= 5000, `size ${back.size}`)
+    for (let i = 0; i < 10_000; i++) await cycle(`n${i}`, T0 + 1)
+    assert.ok(back.size < 15_000, `size ${back.size}`)
+    assert.equal((await back.acquire('k1', 1, 1000, T0 + 2)).active, 1, 'a released slot is free again')
   })
 })

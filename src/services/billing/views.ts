@@ -2,7 +2,7 @@ import { openApiPath } from '../../contract/operation.ts'
 import { OPERATIONS, operationById } from '../../contract/operations.ts'
 import { CAPABILITIES, type Capability, chargeMicros, microsToUsd } from '../../contract/pricing.ts'
 import { AppError } from '../../platform/errors.ts'
-import type { LedgerEntry } from '../../store/accounts/types.ts'
+import type { BalanceView, LedgerEntry } from '../../store/accounts/types.ts'
 import { estimateChat } from '../chat/estimate.ts'
 import type { ServiceContext } from '../context.ts'
 import type { Principal } from '../identity/keys.ts'
@@ -24,10 +24,22 @@ export const BALANCE_VIEW_MAX_AGE_MS = 1000
 let cheapestMicros: number | null = null
 
 export async function balanceView(ctx: ServiceContext, p: Principal) {
+  return balanceBody(p, await ctx.accounts.balance(p.accountId, BALANCE_VIEW_MAX_AGE_MS))
+}
+
+/**
+ * `balanceView` in the caller's turn from the store's kept snapshot, or null when it has none
+ * fresh enough (then `balanceView`).
+ */
+export function balanceViewNow(ctx: ServiceContext, p: Principal): ReturnType<typeof balanceBody> | null {
+  const b = ctx.accounts.balanceSnapshot?.(p.accountId, BALANCE_VIEW_MAX_AGE_MS)
+  return b ? balanceBody(p, b) : null
+}
+
+function balanceBody(p: Principal, b: BalanceView) {
   const rule = KEY_RULES[p.tier]
   const limits = { requests_per_minute: rule.limit, burst: rule.burst, max_concurrent: MAX_CONCURRENT }
   if (p.environment === 'test') {
-    const b = await ctx.accounts.balance(p.accountId, BALANCE_VIEW_MAX_AGE_MS)
     return {
       account_id: p.accountId,
       balance_usd: microsToUsd(b.balanceMicros),
@@ -37,7 +49,6 @@ export async function balanceView(ctx: ServiceContext, p: Principal) {
       limits,
     }
   }
-  const b = await ctx.accounts.balance(p.accountId, BALANCE_VIEW_MAX_AGE_MS)
   cheapestMicros ??= Math.min(...servedCapabilities().map((c) => chargeMicros(c)))
   const cheapest = cheapestMicros
   return {

@@ -146,6 +146,18 @@ export async function authenticateKey(ctx: ServiceContext, bearer: string | null
 }
 
 /**
+ * `authenticateKey` answered from this process's cache alone, in the caller's turn: the principal
+ * of a live key verified here within KEY_CACHE_TTL_MS, else null (and the caller authenticates the
+ * asynchronous way, which also gives every refusal its reason).
+ */
+export function cachedPrincipal(ctx: ServiceContext, bearer: string): Principal | null {
+  const hit = cachedKey(ctx, bearer, Date.now())
+  if (!hit || hit.key.revokedAt !== null) return null
+  if (hit.key.expiresAt !== null && hit.key.expiresAt <= ctx.now()) return null
+  return hit.principal
+}
+
+/**
  * Last-used timestamps are batched in memory and flushed every few seconds, so the hot path
  * does not write on every request.
  */

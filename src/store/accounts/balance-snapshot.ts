@@ -93,6 +93,11 @@ export function withBalanceSnapshots(
   return {
     ...inner,
 
+    balanceSnapshot(accountId, maxAgeMs) {
+      const s = snapshots.get(accountId)
+      return s && clock() - s.at < maxAgeMs ? { ...s.view } : null
+    },
+
     async balance(accountId, maxAgeMs) {
       const now = clock()
       if (maxAgeMs !== undefined && maxAgeMs > 0) {

@@ -47,22 +47,26 @@ export function createMemoryRateLimiter(): RateLimiter & { readonly size: number
   let sweepNow = 0
   // A bucket whose TAT has passed is full: identical to having no entry at all.
   const sweep = sweeper(buckets, (b) => b.tat <= sweepNow * b.scale)
+  function takeNow(key: string, rule: RateRule, now: number, cost = 1): RateDecision {
+    const p = gcraParams(rule, now, cost)
+    sweepNow = Math.floor(now)
+    sweep()
+    const b = buckets.get(key)
+    const stored = b ? rescaleTat(b.tat, b.scale, p.scale) : null
+    const { allowed, tat } = gcraStep(stored, p)
+    if (b) {
+      b.tat = tat
+      b.scale = p.scale
+    } else buckets.set(key, { tat, scale: p.scale })
+    return gcraDecision(allowed, tat, p)
+  }
   return {
     get size() {
       return buckets.size
     },
+    takeNow,
     async take(key: string, rule: RateRule, now: number, cost = 1): Promise<RateDecision> {
-      const p = gcraParams(rule, now, cost)
-      sweepNow = Math.floor(now)
-      sweep()
-      const b = buckets.get(key)
-      const stored = b ? rescaleTat(b.tat, b.scale, p.scale) : null
-      const { allowed, tat } = gcraStep(stored, p)
-      if (b) {
-        b.tat = tat
-        b.scale = p.scale
-      } else buckets.set(key, { tat, scale: p.scale })
-      return gcraDecision(allowed, tat, p)
+      return takeNow(key, rule, now, cost)
     },
   }
 }
@@ -76,30 +80,36 @@ export function createMemoryConcurrencyLimiter(): ConcurrencyLimiter & { readonl
     for (const exp of held.values()) if (exp > sweepNow) return false
     return true
   })
+  function acquireNow(key: string, max: number, ttlMs: number, now: number): ConcurrencyDecision {
+    sweepNow = now
+    sweep()
+    let held = leases.get(key)
+    if (!held) {
+      held = new Map()
+      leases.set(key, held)
+    } else if (held.size > 0) for (const [id, exp] of held) if (exp <= now) held.delete(id)
+    const active = held.size
+    if (active >= max) return { ok: false, leaseId: null, active }
+    const leaseId = nextLeaseId()
+    held.set(leaseId, now + ttlMs)
+    return { ok: true, leaseId, active: active + 1 }
+  }
+  function releaseNow(key: string, leaseId: string): void {
+    // An emptied entry stays for the key's next request (a busy key would otherwise allocate one
+    // per request); the sweep drops it once idle.
+    leases.get(key)?.delete(leaseId)
+  }
   return {
     get size() {
       return leases.size
     },
+    acquireNow,
+    releaseNow,
     async acquire(key: string, max: number, ttlMs: number, now: number): Promise<ConcurrencyDecision> {
-      sweepNow = now
-      sweep()
-      let held = leases.get(key)
-      if (held) for (const [id, exp] of held) if (exp <= now) held.delete(id)
-      const active = held?.size ?? 0
-      if (active >= max) return { ok: false, leaseId: null, active }
-      if (!held) {
-        held = new Map()
-        leases.set(key, held)
-      }
-      const leaseId = nextLeaseId()
-      held.set(leaseId, now + ttlMs)
-      return { ok: true, leaseId, active: active + 1 }
+      return acquireNow(key, max, ttlMs, now)
     },
     async release(key: string, leaseId: string): Promise<void> {
-      const held = leases.get(key)
-      if (!held) return
-      held.delete(leaseId)
-      if (held.size === 0) leases.delete(key)
+      releaseNow(key, leaseId)
     },
   }
 }

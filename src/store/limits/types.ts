@@ -26,6 +26,11 @@ export interface RateDecision {
 export interface RateLimiter {
   /** Takes `cost` (default 1) tokens from bucket `key` under `rule` at time `now`. */
   take(key: string, rule: RateRule, now: number, cost?: number): Promise<RateDecision>
+  /**
+   * The same take answered in the caller's turn, for a limiter whose state is in this process
+   * (absent on a networked one): a hot path that can finish synchronously skips the promise.
+   */
+  takeNow?(key: string, rule: RateRule, now: number, cost?: number): RateDecision
 }
 
 export interface ConcurrencyDecision {
@@ -43,6 +48,9 @@ export interface ConcurrencyLimiter {
    */
   acquire(key: string, max: number, ttlMs: number, now: number): Promise<ConcurrencyDecision>
   release(key: string, leaseId: string): Promise<void>
+  /** `acquire` and `release` answered in the caller's turn (in-process limiters only; see `takeNow`). */
+  acquireNow?(key: string, max: number, ttlMs: number, now: number): ConcurrencyDecision
+  releaseNow?(key: string, leaseId: string): void
 }
 
 export interface ResponseCache {
