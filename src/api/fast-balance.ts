@@ -5,11 +5,17 @@
  * twice a `node:http` server sending the same bytes (bench/http.ts), so this one request shape is
  * answered on the listener itself, before Fastify sees it: the same authentication, rate token,
  * concurrency slot, balance view, headers and bytes, the same metrics and access line. Anything
- * else — another method or path, a query string, a body, an MCP-internal call, a key not already
- * verified in this process, and every refusal — goes to Fastify untouched, which answers it as
- * always. A request handed over after its rate token was taken carries the token's figures (see
+ * else — another method or path, a query string, a body, an MCP-internal call, another form of
+ * credentials, and every refusal — goes to Fastify untouched, which answers it as always. A request handed over after its rate token was taken carries the token's figures (see
  * `PRE_TAKEN`), so no request takes two. test/api/fast-balance.test.ts compares both paths byte
  * for byte.
+ *
+ * Most such requests are answered within the one turn of the event loop that parsed them, with no
+ * promise: a key verified here within the key cache's lifetime, in-process limits (the embedded
+ * default; Redis has no synchronous half) and a balance snapshot fresh enough for this view. Such
+ * a request needs a free concurrency slot but holds it for no time — no other request of this
+ * process runs before it is answered — and it is over once its bytes are handed to the socket.
+ * When any part is not at hand, the same steps run the asynchronous way (`serve`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { API_VERSION } from '../contract/openapi.ts'
@@ -19,11 +25,10 @@ import type { ServiceContext } from '../services/context.ts'
 import { authenticateKey, cachedPrincipal, type KeyUsage, type Principal } from '../services/identity/keys.ts'
 import {
   acquireKeySlot,
-  acquireKeySlotNow,
   type KeySlot,
+  keySlotFreeNow,
   type RateHeaders,
   releaseKeySlot,
-  releaseKeySlotNow,
   takeKeyToken,
   takeKeyTokenNow,
 } from '../services/limits.ts'
@@ -58,10 +63,10 @@ export function withFastBalance(
     res: ServerResponse,
     id: string,
     p: Principal,
-    slot: KeySlot,
+    slot: KeySlot | null,
     t0: number,
   ) {
-    if (!releaseKeySlotNow(ctx, slot))
+    if (slot)
       releaseKeySlot(ctx, slot).catch((e: Error) =>
         ctx.log.warn({ err: e.message }, 'could not release a concurrency slot'),
       )
@@ -83,23 +88,22 @@ export function withFastBalance(
   }
 
   /**
-   * Writes the 200. The request is over when its connection closes ('close' follows 'finish' and
-   * a dropped connection alike, so the slot goes back exactly once) or, for an answer made in one
-   * turn (`inTurn`), as soon as its bytes are handed to the socket: no other request of this
-   * process ran while it was in flight, and it holds nothing once answered.
+   * Writes the 200. A request holding a concurrency slot is over when its connection closes
+   * ('close' follows 'finish' and a dropped connection alike, so the slot goes back exactly once);
+   * one answered in a single turn (`slot` null) holds none and is over once its bytes are handed to
+   * the socket.
    */
   function answer(
     req: IncomingMessage,
     res: ServerResponse,
     p: Principal,
     rate: RateHeaders,
-    slot: KeySlot,
+    slot: KeySlot | null,
     body: string,
     t0: number,
-    inTurn: boolean,
   ): void {
     const id = deps.requestId(req)
-    if (!inTurn) res.once('close', () => done(req, res, id, p, slot, t0))
+    if (slot) res.once('close', () => done(req, res, id, p, slot, t0))
     res.writeHead(200, [
       'x-request-id',
       id,
@@ -119,7 +123,7 @@ export function withFastBalance(
       String(Buffer.byteLength(body)),
     ])
     res.end(body)
-    if (inTurn) done(req, res, id, p, slot, t0)
+    if (!slot) done(req, res, id, p, null, t0)
   }
 
   /**
@@ -142,19 +146,14 @@ export function withFastBalance(
     }
     if (!rate) return false
     usage.touch(principal.keyId, ctx.now())
-    let slot: KeySlot | undefined
-    try {
-      slot = acquireKeySlotNow(ctx, principal)
-    } catch {
-      slot = undefined
-    }
-    if (!slot) {
-      // Refused (or a limiter without the synchronous half): Fastify answers, token already taken.
+    // No other request runs before this one is answered, so a free slot is all it needs: it
+    // holds one for no time (and Fastify answers a key at its cap, with the token already taken).
+    if (keySlotFreeNow(ctx, principal) !== true) {
       req[PRE_TAKEN] = rate
       fastify(req, res)
       return true
     }
-    answer(req, res, principal, rate, slot, serialize(view), t0, true)
+    answer(req, res, principal, rate, null, serialize(view), t0)
     return true
   }
 
@@ -188,7 +187,7 @@ export function withFastBalance(
       req[PRE_TAKEN] = rate
       return fastify(req, res)
     }
-    answer(req, res, principal, rate, slot, body, t0, false)
+    answer(req, res, principal, rate, slot, body, t0)
   }
 
   return function handler(req, res) {

@@ -128,12 +128,13 @@ export async function acquireKeySlot(ctx: ServiceContext, p: Principal): Promise
   return slotOf(key, await ctx.limits.concurrency.acquire(key, MAX_CONCURRENT, LEASE_TTL_MS, ctx.now()))
 }
 
-/** `acquireKeySlot` in the caller's turn (in-process limits), else `undefined` (nothing taken). */
-export function acquireKeySlotNow(ctx: ServiceContext, p: Principal): KeySlot | undefined {
-  const c = ctx.limits.concurrency
-  if (!c.acquireNow || !c.releaseNow) return undefined
-  const key = `key:${p.keyId}`
-  return slotOf(key, c.acquireNow(key, MAX_CONCURRENT, LEASE_TTL_MS, ctx.now()))
+/**
+ * Whether the key has a concurrency slot free, answered in the caller's turn and taking none (for
+ * a request answered within that turn, which holds a slot for no time); `undefined` when the limits
+ * are not in this process (then `acquireKeySlot`).
+ */
+export function keySlotFreeNow(ctx: ServiceContext, p: Principal): boolean | undefined {
+  return ctx.limits.concurrency.freeNow?.(`key:${p.keyId}`, MAX_CONCURRENT, ctx.now())
 }
 
 function slotOf(key: string, d: ConcurrencyDecision): KeySlot {
@@ -147,14 +148,6 @@ function slotOf(key: string, d: ConcurrencyDecision): KeySlot {
 
 export function releaseKeySlot(ctx: ServiceContext, slot: KeySlot): Promise<void> {
   return ctx.limits.concurrency.release(slot.key, slot.lease)
-}
-
-/** Gives a slot back in the caller's turn when the limits live in this process; false when not. */
-export function releaseKeySlotNow(ctx: ServiceContext, slot: KeySlot): boolean {
-  const c = ctx.limits.concurrency
-  if (!c.releaseNow) return false
-  c.releaseNow(slot.key, slot.lease)
-  return true
 }
 
 /**

@@ -80,7 +80,7 @@ export function createMemoryConcurrencyLimiter(): ConcurrencyLimiter & { readonl
     for (const exp of held.values()) if (exp > sweepNow) return false
     return true
   })
-  function acquireNow(key: string, max: number, ttlMs: number, now: number): ConcurrencyDecision {
+  function acquire(key: string, max: number, ttlMs: number, now: number): ConcurrencyDecision {
     sweepNow = now
     sweep()
     let held = leases.get(key)
@@ -94,22 +94,22 @@ export function createMemoryConcurrencyLimiter(): ConcurrencyLimiter & { readonl
     held.set(leaseId, now + ttlMs)
     return { ok: true, leaseId, active: active + 1 }
   }
-  function releaseNow(key: string, leaseId: string): void {
-    // An emptied entry stays for the key's next request (a busy key would otherwise allocate one
-    // per request); the sweep drops it once idle.
-    leases.get(key)?.delete(leaseId)
-  }
   return {
     get size() {
       return leases.size
     },
-    acquireNow,
-    releaseNow,
+    freeNow(key: string, max: number, now: number): boolean {
+      const held = leases.get(key)
+      if (held) for (const [id, exp] of held) if (exp <= now) held.delete(id)
+      return (held?.size ?? 0) < max
+    },
     async acquire(key: string, max: number, ttlMs: number, now: number): Promise<ConcurrencyDecision> {
-      return acquireNow(key, max, ttlMs, now)
+      return acquire(key, max, ttlMs, now)
     },
     async release(key: string, leaseId: string): Promise<void> {
-      releaseNow(key, leaseId)
+      // An emptied entry stays for the key's next request (a busy key would otherwise allocate one
+      // per request); the sweep drops it once idle.
+      leases.get(key)?.delete(leaseId)
     },
   }
 }

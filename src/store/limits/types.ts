@@ -48,9 +48,12 @@ export interface ConcurrencyLimiter {
    */
   acquire(key: string, max: number, ttlMs: number, now: number): Promise<ConcurrencyDecision>
   release(key: string, leaseId: string): Promise<void>
-  /** `acquire` and `release` answered in the caller's turn (in-process limiters only; see `takeNow`). */
-  acquireNow?(key: string, max: number, ttlMs: number, now: number): ConcurrencyDecision
-  releaseNow?(key: string, leaseId: string): void
+  /**
+   * Whether one of `max` slots for `key` is free at `now`, answered in the caller's turn and taking
+   * none (in-process limiters only; see `takeNow`): for a request answered within that same turn,
+   * which holds its slot for no time.
+   */
+  freeNow?(key: string, max: number, now: number): boolean
 }
 
 export interface ResponseCache {
