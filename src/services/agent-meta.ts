@@ -12,6 +12,12 @@ export interface AgentMeta {
   cache_status: CacheStatus
 }
 
+/** Last Sunday of a UTC month, as a day of the month. */
+function lastSunday(year: number, month: number): number {
+  const last = new Date(Date.UTC(year, month + 1, 0))
+  return last.getUTCDate() - last.getUTCDay()
+}
+
 /** n-th Sunday (1-based) of a UTC month, as a day of the month. */
 function nthSunday(year: number, month: number, n: number): number {
   const first = new Date(Date.UTC(year, month, 1)).getUTCDay()
@@ -20,15 +26,29 @@ function nthSunday(year: number, month: number, n: number): number {
 
 /**
  * The moment a day's data was final: the 16:00 New York close of `data_as_of`, in UTC.
- * US daylight time runs from the second Sunday of March to the first Sunday of November.
+ * US daylight time runs from the second Sunday of March to the first Sunday of November since
+ * 2007, and ran from the first Sunday of April to the last Sunday of October before (the history
+ * starts in 2006).
  */
 export function dataFreshness(dataAsOf: string): string {
+  // Every answer of a build carries the same date: the last one is kept (a few µs a request).
+  if (dataAsOf !== lastFreshness.dataAsOf) lastFreshness = { dataAsOf, freshness: closeOf(dataAsOf) }
+  return lastFreshness.freshness
+}
+
+let lastFreshness = { dataAsOf: '', freshness: '' }
+
+function closeOf(dataAsOf: string): string {
   const [y, m, d] = dataAsOf.split('-').map(Number) as [number, number, number]
   const month = m - 1
   const dst =
-    (month > 2 && month < 10) ||
-    (month === 2 && d >= nthSunday(y, 2, 2)) ||
-    (month === 10 && d < nthSunday(y, 10, 1))
+    y >= 2007
+      ? (month > 2 && month < 10) ||
+        (month === 2 && d >= nthSunday(y, 2, 2)) ||
+        (month === 10 && d < nthSunday(y, 10, 1))
+      : (month > 3 && month < 9) ||
+        (month === 3 && d >= nthSunday(y, 3, 1)) ||
+        (month === 9 && d < lastSunday(y, 9))
   return new Date(Date.UTC(y, month, d, dst ? 20 : 21)).toISOString()
 }
 
