@@ -77,6 +77,19 @@ export function securitySuite(backends: BackendPair, cases: SecurityCase[], opts
       return hit.id
     }
 
+    /** Every one of the key's ten concurrency slots can be taken at once (then given back). */
+    async function assertSlotsFree(key: string): Promise<void> {
+      const id = await keyId(key)
+      const leases = []
+      for (let i = 0; i < 10; i++)
+        leases.push(await t.ctx.limits.concurrency.acquire(`key:${id}`, 10, 60_000, t.ctx.now()))
+      assert.deepEqual(
+        leases.map((l) => l.ok),
+        Array(10).fill(true),
+      )
+      for (const l of leases) if (l.leaseId) await t.ctx.limits.concurrency.release(`key:${id}`, l.leaseId)
+    }
+
     for (const c of cases) {
       describe(c.op, () => {
         test('no key → 401 MISSING_CREDENTIALS; bad body without a key is still 401', async () => {
@@ -161,6 +174,8 @@ export function securitySuite(backends: BackendPair, cases: SecurityCase[], opts
           assert.equal(p.retry_after_seconds, Number(r.headers['retry-after']))
           assert.equal(r.headers['x-ratelimit-remaining'], '0')
           assert.equal(r.headers['x-ratelimit-limit'], '60')
+          // The slot asked for beside the refused token went straight back: all ten are free.
+          await assertSlotsFree(key)
         })
         test('over concurrency → 429 CONCURRENCY_LIMITED', async () => {
           const key = await t.key(account)
@@ -178,19 +193,10 @@ export function securitySuite(backends: BackendPair, cases: SecurityCase[], opts
         })
         test('a finished request, answered or refused, holds no concurrency slot', async () => {
           const key = await t.key(account)
-          const id = await keyId(key)
           for (let i = 0; i < 11; i++) assert.ok((await call(c, key)).status < 300)
           if (c.invalid) assert.ok((await call(c, key, c.invalid)).status >= 400)
           // Every slot is back: all ten can be taken at once.
-          const leases = []
-          for (let i = 0; i < 10; i++)
-            leases.push(await t.ctx.limits.concurrency.acquire(`key:${id}`, 10, 60_000, t.ctx.now()))
-          assert.deepEqual(
-            leases.map((l) => l.ok),
-            Array(10).fill(true),
-          )
-          for (const l of leases)
-            if (l.leaseId) await t.ctx.limits.concurrency.release(`key:${id}`, l.leaseId)
+          await assertSlotsFree(key)
         })
         test('an authenticated request with invalid input → 400 INVALID_REQUEST (or a more specific 4xx)', {
           skip: c.invalid ? undefined : 'no invalid input exists',
