@@ -198,6 +198,44 @@ describe('HTTP platform (embedded backends)', () => {
     assert.equal((await t.ctx.accounts.balance(acct)).balanceMicros, 1_000_000 - 2000)
   })
 
+  test('a no-cache computation rewrites the cached answer only when its bytes are new; a MISS always writes', async () => {
+    const cache = t.ctx.limits.cache
+    const { get, set } = cache
+    let writes = 0
+    let evict = false
+    cache.set = (k, v, ttl) => {
+      if (k.startsWith('resp:')) writes++
+      return set.call(cache, k, v, ttl)
+    }
+    cache.get = (k) => (evict && k.startsWith('resp:') ? Promise.resolve(null) : get.call(cache, k))
+    // The cache write runs after the response has left: let it.
+    const settled = () => new Promise((r) => setTimeout(r, 20))
+    const metrics = async (k: string, headers: Record<string, string> = {}) => {
+      const r = await t.client.call('getMetrics', { key: k, params: { ticker: 'SPY' }, headers })
+      await settled()
+      return r.ok()._agent
+    }
+    try {
+      const k = await t.key(await t.account(1))
+      const noCache = { 'cache-control': 'no-cache' }
+      assert.equal((await metrics(k, noCache)).cache_status, 'BYPASS')
+      assert.equal(writes, 1, 'the first fresh computation is cached')
+      assert.equal((await metrics(k, noCache)).cost_usd, 0.001, 'charged all the same')
+      assert.equal(writes, 1, 'the same bytes again: not rewritten')
+      assert.equal((await metrics(k)).cache_status, 'HIT', 'the cached answer is there')
+      evict = true
+      const miss = await metrics(k)
+      evict = false
+      assert.deepEqual([miss.cache_status, miss.cost_usd], ['MISS', 0.001])
+      assert.equal(writes, 2, 'a MISS writes, however recently the same bytes were written')
+      await metrics(await t.key(await t.account(1)), noCache)
+      assert.equal(writes, 3, "another account's entry is its own")
+    } finally {
+      cache.set = set
+      cache.get = get
+    }
+  })
+
   test('format negotiation: JSON-only operations answer 406 to parquet/csv/unknown formats, free', async () => {
     const acct = await t.account(1)
     const k = await t.key(acct)

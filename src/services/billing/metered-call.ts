@@ -78,6 +78,31 @@ export function etagMatches(ifNoneMatch: string | null, etag: string): boolean {
   )
 }
 
+/**
+ * A fresh computation (BYPASS) of what this process wrote moments ago for the same key has the
+ * same bytes: rewriting them would only copy and send the body again (a Redis SET of the whole
+ * body, per no-cache request). Such a rewrite is skipped for REWRITE_AFTER_MS; a MISS always writes
+ * (the cache lacked the entry). Keys remembered: at most WRITTEN_MAX (then forgotten all at once).
+ */
+const REWRITE_AFTER_MS = 60_000
+const WRITTEN_MAX = 10_000
+const written = new WeakMap<ServiceContext['limits']['cache'], Map<string, { etag: string; at: number }>>()
+
+function recentlyWritten(ctx: ServiceContext, key: string, rep: Representation): boolean {
+  const w = written.get(ctx.limits.cache)?.get(key)
+  return w !== undefined && w.etag === rep.etag && performance.now() - w.at < REWRITE_AFTER_MS
+}
+
+function rememberWritten(ctx: ServiceContext, key: string, rep: Representation): void {
+  let w = written.get(ctx.limits.cache)
+  if (!w) {
+    w = new Map()
+    written.set(ctx.limits.cache, w)
+  }
+  if (w.size >= WRITTEN_MAX) w.clear()
+  w.set(key, { etag: rep.etag, at: performance.now() })
+}
+
 /** Representations produced in this turn whose cache write has not run yet, per cache. */
 const unwritten = new WeakMap<ServiceContext['limits']['cache'], Map<string, Representation>>()
 
@@ -87,7 +112,8 @@ const unwritten = new WeakMap<ServiceContext['limits']['cache'], Map<string, Rep
  * the same process answers the key from memory, so a request right after this one is a HIT all the
  * same; another node may miss it for that moment, which only costs that node a computation.
  */
-function cacheAfterSend(ctx: ServiceContext, key: string, rep: Representation): void {
+function cacheAfterSend(ctx: ServiceContext, key: string, rep: Representation, bypass: boolean): void {
+  if (bypass && recentlyWritten(ctx, key, rep)) return
   const cache = ctx.limits.cache
   let pending = unwritten.get(cache)
   if (!pending) {
@@ -98,6 +124,7 @@ function cacheAfterSend(ctx: ServiceContext, key: string, rep: Representation): 
   setImmediate(() => {
     cache
       .set(key, encodeRepresentation(rep), CACHE_TTL_MS)
+      .then(() => rememberWritten(ctx, key, rep))
       .catch((err: Error) => ctx.log.warn({ err: err.message }, 'response cache write failed'))
       .finally(() => {
         if (pending.get(key) === rep) pending.delete(key)
@@ -151,7 +178,7 @@ export async function meteredCall(
     }
     const costMicros = await settleMetered(ctx, ticket, call.requestId, positions)
     recordUsage(ctx, call.principal, call.capability, costMicros, false)
-    if (call.noStore !== true) cacheAfterSend(ctx, call.cacheKey, rep)
+    if (call.noStore !== true) cacheAfterSend(ctx, call.cacheKey, rep, call.bypassCache)
     return { kind: 'served', rep, costMicros, cacheStatus: call.bypassCache ? 'BYPASS' : 'MISS' }
   } catch (err) {
     await releaseMetered(ctx, ticket).catch(() => undefined)
