@@ -6,7 +6,8 @@
  * answered on the listener itself, before Fastify sees it: the same authentication, rate token,
  * concurrency slot, balance view, headers and bytes, the same metrics and access line. Anything
  * else — another method or path, a query string, a body, an MCP-internal call, another form of
- * credentials, and every refusal — goes to Fastify untouched, which answers it as always. A request handed over after its rate token was taken carries the token's figures (see
+ * credentials, and every refusal — goes to Fastify untouched, which answers it as always. A
+ * request handed over after its rate token was taken carries the token's figures (see
  * `PRE_TAKEN`), so no request takes two. test/api/fast-balance.test.ts compares both paths byte
  * for byte.
  *
