@@ -61,12 +61,18 @@ export async function issueKey(
  * computes the HMAC on every request: entries are keyed by the presented key itself and serve
  * for KEY_CACHE_TTL_MS. So the plaintext of a recently used key stays in this process's memory
  * until its entry is swept (expired entries go on the next cache miss; at most KEY_CACHE_MAX
- * entries) — the same process that receives it in every request header. A revocation made by this process applies at once (`forgetKey`); one
- * made elsewhere (another node, the operator CLI) applies within KEY_CACHE_TTL_MS. Expiry is
- * checked on every request against the cached record. A hit skips the format and checksum
- * checks too: only a key that passed them (and the lookup) is ever cached.
+ * entries) — the same process that receives it in every request header. A revocation made by
+ * this process applies at once (`forgetKey`, which also keeps a lookup in flight from caching
+ * what it read before); one made elsewhere (another node, the operator CLI) applies within
+ * KEY_CACHE_TTL_MS. Expiry is checked on every request against the cached record. A hit skips the
+ * format and checksum checks too: only a key that passed them (and the lookup) is ever cached.
+ *
+ * A hit older than KEY_REFRESH_AFTER_MS looks the key up again in the background while its request
+ * goes on: a key in steady use is re-read about once a TTL without any request waiting for the
+ * database, and an entry is still never served past KEY_CACHE_TTL_MS without a lookup.
  */
 export const KEY_CACHE_TTL_MS = 2000
+const KEY_REFRESH_AFTER_MS = KEY_CACHE_TTL_MS / 2
 const KEY_CACHE_MAX = 10_000
 interface CachedKey {
   key: ApiKeyRecord
@@ -74,16 +80,25 @@ interface CachedKey {
   principal: Principal
   at: number
 }
-const keyCaches = new WeakMap<object, Map<string, CachedKey>>()
+interface KeyCache {
+  entries: Map<string, CachedKey>
+  /** Presented keys being looked up again in the background. */
+  refreshing: Set<string>
+  /** Bumped by `forgetKey`: a lookup that started before caches nothing. */
+  generation: number
+}
+const keyCaches = new WeakMap<object, KeyCache>()
 
-function keyCache(ctx: Pick<ServiceContext, 'accounts'>): Map<string, CachedKey> {
+function keyCacheOf(ctx: Pick<ServiceContext, 'accounts'>): KeyCache {
   let c = keyCaches.get(ctx.accounts)
   if (!c) {
-    c = new Map()
+    c = { entries: new Map(), refreshing: new Set(), generation: 0 }
     keyCaches.set(ctx.accounts, c)
   }
   return c
 }
+
+const keyCache = (ctx: Pick<ServiceContext, 'accounts'>) => keyCacheOf(ctx).entries
 
 /** Drops expired entries (oldest first: insertion order is time order). */
 function sweep(cache: Map<string, CachedKey>, now: number): void {
@@ -103,31 +118,48 @@ function principalOf(key: ApiKeyRecord): Principal {
   }
 }
 
-/** The cached entry of a presented key, if fresh. */
+/** The cached entry of a presented key, if fresh (an ageing one is looked up again meanwhile). */
 function cachedKey(ctx: ServiceContext, bearer: string, now: number): CachedKey | null {
   const hit = keyCache(ctx).get(bearer)
-  return hit && now - hit.at < KEY_CACHE_TTL_MS ? hit : null
+  if (!hit || now - hit.at >= KEY_CACHE_TTL_MS) return null
+  if (now - hit.at >= KEY_REFRESH_AFTER_MS) refreshAhead(ctx, bearer, now)
+  return hit
+}
+
+function refreshAhead(ctx: ServiceContext, bearer: string, now: number): void {
+  const { refreshing } = keyCacheOf(ctx)
+  if (refreshing.has(bearer)) return
+  refreshing.add(bearer)
+  // A key found revoked or gone leaves the cache; a failed read leaves the entry to its TTL.
+  lookupKey(ctx, bearer, now)
+    .catch(() => undefined)
+    .finally(() => refreshing.delete(bearer))
 }
 
 /** Format, checksum, then the database (by HMAC); remembers a live key. */
 async function lookupKey(ctx: ServiceContext, bearer: string, now: number): Promise<ApiKeyRecord> {
   if (!parseApiKey(bearer))
     throw new AppError('INVALID_KEY', 'The API key is malformed or its checksum does not match')
-  const cache = keyCache(ctx)
+  const state = keyCacheOf(ctx)
+  const generation = state.generation
   const key = await ctx.accounts.findKeyByHash(hashKey(ctx.secrets.pepper, bearer))
+  const cache = state.entries
   cache.delete(bearer)
   sweep(cache, now)
   if (!key) throw new AppError('INVALID_KEY', 'Unknown API key')
-  // Only live keys are remembered: unknown or revoked answers are cheap errors anyway.
-  if (key.revokedAt === null) cache.set(bearer, { key, principal: principalOf(key), at: now })
+  // Only live keys are remembered: unknown or revoked answers are cheap errors anyway; nor is
+  // what was read before a revocation made here meanwhile.
+  if (key.revokedAt === null && state.generation === generation)
+    cache.set(bearer, { key, principal: principalOf(key), at: now })
   return key
 }
 
 /** Drops a key from this process's cache (after a revocation through this process). */
 export function forgetKey(ctx: Pick<ServiceContext, 'accounts'>, keyId: string): void {
-  const cache = keyCaches.get(ctx.accounts)
-  if (!cache) return
-  for (const [k, v] of cache) if (v.key.id === keyId) cache.delete(k)
+  const state = keyCaches.get(ctx.accounts)
+  if (!state) return
+  state.generation++
+  for (const [k, v] of state.entries) if (v.key.id === keyId) state.entries.delete(k)
 }
 
 /**
