@@ -98,8 +98,6 @@ function keyCacheOf(ctx: Pick<ServiceContext, 'accounts'>): KeyCache {
   return c
 }
 
-const keyCache = (ctx: Pick<ServiceContext, 'accounts'>) => keyCacheOf(ctx).entries
-
 /** Drops expired entries (oldest first: insertion order is time order). */
 function sweep(cache: Map<string, CachedKey>, now: number): void {
   for (const [k, v] of cache) {
@@ -120,7 +118,7 @@ function principalOf(key: ApiKeyRecord): Principal {
 
 /** The cached entry of a presented key, if fresh (an ageing one is looked up again meanwhile). */
 function cachedKey(ctx: ServiceContext, bearer: string, now: number): CachedKey | null {
-  const hit = keyCache(ctx).get(bearer)
+  const hit = keyCacheOf(ctx).entries.get(bearer)
   if (!hit || now - hit.at >= KEY_CACHE_TTL_MS) return null
   if (now - hit.at >= KEY_REFRESH_AFTER_MS) refreshAhead(ctx, bearer, now)
   return hit
@@ -183,9 +181,9 @@ export async function authenticateKey(ctx: ServiceContext, bearer: string | null
  * asynchronous way, which also gives every refusal its reason).
  */
 export function cachedPrincipal(ctx: ServiceContext, bearer: string): Principal | null {
+  // Only live keys are cached: what is left to check is expiry.
   const hit = cachedKey(ctx, bearer, Date.now())
-  if (!hit || hit.key.revokedAt !== null) return null
-  if (hit.key.expiresAt !== null && hit.key.expiresAt <= ctx.now()) return null
+  if (!hit || (hit.key.expiresAt !== null && hit.key.expiresAt <= ctx.now())) return null
   return hit.principal
 }
 

@@ -62,6 +62,12 @@ export function withBalanceSnapshots(
     }
   }
 
+  /** A copy of the account's snapshot if it is at most `maxAgeMs` old. */
+  const snapshotOf = (accountId: string, maxAgeMs: number): BalanceView | null => {
+    const s = snapshots.get(accountId)
+    return s && clock() - s.at < maxAgeMs ? { ...s.view } : null
+  }
+
   /** Reserve, settle and release that drop the account's snapshot around each write. */
   const tracked = (r: Reservations): Reservations => ({
     async reserve(accountId, amountMicros, now) {
@@ -93,17 +99,14 @@ export function withBalanceSnapshots(
   return {
     ...inner,
 
-    balanceSnapshot(accountId, maxAgeMs) {
-      const s = snapshots.get(accountId)
-      return s && clock() - s.at < maxAgeMs ? { ...s.view } : null
-    },
+    balanceSnapshot: snapshotOf,
 
     async balance(accountId, maxAgeMs) {
-      const now = clock()
       if (maxAgeMs !== undefined && maxAgeMs > 0) {
-        const s = snapshots.get(accountId)
-        if (s && now - s.at < maxAgeMs) return { ...s.view }
+        const kept = snapshotOf(accountId, maxAgeMs)
+        if (kept) return kept
       }
+      const now = clock()
       const version = versions.get(accountId) ?? 0
       const atEpoch = epoch
       const view = await inner.balance(accountId)

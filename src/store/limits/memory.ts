@@ -80,14 +80,20 @@ export function createMemoryConcurrencyLimiter(): ConcurrencyLimiter & { readonl
     for (const exp of held.values()) if (exp > sweepNow) return false
     return true
   })
+  /** The key's lease set with its expired leases dropped (undefined for an unknown key). */
+  function live(key: string, now: number): Map<string, number> | undefined {
+    const held = leases.get(key)
+    if (held && held.size > 0) for (const [id, exp] of held) if (exp <= now) held.delete(id)
+    return held
+  }
   function acquire(key: string, max: number, ttlMs: number, now: number): ConcurrencyDecision {
     sweepNow = now
     sweep()
-    let held = leases.get(key)
+    let held = live(key, now)
     if (!held) {
       held = new Map()
       leases.set(key, held)
-    } else if (held.size > 0) for (const [id, exp] of held) if (exp <= now) held.delete(id)
+    }
     const active = held.size
     if (active >= max) return { ok: false, leaseId: null, active }
     const leaseId = nextLeaseId()
@@ -99,9 +105,7 @@ export function createMemoryConcurrencyLimiter(): ConcurrencyLimiter & { readonl
       return leases.size
     },
     freeNow(key: string, max: number, now: number): boolean {
-      const held = leases.get(key)
-      if (held) for (const [id, exp] of held) if (exp <= now) held.delete(id)
-      return (held?.size ?? 0) < max
+      return (live(key, now)?.size ?? 0) < max
     },
     async acquire(key: string, max: number, ttlMs: number, now: number): Promise<ConcurrencyDecision> {
       return acquire(key, max, ttlMs, now)
