@@ -12,6 +12,7 @@ import {
   type Representation,
   responseCacheKey,
 } from '../services/billing/metered-call.ts'
+import { SharedRepresentations, sharedRepresentations } from '../services/billing/shared-representations.ts'
 import type { ServiceContext } from '../services/context.ts'
 import type { RiskMetadata } from '../services/models.ts'
 import { negotiateFormat } from './negotiate.ts'
@@ -125,12 +126,16 @@ export async function runMetered(
   const store = ctx.models.store(principal.environment)
   const build = `${store.dataAsOf}/${store.buildId ?? ''}`
   const inm = req.headers['if-none-match']
+  const parts = requestParts(req)
+  // Every account's answer to this request on this build is the same bytes (not `live` data).
+  const shared = opts.live === true ? null : sharedRepresentations(ctx)
+  const sharedKey = SharedRepresentations.key(principal.environment, build, format, parts)
   const outcome = await meteredCall(
     ctx,
     {
       principal,
       capability,
-      cacheKey: responseCacheKey(principal, [...requestParts(req), build, format]),
+      cacheKey: responseCacheKey(principal, [...parts, build, format]),
       // `Cache-Control: no-cache` asks for a fresh computation: served and charged as BYPASS.
       bypassCache:
         opts.live === true || /no-cache|no-store/i.test(String(req.headers['cache-control'] ?? '')),
@@ -140,8 +145,13 @@ export async function runMetered(
       positions: opts.positions ?? 1,
     },
     async () => {
+      const kept = shared?.get(sharedKey)
+      if (kept) return kept
       const r = await run()
-      return { rep: represent(r, format), positions: r.positions ?? 1 }
+      const answer = { rep: represent(r, format), positions: r.positions ?? 1 }
+      // Kept only if produced from the build its key names (a reload may have come in between).
+      if (shared && r.store === store) shared.put(sharedKey, answer)
+      return answer
     },
   )
   if (outcome.kind === 'not_modified') {
