@@ -58,6 +58,11 @@ export function createSqliteReservations({ db, statements: s, spend, hooks }: Sq
 
   // One wrapper for the store's life (creating a transaction function per flush showed in profiles).
   const writeDebitsTx = db.transaction((batch: QueuedSettle[]) => {
+    // Per (account, month): the summed debit moves balance and month spend once, and the balance
+    // alert is checked once over the whole move — the same end state as one debit at a time, in
+    // any order (a later month's spend replaces an earlier one's and is never replaced by it; the
+    // balance only falls, so it crosses the alert's threshold in one move at most).
+    const sums = new Map<string, { accountId: string; month: number; amount: number; at: number }>()
     for (const { entry: e } of batch) {
       s().insertLedger.run(
         e.id,
@@ -71,9 +76,18 @@ export function createSqliteReservations({ db, statements: s, spend, hooks }: Sq
         null,
         e.createdAt,
       )
+      const month = monthOf(e.createdAt)
+      const k = `${e.accountId}\n${month}`
+      const sum = sums.get(k)
+      if (sum) {
+        sum.amount += e.amountMicros
+        sum.at = Math.max(sum.at, e.createdAt)
+      } else sums.set(k, { accountId: e.accountId, month, amount: e.amountMicros, at: e.createdAt })
+    }
+    for (const m of sums.values()) {
       // Balance and the month's spend (the spend cap's measure) move together.
-      spend().debit.run({ amt: e.amountMicros, month: monthOf(e.createdAt), id: e.accountId })
-      hooks.afterDebit(e.accountId, -e.amountMicros, e.createdAt)
+      spend().debit.run({ amt: m.amount, month: m.month, id: m.accountId })
+      hooks.afterDebit(m.accountId, -m.amount, m.at)
     }
   })
   const writeDebits = (batch: QueuedSettle[]) => writeDebitsTx.immediate(batch)
