@@ -15,6 +15,7 @@ import type { Operation } from '../contract/operation.ts'
 import { OPERATIONS } from '../contract/operations.ts'
 import { type Capability, capabilityByOperation } from '../contract/pricing.ts'
 import { newRequestId } from '../platform/ids.ts'
+import { sharedRepresentations } from '../services/billing/shared-representations.ts'
 import { flushUsage } from '../services/billing/usage.ts'
 import type { ServiceContext } from '../services/context.ts'
 import { KeyUsage } from '../services/identity/keys.ts'
@@ -99,7 +100,7 @@ function requestIdOf(req: IncomingMessage): string {
 
 export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Promise<App> {
   const perAddress = addressRule(ctx.config)
-  const prom = createPromMetrics()
+  const prom = createPromMetrics({ shared: () => sharedRepresentations(ctx) })
   const usage = new KeyUsage(ctx)
   // The access line goes through the root logger (it names the request id itself), so a request
   // that logs nothing else never builds its child logger; the level is fixed at start.

@@ -136,7 +136,7 @@ export async function runMetered(
       principal,
       capability,
       cacheKey: responseCacheKey(principal, [...parts, build, format]),
-      // `Cache-Control: no-cache` asks for a fresh computation: served and charged as BYPASS.
+      // `Cache-Control: no-cache` skips the response cache: the build's answer, charged, as BYPASS.
       bypassCache:
         opts.live === true || /no-cache|no-store/i.test(String(req.headers['cache-control'] ?? '')),
       noStore: opts.live === true,

@@ -1,4 +1,5 @@
-import { Counter, collectDefaultMetrics, type Metric, Registry } from 'prom-client'
+import { Counter, collectDefaultMetrics, Gauge, type Metric, Registry } from 'prom-client'
+import type { SharedRepresentations } from '../services/billing/shared-representations.ts'
 
 const DURATION = 'erm3_http_request_duration_seconds'
 const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5]
@@ -20,9 +21,10 @@ interface Timings {
  * counters' `collect`), and the request-time histogram is a metric of its own that the registry
  * formats like prom-client's histograms (the same lines, labels and order).
  */
-export function createPromMetrics() {
+export function createPromMetrics(sources: { shared?: () => SharedRepresentations } = {}) {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
+  if (sources.shared) sharedAnswerMetrics(registry, sources.shared)
   /** operation → status → requests not yet added to the counter. */
   const unreported = new Map<string, Map<number, number>>()
   const requests = new Counter({
@@ -116,3 +118,39 @@ function durationMetric(timings: Map<string, Timings>) {
 }
 
 export type PromMetrics = ReturnType<typeof createPromMetrics>
+
+/** The encoded answers shared across accounts (services/billing/shared-representations.ts). */
+function sharedAnswerMetrics(registry: Registry, shared: () => SharedRepresentations): void {
+  new Gauge({
+    name: 'erm3_shared_answers_bytes',
+    help: 'Bytes held by the encoded answers shared across accounts (bodies and keys)',
+    registers: [registry],
+    collect() {
+      this.set(shared().size)
+    },
+  })
+  new Gauge({
+    name: 'erm3_shared_answers',
+    help: 'Encoded answers shared across accounts, held now',
+    registers: [registry],
+    collect() {
+      this.set(shared().count)
+    },
+  })
+  let reported = { hits: 0, misses: 0 }
+  new Counter({
+    name: 'erm3_shared_answer_lookups_total',
+    help: 'Metered calls that looked for a shared encoded answer, by whether one was held (hit) or the answer was computed (miss)',
+    labelNames: ['result'] as const,
+    registers: [registry],
+    collect() {
+      const t = shared()
+      // A table replaced (a new registry) starts from zero: count what it has seen since.
+      const hits = t.hits >= reported.hits ? t.hits - reported.hits : t.hits
+      const misses = t.misses >= reported.misses ? t.misses - reported.misses : t.misses
+      this.inc({ result: 'hit' }, hits)
+      this.inc({ result: 'miss' }, misses)
+      reported = { hits: t.hits, misses: t.misses }
+    },
+  })
+}

@@ -124,6 +124,39 @@ describe('shared answers through the API (embedded)', () => {
     assert.equal(await debits(a), 1)
   })
 
+  test('/metrics-prom reports the table: bytes and entries held, lookups by result', async () => {
+    const scrape = async () => {
+      const text = (await t.app.fastify.inject({ method: 'GET', url: '/metrics-prom' })).body
+      const value = (line: string) => {
+        const m = new RegExp(`^${line.replace(/[{}"]/g, '\\$&')} (\\d+)$`, 'm').exec(text)
+        assert.ok(m, `${line} in\n${text}`)
+        return Number(m[1])
+      }
+      return {
+        bytes: value('erm3_shared_answers_bytes'),
+        entries: value('erm3_shared_answers'),
+        hits: value('erm3_shared_answer_lookups_total{result="hit"}'),
+        misses: value('erm3_shared_answer_lookups_total{result="miss"}'),
+      }
+    }
+    const table = sharedRepresentations(t.ctx)
+    const before = await scrape()
+    assert.deepEqual(
+      { bytes: before.bytes, entries: before.entries },
+      { bytes: table.size, entries: table.count },
+    )
+    const r = await rawCall(t, 'GET', '/metrics/MSFT', keyA, { 'cache-control': 'no-cache' })
+    assert.equal(r.status, 200, r.text)
+    await rawCall(t, 'GET', '/metrics/MSFT', keyB, { 'cache-control': 'no-cache' })
+    await rawCall(t, 'GET', '/metrics/MSFT', keyB, { 'cache-control': 'no-cache' })
+    const now = await scrape()
+    assert.equal(now.entries, before.entries + 1)
+    assert.equal(now.bytes, table.size)
+    assert.ok(now.bytes > before.bytes + r.bytes.length / 2)
+    assert.equal(now.misses - before.misses, 1)
+    assert.equal(now.hits - before.hits, 2)
+  })
+
   test('a refused request keeps nothing; a test key reads its own (sandbox) entry', async () => {
     const table = sharedRepresentations(t.ctx)
     const n = table.count

@@ -34,6 +34,9 @@ export interface SharedAnswer {
 export class SharedRepresentations {
   private readonly entries = new Map<string, SharedAnswer>()
   private bytes = 0
+  /** Lookups answered from the table and not (operator metrics). */
+  hits = 0
+  misses = 0
 
   constructor(
     private readonly budgetBytes = SHARED_BUDGET_BYTES,
@@ -48,10 +51,11 @@ export class SharedRepresentations {
   get(key: string): SharedAnswer | undefined {
     const e = this.entries.get(key)
     if (e) {
+      this.hits++
       // Most recently used last: Map keeps insertion order.
       this.entries.delete(key)
       this.entries.set(key, e)
-    }
+    } else this.misses++
     return e
   }
 
