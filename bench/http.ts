@@ -55,8 +55,9 @@ const RUN_MS = 2000
 const CONNS = 50
 /** Open-loop rate of the latency figures (the scale-out p99 target is stated at 1,000 req/s). */
 const RATE = 1000
-// Enough premium keys that no bucket runs dry over every scenario of the run (a 429 would skew it).
-const KEYS = 150 * (RUNS + 1)
+// Enough premium keys that no bucket runs dry over every scenario of the run (a 429 would skew it):
+// each path gets half, and a path served at 60k req/s takes 120k tokens a round (burst 500 a key).
+const KEYS = 500 * (RUNS + 1)
 
 // ---------------------------------------------------------------- load generator (child) ----
 
