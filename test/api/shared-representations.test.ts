@@ -51,6 +51,21 @@ describe('SharedRepresentations (the table)', () => {
     assert.equal(t.get('a')?.rep.etag, 'W/"A"')
   })
 
+  test('a kept body owns its memory (never a slice pinning a shared slab), with the same bytes', () => {
+    const t = new SharedRepresentations()
+    const slab = Buffer.from('xxxx{"a":1}yyyy')
+    const slice = slab.subarray(4, 11)
+    const a = answer(0)
+    t.put('k', { ...a, rep: { ...a.rep, data: slice } })
+    const kept = t.get('k')?.rep.data
+    assert.ok(kept)
+    assert.equal(kept.toString(), '{"a":1}')
+    assert.equal(kept.buffer.byteLength, kept.length)
+    assert.equal(kept.byteOffset, 0)
+    slab.fill(0)
+    assert.equal(kept.toString(), '{"a":1}', 'a copy, not a view of the slab')
+  })
+
   test('the key holds environment, build, format and every part of the request', () => {
     const k = SharedRepresentations.key('live', '2024-01-02/b1', 'json', ['GET', '/metrics/aapl', '', 'null'])
     for (const other of [

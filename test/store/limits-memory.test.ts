@@ -34,6 +34,17 @@ describe('memory limits: bounded memory', () => {
     assert.equal(cache.bytes, 600)
   })
 
+  it('the cache keeps a value in memory of its own, never a slice pinning a shared slab', async () => {
+    const cache = createMemoryCache({ cacheMaxBytes: 1000 })
+    const slab = Buffer.from('xxxxvaluexxxx')
+    await cache.set('k', slab.subarray(4, 9), 10_000)
+    slab.fill(0)
+    const kept = await cache.get('k')
+    assert.equal(kept?.toString(), 'value')
+    assert.equal(kept?.buffer.byteLength, 5)
+    assert.equal(cache.bytes, 6)
+  })
+
   it('freeNow: whether a slot is free, taking none (expired leases free theirs)', async () => {
     const conc = createMemoryConcurrencyLimiter()
     assert.equal(conc.freeNow?.('k', 2, T0), true, 'an unknown key has every slot free')

@@ -19,6 +19,7 @@
  * body larger than SHARED_ENTRY_MAX_BYTES is never kept (large tabular exports are encoded per
  * request, as before).
  */
+import { ownBytes } from '../../platform/utf8.ts'
 import type { ServiceContext } from '../context.ts'
 import type { Representation } from './metered-call.ts'
 
@@ -59,9 +60,10 @@ export class SharedRepresentations {
     return e
   }
 
-  put(key: string, answer: SharedAnswer): void {
-    const size = sizeOf(key, answer)
+  put(key: string, given: SharedAnswer): void {
+    const size = sizeOf(key, given)
     if (size > this.entryMaxBytes) return
+    const answer = { ...given, rep: { ...given.rep, data: ownBytes(given.rep.data) } }
     const old = this.entries.get(key)
     if (old) {
       this.entries.delete(key)

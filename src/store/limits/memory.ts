@@ -3,6 +3,7 @@
  * down. State is plain Maps with no timers: idle entries are swept lazily when a map has doubled
  * since the last sweep, so memory stays proportional to the keys actually busy (amortised O(1)).
  */
+import { ownBytes } from '../../platform/utf8.ts'
 import { gcraDecision, gcraParams, gcraStep, rescaleTat } from './gcra.ts'
 import { leaseIdGenerator } from './lease-id.ts'
 import type {
@@ -155,7 +156,7 @@ export function createMemoryCache(
       if (old) drop(key, old)
       const size = value.byteLength + key.length
       if (size > maxBytes || ttlMs <= 0) return
-      entries.set(key, { value, expiresAt: clock() + ttlMs, bytes: size })
+      entries.set(key, { value: ownBytes(value), expiresAt: clock() + ttlMs, bytes: size })
       bytes += size
       for (const [k, e] of entries) {
         if (bytes <= maxBytes) break
