@@ -52,7 +52,8 @@ integer micro-dollars. Base URL: ${opts.publicUrl}
 - Errors cost nothing: a 4xx or 5xx is never charged.
 - Repeats are free: an identical request (same account, operation, parameters and \`data_as_of\`)
   answered from the response cache costs 0 (\`_agent.cache_status: HIT\`, \`X-API-Cost-USD: 0\`), and
-  so does a 304 to \`If-None-Match\`. \`Cache-Control: no-cache\` asks for a fresh computation, charged.
+  so does a 304 to \`If-None-Match\`. \`Cache-Control: no-cache\` skips the response cache and is
+  charged (\`BYPASS\`); the answer is always the served build's.
 - Batch calls are charged per ticker that succeeds, with the minimum shown.
 - Test keys (\`erm_agent_test_…\`) read a sandbox market and never change a balance.
 - Every paid JSON response reports its cost in \`_agent.cost_usd\`, every paid response in

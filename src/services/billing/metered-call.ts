@@ -79,10 +79,10 @@ export function etagMatches(ifNoneMatch: string | null, etag: string): boolean {
 }
 
 /**
- * A fresh computation (BYPASS) of what this process wrote moments ago for the same key has the
- * same bytes: rewriting them would only copy and send the body again (a Redis SET of the whole
- * body, per no-cache request). Such a rewrite is skipped for REWRITE_AFTER_MS; a MISS always writes
- * (the cache lacked the entry). Keys remembered: at most WRITTEN_MAX (then forgotten all at once).
+ * A BYPASS answer to what this process wrote moments ago for the same key has the same bytes:
+ * rewriting them would only copy and send the body again (a Redis SET of the whole body, per
+ * no-cache request). Such a rewrite is skipped for REWRITE_AFTER_MS; a MISS always writes (the
+ * cache lacked the entry). Keys remembered: at most WRITTEN_MAX (then forgotten all at once).
  */
 const REWRITE_AFTER_MS = 60_000
 const WRITTEN_MAX = 10_000
