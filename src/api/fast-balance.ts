@@ -166,20 +166,25 @@ export function withFastBalance(
     } catch {
       return fastify(req, res) // refused (or the store is away): Fastify answers, and limits, as always
     }
-    let rate: RateHeaders
-    try {
-      rate = await takeKeyToken(ctx, principal)
-    } catch {
-      return fastify(req, res) // a refused take took nothing: Fastify takes again and answers the 429
+    // The rate token and the slot are asked for together: with Redis, one round trip (ioredis
+    // pipelines the commands of one turn) instead of two in a row, as in the auth hook.
+    const [token, taken] = await Promise.allSettled([
+      takeKeyToken(ctx, principal),
+      acquireKeySlot(ctx, principal),
+    ])
+    if (token.status === 'rejected') {
+      // A refused take took nothing, and the slot taken beside it goes straight back: Fastify
+      // takes again and answers the 429.
+      if (taken.status === 'fulfilled') await releaseKeySlot(ctx, taken.value).catch(() => undefined)
+      return fastify(req, res)
     }
+    const rate = token.value
     usage.touch(principal.keyId, ctx.now())
-    let slot: KeySlot
-    try {
-      slot = await acquireKeySlot(ctx, principal)
-    } catch {
+    if (taken.status === 'rejected') {
       req[PRE_TAKEN] = rate
       return fastify(req, res)
     }
+    const slot = taken.value
     let body: string
     try {
       body = serialize(await balanceView(ctx, principal))

@@ -172,6 +172,18 @@ for (const pair of BACKEND_PAIRS) {
       assert.equal(JSON.parse(limited.body).code, 'RATE_LIMITED')
       assert.equal(header(limited, 'x-ratelimit-remaining'), '0')
       assert.ok(header(limited, 'retry-after'))
+      // A refused request holds no slot afterwards (one taken beside its refused token went back).
+      const record = await t.ctx.accounts.findKeyByHash(hashKey(t.ctx.secrets.pepper, key))
+      assert.ok(record)
+      for (let i = 0; i < MAX_CONCURRENT; i++) {
+        const d = await t.ctx.limits.concurrency.acquire(
+          `key:${record.id}`,
+          MAX_CONCURRENT,
+          60_000,
+          t.ctx.now(),
+        )
+        assert.ok(d.ok, `slot ${i + 1} of ${MAX_CONCURRENT} is free after the refusals`)
+      }
     })
 
     it('a key at its concurrency cap gets Fastify’s 429 with the one token the request took; slots come back', async () => {
