@@ -129,7 +129,6 @@ export async function runMetered(
   const parts = requestParts(req)
   // Every account's answer to this request on this build is the same bytes (not `live` data).
   const shared = opts.live === true ? null : sharedRepresentations(ctx)
-  const sharedKey = SharedRepresentations.key(principal.environment, build, format, parts)
   const outcome = await meteredCall(
     ctx,
     {
@@ -145,6 +144,8 @@ export async function runMetered(
       positions: opts.positions ?? 1,
     },
     async () => {
+      // Only a call that produces an answer (no response-cache HIT) needs the key.
+      const sharedKey = SharedRepresentations.key(principal.environment, build, format, parts)
       const kept = shared?.get(sharedKey)
       if (kept) return kept
       const r = await run()

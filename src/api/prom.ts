@@ -145,11 +145,8 @@ function sharedAnswerMetrics(registry: Registry, shared: () => SharedRepresentat
     registers: [registry],
     collect() {
       const t = shared()
-      // A table replaced (a new registry) starts from zero: count what it has seen since.
-      const hits = t.hits >= reported.hits ? t.hits - reported.hits : t.hits
-      const misses = t.misses >= reported.misses ? t.misses - reported.misses : t.misses
-      this.inc({ result: 'hit' }, hits)
-      this.inc({ result: 'miss' }, misses)
+      this.inc({ result: 'hit' }, t.hits - reported.hits)
+      this.inc({ result: 'miss' }, t.misses - reported.misses)
       reported = { hits: t.hits, misses: t.misses }
     },
   })

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
-import { ByteLru, ENTRY_OVERHEAD_BYTES } from '../../src/store/zarr/cache.ts'
+import { ENTRY_OVERHEAD_BYTES, pieceCache } from '../../src/store/zarr/cache.ts'
 import { FilePool } from '../../src/store/zarr/files.ts'
 import {
   type Column,
@@ -281,7 +281,7 @@ describe('metadata validation', () => {
 
 describe('bounded caches', () => {
   test('the piece cache never exceeds its byte budget and keeps recent entries', () => {
-    const lru = new ByteLru(20_000)
+    const lru = pieceCache(20_000)
     for (let n = 0; n < 100; n++) {
       lru.set(`k${n}`, new Float64Array(128))
       if (n > 5) lru.get('k0')

@@ -15,10 +15,11 @@
  * the store and producing the answer keeps nothing). Answers about one account's own data
  * (`live` operations, e.g. brokerage holdings) never come here.
  *
- * Memory: least recently used entries go first once the bodies exceed SHARED_BUDGET_BYTES; a
- * body larger than SHARED_ENTRY_MAX_BYTES is never kept (large tabular exports are encoded per
- * request, as before).
+ * Memory: a ByteLru, least recently used entries first out once the bodies exceed
+ * SHARED_BUDGET_BYTES; a body larger than SHARED_ENTRY_MAX_BYTES is never kept (large tabular
+ * exports are encoded per request, as before).
  */
+import { ByteLru } from '../../platform/byte-lru.ts'
 import { ownBytes } from '../../platform/utf8.ts'
 import type { ServiceContext } from '../context.ts'
 import type { Representation } from './metered-call.ts'
@@ -33,16 +34,17 @@ export interface SharedAnswer {
 }
 
 export class SharedRepresentations {
-  private readonly entries = new Map<string, SharedAnswer>()
-  private bytes = 0
+  private readonly entries: ByteLru<SharedAnswer>
   /** Lookups answered from the table and not (operator metrics). */
   hits = 0
   misses = 0
 
   constructor(
-    private readonly budgetBytes = SHARED_BUDGET_BYTES,
+    budgetBytes = SHARED_BUDGET_BYTES,
     private readonly entryMaxBytes = SHARED_ENTRY_MAX_BYTES,
-  ) {}
+  ) {
+    this.entries = new ByteLru(budgetBytes, sizeOf)
+  }
 
   /** The key of an answer: environment, build, format and the canonical request. */
   static key(environment: string, build: string, format: string, parts: readonly string[]): string {
@@ -51,36 +53,19 @@ export class SharedRepresentations {
 
   get(key: string): SharedAnswer | undefined {
     const e = this.entries.get(key)
-    if (e) {
-      this.hits++
-      // Most recently used last: Map keeps insertion order.
-      this.entries.delete(key)
-      this.entries.set(key, e)
-    } else this.misses++
+    if (e) this.hits++
+    else this.misses++
     return e
   }
 
   put(key: string, given: SharedAnswer): void {
-    const size = sizeOf(key, given)
-    if (size > this.entryMaxBytes) return
-    const answer = { ...given, rep: { ...given.rep, data: ownBytes(given.rep.data) } }
-    const old = this.entries.get(key)
-    if (old) {
-      this.entries.delete(key)
-      this.bytes -= sizeOf(key, old)
-    }
-    this.entries.set(key, answer)
-    this.bytes += size
-    for (const [k, e] of this.entries) {
-      if (this.bytes <= this.budgetBytes) break
-      this.entries.delete(k)
-      this.bytes -= sizeOf(k, e)
-    }
+    if (sizeOf(key, given) > this.entryMaxBytes) return
+    this.entries.set(key, { ...given, rep: { ...given.rep, data: ownBytes(given.rep.data) } })
   }
 
   /** Bytes held (bodies and keys). */
   get size(): number {
-    return this.bytes
+    return this.entries.bytes
   }
 
   get count(): number {

@@ -3,6 +3,7 @@
  * down. State is plain Maps with no timers: idle entries are swept lazily when a map has doubled
  * since the last sweep, so memory stays proportional to the keys actually busy (amortised O(1)).
  */
+import { ByteLru } from '../../platform/byte-lru.ts'
 import { ownBytes } from '../../platform/utf8.ts'
 import { gcraDecision, gcraParams, gcraStep, rescaleTat } from './gcra.ts'
 import { leaseIdGenerator } from './lease-id.ts'
@@ -122,46 +123,31 @@ export function createMemoryConcurrencyLimiter(): ConcurrencyLimiter & { readonl
 interface CacheEntry {
   value: Buffer
   expiresAt: number
-  bytes: number
 }
 
 export function createMemoryCache(
   opts: MemoryLimitsOptions = {},
 ): ResponseCache & { readonly bytes: number } {
-  const maxBytes = opts.cacheMaxBytes ?? DEFAULT_CACHE_BYTES
   const clock = opts.clock ?? Date.now
-  // Map iteration order is insertion order: re-inserting on every hit makes the first entry the LRU.
-  const entries = new Map<string, CacheEntry>()
-  let bytes = 0
-  const drop = (key: string, e: CacheEntry) => {
-    entries.delete(key)
-    bytes -= e.bytes
-  }
+  const entries = new ByteLru<CacheEntry>(
+    opts.cacheMaxBytes ?? DEFAULT_CACHE_BYTES,
+    (key, e) => e.value.byteLength + key.length,
+  )
   return {
     get bytes() {
-      return bytes
+      return entries.bytes
     },
     /** The stored Buffer itself, not a copy (a hit costs no allocation): callers must not mutate it. */
     async get(key: string): Promise<Buffer | null> {
       const e = entries.get(key)
       if (!e) return null
-      drop(key, e)
-      if (e.expiresAt <= clock()) return null
-      entries.set(key, e)
-      bytes += e.bytes
-      return e.value
+      if (e.expiresAt > clock()) return e.value
+      entries.delete(key)
+      return null
     },
     async set(key: string, value: Buffer, ttlMs: number): Promise<void> {
-      const old = entries.get(key)
-      if (old) drop(key, old)
-      const size = value.byteLength + key.length
-      if (size > maxBytes || ttlMs <= 0) return
-      entries.set(key, { value: ownBytes(value), expiresAt: clock() + ttlMs, bytes: size })
-      bytes += size
-      for (const [k, e] of entries) {
-        if (bytes <= maxBytes) break
-        drop(k, e)
-      }
+      if (ttlMs <= 0) entries.delete(key)
+      else entries.set(key, { value: ownBytes(value), expiresAt: clock() + ttlMs })
     },
   }
 }

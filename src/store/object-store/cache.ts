@@ -4,11 +4,13 @@
  * same range share one request. Model-store objects never change once published (a new build has
  * new keys), so entries need no expiry; whole-object reads (CURRENT, manifests) are not cached.
  */
-import { ByteLru } from '../zarr/cache.ts'
+import type { ByteLru } from '../../platform/byte-lru.ts'
+import { pieceCache } from '../zarr/cache.ts'
+import type { Column } from '../zarr/types.ts'
 import type { BlobReader } from './types.ts'
 
 export class CachedBlobs implements BlobReader {
-  private readonly lru: ByteLru
+  private readonly lru: ByteLru<Column>
   private readonly pending = new Map<string, Promise<Uint8Array | null>>()
   /** Remote range requests made (misses) and served from memory (hits). */
   readonly stats = { hits: 0, misses: 0 }
@@ -17,7 +19,7 @@ export class CachedBlobs implements BlobReader {
     readonly inner: BlobReader,
     budgetBytes: number,
   ) {
-    this.lru = new ByteLru(budgetBytes)
+    this.lru = pieceCache(budgetBytes)
   }
 
   get url(): string {

@@ -5,9 +5,10 @@
  */
 import { access } from 'node:fs/promises'
 import { join } from 'node:path'
+import type { ByteLru } from '../../platform/byte-lru.ts'
 import { AppError } from '../../platform/errors.ts'
 import type { BlobReader } from '../object-store/types.ts'
-import { ByteLru } from './cache.ts'
+import { pieceCache } from './cache.ts'
 import { FilePool, preadFully, preadFullySync } from './files.ts'
 import {
   chunkCount,
@@ -107,7 +108,7 @@ class RemoteChunks implements ChunkIo {
 export async function openZarrStore(root: string, opts: OpenOptions = {}): Promise<ZarrStoreReader> {
   assertLittleEndian()
   const tree = await walkStore(root)
-  const cache = new ByteLru(opts.cacheBytes ?? 256 * 2 ** 20)
+  const cache = pieceCache(opts.cacheBytes ?? 256 * 2 ** 20)
   const pread = opts.blockingReads ? preadFullySync : preadFully
   // The root's metadata is the sentinel of a store's existence (a bare array tree may have none).
   const rootMeta = join(root, 'zarr.json')
@@ -135,7 +136,7 @@ export async function openRemoteZarrStore(
 ): Promise<ZarrStoreReader> {
   assertLittleEndian()
   const tree = await walkListing(blobs, root, files, opts.metadata)
-  const cache = new ByteLru(opts.cacheBytes ?? 256 * 2 ** 20)
+  const cache = pieceCache(opts.cacheBytes ?? 256 * 2 ** 20)
   return new StoreReader(`${blobs.url}/${root}`, tree, cache, new RemoteChunks(blobs, files))
 }
 
@@ -143,7 +144,7 @@ class StoreReader implements ZarrStoreReader {
   constructor(
     private readonly root: string,
     private readonly tree: StoreTree,
-    private readonly cache: ByteLru,
+    private readonly cache: ByteLru<Column>,
     private readonly io: ChunkIo,
   ) {}
 
