@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test'
 import { keyChecksum } from '../../src/contract/api-key.ts'
 import type { CallInput, CallResult } from '../../src/contract/client.ts'
 import type { OperationId } from '../../src/contract/operations.ts'
+import { assertSlotsFree as slotsFree } from '../helpers/slots.ts'
 import type { BackendPair, TestApp } from '../helpers/test-app.ts'
 import { startTestApp } from '../helpers/test-app.ts'
 
@@ -78,17 +79,7 @@ export function securitySuite(backends: BackendPair, cases: SecurityCase[], opts
     }
 
     /** Every one of the key's ten concurrency slots can be taken at once (then given back). */
-    async function assertSlotsFree(key: string): Promise<void> {
-      const id = await keyId(key)
-      const leases = []
-      for (let i = 0; i < 10; i++)
-        leases.push(await t.ctx.limits.concurrency.acquire(`key:${id}`, 10, 60_000, t.ctx.now()))
-      assert.deepEqual(
-        leases.map((l) => l.ok),
-        Array(10).fill(true),
-      )
-      for (const l of leases) if (l.leaseId) await t.ctx.limits.concurrency.release(`key:${id}`, l.leaseId)
-    }
+    const assertSlotsFree = async (key: string) => slotsFree(t, await keyId(key), 10)
 
     for (const c of cases) {
       describe(c.op, () => {

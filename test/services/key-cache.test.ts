@@ -16,16 +16,19 @@ import { startTestApp, type TestApp } from '../helpers/test-app.ts'
 describe('key cache', () => {
   let t: TestApp
   let lookups = 0
-  let delayMs = 0
+  /** Lookups whose database read is done (a held one is then waiting for its gate). */
+  let reads = 0
+  /** While set, a lookup's answer waits for it after the read: a database slower than anything. */
+  let gate: Promise<void> | null = null
   let find: AccountStore['findKeyByHash']
   before(async () => {
     t = await startTestApp()
     find = t.ctx.accounts.findKeyByHash.bind(t.ctx.accounts)
-    // Counts the database lookups, and can make their answers slow (read first, answered later).
     t.ctx.accounts.findKeyByHash = async (hash) => {
       lookups++
       const row = await find(hash)
-      if (delayMs > 0) await sleep(delayMs)
+      reads++
+      if (gate) await gate
       return row
     }
   })
@@ -33,10 +36,34 @@ describe('key cache', () => {
     await t?.close()
   })
 
-  const timed = async (key: string) => {
-    const t0 = performance.now()
-    const p = await authenticateKey(t.ctx, key)
-    return { p, ms: performance.now() - t0 }
+  /** Holds every lookup's answer until the returned function is called. */
+  const hold = (): (() => void) => {
+    let open = () => {}
+    gate = new Promise<void>((resolve) => {
+      open = resolve
+    })
+    return () => {
+      gate = null
+      open()
+    }
+  }
+  /**
+   * The principal, answered while every lookup is held: from the cache. A request that waited for
+   * the database would never be answered; the ceiling only turns that into a clear failure.
+   */
+  const fromCache = async (key: string, what: string) => {
+    let timer: NodeJS.Timeout | undefined
+    const ceiling = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what}: the request waited for the database`)), 10_000)
+    })
+    try {
+      return await Promise.race([authenticateKey(t.ctx, key), ceiling])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+  const until = async (cond: () => boolean) => {
+    while (!cond()) await sleep(5)
   }
   const refused = async (key: string) => {
     try {
@@ -54,22 +81,23 @@ describe('key cache', () => {
     assert.equal(lookups, l0 + 1, 'the first request looks the key up')
     await authenticateKey(t.ctx, key)
     assert.equal(lookups, l0 + 1, 'a fresh entry answers')
-    delayMs = 300
+    let open = hold()
     try {
       // Past half its lifetime: answered at once, and looked up again meanwhile.
       await sleep(KEY_CACHE_TTL_MS / 2 + 100)
-      const aged = await timed(key)
-      assert.ok(aged.ms < 150, `answered from the cache in ${aged.ms.toFixed(1)} ms`)
+      await fromCache(key, 'an ageing entry')
       assert.equal(lookups, l0 + 2, 'one background lookup')
-      await timed(key)
+      await fromCache(key, 'an ageing entry being looked up')
       assert.equal(lookups, l0 + 2, 'not two at once')
-      await sleep(delayMs + 100)
+      open()
+      await until(() => reads === l0 + 2)
+      await sleep(50)
       // Past the first entry's lifetime, but the background lookup renewed it.
       await sleep(KEY_CACHE_TTL_MS / 2)
-      const renewed = await timed(key)
-      assert.ok(renewed.ms < 150, `still answered from the cache (${renewed.ms.toFixed(1)} ms)`)
+      open = hold()
+      await fromCache(key, 'a renewed entry')
     } finally {
-      delayMs = 0
+      open()
     }
   })
 
@@ -87,9 +115,10 @@ describe('key cache', () => {
     // Used all along, as a polling agent would: refused within the lifetime, never after it.
     const deadline = Date.now() + KEY_CACHE_TTL_MS
     let code: string | null = null
-    while (code === null && Date.now() < deadline + 500) {
+    while (code === null) {
+      const asked = Date.now()
       code = await refused(key)
-      if (code === null) assert.ok(Date.now() < deadline, 'served past KEY_CACHE_TTL_MS after its revocation')
+      if (code === null) assert.ok(asked < deadline, 'served past KEY_CACHE_TTL_MS after its revocation')
       await sleep(50)
     }
     assert.equal(code, 'REVOKED_KEY')
@@ -99,17 +128,19 @@ describe('key cache', () => {
     const key = await t.key(await t.account(1))
     const record = await find(hashKey(t.ctx.secrets.pepper, key))
     assert.ok(record)
-    delayMs = 200
+    const r0 = reads
+    const open = hold()
+    let inFlight: Promise<unknown> = Promise.resolve()
     try {
-      // A request reads the key (still live) while this process revokes it.
-      const inFlight = authenticateKey(t.ctx, key)
-      await sleep(50)
+      // A request reads the key (still live), then this process revokes it before the answer.
+      inFlight = authenticateKey(t.ctx, key)
+      await until(() => reads === r0 + 1)
       await t.ctx.accounts.revokeKey(record.id, Date.now())
       forgetKey(t.ctx, record.id)
-      await inFlight // read before the revocation: that request may pass
     } finally {
-      delayMs = 0
+      open()
     }
+    await inFlight // read before the revocation: that request may pass
     assert.equal(await refused(key), 'REVOKED_KEY', 'what it read was not cached')
   })
 })
