@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { pino } from 'pino'
+import type { LlmConfig } from '../../src/platform/config.ts'
 import { type FakeLlm, type FakeUsage, startFakeLlm } from '../helpers/fake-llm.ts'
 import * as fc from '../helpers/fc.ts'
 import { BACKEND_PAIRS, startTestApp, type TestApp } from '../helpers/test-app.ts'
@@ -78,7 +79,9 @@ for (const b of BACKEND_PAIRS) {
           LLM_BASE_URL: fake.url,
           LLM_MODEL: 'fake-model',
           LLM_API_KEY: LLM_KEY,
-          LLM_TIMEOUT_MS: '1500',
+          // Generous: the timer covers a whole streamed answer (17 chunks 40 ms apart in one test);
+          // the timeout test swaps in a short one.
+          LLM_TIMEOUT_MS: '30000',
           ERM3_CHAT_MAX_INPUT_TOKENS: String(MAX_INPUT),
           ERM3_CHAT_RPM: '10',
         },
@@ -293,15 +296,24 @@ for (const b of BACKEND_PAIRS) {
 
     test('provider timeout → 504 UPSTREAM_TIMEOUT, nothing charged; the worst case was reserved meanwhile', async () => {
       const { account, key } = await funded()
+      // Providers are kept per configuration: a copy with a short timeout gets its own.
+      const config = t.ctx.config as { llm: LlmConfig | null }
+      const llm = config.llm as LlmConfig
+      config.llm = { ...llm, timeoutMs: 1500 }
       fake.script({ kind: 'hang' })
       const n0 = fake.requests.length
-      const pending = chat(key, ask('hello'))
-      while (fake.requests.length === n0) await new Promise((r) => setTimeout(r, 10))
-      // In flight: the LLM worst case (input budget, 4 rounds × 1024 output tokens) + 3 tool slots.
-      const reserved = (await t.ctx.accounts.balance(account)).reservedMicros
-      assert.equal(reserved, llmMicros(MAX_INPUT, 4 * 1024) + 3 * DEAREST_TOOL)
-      assert.equal(reserved, 1_708_192)
-      const r = await pending
+      let r: Awaited<ReturnType<typeof chat>>
+      try {
+        const pending = chat(key, ask('hello'))
+        while (fake.requests.length === n0) await new Promise((r) => setTimeout(r, 10))
+        // In flight: the LLM worst case (input budget, 4 rounds × 1024 output tokens) + 3 tool slots.
+        const reserved = (await t.ctx.accounts.balance(account)).reservedMicros
+        assert.equal(reserved, llmMicros(MAX_INPUT, 4 * 1024) + 3 * DEAREST_TOOL)
+        assert.equal(reserved, 1_708_192)
+        r = await pending
+      } finally {
+        config.llm = llm
+      }
       assert.equal(r.status, 504, r.text)
       assert.equal((r.json as { code: string }).code, 'UPSTREAM_TIMEOUT')
       assert.equal(await spent(account), 0)

@@ -206,6 +206,7 @@ describe('three nodes behind nginx, under faults', { skip }, () => {
         }),
       )
       if (seen.every(Boolean)) break
+      assert.ok(i < 59, 'every node serves the new build within 30 s')
       await sleep(500)
     }
     await sleep(2000)
@@ -304,6 +305,7 @@ describe('three nodes behind nginx, under faults', { skip }, () => {
         }),
       )
       if (!degraded.some(Boolean)) break
+      assert.ok(i < 59, 'every node left its local fallback within 30 s of Redis coming back')
       await sleep(500)
     }
     const op = await openOperator({ ...env, ERM3_HOME: join(root, 'operator') })
@@ -315,14 +317,14 @@ describe('three nodes behind nginx, under faults', { skip }, () => {
     }
     const origin = `http://127.0.0.1:${nginx.port}`
     const started = Date.now()
-    const statuses: number[] = []
+    const statuses: (number | string)[] = []
     // 8 at a time (under the 10-slot concurrency cap), 200 in all, round-robin over the nodes.
     for (let i = 0; i < 25; i++) {
       const batch = await Promise.all(
         Array.from({ length: 8 }, () =>
           fetch(`${origin}/balance`, { headers: { authorization: `Bearer ${key}` } }).then(async (r) => {
-            await r.arrayBuffer()
-            return r.status
+            const body = await r.text()
+            return r.status === 429 ? String((JSON.parse(body) as { code?: string }).code) : r.status
           }),
         ),
       )
@@ -330,13 +332,18 @@ describe('three nodes behind nginx, under faults', { skip }, () => {
     }
     const seconds = (Date.now() - started) / 1000
     const allowed = statuses.filter((s) => s === 200).length
-    const limited = statuses.filter((s) => s === 429).length
-    t.diagnostic(`${allowed} allowed, ${limited} limited in ${seconds.toFixed(2)} s`)
-    assert.equal(allowed + limited, statuses.length, 'only 200 or 429')
-    // Default tier: burst 100, 60/min. Across all nodes the key gets its burst plus what refilled
-    // while the test ran, within one request.
+    const limited = statuses.filter((s) => s === 'RATE_LIMITED').length
+    // A batch can start before a node has given back the previous batch's slot (it goes back
+    // when the response closes, then a Redis round trip): such a request spent its rate token.
+    const busy = statuses.filter((s) => s === 'CONCURRENCY_LIMITED').length
+    t.diagnostic(
+      `${allowed} allowed, ${limited} rate-limited, ${busy} at the slot cap in ${seconds.toFixed(2)} s`,
+    )
+    assert.equal(allowed + limited + busy, statuses.length, 'only 200 or 429')
+    // Default tier: burst 100, 60/min. Across all nodes the key's requests take its burst plus what
+    // refilled while the test ran, within one request.
     const bound = 100 + Math.ceil(seconds) + 1
-    assert.ok(allowed <= bound, `${allowed} ≤ ${bound}`)
-    assert.ok(allowed >= 99, `${allowed} ≥ the burst minus one`)
+    assert.ok(allowed + busy <= bound, `${allowed} + ${busy} ≤ ${bound}`)
+    assert.ok(allowed + busy >= 99, `${allowed} + ${busy} ≥ the burst minus one`)
   })
 })

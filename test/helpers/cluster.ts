@@ -4,7 +4,7 @@
  * nodes as child processes sharing them and one model store, and nginx (Debian's package) in
  * front. Everything lives in one temp directory and goes with `stop()`.
  */
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process'
+import { type ChildProcess, execFile, execFileSync, spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import {
   chownSync,
@@ -20,6 +20,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 
 const BIN = fileURLToPath(new URL('../../bin/erm3.js', import.meta.url))
 
@@ -32,6 +33,7 @@ export async function freePort(): Promise<number> {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const execFileAsync = promisify(execFile)
 
 /** PostgreSQL's server binaries (Debian keeps them out of PATH), or null. */
 function pgBin(): string | null {
@@ -84,17 +86,23 @@ export async function privatePostgres(root: string): Promise<PrivatePostgres> {
     const [c, a] = asPostgres(join(bin, 'pg_ctl'), args)
     execFileSync(c, a, { stdio: 'pipe' })
   }
+  // Restarts run while the test's clients are in flight: pg_ctl must not block their event loop
+  // (a slow crash recovery would fire their timeouts before their answers are read).
+  const runAsync = (args: string[]) => {
+    const [c, a] = asPostgres(join(bin, 'pg_ctl'), args)
+    return execFileAsync(c, a).then(() => undefined)
+  }
   const [ic, ia] = asPostgres(join(bin, 'initdb'), ['-D', dir, '-A', 'trust', '-U', 'postgres', '--no-sync'])
   execFileSync(ic, ia, { stdio: 'pipe' })
   const opts = `-p ${port} -c listen_addresses=127.0.0.1 -k ${sock} -c max_connections=200 -c fsync=on`
-  const start = () => run(['-D', dir, '-o', opts, '-l', join(root, 'pg.log'), '-w', '-t', '60', 'start'])
-  start()
+  const startArgs = ['-D', dir, '-o', opts, '-l', join(root, 'pg.log'), '-w', '-t', '60', 'start']
+  run(startArgs)
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     async restart(downMs) {
-      run(['-D', dir, '-m', 'immediate', '-w', 'stop'])
+      await runAsync(['-D', dir, '-m', 'immediate', '-w', 'stop'])
       await sleep(downMs)
-      start()
+      await runAsync(startArgs)
     },
     stop() {
       try {

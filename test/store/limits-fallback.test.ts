@@ -64,7 +64,8 @@ describe('fallback limits', () => {
         true,
         'local lease released locally',
       )
-      assert.ok(performance.now() - started < 1500, `took ${performance.now() - started} ms`)
+      // Each of the takes waiting out the 1 s command timeout would take 6 s or more.
+      assert.ok(performance.now() - started < 4000, `took ${performance.now() - started} ms`)
       assert.equal(logs.length, 1, 'one log line on the transition, not one per request')
     } finally {
       await fb.close()
@@ -85,7 +86,8 @@ describe('fallback limits', () => {
       const started = performance.now()
       const ds = await drain(fb, freshKey('silent'), rule, T0, 6)
       assert.deepEqual(ds.filter((d) => d.allowed).length, 5)
-      assert.ok(performance.now() - started < 1500, `took ${performance.now() - started} ms`)
+      // Each of the takes waiting out the 1 s command timeout would take 6 s or more.
+      assert.ok(performance.now() - started < 4000, `took ${performance.now() - started} ms`)
       assert.deepEqual(await fb.health(), DEGRADED)
     } finally {
       await fb.close()
