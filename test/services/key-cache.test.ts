@@ -62,8 +62,13 @@ describe('key cache', () => {
       clearTimeout(timer)
     }
   }
+  /** Waits for a held lookup's read (which takes milliseconds); never forever. */
   const until = async (cond: () => boolean) => {
-    while (!cond()) await sleep(5)
+    const deadline = Date.now() + 10_000
+    while (!cond()) {
+      if (Date.now() > deadline) throw new Error('the lookup never read the key')
+      await sleep(5)
+    }
   }
   const refused = async (key: string) => {
     try {
