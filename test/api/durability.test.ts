@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto'
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import pg from 'pg'
 import { openOperator } from '../../src/main/context.ts'
 import { createAccountWithBalance, createKeyFor } from '../../src/services/identity/admin.ts'
@@ -154,7 +154,6 @@ before(async () => {
   fx = await fixtureStores()
   ticker = await firstLiveTicker(fx.live)
 })
-after(() => fx?.cleanup())
 
 for (const [name, open, skip] of backends) {
   describe(`durability under SIGKILL (${name})`, { skip }, () => {
