@@ -1,20 +1,20 @@
 import type { Command } from 'commander'
-import { openOperator } from '../../main/context.ts'
+import type { openOperator } from '../../main/context.ts'
 import { AppError } from '../../platform/errors.ts'
-import {
-  createAccountWithBalance,
-  createKeyFor,
-  revokeKeyById,
-  rotateKey,
-  topUp,
-} from '../../services/identity/admin.ts'
 
 type Operator = Awaited<ReturnType<typeof openOperator>>['ctx']
 
-async function withOperator<T>(fn: (ctx: Operator) => Promise<T>): Promise<T> {
+type Admin = typeof import('../../services/identity/admin.ts')
+
+/** The operator's context and the admin services, loaded when a command runs (`--help` stays quick). */
+async function withOperator<T>(fn: (ctx: Operator, admin: Admin) => Promise<T>): Promise<T> {
+  const [{ openOperator }, admin] = await Promise.all([
+    import('../../main/context.ts'),
+    import('../../services/identity/admin.ts'),
+  ])
   const op = await openOperator(process.env)
   try {
-    return await fn(op.ctx)
+    return await fn(op.ctx, admin)
   } finally {
     await op.close()
   }
@@ -37,8 +37,8 @@ export function registerAdmin(program: Command): void {
     .requiredOption('--email <address>', 'e-mail address of the account')
     .option('--balance <usd>', 'opening balance in USD (an operator credit)', '0')
     .action(async (o: { email: string; balance: string }) => {
-      const r = await withOperator((ctx) =>
-        createAccountWithBalance(ctx, { email: o.email, balanceUsd: usd(o.balance, '--balance') }),
+      const r = await withOperator((ctx, a) =>
+        a.createAccountWithBalance(ctx, { email: o.email, balanceUsd: usd(o.balance, '--balance') }),
       )
       out(`account ${r.account.id} (${r.account.email}) balance ${r.balanceUsd.toFixed(6)} USD`)
     })
@@ -57,8 +57,8 @@ export function registerAdmin(program: Command): void {
         throw new AppError('INVALID_INPUT', '--tier must be default or premium')
       const env = o.env
       const tier = o.tier
-      const k = await withOperator((ctx) =>
-        createKeyFor(ctx, { accountId: o.account, environment: env, tier, name: o.name }),
+      const k = await withOperator((ctx, a) =>
+        a.createKeyFor(ctx, { accountId: o.account, environment: env, tier, name: o.name }),
       )
       out(k.apiKey)
       process.stderr.write(
@@ -69,14 +69,14 @@ export function registerAdmin(program: Command): void {
     .command('revoke')
     .argument('<key-id>', 'key id (key_…)')
     .action(async (id: string) => {
-      const k = await withOperator((ctx) => revokeKeyById(ctx, id))
+      const k = await withOperator((ctx, a) => a.revokeKeyById(ctx, id))
       out(`key ${k.id} revoked at ${new Date(k.revokedAt ?? 0).toISOString()}`)
     })
   keys
     .command('rotate')
     .argument('<key-id>', 'key id (key_…) to replace; it is revoked')
     .action(async (id: string) => {
-      const k = await withOperator((ctx) => rotateKey(ctx, id))
+      const k = await withOperator((ctx, a) => a.rotateKey(ctx, id))
       out(k.apiKey)
       process.stderr.write(`key ${k.record.id} replaces ${id} (revoked) — shown once, store it now\n`)
     })
@@ -89,8 +89,8 @@ export function registerAdmin(program: Command): void {
     .option('--reference <ref>', 'idempotency reference (e.g. an invoice number); default: a new one')
     .action(async (o: { account: string; usd: string; reference?: string }) => {
       const reference = o.reference ?? `cli-${Date.now()}`
-      const r = await withOperator((ctx) =>
-        topUp(ctx, { accountId: o.account, usd: usd(o.usd, '--usd'), reference }),
+      const r = await withOperator((ctx, a) =>
+        a.topUp(ctx, { accountId: o.account, usd: usd(o.usd, '--usd'), reference }),
       )
       out(
         `${r.duplicate ? 'already recorded' : 'recorded'}: ${r.entry.id} +${(r.entry.amountMicros / 1e6).toFixed(2)} USD (reference ${reference}); balance ${r.balanceUsd.toFixed(6)} USD`,

@@ -1,6 +1,4 @@
 import type { Command } from 'commander'
-import { CsvTableWriter } from '../../export/csv-table.ts'
-import { ParquetTableWriter } from '../../export/parquet-table.ts'
 import { AppError } from '../../platform/errors.ts'
 import {
   EXPORT_FIELDS,
@@ -9,7 +7,6 @@ import {
   planExport,
   TEXT_FIELDS,
 } from '../../services/export-panel.ts'
-import { ModelStore } from '../../store/model-store/reader.ts'
 
 const list = (v: string) =>
   v
@@ -45,6 +42,11 @@ export function registerExport(program: Command): void {
             : null
         if (!kind)
           throw new AppError('INVALID_REQUEST', `--out must end in .csv, .csv.gz or .parquet, got ${o.out}`)
+        const [{ ModelStore }, { CsvTableWriter }, { ParquetTableWriter }] = await Promise.all([
+          import('../../store/model-store/reader.ts'),
+          import('../../export/csv-table.ts'),
+          import('../../export/parquet-table.ts'),
+        ])
         const store = await ModelStore.open(o.store)
         try {
           const plan = planExport(store, o)

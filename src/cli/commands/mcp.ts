@@ -1,6 +1,5 @@
 import { type Command, Option } from 'commander'
 import { parseApiKey } from '../../contract/api-key.ts'
-import { runStdioMcp } from '../../main/mcp-stdio.ts'
 import { AppError } from '../../platform/errors.ts'
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080'
@@ -67,6 +66,7 @@ export function registerMcp(program: Command): void {
       const u = new URL(baseUrl)
       if (u.protocol === 'http:' && !['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname))
         say(`erm3 mcp: warning: ${baseUrl} is plain http; the key travels unencrypted`)
+      const { runStdioMcp } = await import('../../main/mcp-stdio.ts')
       await runStdioMcp({ baseUrl, key, say })
     })
 }

@@ -1,7 +1,5 @@
 import type { Command } from 'commander'
-import { openOperator } from '../../main/context.ts'
 import { loadConfig } from '../../platform/config.ts'
-import { rekeyAllTokens } from '../../services/plaid/rekey.ts'
 
 /** `erm3 plaid rekey`: re-encrypts stored Plaid access tokens under the current ERM3_PLAID_TOKEN_KEYS key. */
 export function registerPlaid(program: Command): void {
@@ -13,6 +11,10 @@ export function registerPlaid(program: Command): void {
     )
     .action(async () => {
       const config = loadConfig(process.env)
+      const [{ openOperator }, { rekeyAllTokens }] = await Promise.all([
+        import('../../main/context.ts'),
+        import('../../services/plaid/rekey.ts'),
+      ])
       const op = await openOperator(process.env)
       try {
         const r = await rekeyAllTokens({ accounts: op.ctx.accounts, config: config.server })

@@ -1,7 +1,6 @@
 import type { Command } from 'commander'
 import { storeAccess } from '../../platform/config.ts'
-import { type PublishResult, publishStore } from '../../store/model-store/publish.ts'
-import { openWriter, parseStoreLocation } from '../../store/object-store/index.ts'
+import type { PublishResult } from '../../store/model-store/publish.ts'
 
 /**
  * Uploads the current build of a local store to `target` (s3://bucket/prefix, or a directory that
@@ -9,6 +8,10 @@ import { openWriter, parseStoreLocation } from '../../store/object-store/index.t
  * usual AWS variables (README "Shared model store").
  */
 export async function publishTo(localStore: string, target: string, force = false): Promise<PublishResult> {
+  const [{ publishStore }, { openWriter, parseStoreLocation }] = await Promise.all([
+    import('../../store/model-store/publish.ts'),
+    import('../../store/object-store/index.ts'),
+  ])
   const a = storeAccess(process.env)
   const writer = openWriter(parseStoreLocation(target), { s3: a.s3, timeoutMs: a.timeoutMs })
   return publishStore(localStore, writer, {

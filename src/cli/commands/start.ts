@@ -1,5 +1,4 @@
 import type { Command } from 'commander'
-import { startLocal } from '../../main/start.ts'
 import { createCliProgress } from '../progress.ts'
 
 export function registerStart(program: Command): void {
@@ -10,6 +9,7 @@ export function registerStart(program: Command): void {
     )
     .option('--no-serve', 'prepare dataset, model and sandbox stores, then exit without serving')
     .action(async (o: { serve: boolean }) => {
+      const { startLocal } = await import('../../main/start.ts')
       await startLocal(process.env, createCliProgress(), (line) => process.stdout.write(`${line}\n`), {
         serve: o.serve,
       })
