@@ -18,7 +18,7 @@
  *   charge.dispute.created / funds_withdrawn          → chargeback of the disputed amount, once per dispute
  *   charge.dispute.funds_reinstated                   → credit of the disputed amount, once per dispute
  */
-import Stripe from 'stripe'
+import type Stripe from 'stripe'
 import { CHECKOUT_MAX_USD, CHECKOUT_MIN_USD } from '../../contract/ops/billing.ts'
 import type { StripeConfig } from '../../platform/config.ts'
 import { AppError } from '../../platform/errors.ts'
@@ -44,15 +44,19 @@ function stripeConfig(ctx: ServiceContext): StripeConfig {
   return cfg
 }
 
-function clientOf(cfg: StripeConfig): Stripe {
+/** The SDK is loaded on first use: an instance without card top-ups never pays its start-up. */
+async function clientOf(cfg: StripeConfig): Promise<Stripe> {
   let c = clients.get(cfg)
   if (!c) {
-    c = new Stripe(cfg.secretKey, {
-      maxNetworkRetries: 2,
-      timeout: 20_000,
-      telemetry: false,
-      ...(cfg.apiBase ?? {}),
-    })
+    const { default: Stripe } = await import('stripe')
+    c =
+      clients.get(cfg) ??
+      new Stripe(cfg.secretKey, {
+        maxNetworkRetries: 2,
+        timeout: 20_000,
+        telemetry: false,
+        ...(cfg.apiBase ?? {}),
+      })
     clients.set(cfg, c)
   }
   return c
@@ -84,7 +88,7 @@ export async function createCheckout(ctx: ServiceContext, p: Payer, amountUsd: n
   const base = ctx.config.publicUrl
   let session: Stripe.Checkout.Session
   try {
-    session = await clientOf(cfg).checkout.sessions.create({
+    session = await (await clientOf(cfg)).checkout.sessions.create({
       mode: 'payment',
       line_items: [
         {
@@ -222,8 +226,9 @@ export async function handleStripeWebhook(
   if (!signature) throw new AppError('INVALID_REQUEST', 'Missing Stripe-Signature header')
   if (!raw) throw new AppError('INVALID_REQUEST', 'Missing request body')
   let event: Stripe.Event
+  const client = await clientOf(cfg)
   try {
-    event = clientOf(cfg).webhooks.constructEvent(
+    event = client.webhooks.constructEvent(
       raw,
       signature,
       cfg.webhookSecret,

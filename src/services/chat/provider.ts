@@ -1,4 +1,4 @@
-import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai'
+import type OpenAI from 'openai'
 import type { LlmConfig } from '../../platform/config.ts'
 import { AppError } from '../../platform/errors.ts'
 
@@ -32,7 +32,14 @@ export interface ChatProvider {
 }
 
 /** What went wrong, for the client: the provider's status and a short message, never a credential. */
-function providerError(err: unknown, timedOut: boolean, timeoutMs: number): AppError {
+type Sdk = typeof import('openai')
+
+function providerError(
+  { APIConnectionError, APIError, APIUserAbortError }: Sdk,
+  err: unknown,
+  timedOut: boolean,
+  timeoutMs: number,
+): AppError {
   if (timedOut || err instanceof APIUserAbortError)
     return new AppError('UPSTREAM_TIMEOUT', `The model provider did not answer within ${timeoutMs} ms`)
   if (err instanceof APIConnectionError)
@@ -45,15 +52,24 @@ function providerError(err: unknown, timedOut: boolean, timeoutMs: number): AppE
 }
 
 export function createChatProvider(cfg: LlmConfig): ChatProvider {
-  const client = new OpenAI({
-    baseURL: cfg.baseUrl,
-    // Local servers take no key; the SDK insists on one, so an inert placeholder goes instead.
-    apiKey: cfg.apiKey ?? 'none',
-    maxRetries: 0,
-    timeout: cfg.timeoutMs,
-  })
+  // The SDK is loaded on first use: an instance without chat never pays its start-up.
+  let sdk: Promise<{ sdk: Sdk; client: OpenAI }> | null = null
+  const load = () => {
+    sdk ??= import('openai').then((m) => ({
+      sdk: m,
+      client: new m.default({
+        baseURL: cfg.baseUrl,
+        // Local servers take no key; the SDK insists on one, so an inert placeholder goes instead.
+        apiKey: cfg.apiKey ?? 'none',
+        maxRetries: 0,
+        timeout: cfg.timeoutMs,
+      }),
+    }))
+    return sdk
+  }
   return {
     async complete(body, onDelta) {
+      const { sdk, client } = await load()
       const ac = new AbortController()
       let timedOut = false
       const timer = setTimeout(() => {
@@ -108,7 +124,7 @@ export function createChatProvider(cfg: LlmConfig): ChatProvider {
         const toolCalls = [...calls.entries()].sort((a, b) => a[0] - b[0]).map(([, c]) => c)
         return { content, toolCalls, finishReason, usage }
       } catch (err) {
-        throw providerError(err, timedOut, cfg.timeoutMs)
+        throw providerError(sdk, err, timedOut, cfg.timeoutMs)
       } finally {
         clearTimeout(timer)
       }

@@ -5,7 +5,7 @@
  * error code, type and request id only — never the axios error, whose config holds the headers
  * and the request body (with the access token).
  */
-import { Configuration, PlaidApi, PlaidEnvironments } from 'plaid'
+import type { PlaidApi } from 'plaid'
 import type { PlaidConfig } from '../../platform/config.ts'
 import { AppError } from '../../platform/errors.ts'
 import type { ServiceContext } from '../context.ts'
@@ -22,18 +22,22 @@ export function plaidConfig(ctx: Pick<ServiceContext, 'config'>): PlaidConfig {
   return cfg
 }
 
-export function plaidClient(cfg: PlaidConfig): PlaidApi {
+/** The SDK is loaded on first use: an instance without Plaid never pays its start-up. */
+export async function plaidClient(cfg: PlaidConfig): Promise<PlaidApi> {
   let c = clients.get(cfg)
   if (!c) {
-    c = new PlaidApi(
-      new Configuration({
-        basePath: cfg.apiBase ?? PlaidEnvironments[cfg.env],
-        baseOptions: {
-          headers: { 'PLAID-CLIENT-ID': cfg.clientId, 'PLAID-SECRET': cfg.secret },
-          timeout: cfg.timeoutMs,
-        },
-      }),
-    )
+    const { Configuration, PlaidApi, PlaidEnvironments } = await import('plaid')
+    c =
+      clients.get(cfg) ??
+      new PlaidApi(
+        new Configuration({
+          basePath: cfg.apiBase ?? PlaidEnvironments[cfg.env],
+          baseOptions: {
+            headers: { 'PLAID-CLIENT-ID': cfg.clientId, 'PLAID-SECRET': cfg.secret },
+            timeout: cfg.timeoutMs,
+          },
+        }),
+      )
     clients.set(cfg, c)
   }
   return c

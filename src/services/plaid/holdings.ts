@@ -55,7 +55,7 @@ async function fetchItem(ctx: ServiceContext, item: PlaidItemRecord): Promise<It
   const token = await accessToken(ctx, item)
   const store = ctx.accounts.plaid()
   try {
-    const r = await plaidClient(plaidConfig(ctx)).investmentsHoldingsGet({ access_token: token })
+    const r = await (await plaidClient(plaidConfig(ctx))).investmentsHoldingsGet({ access_token: token })
     if (item.lastError !== null) await store.setLastError(item.id, null)
     const { accounts, holdings, securities } = r.data
     return { item, error: null, accounts, holdings, securities }

@@ -5,7 +5,7 @@
  * then the stored token is deleted). Everything is scoped to the session's account: another
  * account's item is "not found".
  */
-import { CountryCode, Products } from 'plaid'
+import type { CountryCode, Products } from 'plaid'
 import { AppError } from '../../platform/errors.ts'
 import { newId } from '../../platform/ids.ts'
 import type { PlaidItemRecord } from '../../store/accounts/plaid-types.ts'
@@ -62,12 +62,13 @@ export async function createLinkToken(ctx: ServiceContext, s: Session, relinkIte
     token = await accessToken(ctx, item)
   }
   try {
-    const r = await plaidClient(cfg).linkTokenCreate({
+    const r = await (await plaidClient(cfg)).linkTokenCreate({
       client_name: 'erm3',
       language: 'en',
-      country_codes: [CountryCode.Us],
+      // The SDK's enum values, spelled out (the SDK itself is loaded on first use: ./client.ts).
+      country_codes: ['US' as CountryCode.Us],
       user: { client_user_id: s.accountId },
-      ...(token === null ? { products: [Products.Investments] } : { access_token: token }),
+      ...(token === null ? { products: ['investments' as Products.Investments] } : { access_token: token }),
     })
     return { link_token: r.data.link_token, expiration: r.data.expiration, update_mode: token !== null }
   } catch (err) {
@@ -83,7 +84,8 @@ export async function exchangePublicToken(
   const cfg = plaidConfig(ctx)
   let exchanged: { access_token: string; item_id: string }
   try {
-    exchanged = (await plaidClient(cfg).itemPublicTokenExchange({ public_token: body.public_token })).data
+    exchanged = (await (await plaidClient(cfg)).itemPublicTokenExchange({ public_token: body.public_token }))
+      .data
   } catch (err) {
     throw plaidError(ctx, err, 'the public token exchange')
   }
@@ -119,7 +121,7 @@ export async function removeItem(ctx: ServiceContext, s: Session, id: string) {
   if (!item) throw notFound(id)
   const token = await accessToken(ctx, item)
   try {
-    await plaidClient(cfg).itemRemove({ access_token: token })
+    await (await plaidClient(cfg)).itemRemove({ access_token: token })
   } catch (err) {
     // An item Plaid no longer knows is removed all the same; anything else keeps it (retry later).
     const code = (err as { response?: { data?: { error_code?: unknown } } })?.response?.data?.error_code
