@@ -31,9 +31,9 @@ export interface ChatProvider {
   complete(body: ChatBody, onDelta?: (text: string) => void): Promise<ModelTurn>
 }
 
-/** What went wrong, for the client: the provider's status and a short message, never a credential. */
 type Sdk = typeof import('openai')
 
+/** What went wrong, for the client: the provider's status and a short message, never a credential. */
 function providerError(
   { APIConnectionError, APIError, APIUserAbortError }: Sdk,
   err: unknown,
