@@ -134,7 +134,9 @@ describe('fuzz: every operation, random parameters', () => {
         ERM3_PLAID_TOKEN_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
         LLM_BASE_URL: llm.url,
         LLM_MODEL: 'fuzz-model',
-        LLM_TIMEOUT_MS: '3000',
+        // The fake never hangs here: the timeout fires only on an overloaded machine (test/api/chat.test.ts
+        // tests the timeout itself), so it is as generous as the chat suite's.
+        LLM_TIMEOUT_MS: '30000',
       },
     })
     const email = `fuzz-${Date.now()}@example.com`
@@ -238,7 +240,26 @@ describe('fuzz: every operation, random parameters', () => {
             }
           },
         ),
-        { numRuns: 40 },
+        {
+          numRuns: 40,
+          // Random runs reach the model's tool round only now and then (a valid body, JSON, a key,
+          // an acceptable Accept and a first step that calls tools): one run always does, so the
+          // check below depends on the code, not on the seed.
+          examples:
+            op.id === 'chat'
+              ? [
+                  [
+                    [],
+                    {},
+                    { messages: [{ role: 'user', content: 'hedge ratios of AAPL?' }], max_tokens: 64 },
+                    'application/json',
+                    'key',
+                    undefined,
+                    [{ kind: 'tools', calls: [{ name: chatTools()[0]?.name ?? 'x', arguments: '{}' }] }],
+                  ],
+                ]
+              : [],
+        },
       )
       if (op.id === 'chat') {
         // Not refused before the model every time: some runs reached it and ran its tool calls.
