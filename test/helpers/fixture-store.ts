@@ -64,7 +64,7 @@ function sourceFiles(dir: string, out: string[]): string[] {
 }
 
 /** The cache key: everything a build's bytes can depend on. */
-export function fixtureKey(): string {
+function fixtureKey(): string {
   const h = createHash('sha256').update(JSON.stringify({ PARAMS, node: process.version }))
   for (const f of [...sourceFiles(join(REPO, 'src'), []), join(REPO, 'package-lock.json')]) {
     h.update(f.slice(REPO.length)).update('\0').update(readFileSync(f)).update('\0')

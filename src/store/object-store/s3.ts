@@ -129,6 +129,9 @@ export class S3Blobs implements BlobReader, BlobWriter {
 
   close(): void {
     // As the SDK's own destroy: open sockets close; a later call opens new ones.
-    void this.client?.then(({ client }) => client.destroy())
+    void this.client?.then(
+      ({ client }) => client.destroy(),
+      () => undefined, // never created: nothing to close
+    )
   }
 }
