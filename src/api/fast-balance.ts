@@ -16,7 +16,9 @@
  * default; Redis has no synchronous half) and a balance snapshot fresh enough for this view. Such
  * a request needs a free concurrency slot but holds it for no time — no other request of this
  * process runs before it is answered — and it is over once its bytes are handed to the socket.
- * When any part is not at hand, the same steps run the asynchronous way (`serve`).
+ * When any part is not at hand, the same steps run the asynchronous way (`serve`); there too a
+ * request whose answer leaves in the turn its limits answered in takes no slot, only asks whether
+ * one is free (with Redis, in the rate take's round trip), so it costs one round trip, not two.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { API_VERSION } from '../contract/openapi.ts'
@@ -27,6 +29,7 @@ import { authenticateKey, cachedPrincipal, type KeyUsage, type Principal } from 
 import {
   acquireKeySlot,
   type KeySlot,
+  keySlotFree,
   keySlotFreeNow,
   type RateHeaders,
   releaseKeySlot,
@@ -166,25 +169,33 @@ export function withFastBalance(
     } catch {
       return fastify(req, res) // refused (or the store is away): Fastify answers, and limits, as always
     }
-    // The rate token and the slot are asked for together: with Redis, one round trip (ioredis
-    // pipelines the commands of one turn) instead of two in a row, as in the auth hook.
-    const [token, taken] = await Promise.allSettled([
+    // The rate token and whether a slot is free are asked for together: with Redis, one round
+    // trip (ioredis pipelines the commands of one turn).
+    const [token, free] = await Promise.allSettled([
       takeKeyToken(ctx, principal),
-      acquireKeySlot(ctx, principal),
+      keySlotFree(ctx, principal),
     ])
-    if (token.status === 'rejected') {
-      // A refused take took nothing, and the slot taken beside it goes straight back: Fastify
-      // takes again and answers the 429.
-      if (taken.status === 'fulfilled') await releaseKeySlot(ctx, taken.value).catch(() => undefined)
-      return fastify(req, res)
-    }
+    // A refused take took nothing: Fastify takes again and answers the 429.
+    if (token.status === 'rejected') return fastify(req, res)
     const rate = token.value
     usage.touch(principal.keyId, ctx.now())
-    if (taken.status === 'rejected') {
+    if (free.status === 'rejected' || !free.value) {
+      // At its cap (or the limits are away): Fastify acquires, with the token already taken.
       req[PRE_TAKEN] = rate
       return fastify(req, res)
     }
-    const slot = taken.value
+    // With a fresh snapshot the answer leaves in the turn the limits answered in: like `serveNow`,
+    // the request holds its free slot for no time, so it takes none and gives none back.
+    const view = balanceViewNow(ctx, principal)
+    if (view) return answer(req, res, principal, rate, null, serialize(view), t0)
+    // The balance must be read: the request holds a slot while it waits.
+    let slot: KeySlot
+    try {
+      slot = await acquireKeySlot(ctx, principal)
+    } catch {
+      req[PRE_TAKEN] = rate
+      return fastify(req, res)
+    }
     let body: string
     try {
       body = serialize(await balanceView(ctx, principal))

@@ -129,6 +129,15 @@ export async function acquireKeySlot(ctx: ServiceContext, p: Principal): Promise
 }
 
 /**
+ * Whether one of the key's concurrency slots is free, taking none: for a request answered in the
+ * turn this answer arrives in, which holds its slot for no time (with Redis, sent in the same
+ * round trip as the rate take of the same turn).
+ */
+export function keySlotFree(ctx: ServiceContext, p: Principal): Promise<boolean> {
+  return ctx.limits.concurrency.free(`key:${p.keyId}`, MAX_CONCURRENT, ctx.now())
+}
+
+/**
  * Whether the key has a concurrency slot free, answered in the caller's turn and taking none (for
  * a request answered within that turn, which holds a slot for no time); `undefined` when the limits
  * are not in this process (then `acquireKeySlot`).

@@ -213,8 +213,15 @@ for (const pair of BACKEND_PAIRS) {
 
     it('answers in one turn when key, limits and balance are all in this process, else the asynchronous way: the same answer either way', async () => {
       // Which way a request went shows in which of the limiter's takes ran for the key's bucket.
+      // And whether it held a concurrency slot shows in the limiter's acquires.
       const rate = t.ctx.limits.rate
-      const calls = { take: 0, takeNow: 0 }
+      const slots = t.ctx.limits.concurrency
+      const calls = { take: 0, takeNow: 0, acquire: 0 }
+      const acquire = slots.acquire.bind(slots)
+      slots.acquire = (key, ...rest) => {
+        if (key.startsWith('key:')) calls.acquire++
+        return acquire(key, ...rest)
+      }
       const take = rate.take.bind(rate)
       const takeNow = rate.takeNow?.bind(rate)
       const patched = rate as { take: typeof take; takeNow?: typeof takeNow }
@@ -234,7 +241,12 @@ for (const pair of BACKEND_PAIRS) {
           const before = { ...calls }
           const r = await get(origin, path, auth)
           assert.equal(r.status, 200)
-          return { r, inTurn: calls.takeNow > before.takeNow, async: calls.take > before.take }
+          return {
+            r,
+            inTurn: calls.takeNow > before.takeNow,
+            async: calls.take > before.take,
+            slot: calls.acquire > before.acquire,
+          }
         }
         // A key not yet verified here: authenticated (and the balance read) the asynchronous way.
         const first = await way('/balance')
@@ -244,6 +256,9 @@ for (const pair of BACKEND_PAIRS) {
         const slow = await way('/balance?ref=1')
         const fast = await way('/balance')
         assert.deepEqual([fast.inTurn, fast.async], pair.limits === 'memory' ? [true, false] : [false, true])
+        // Answered in the turn its limits answered in, either way: it took no slot (with Redis,
+        // one round trip for the token and the free-slot check, none to give a slot back).
+        assert.equal(fast.slot, false)
         sameAnswer(fast.r, slow.r)
         assert.equal(JSON.parse(fast.r.body).balance_usd, 3)
         // A write through this process drops the snapshot: the next answer reads the balance anew.
@@ -254,6 +269,8 @@ for (const pair of BACKEND_PAIRS) {
         )
         const after = await way('/balance')
         assert.equal(after.inTurn, false)
+        // The balance had to be read: that request held a slot while it waited.
+        assert.equal(after.slot, true)
         assert.equal(JSON.parse(after.r.body).balance_usd, 5)
         const again = await way('/balance')
         assert.equal(again.inTurn, pair.limits === 'memory')
@@ -261,6 +278,7 @@ for (const pair of BACKEND_PAIRS) {
       } finally {
         patched.take = take
         if (takeNow) patched.takeNow = takeNow
+        slots.acquire = acquire
       }
     })
   })

@@ -228,6 +228,25 @@ export function limitsConformance(name: string, make: () => Promise<LimitsBacken
         assert.equal((await b.concurrency.acquire(key, 2, 60_000, T0 + 60_001)).ok, false)
       })
 
+      it('free answers whether a slot is free at that time and takes none', async () => {
+        const key = freshKey('free')
+        assert.equal(await b.concurrency.free(key, 2, T0), true)
+        // Asking takes nothing: both slots are still there to acquire.
+        assert.equal(await b.concurrency.free(key, 2, T0), true)
+        const first = await b.concurrency.acquire(key, 2, 60_000, T0)
+        assert.equal(await b.concurrency.free(key, 2, T0 + 1), true)
+        const second = await b.concurrency.acquire(key, 2, 60_000, T0 + 10_000)
+        assert.ok(first.ok && second.ok)
+        assert.equal(await b.concurrency.free(key, 2, T0 + 10_001), false)
+        assert.equal(await b.concurrency.free(key, 3, T0 + 10_001), true)
+        // The first lease expires at T0 + 60 s (the same boundary as acquire's).
+        assert.equal(await b.concurrency.free(key, 2, T0 + 59_999), false)
+        assert.equal(await b.concurrency.free(key, 2, T0 + 60_000), true)
+        await b.concurrency.release(key, String(second.leaseId))
+        assert.equal(await b.concurrency.free(key, 2, T0 + 10_002), true)
+        assert.equal(await b.concurrency.free(freshKey('none'), 1, T0), true)
+      })
+
       it('50 concurrent acquires with max 10: exactly 10 granted; keys independent', async () => {
         const key = freshKey('herd')
         const ds = await Promise.all(

@@ -35,7 +35,11 @@ function switchable(): { backend: LimitsBackend; down: boolean } {
   state.backend = {
     backend: 'redis',
     rate: { take: guard(inner.rate.take) },
-    concurrency: { acquire: guard(inner.concurrency.acquire), release: guard(inner.concurrency.release) },
+    concurrency: {
+      acquire: guard(inner.concurrency.acquire),
+      release: guard(inner.concurrency.release),
+      free: guard(inner.concurrency.free),
+    },
     cache: { get: guard(inner.cache.get), set: guard(inner.cache.set) },
     health: async () => (state.down ? { ok: false, degraded: false, detail: 'down' } : inner.health()),
     close: inner.close,

@@ -84,6 +84,8 @@ export function createFallbackLimits(
         })
         return usedLocal && d.leaseId ? { ...d, leaseId: LOCAL_LEASE + d.leaseId } : d
       },
+      free: (key: string, max: number, now: number): Promise<boolean> =>
+        run((b) => b.concurrency.free(key, max, now)),
       async release(key: string, leaseId: string): Promise<void> {
         if (leaseId.startsWith(LOCAL_LEASE))
           return local.concurrency.release(key, leaseId.slice(LOCAL_LEASE.length))

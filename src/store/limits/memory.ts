@@ -109,6 +109,9 @@ export function createMemoryConcurrencyLimiter(): ConcurrencyLimiter & { readonl
     freeNow(key: string, max: number, now: number): boolean {
       return (live(key, now)?.size ?? 0) < max
     },
+    async free(key: string, max: number, now: number): Promise<boolean> {
+      return (live(key, now)?.size ?? 0) < max
+    },
     async acquire(key: string, max: number, ttlMs: number, now: number): Promise<ConcurrencyDecision> {
       return acquire(key, max, ttlMs, now)
     },

@@ -54,6 +54,12 @@ export interface ConcurrencyLimiter {
    * which holds its slot for no time.
    */
   freeNow?(key: string, max: number, now: number): boolean
+  /**
+   * Whether one of `max` slots for `key` is free at `now`, taking none: for a request that will be
+   * answered in the turn this answer arrives in, and so holds its slot for no time. On Redis one
+   * command, sent in the same round trip as a rate take of the same turn.
+   */
+  free(key: string, max: number, now: number): Promise<boolean>
 }
 
 export interface ResponseCache {
