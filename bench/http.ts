@@ -27,7 +27,11 @@
  *
  * Figures: max throughput (closed loop, CONNS connections, RUNS rounds); latency p50/p99 at an
  * open-loop offered rate of RATE req/s, measured from each request's scheduled send time (no
- * coordinated omission); durable debits/s with 1 and CONNS concurrent callers, cross-checked
+ * coordinated omission) over LATENCY_MS, after WARM_MS at that rate with the same keys that is not
+ * measured (the keys' cache entries, 2 s, lapse while the other paths run: unwarmed, a 2 s window
+ * measured mostly the first lookup of every key at once — p99 0.7 s against 0.09 s warmed, for
+ * metered /metrics on PostgreSQL + Redis on 2026-11-28 — which is that burst, not the rate's
+ * steady state; the cold figure is printed beside it); durable debits/s with 1 and CONNS concurrent callers, cross-checked
  * against the ledger.
  * Run: node --import tsx bench/http.ts [runs]
  */
@@ -55,6 +59,9 @@ const RUN_MS = 2000
 const CONNS = 50
 /** Open-loop rate of the latency figures (the scale-out p99 target is stated at 1,000 req/s). */
 const RATE = 1000
+/** The latency run at RATE: measured for LATENCY_MS after WARM_MS at the same rate. */
+const WARM_MS = 1000
+const LATENCY_MS = 4000
 // Enough premium keys that no bucket runs dry over every scenario of the run (a 429 would skew it):
 // each path gets half, and a path served at 60k req/s takes 120k tokens a round (burst 500 a key).
 const KEYS = 500 * (RUNS + 1)
@@ -346,6 +353,8 @@ interface Target {
   backendUs: number[]
   p50: number
   p99: number
+  /** p99 of the unmeasured warm-up second, when the path's key cache entries have lapsed. */
+  coldP99: number
   other: number
 }
 
@@ -370,6 +379,7 @@ function target(
     backendUs: [],
     p50: 0,
     p99: 0,
+    coldP99: 0,
     other: 0,
   }
 }
@@ -635,32 +645,31 @@ async function main(): Promise<void> {
     }
     process.stderr.write('latency at a fixed rate …\n')
     for (const t of targets) {
-      const open = await loader.run<OpenResult>({
-        kind: 'open',
-        port: t.port,
-        requests: t.requests,
-        rate: RATE,
-        durationMs: RUN_MS,
-      })
+      const at = (durationMs: number) =>
+        loader.run<OpenResult>({ kind: 'open', port: t.port, requests: t.requests, rate: RATE, durationMs })
+      const cold = await at(WARM_MS)
+      const open = await at(LATENCY_MS)
+      t.coldP99 = cold.p99
       t.p50 = open.p50
       t.p99 = open.p99
-      t.other += open.other
+      t.other += cold.other + open.other
     }
     for (const s of servers) notes.push(await debitRates(loader, s))
 
     console.log(
       `servers: child processes, all up at once; load: separate child, raw keep-alive HTTP/1.1, ${CONNS} connections; ` +
         `${RUNS} rounds × ${RUN_MS / 1000} s per path, interleaved; ratio = median over rounds of path/floor in the same round; ` +
-        `CPU = server process µs per 2xx (+ PostgreSQL and Redis processes for pg+redis); latency open-loop at ${RATE} req/s`,
+        `CPU = server process µs per 2xx (+ PostgreSQL and Redis processes for pg+redis); latency open-loop at ${RATE} req/s ` +
+        `for ${LATENCY_MS / 1000} s after ${WARM_MS / 1000} s at that rate (cold p99: that first second)`,
     )
     console.log(
-      `${'path'.padEnd(30)} ${'req/s'.padStart(8)} ${'ratio'.padStart(6)} ${'cpu µs'.padStart(7)} ${'+pg/redis'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}  non-2xx`,
+      `${'path'.padEnd(30)} ${'req/s'.padStart(8)} ${'ratio'.padStart(6)} ${'cpu µs'.padStart(7)} ${'+pg/redis'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'cold p99'.padStart(8)}  non-2xx`,
     )
     for (const t of targets) {
       console.log(
         `${t.name.padEnd(30)} ${Math.round(median(t.rps)).toString().padStart(8)} ${(t.floor ? median(t.ratios).toFixed(2) : '—').padStart(6)} ` +
           `${median(t.cpuUs).toFixed(0).padStart(7)} ${(t.backendCpu ? median(t.backendUs).toFixed(0) : '').padStart(9)} ` +
-          `${t.p50.toFixed(2).padStart(7)} ${t.p99.toFixed(2).padStart(7)}  ${t.other}`,
+          `${t.p50.toFixed(2).padStart(7)} ${t.p99.toFixed(2).padStart(7)} ${t.coldP99.toFixed(1).padStart(8)}  ${t.other}`,
       )
     }
     for (const n of notes) console.log(n)
@@ -675,7 +684,8 @@ async function main(): Promise<void> {
         const rps = median(t.rps)
         console.log(
           `${name}: ${Math.round(rps)} req/s (target ≥ ${SCALE_OUT_RPS}) ${verdict(rps >= SCALE_OUT_RPS)}, ` +
-            `p99 ${t.p99.toFixed(1)} ms at ${RATE} req/s (target ≤ ${P99_MS}) ${verdict(t.p99 <= P99_MS)}`,
+            `p99 ${t.p99.toFixed(1)} ms at ${RATE} req/s (target ≤ ${P99_MS}) ${verdict(t.p99 <= P99_MS)} ` +
+            `(its first second, the key cache cold: p99 ${t.coldP99.toFixed(1)} ms)`,
         )
       }
     }
