@@ -102,15 +102,14 @@ export function createMemoryConcurrencyLimiter(): ConcurrencyLimiter & { readonl
     held.set(leaseId, now + ttlMs)
     return { ok: true, leaseId, active: active + 1 }
   }
+  const freeNow = (key: string, max: number, now: number) => (live(key, now)?.size ?? 0) < max
   return {
     get size() {
       return leases.size
     },
-    freeNow(key: string, max: number, now: number): boolean {
-      return (live(key, now)?.size ?? 0) < max
-    },
+    freeNow,
     async free(key: string, max: number, now: number): Promise<boolean> {
-      return (live(key, now)?.size ?? 0) < max
+      return freeNow(key, max, now)
     },
     async acquire(key: string, max: number, ttlMs: number, now: number): Promise<ConcurrencyDecision> {
       return acquire(key, max, ttlMs, now)
