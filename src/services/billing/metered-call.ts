@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { Capability } from '../../contract/pricing.ts'
 import type { TabularFormat } from '../../contract/table.ts'
 import type { AgentMeta, CacheStatus } from '../agent-meta.ts'
@@ -60,14 +60,12 @@ export function canonicalJson(v: unknown): string {
 
 /** Same account, environment, operation, canonical input, data_as_of and format → same entry. */
 export function responseCacheKey(p: Principal, parts: readonly string[]): string {
-  const h = createHash('sha256')
-    .update([p.accountId, p.environment, ...parts].join('\n'))
-    .digest('base64url')
-  return `resp:${h}`
+  // One-shot `hash` (no Hash object): the same digest at less than half the cost per call.
+  return `resp:${hash('sha256', [p.accountId, p.environment, ...parts].join('\n'), 'base64url')}`
 }
 
 export function etagOf(bytes: Buffer | string): string {
-  return `W/"${createHash('sha256').update(bytes).digest('base64url').slice(0, 27)}"`
+  return `W/"${hash('sha256', bytes, 'base64url').slice(0, 27)}"`
 }
 
 export function etagMatches(ifNoneMatch: string | null, etag: string): boolean {
