@@ -17,7 +17,11 @@
  * `/balance` and for `/metrics/{ticker}` — body and response headers captured from the embedded
  * server at start, replayed precomputed with the same header count — so a ratio compares erm3
  * with a server that sends the same response and does nothing else. Each erm3 path's ratio is
- * against its own floor; the hello-world and Fastify rows are context.
+ * against its own floor; the hello-world and Fastify rows are context. So are the rows "floor + …"
+ * (bench/lib/part-floor.ts): a floor that also does the one part of the request erm3 cannot drop
+ * without changing what it promises — a durable debit on erm3's own account store (SQLite; with
+ * PostgreSQL + Redis also PostgreSQL), or the key's rate take and free-slot check on erm3's Redis
+ * limiter — so their ratio bounds the ratio any server doing that part per request reaches here.
  *
  * Every server is up for the whole run and the paths are measured in rounds (each path once per
  * round): this machine has slow and fast spells, and a path measured minutes after the floor
@@ -55,6 +59,7 @@ import {
 } from './lib/serve.ts'
 
 const SELF = fileURLToPath(import.meta.url)
+const PART_FLOOR = fileURLToPath(new URL('./lib/part-floor.ts', import.meta.url))
 const RUNS = Math.max(3, Number(process.argv[2] === '--load' ? 5 : (process.argv[2] ?? 5)))
 const RUN_MS = 2000
 const CONNS = 50
@@ -360,6 +365,8 @@ interface Target {
   coldP99: number
   /** Embedded metered /metrics: p99 at EMBEDDED_RATE (measured the same way), else null. */
   p99AtEmbeddedRate: number | null
+  /** The "floor + …" row doing only the part of this path erm3 cannot drop (its ratio's ceiling). */
+  ceiling: Target | null
   other: number
 }
 
@@ -386,6 +393,7 @@ function target(
     p99: 0,
     coldP99: 0,
     p99AtEmbeddedRate: null,
+    ceiling: null,
     other: 0,
   }
 }
@@ -403,19 +411,31 @@ function cpuOf(pid: number): number {
   }
 }
 
-/** CPU µs of every PostgreSQL and Redis server process on the machine (their work per request). */
-function backendCpu(): number {
-  let total = 0
+/** CPU µs of each PostgreSQL and Redis server process on the machine (their work per request), by pid. */
+function backendCpu(): Map<number, number> {
+  const byPid = new Map<number, number>()
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue
     try {
       const comm = readFileSync(`/proc/${d}/comm`, 'latin1').trim()
-      if (comm.startsWith('postgres') || comm.startsWith('redis-server')) total += cpuOf(Number(d))
+      if (comm.startsWith('postgres') || comm.startsWith('redis-server'))
+        byPid.set(Number(d), cpuOf(Number(d)))
     } catch {
       // exited meanwhile
     }
   }
-  return total
+  return byPid
+}
+
+/**
+ * Backend CPU spent between two `backendCpu` readings: each process's own growth (one started
+ * meanwhile counts whole). A connection's process that ended meanwhile takes its share with it,
+ * so this can undercount, never go negative (a sum over processes could, when one ends).
+ */
+function backendCpuSince(before: Map<number, number>): number {
+  let spent = 0
+  for (const [pid, cpu] of backendCpu()) spent += Math.max(0, cpu - (before.get(pid) ?? 0))
+  return spent
 }
 
 interface Erm3Setup {
@@ -617,7 +637,57 @@ async function main(): Promise<void> {
     notes.push(
       `floors replay ${routes.map((r) => `${r.prefix} (${r.headers.length / 2} headers + Date/Connection/Keep-Alive, ${Buffer.from(r.body, 'base64').length} B)`).join(', ')}`,
     )
-    const targets = [...context, balanceFloor, metricsFloor, ...erm3Targets]
+    // Each floor plus the one part of the request erm3 cannot drop without changing what it
+    // promises (bench/lib/part-floor.ts): its ratio is the ceiling under the ratio a target asks.
+    const startPart = async (part: string, env: Record<string, string>) => {
+      const port = await freePort()
+      const child = spawn(process.execPath, ['--import', 'tsx', PART_FLOOR, part], {
+        env: { ...serverEnv(), PORT: String(port), FLOOR: JSON.stringify(routes), ...env },
+        stdio: ['ignore', 'ignore', 'inherit'],
+        cwd: fileURLToPath(new URL('..', import.meta.url)),
+      })
+      children.push(child)
+      await waitReady(port, child)
+      return { port, pid: child.pid as number }
+    }
+    const partFloors: Target[] = []
+    const sqlitePart = await startPart('sqlite', { FLOOR_DIR: root })
+    partFloors.push(
+      target('/metrics floor + SQLite debit', sqlitePart.port, floorReq(1), sqlitePart.pid, {
+        floor: metricsFloor,
+      }),
+    )
+    const scaleOut = servers.find((x) => x.setup.name !== 'embedded')
+    if (scaleOut) {
+      const env = scaleOut.setup.env
+      const pgPart = await startPart('postgres', { DATABASE_URL: env.DATABASE_URL as string })
+      partFloors.push(
+        target('/metrics floor + PG debit', pgPart.port, floorReq(1), pgPart.pid, {
+          floor: metricsFloor,
+          backendCpu: true,
+        }),
+      )
+      const redisPart = await startPart('redis', { REDIS_URL: env.REDIS_URL as string })
+      partFloors.push(
+        target('/balance floor + Redis take', redisPart.port, floorReq(0), redisPart.pid, {
+          floor: balanceFloor,
+          backendCpu: true,
+        }),
+      )
+    }
+    const ceilingOf = (t: Target) =>
+      partFloors.find((p) =>
+        t.name.startsWith('/metrics')
+          ? p.name.includes(t.name.endsWith('embedded') ? 'SQLite' : 'PG')
+          : !t.name.endsWith('embedded') && p.name.includes('Redis'),
+      ) ?? null
+    for (const t of erm3Targets) t.ceiling = ceilingOf(t)
+    notes.push(
+      'rows "floor + …": the floor plus only the part erm3 cannot drop (bench/lib/part-floor.ts): a durable ' +
+        "debit on erm3's own account store, or the key's Redis rate take and free-slot check; their ratio " +
+        'bounds what any server doing that part per request reaches here',
+    )
+    const targets = [...context, balanceFloor, metricsFloor, ...partFloors, ...erm3Targets]
 
     const closed = (t: Target, durationMs: number) =>
       loader.run<Counts>({
@@ -636,10 +706,10 @@ async function main(): Promise<void> {
       const roundRps = new Map<Target, number>()
       for (const t of targets) {
         const cpu0 = cpuOf(t.pid)
-        const be0 = t.backendCpu ? backendCpu() : 0
+        const be0 = t.backendCpu ? backendCpu() : null
         const c = await closed(t, RUN_MS)
         const cpu = cpuOf(t.pid) - cpu0
-        const be = t.backendCpu ? backendCpu() - be0 : 0
+        const be = be0 ? backendCpuSince(be0) : 0
         const rps = c.ok / c.seconds
         roundRps.set(t, rps)
         t.rps.push(rps)
@@ -690,7 +760,8 @@ async function main(): Promise<void> {
       const ratio = median(t.ratios)
       if (t.budget !== null)
         console.log(
-          `${name}: ratio ${ratio.toFixed(2)} of its floor (target ≥ ${t.budget}) ${verdict(ratio >= t.budget)}`,
+          `${name}: ratio ${ratio.toFixed(2)} of its floor (target ≥ ${t.budget}) ${verdict(ratio >= t.budget)}` +
+            (t.ceiling ? ` (${t.ceiling.name.trim()}: ${median(t.ceiling.ratios).toFixed(2)})` : ''),
         )
       if (t.p99AtEmbeddedRate !== null)
         console.log(
