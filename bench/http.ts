@@ -49,6 +49,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import {
   BIN,
+  type FloorRoute,
   freePort,
   loadAverage,
   median,
@@ -293,13 +294,6 @@ require('node:http').createServer((q, s) => {
 }).listen(+process.env.PORT, '127.0.0.1')`
 
 const FLOOR_SKIP = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding'])
-
-interface FloorRoute {
-  prefix: string
-  status: number
-  headers: string[]
-  body: string
-}
 
 /** One raw HTTP/1.1 exchange: the response's status, header lines (as sent) and body. */
 function captureRoute(port: number, prefix: string, req: string): Promise<FloorRoute> {
@@ -563,8 +557,9 @@ async function debitRates(loader: Loader, s: Erm3Server): Promise<string> {
   )
 }
 
-function spawnScript(code: string, port: number, env: Record<string, string> = {}): ChildProcess {
-  return spawn(process.execPath, ['-e', code], {
+/** A floor or context server: `node <args>` (`-e <code>`, or a script) on PORT, from the repository. */
+function spawnScript(args: string[], port: number, env: Record<string, string> = {}): ChildProcess {
+  return spawn(process.execPath, args, {
     env: { PORT: String(port), ...env },
     stdio: 'inherit',
     cwd: fileURLToPath(new URL('..', import.meta.url)),
@@ -584,9 +579,9 @@ async function main(): Promise<void> {
   const loader = startLoader()
   const children: ChildProcess[] = []
   const setups: Erm3Setup[] = []
-  const startScript = async (code: string, env: Record<string, string> = {}) => {
+  const startScript = async (args: string[], env: Record<string, string> = {}) => {
     const port = await freePort()
-    const child = spawnScript(code, port, env)
+    const child = spawnScript(args, port, env)
     children.push(child)
     await waitReady(port, child)
     return { port, pid: child.pid as number }
@@ -601,7 +596,7 @@ async function main(): Promise<void> {
       ['fastify hello (context)', FASTIFY_HELLO],
       ['fastify /balance (context)', FASTIFY_FLOOR],
     ] as const) {
-      const { port, pid } = await startScript(code)
+      const { port, pid } = await startScript(['-e', code])
       context.push(target(name, port, [request('/')], pid))
     }
 
@@ -612,6 +607,8 @@ async function main(): Promise<void> {
     else notes.push('pg+redis: skipped (DATABASE_URL and REDIS_URL must both be set)')
     const servers: Erm3Server[] = []
     const erm3Targets: Target[] = []
+    /** Per setup name: its `/balance` and `/metrics` targets (startErm3's order). */
+    const targetsOf = new Map<string, [Target, Target]>()
     for (const s of setups) {
       // A pre-built sandbox: `serve` would otherwise synthesise one on first start (~10 s).
       cpSync(store, join(s.env.ERM3_HOME as string, 'sandbox', 'store'), { recursive: true })
@@ -619,6 +616,7 @@ async function main(): Promise<void> {
       children.push(started.server.child)
       servers.push(started.server)
       erm3Targets.push(...started.targets)
+      targetsOf.set(s.name, started.targets as [Target, Target])
     }
 
     // The floors answer what the embedded server answered (its first key's /balance, a no-cache /metrics).
@@ -629,7 +627,7 @@ async function main(): Promise<void> {
     ]
     for (const r of routes)
       if (r.status !== 200) throw new Error(`floor capture of ${r.prefix} answered ${r.status}`)
-    const floorProc = await startScript(NODE_FLOOR, { FLOOR: JSON.stringify(routes) })
+    const floorProc = await startScript(['-e', NODE_FLOOR], { FLOOR: JSON.stringify(routes) })
     const floorReq = (i: number) => (erm3Targets[i] as Target).requests
     const balanceFloor = target('node:http /balance floor', floorProc.port, floorReq(0), floorProc.pid)
     const metricsFloor = target('node:http /metrics floor', floorProc.port, floorReq(1), floorProc.pid)
@@ -639,49 +637,41 @@ async function main(): Promise<void> {
     )
     // Each floor plus the one part of the request erm3 cannot drop without changing what it
     // promises (bench/lib/part-floor.ts): its ratio is the ceiling under the ratio a target asks.
-    const startPart = async (part: string, env: Record<string, string>) => {
-      const port = await freePort()
-      const child = spawn(process.execPath, ['--import', 'tsx', PART_FLOOR, part], {
-        env: { ...serverEnv(), PORT: String(port), FLOOR: JSON.stringify(routes), ...env },
-        stdio: ['ignore', 'ignore', 'inherit'],
-        cwd: fileURLToPath(new URL('..', import.meta.url)),
+    /** A "floor + …" row (a part-floor.ts child doing `kind`), and the erm3 target whose ceiling it is. */
+    const partFloor = async (
+      name: string,
+      kind: string,
+      env: Record<string, string>,
+      floor: Target,
+      bounds: Target,
+    ): Promise<Target> => {
+      const { port, pid } = await startScript(['--import', 'tsx', PART_FLOOR, kind], {
+        FLOOR: JSON.stringify(routes),
+        ...env,
       })
-      children.push(child)
-      await waitReady(port, child)
-      return { port, pid: child.pid as number }
+      const t = target(name, port, floor.requests, pid, { floor, backendCpu: bounds.backendCpu })
+      bounds.ceiling = t
+      return t
     }
-    const partFloors: Target[] = []
-    const sqlitePart = await startPart('sqlite', { FLOOR_DIR: root })
-    partFloors.push(
-      target('/metrics floor + SQLite debit', sqlitePart.port, floorReq(1), sqlitePart.pid, {
-        floor: metricsFloor,
-      }),
-    )
-    const scaleOut = servers.find((x) => x.setup.name !== 'embedded')
+    const [, embeddedMetrics] = targetsOf.get('embedded') as [Target, Target]
+    const partFloors = [
+      await partFloor(
+        '/metrics floor + SQLite debit',
+        'sqlite',
+        { FLOOR_DIR: root },
+        metricsFloor,
+        embeddedMetrics,
+      ),
+    ]
+    const scaleOut = setups.find((x) => x.name !== 'embedded')
     if (scaleOut) {
-      const env = scaleOut.setup.env
-      const pgPart = await startPart('postgres', { DATABASE_URL: env.DATABASE_URL as string })
+      const [balance, metrics] = targetsOf.get(scaleOut.name) as [Target, Target]
+      const { DATABASE_URL, REDIS_URL } = scaleOut.env as Record<string, string>
       partFloors.push(
-        target('/metrics floor + PG debit', pgPart.port, floorReq(1), pgPart.pid, {
-          floor: metricsFloor,
-          backendCpu: true,
-        }),
-      )
-      const redisPart = await startPart('redis', { REDIS_URL: env.REDIS_URL as string })
-      partFloors.push(
-        target('/balance floor + Redis take', redisPart.port, floorReq(0), redisPart.pid, {
-          floor: balanceFloor,
-          backendCpu: true,
-        }),
+        await partFloor('/metrics floor + PG debit', 'postgres', { DATABASE_URL }, metricsFloor, metrics),
+        await partFloor('/balance floor + Redis take', 'redis', { REDIS_URL }, balanceFloor, balance),
       )
     }
-    const ceilingOf = (t: Target) =>
-      partFloors.find((p) =>
-        t.name.startsWith('/metrics')
-          ? p.name.includes(t.name.endsWith('embedded') ? 'SQLite' : 'PG')
-          : !t.name.endsWith('embedded') && p.name.includes('Redis'),
-      ) ?? null
-    for (const t of erm3Targets) t.ceiling = ceilingOf(t)
     notes.push(
       'rows "floor + …": the floor plus only the part erm3 cannot drop (bench/lib/part-floor.ts): a durable ' +
         "debit on erm3's own account store, or the key's Redis rate take and free-slot check; their ratio " +

@@ -20,13 +20,7 @@ import { createServer } from 'node:http'
 import { join } from 'node:path'
 import { newId } from '../../src/platform/ids.ts'
 import type { AccountStore } from '../../src/store/accounts/types.ts'
-
-interface Route {
-  prefix: string
-  status: number
-  headers: string[]
-  body: string
-}
+import type { FloorRoute } from './serve.ts'
 
 /** A part of the request: true when it lets the request through (a refusal answers 429). */
 type Part = (bearer: string) => Promise<boolean>
@@ -97,7 +91,7 @@ async function partOf(kind: string | undefined): Promise<Part> {
 }
 
 const part = await partOf(process.argv[2])
-const routes = (JSON.parse(process.env.FLOOR ?? '[]') as Route[]).map((r) => ({
+const routes = (JSON.parse(process.env.FLOOR ?? '[]') as FloorRoute[]).map((r) => ({
   ...r,
   data: Buffer.from(r.body, 'base64'),
 }))

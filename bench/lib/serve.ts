@@ -9,6 +9,14 @@ import { fileURLToPath } from 'node:url'
 
 export const BIN = fileURLToPath(new URL('../../bin/erm3.js', import.meta.url))
 
+/** A response a floor replays for requests whose path starts with `prefix` (body base64). */
+export interface FloorRoute {
+  prefix: string
+  status: number
+  headers: string[]
+  body: string
+}
+
 export async function freePort(): Promise<number> {
   const s = createServer()
   await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))
