@@ -46,9 +46,13 @@ export function stopChild(child: ChildProcess): Promise<void> {
   })
 }
 
-/** The parent's environment minus the backend settings: each setup names its own. */
+/**
+ * The parent's environment minus the backend settings: each setup names its own. The load comes
+ * from one address and the open loop opens a connection whenever all are busy, so the per-address
+ * connection cap (a defence against one client holding the node's sockets) is off.
+ */
 export function serverEnv(): Record<string, string | undefined> {
-  const env = { ...process.env }
+  const env: Record<string, string | undefined> = { ...process.env, ERM3_MAX_CONNECTIONS_PER_ADDRESS: '0' }
   for (const k of [
     'DATABASE_URL',
     'REDIS_URL',

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { createServer, type IncomingMessage, type ServerOptions } from 'node:http'
+import type { IncomingMessage } from 'node:http'
 import { Readable } from 'node:stream'
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
@@ -14,6 +14,7 @@ import { API_VERSION } from '../contract/openapi.ts'
 import type { Operation } from '../contract/operation.ts'
 import { OPERATIONS } from '../contract/operations.ts'
 import { type Capability, capabilityByOperation } from '../contract/pricing.ts'
+import { trustedProxyTest } from '../platform/client-address.ts'
 import { newRequestId } from '../platform/ids.ts'
 import { sharedRepresentations } from '../services/billing/shared-representations.ts'
 import { flushUsage } from '../services/billing/usage.ts'
@@ -21,11 +22,12 @@ import type { ServiceContext } from '../services/context.ts'
 import { KeyUsage } from '../services/identity/keys.ts'
 import { addressRule, takeAddressToken } from '../services/limits.ts'
 import { createAuthHook, INTERNAL_HEADER } from './auth-hook.ts'
+import { clientErrorHandler, createEdgeServer } from './edge.ts'
 import { withFastBalance } from './fast-balance.ts'
 import { lazyChildLoggerFactory } from './lazy-logger.ts'
 import { sendOAuthError } from './oauth-error.ts'
 import { mapError, problem, sendProblem } from './problem.ts'
-import { createPromMetrics } from './prom.ts'
+import { createEdgeMetrics, createPromMetrics } from './prom.ts'
 import './request-state.ts'
 import { accountRoutes } from './routes/account.ts'
 import { analyticsRoutes } from './routes/analytics.ts'
@@ -83,15 +85,6 @@ export interface AppOptions {
   extraHandlers?: (internal: Transport) => RouteTable
 }
 
-/** The options Fastify hands its serverFactory that it would apply to a server of its own. */
-interface ServerTimeouts {
-  http?: ServerOptions
-  keepAliveTimeout?: number
-  requestTimeout?: number
-  connectionTimeout?: number
-  maxRequestsPerSocket?: number
-}
-
 /** The request id: the client's `X-Request-ID` when it is a sane token, else a new one. */
 function requestIdOf(req: IncomingMessage): string {
   const given = req.headers['x-request-id']
@@ -101,6 +94,8 @@ function requestIdOf(req: IncomingMessage): string {
 export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Promise<App> {
   const perAddress = addressRule(ctx.config)
   const prom = createPromMetrics({ shared: () => sharedRepresentations(ctx) })
+  const edgeMetrics = createEdgeMetrics(prom.registry)
+  const trusted = trustedProxyTest(ctx.config.trustProxy)
   const usage = new KeyUsage(ctx)
   // The access line goes through the root logger (it names the request id itself), so a request
   // that logs nothing else never builds its child logger; the level is fixed at start.
@@ -111,20 +106,15 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLoggerFactory,
     bodyLimit: opts.bodyLimit ?? 1024 * 1024,
-    trustProxy: ctx.config.trustProxy,
+    // The client is the right-most X-Forwarded-For entry that is not a trusted proxy (TRUST_PROXY).
+    trustProxy: ctx.config.trustProxy.length > 0 ? (address) => trusted(address) : false,
     requestIdHeader: false,
     genReqId: requestIdOf,
-    // The listener answers GET /balance itself when it can (fast-balance.ts), else hands over.
-    serverFactory: (handler, options) => {
-      const o = options as ServerTimeouts
-      const server = createServer(o.http ?? {}, withFastBalance(fastDeps, handler))
-      // What Fastify does to a server it creates itself (lib/server.js), with its defaults.
-      server.keepAliveTimeout = o.keepAliveTimeout ?? 72_000
-      server.requestTimeout = o.requestTimeout ?? 0
-      server.setTimeout(o.connectionTimeout ?? 0)
-      if ((o.maxRequestsPerSocket ?? 0) > 0) server.maxRequestsPerSocket = o.maxRequestsPerSocket ?? null
-      return server
-    },
+    // Deadlines, connection cap, HSTS (edge.ts); the listener answers GET /balance itself when it
+    // can (fast-balance.ts), else hands over.
+    serverFactory: (handler) =>
+      createEdgeServer(ctx, withFastBalance(fastDeps, handler), { metrics: edgeMetrics, trusted }),
+    clientErrorHandler: clientErrorHandler(ctx),
     ajv: {
       customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: true, useDefaults: true },
     },
@@ -212,6 +202,22 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
   })
 
   fastify.setErrorHandler(async (err, req, reply) => {
+    // The client went away (or was cut off at its deadline) before its request was complete: its
+    // doing, not the server's, and nobody is left to read an answer (the access line records it).
+    if (req.raw.readableAborted) {
+      ctx.log.info({ request_id: req.id, code: (err as { code?: unknown }).code }, 'client left mid-request')
+      return sendProblem(reply, {
+        problem: problem(
+          ctx.config.publicUrl,
+          req,
+          'INVALID_REQUEST',
+          'The connection closed before the request was complete',
+        ),
+        retryAfterSeconds: null,
+        rate: null,
+        internal: false,
+      })
+    }
     const mapped = mapError(ctx.config.publicUrl, req, err)
     if (mapped.internal) ctx.log.error({ err, request_id: req.id }, 'unhandled error')
     if (req.routeOptions.config.op?.errorStyle === 'oauth') return sendOAuthError(req, reply, mapped)
@@ -246,7 +252,7 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
 
   const handlers: RouteTable = {
     ...accountRoutes(ctx),
-    ...authRoutes(ctx),
+    ...authRoutes(ctx, edgeMetrics),
     ...billingRoutes(ctx),
     ...docsRoutes(ctx, prom),
     ...landingRoutes(ctx),

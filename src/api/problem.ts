@@ -13,9 +13,10 @@ export interface Problem {
   [member: string]: unknown
 }
 
+/** The problem document of `code` for a request (`url` and `id` are all it reads of one). */
 export function problem(
   publicUrl: string,
-  req: FastifyRequest,
+  req: Pick<FastifyRequest, 'url' | 'id'>,
   code: WireErrorCode,
   detail: string,
   extra: Record<string, unknown> = {},

@@ -151,3 +151,26 @@ function sharedAnswerMetrics(registry: Registry, shared: () => SharedRepresentat
     },
   })
 }
+
+/**
+ * What the listener's edge refuses (edge.ts) and the free-key cap (routes/auth.ts), counted for
+ * the operator's alerts. Registered beside the request metrics of the same registry.
+ */
+export function createEdgeMetrics(registry: Registry) {
+  const connections = new Counter({
+    name: 'erm3_connections_refused_total',
+    help: 'Connections closed at once because their client address had ERM3_MAX_CONNECTIONS_PER_ADDRESS open',
+    registers: [registry],
+  })
+  const freeKeys = new Counter({
+    name: 'erm3_free_provision_cap_refusals_total',
+    help: 'POST /auth/provision-free requests refused because the day’s ERM3_FREE_PROVISION_DAILY_CAP was reached',
+    registers: [registry],
+  })
+  return {
+    connectionRefused: () => connections.inc(),
+    freeProvisionRefused: () => freeKeys.inc(),
+  }
+}
+
+export type EdgeMetrics = ReturnType<typeof createEdgeMetrics>

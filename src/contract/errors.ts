@@ -23,6 +23,7 @@ export const WIRE_ERRORS = {
   DATE_NOT_AVAILABLE: { status: 404, title: 'Date not available' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed' },
   NOT_ACCEPTABLE: { status: 406, title: 'Not acceptable' },
+  REQUEST_TIMEOUT: { status: 408, title: 'Request timeout' },
   CONFLICT: { status: 409, title: 'Conflict' },
   RELINK_REQUIRED: { status: 409, title: 'Brokerage connection needs re-linking' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large' },

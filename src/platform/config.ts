@@ -1,4 +1,5 @@
 import { resolve } from 'node:path'
+import { parseTrustedProxies } from './client-address.ts'
 import { AppError } from './errors.ts'
 
 /**
@@ -38,10 +39,23 @@ export interface ServerConfig {
   webhookKey: string | null
   smtpUrl: string | null
   mailFrom: string
-  /** When set, /metrics-prom requires `Authorization: Bearer <METRICS_TOKEN>`. */
+  /** /metrics-prom answers only `Authorization: Bearer <METRICS_TOKEN>`; unset, it is off (404). */
   metricsToken: string | null
-  /** Trust X-Forwarded-For from a proxy in front (per-IP limits). */
-  trustProxy: boolean
+  /**
+   * TRUST_PROXY: the proxies in front (addresses, CIDR ranges, `loopback`, `linklocal`,
+   * `uniquelocal`) whose X-Forwarded-For is believed; the client is the right-most entry not
+   * among them. Empty: the socket's peer is the client.
+   */
+  trustProxy: string[]
+  /** ERM3_IPV6_PREFIX (default 64): per-address limits count an IPv6 client by its /N network. */
+  ipv6Prefix: number
+  /**
+   * ERM3_FREE_PROVISION_DAILY_CAP (default 100): free keys given per UTC day by all nodes
+   * together (on top of the per-address limit); 0 = POST /auth/provision-free is off.
+   */
+  freeProvisionDailyCap: number
+  /** The listener's defences against slow and greedy clients. */
+  http: HttpEdgeConfig
   /** Where a 402 sends a client to add funds: the operator's billing page, else /docs/billing. */
   topUpUrl: string | null
   /** Per-IP limit of every request made without an API key (ERM3_IP_RATE_PER_MINUTE, ERM3_IP_RATE_BURST). */
@@ -52,6 +66,20 @@ export interface ServerConfig {
   llm: LlmConfig | null
   /** Brokerage holdings through Plaid: null unless PLAID_CLIENT_ID and PLAID_SECRET are set. */
   plaid: PlaidConfig | null
+}
+
+export interface HttpEdgeConfig {
+  /** ERM3_HEADERS_TIMEOUT_MS (default 10000): a request's headers must arrive within this. */
+  headersTimeoutMs: number
+  /** ERM3_REQUEST_TIMEOUT_MS (default 30000): the whole request, headers and body, within this. */
+  requestTimeoutMs: number
+  /** ERM3_KEEP_ALIVE_TIMEOUT_MS (default 72000): an idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: number
+  /**
+   * ERM3_MAX_CONNECTIONS_PER_ADDRESS (default 64; 0 = no cap): open connections per client
+   * address (IPv6 per ERM3_IPV6_PREFIX network); trusted proxies are not counted.
+   */
+  maxConnectionsPerAddress: number
 }
 
 export interface PlaidTokenKey {
@@ -234,6 +262,58 @@ function ipRate(env: Env): ServerConfig['ipRate'] {
   return { perMinute, burst: intVar(env, 'ERM3_IP_RATE_BURST', 1, 1_000_000) ?? IP_RATE_DEFAULT.burst }
 }
 
+const TRUST_PROXY_HINT =
+  'list the proxies in front of erm3, comma-separated: addresses, CIDR ranges or loopback, linklocal, uniquelocal (e.g. TRUST_PROXY=10.0.0.0/8 or TRUST_PROXY=loopback)'
+
+/**
+ * TRUST_PROXY as a list of trusted proxies. `true` is refused: believing every hop makes the
+ * left-most X-Forwarded-For entry the client, and the client writes that one itself. A hop count is
+ * refused too: it cannot tell a proxy from a client that connects directly and sends the header.
+ */
+function trustProxy(env: Env): string[] {
+  const raw = str(env, 'TRUST_PROXY')
+  if (raw === null || raw === 'false' || raw === '0') return []
+  if (raw === 'true' || /^\d+$/.test(raw))
+    throw new AppError(
+      'CONFIG_INVALID',
+      `TRUST_PROXY=${raw} would let any client choose its own address through X-Forwarded-For; ${TRUST_PROXY_HINT}`,
+    )
+  const list = raw
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '')
+  try {
+    parseTrustedProxies(list)
+  } catch (e) {
+    throw new AppError('CONFIG_INVALID', `TRUST_PROXY: ${(e as Error).message}; ${TRUST_PROXY_HINT}`)
+  }
+  return list
+}
+
+/**
+ * Defaults: headers within 10 s and the whole request within 30 s (a 1 MiB body at 35 KB/s), so a
+ * client that stalls mid-request is shed; keep-alive 72 s, longer than the 60 s idle timeout of
+ * common balancers, so the balancer and not the node closes an idle upstream connection (no race
+ * with a request sent on it); 64 connections per address, more than browsers (6) or an agent's
+ * pool open, few enough that one address cannot hold the node's sockets.
+ */
+function httpEdge(env: Env): HttpEdgeConfig {
+  const headersTimeoutMs = intVar(env, 'ERM3_HEADERS_TIMEOUT_MS', 100, 600_000) ?? 10_000
+  const requestTimeoutMs = intVar(env, 'ERM3_REQUEST_TIMEOUT_MS', 100, 3_600_000) ?? 30_000
+  // Node refuses a header deadline after the whole request's.
+  if (headersTimeoutMs > requestTimeoutMs)
+    throw new AppError(
+      'CONFIG_INVALID',
+      `ERM3_HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not exceed ERM3_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`,
+    )
+  return {
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: intVar(env, 'ERM3_KEEP_ALIVE_TIMEOUT_MS', 100, 600_000) ?? 72_000,
+    maxConnectionsPerAddress: intVar(env, 'ERM3_MAX_CONNECTIONS_PER_ADDRESS', 0, 1_000_000) ?? 64,
+  }
+}
+
 function stripeConfig(env: Env): StripeConfig | null {
   const secretKey = str(env, 'STRIPE_SECRET_KEY')
   const webhookSecret = str(env, 'STRIPE_WEBHOOK_SECRET')
@@ -355,9 +435,6 @@ function serverConfig(env: Env): ServerConfig {
       'with DATABASE_URL, ERM3_PEPPER and ERM3_SESSION_SECRET must be set (the same on every node; e.g. `openssl rand -base64 48`)',
     )
   }
-  const trust = str(env, 'TRUST_PROXY')
-  if (trust !== null && !['true', 'false', '1', '0'].includes(trust))
-    throw new AppError('CONFIG_INVALID', `TRUST_PROXY must be true or false, got ${JSON.stringify(trust)}`)
   return {
     host,
     port,
@@ -372,7 +449,10 @@ function serverConfig(env: Env): ServerConfig {
     smtpUrl: urlVar(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: str(env, 'MAIL_FROM') ?? 'erm3 <no-reply@localhost>',
     metricsToken: str(env, 'METRICS_TOKEN'),
-    trustProxy: trust === 'true' || trust === '1',
+    trustProxy: trustProxy(env),
+    ipv6Prefix: intVar(env, 'ERM3_IPV6_PREFIX', 32, 128) ?? 64,
+    freeProvisionDailyCap: intVar(env, 'ERM3_FREE_PROVISION_DAILY_CAP', 0, 1_000_000) ?? 100,
+    http: httpEdge(env),
     topUpUrl: urlVar(env, 'TOP_UP_URL', ['https:', 'http:']),
     ipRate: ipRate(env),
     stripe: stripeConfig(env),

@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js'
 import type { ServiceContext } from './context.ts'
 import { datasetOf } from './models.ts'
 
@@ -7,6 +8,23 @@ export const SERVICE_VERSION = '0.1.0'
 /** Whole days between a data_as_of date and now (calendar days; weekends count). */
 function ageDays(iso: string, now: number): number {
   return Math.floor((now - Date.parse(`${iso}T00:00:00Z`)) / 86_400_000)
+}
+
+/** A word of a message that says where something is: a path, a URL or an address (with its port). */
+function isLocation(word: string): boolean {
+  if (word.startsWith('/') || /^[A-Za-z]:\\/.test(word) || word.includes('://')) return true
+  const host = word.replace(/^\[(.*)\](:\d+)?$/, '$1').replace(/^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/, '$1')
+  // A bare number (`5432`) parses as an IPv4 address too: an address has dots or colons.
+  return /[.:]/.test(host) && ipaddr.isValid(host)
+}
+
+/**
+ * A component's detail or error as the public may read it: the words that locate files, servers
+ * or buckets (the database file, a store's directory or URL, Redis's address) become `…`. The
+ * operator finds them in the log.
+ */
+export function withoutLocations(text: string): string {
+  return text.replace(/[^\s'"(),]+/g, (word) => (isLocation(word.replace(/[.:;]+$/, '')) ? '…' : word))
 }
 
 /** GET /health: every component, and the worst of them as `status`. */
@@ -30,7 +48,11 @@ export async function healthView(ctx: ServiceContext) {
     build_id: live?.buildId ?? null,
     loaded_at: live ? new Date(live.openedAt).toISOString() : null,
     last_reload_failure: failure
-      ? { build: failure.build, error: failure.error, at: new Date(failure.at).toISOString() }
+      ? {
+          build: failure.build,
+          error: withoutLocations(failure.error),
+          at: new Date(failure.at).toISOString(),
+        }
       : null,
   }
   const down = !database.ok || !model.ok || !limits.ok
@@ -40,7 +62,12 @@ export async function healthView(ctx: ServiceContext) {
     version: SERVICE_VERSION,
     uptime_s: Math.round((Date.now() - startedAt) / 1000),
     model,
-    database: { ok: database.ok, backend: ctx.accounts.backend, detail: database.detail },
-    limits: { ok: limits.ok, backend: ctx.limits.backend, degraded: limits.degraded, detail: limits.detail },
+    database: { ok: database.ok, backend: ctx.accounts.backend, detail: withoutLocations(database.detail) },
+    limits: {
+      ok: limits.ok,
+      backend: ctx.limits.backend,
+      degraded: limits.degraded,
+      detail: withoutLocations(limits.detail),
+    },
   }
 }

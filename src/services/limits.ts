@@ -1,3 +1,4 @@
+import { limitSubject } from '../platform/client-address.ts'
 import type { ServerConfig } from '../platform/config.ts'
 import { AppError } from '../platform/errors.ts'
 import type { ConcurrencyDecision, RateDecision, RateRule } from '../store/limits/types.ts'
@@ -108,12 +109,25 @@ export function takeKeyTokenNow(ctx: ServiceContext, p: Principal): RateHeaders 
   return decided(rate.takeNow(`key:${p.keyId}`, rule, ctx.now()), rule, p.keyId, keyRefusal)
 }
 
-/** Bucket names of the general per-IP limit start with this (then the address). */
+/** Bucket names of the general per-IP limit start with this (then the address's subject). */
 export const ADDRESS_BUCKET = 'ip:any:'
 
-/** Takes a token of the general per-IP limit (`rule` from `addressRule`) for client address `ip`. */
-export function takeAddressToken(ctx: ServiceContext, rule: RateRule, ip: string): Promise<RateHeaders> {
-  return takeToken(ctx, ADDRESS_BUCKET + ip, rule, ip, addressRefusal)
+/**
+ * What every per-address limit counts a client address under (platform/client-address.ts): IPv4
+ * as is, IPv6 by its ERM3_IPV6_PREFIX network. The one way from an address to a bucket.
+ */
+export function addressSubject(config: ServerConfig, address: string | undefined): string {
+  return limitSubject(address, config.ipv6Prefix)
+}
+
+/** Takes a token of the general per-IP limit (`rule` from `addressRule`) for client `address`. */
+export function takeAddressToken(
+  ctx: ServiceContext,
+  rule: RateRule,
+  address: string | undefined,
+): Promise<RateHeaders> {
+  const subject = addressSubject(ctx.config, address)
+  return takeToken(ctx, ADDRESS_BUCKET + subject, rule, subject, addressRefusal)
 }
 
 /** A concurrency slot held by a request: give it back with `releaseKeySlot`, once. */
@@ -160,13 +174,20 @@ export function releaseKeySlot(ctx: ServiceContext, slot: KeySlot): Promise<void
 }
 
 /**
- * Per-IP (or per-address) limit of one unauthenticated operation, on top of the general one; the
- * route reports these headers (the operation's own, stricter limit) instead of the general ones.
+ * Per-address limit of one unauthenticated operation for client `address`, on top of the general
+ * one; the route reports these headers (the operation's own, stricter limit) instead of the
+ * general ones.
  */
 export function takeIpToken(
   ctx: ServiceContext,
-  rule: keyof typeof IP_RULES,
-  subject: string,
+  rule: Exclude<keyof typeof IP_RULES, 'loginEmail'>,
+  address: string | undefined,
 ): Promise<RateHeaders> {
+  const subject = addressSubject(ctx.config, address)
   return takeToken(ctx, `ip:${rule}:${subject}`, IP_RULES[rule], subject, operationRefusal)
+}
+
+/** Sign-in mails per recipient (a normalised e-mail address), whatever address asks for them. */
+export function takeRecipientToken(ctx: ServiceContext, email: string): Promise<RateHeaders> {
+  return takeToken(ctx, `ip:loginEmail:${email}`, IP_RULES.loginEmail, email, operationRefusal)
 }

@@ -32,6 +32,7 @@ describe('contract pins', () => {
         '404 DATE_NOT_AVAILABLE',
         '405 METHOD_NOT_ALLOWED',
         '406 NOT_ACCEPTABLE',
+        '408 REQUEST_TIMEOUT',
         '409 CONFLICT',
         '409 RELINK_REQUIRED',
         '413 PAYLOAD_TOO_LARGE',

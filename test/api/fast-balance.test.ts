@@ -42,6 +42,9 @@ function get(
   })
 }
 
+/** /metrics-prom is off without METRICS_TOKEN. */
+const SCRAPE_TOKEN = 'fast-balance-test-metrics-token'
+
 const header = (r: Raw, name: string) => r.headers.find(([k]) => k === name)?.[1]
 
 for (const pair of BACKEND_PAIRS) {
@@ -49,21 +52,27 @@ for (const pair of BACKEND_PAIRS) {
     let t: TestApp
     let origin: string
     before(async () => {
-      t = await startTestApp({ db: pair.db, limits: pair.limits })
+      t = await startTestApp({ db: pair.db, limits: pair.limits, env: { METRICS_TOKEN: SCRAPE_TOKEN } })
       origin = await t.listen()
     })
     after(async () => {
       await t?.close()
     })
 
+    const scrape = () =>
+      t.app.fastify.inject({
+        method: 'GET',
+        url: '/metrics-prom',
+        headers: { authorization: `Bearer ${SCRAPE_TOKEN}` },
+      })
     const fastCount = async () => {
-      const text = await t.app.fastify.inject({ method: 'GET', url: '/metrics-prom' })
+      const text = await scrape()
       const m = /^erm3_balance_fast_path_total (\d+)$/m.exec(text.body)
       assert.ok(m, 'the fast-path counter is exported')
       return Number(m[1])
     }
     const getBalanceCount = async (status: number) => {
-      const text = (await t.app.fastify.inject({ method: 'GET', url: '/metrics-prom' })).body
+      const text = (await scrape()).body
       const re = new RegExp(
         `^erm3_http_requests_total\\{operation="getBalance",status="${status}"\\} (\\d+)$`,
         'm',

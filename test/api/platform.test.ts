@@ -7,7 +7,7 @@ describe('HTTP platform (embedded backends)', () => {
   let account: string
   let key: string
   before(async () => {
-    t = await startTestApp()
+    t = await startTestApp({ env: { METRICS_TOKEN: 'platform-test-metrics-token' } })
     account = await t.account(1)
     key = await t.key(account)
   })
@@ -310,7 +310,7 @@ describe('HTTP platform (embedded backends)', () => {
     const e = await raw('GET', '/docs/errors')
     assert.match(e.body, /id="insufficient_balance"/)
     assert.equal((await raw('GET', '/docs/methodology')).status, 200)
-    const prom = await raw('GET', '/metrics-prom')
+    const prom = await raw('GET', '/metrics-prom', { authorization: 'Bearer platform-test-metrics-token' })
     assert.match(prom.body, /erm3_http_requests_total\{operation="getHealth",status="200"\}/)
   })
 })

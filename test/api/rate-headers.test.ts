@@ -39,7 +39,7 @@ function suite(backends: BackendPair) {
   describe(`X-RateLimit-* on every response: ${backends.name}`, { skip: backends.skip ?? undefined }, () => {
     let t: TestApp
     before(async () => {
-      t = await startTestApp({ ...backends, env: { TRUST_PROXY: 'true' } })
+      t = await startTestApp({ ...backends, env: { TRUST_PROXY: 'loopback' } })
     })
     after(() => t?.close())
     const inject = (r: InjectOptions) => t.app.fastify.inject(r)
@@ -102,7 +102,7 @@ function suite(backends: BackendPair) {
     before(async () => {
       t = await startTestApp({
         ...backends,
-        env: { TRUST_PROXY: 'true', ERM3_IP_RATE_PER_MINUTE: '6', ERM3_IP_RATE_BURST: '3' },
+        env: { TRUST_PROXY: 'loopback', ERM3_IP_RATE_PER_MINUTE: '6', ERM3_IP_RATE_BURST: '3' },
       })
     })
     after(() => t?.close())

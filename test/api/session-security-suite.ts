@@ -68,7 +68,7 @@ export function sessionSecuritySuite(
     let accountId: string
     let email: string
     before(async () => {
-      t = await startTestApp({ ...backends, env: { TRUST_PROXY: 'true', ...(opts.env ?? {}) } })
+      t = await startTestApp({ ...backends, env: { TRUST_PROXY: 'loopback', ...(opts.env ?? {}) } })
       email = `sec-${Date.now()}@example.com`
       accountId = await t.account(1, email)
     })
@@ -151,7 +151,7 @@ export function sessionSecuritySuite(
             assertProblem(r, 403, 'FORBIDDEN')
           }
         })
-        test('over the address rate → 429 RATE_LIMITED with Retry-After', async () => {
+        test('over the address rate → 429 RATE_LIMITED with Retry-After (forged hops and /64 siblings too)', async () => {
           const ip = freshIp()
           const rule = addressRule(t.ctx.config)
           // Input and session first: made after the drain, they gave the bucket time to refill a
@@ -163,6 +163,15 @@ export function sessionSecuritySuite(
           assertProblem(r, 429, 'RATE_LIMITED')
           assert.ok(Number(r.headers['retry-after']) >= 1)
           assert.equal(r.headers['x-ratelimit-remaining'], '0')
+          // Neither a forged left-most X-Forwarded-For entry (the proxy appends the real client)…
+          await t.ctx.limits.rate.take(ADDRESS_BUCKET + ip, rule, Date.now(), rule.burst)
+          const forged = await call(c, jwt, input, { 'x-forwarded-for': `192.0.2.${ipSeq % 250}, ${ip}` })
+          assertProblem(forged, 429, 'RATE_LIMITED')
+          // …nor another address of the same IPv6 /64 escapes the limit.
+          const net = `2001:db8:${(++ipSeq).toString(16)}:1::`
+          await t.ctx.limits.rate.take(`${ADDRESS_BUCKET}${net}/64`, rule, Date.now(), rule.burst)
+          const sibling = await call(c, jwt, input, { 'x-forwarded-for': `${net}${ipSeq.toString(16)}` })
+          assertProblem(sibling, 429, 'RATE_LIMITED')
         })
         test('a valid session with invalid input → a 4xx problem', {
           skip: c.invalid ? undefined : 'no invalid input exists',

@@ -87,7 +87,7 @@ describe('shared answers through the API (embedded)', () => {
   let keyB: string
   let keyTest: string
   before(async () => {
-    t = await startTestApp()
+    t = await startTestApp({ env: { METRICS_TOKEN: 'shared-test-metrics-token' } })
     a = await t.account(1)
     b = await t.account(1)
     keyA = await t.key(a)
@@ -141,7 +141,13 @@ describe('shared answers through the API (embedded)', () => {
 
   test('/metrics-prom reports the table: bytes and entries held, lookups by result', async () => {
     const scrape = async () => {
-      const text = (await t.app.fastify.inject({ method: 'GET', url: '/metrics-prom' })).body
+      const text = (
+        await t.app.fastify.inject({
+          method: 'GET',
+          url: '/metrics-prom',
+          headers: { authorization: 'Bearer shared-test-metrics-token' },
+        })
+      ).body
       const value = (line: string) => {
         const m = new RegExp(`^${line.replace(/[{}"]/g, '\\$&')} (\\d+)$`, 'm').exec(text)
         assert.ok(m, `${line} in\n${text}`)

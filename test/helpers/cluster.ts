@@ -296,7 +296,7 @@ export function sharedEnv(pgUrl: string, redisUrl: string): Record<string, strin
     ERM3_PEPPER: randomBytes(32).toString('base64url'),
     ERM3_SESSION_SECRET: randomBytes(32).toString('base64url'),
     ERM3_WEBHOOK_KEY: randomBytes(32).toString('base64'),
-    TRUST_PROXY: 'true',
+    TRUST_PROXY: 'loopback',
     LOG_LEVEL: 'warn',
   }
 }

@@ -23,7 +23,20 @@ describe('configuration is validated at start', () => {
       /ERM3_PEPPER must be at least 32/,
     ],
     [{ REDIS_URL: 'http://x' }, /REDIS_URL must use redis/],
-    [{ TRUST_PROXY: 'maybe' }, /TRUST_PROXY must be true or false/],
+    [{ TRUST_PROXY: 'maybe' }, /TRUST_PROXY: "maybe" is not an address/],
+    [
+      { TRUST_PROXY: 'true' },
+      /TRUST_PROXY=true would let any client choose its own address.*list the proxies/,
+    ],
+    [{ TRUST_PROXY: '2' }, /TRUST_PROXY=2 would let any client choose its own address/],
+    [{ TRUST_PROXY: 'loopback,10.0.0.0/33' }, /TRUST_PROXY: "10.0.0.0\/33" is not/],
+    [{ ERM3_IPV6_PREFIX: '16' }, /ERM3_IPV6_PREFIX must be an integer in 32..128/],
+    [{ ERM3_FREE_PROVISION_DAILY_CAP: '-1' }, /ERM3_FREE_PROVISION_DAILY_CAP must be an integer/],
+    [
+      { ERM3_HEADERS_TIMEOUT_MS: '40000' },
+      /ERM3_HEADERS_TIMEOUT_MS \(40000\) must not exceed ERM3_REQUEST_TIMEOUT_MS/,
+    ],
+    [{ ERM3_MAX_CONNECTIONS_PER_ADDRESS: 'many' }, /ERM3_MAX_CONNECTIONS_PER_ADDRESS must be an integer/],
     [{ TOP_UP_URL: 'javascript:alert(1)' }, /TOP_UP_URL must use https: or http:/],
   ]
   for (const [env, message] of bad) {

@@ -1,25 +1,28 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { microsToUsd } from '../../contract/pricing.ts'
 import type { ServiceContext } from '../../services/context.ts'
+import { freeProvisionCap } from '../../services/identity/free-cap.ts'
 import { completeLogin, normaliseEmail, requestLogin } from '../../services/identity/login.ts'
 import { provisionFree, provisionKey } from '../../services/identity/provision.ts'
 import { SESSION_TTL_S } from '../../services/identity/session.ts'
-import { takeIpToken, tighter } from '../../services/limits.ts'
+import { takeIpToken, takeRecipientToken, tighter } from '../../services/limits.ts'
 import { CSRF_COOKIE, csrfTokenFor, SESSION_COOKIE } from '../auth-hook.ts'
 import { setRateHeaders } from '../problem.ts'
+import type { EdgeMetrics } from '../prom.ts'
 import { requireSession } from '../request-state.ts'
 import type { RouteTable } from './types.ts'
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
-export function authRoutes(ctx: ServiceContext): RouteTable {
+export function authRoutes(ctx: ServiceContext, metrics: EdgeMetrics): RouteTable {
   const secure = ctx.config.publicUrl.startsWith('https:')
+  const freeCap = freeProvisionCap(ctx, metrics.freeProvisionRefused)
   return {
     login: async (req, reply) => {
       const b = req.body as { email: string; next?: string }
       // The operation's own limits, per address and per recipient: the headers report the tighter.
       const byIp = await takeIpToken(ctx, 'login', req.ip)
-      setRateHeaders(reply, tighter(byIp, await takeIpToken(ctx, 'loginEmail', normaliseEmail(b.email))))
+      setRateHeaders(reply, tighter(byIp, await takeRecipientToken(ctx, normaliseEmail(b.email))))
       await requestLogin(ctx, b.email, b.next)
       reply.code(202)
       return {
@@ -89,6 +92,8 @@ export function authRoutes(ctx: ServiceContext): RouteTable {
     },
     provisionFree: async (req, reply) => {
       setRateHeaders(reply, await takeIpToken(ctx, 'provisionFree', req.ip))
+      // Last of the checks: a request refused by its address's limit spends none of the day's keys.
+      await freeCap.take()
       const b = (req.body ?? {}) as { name?: string }
       const k = await provisionFree(ctx, b)
       reply.code(201).header('Cache-Control', 'no-store')

@@ -7,6 +7,7 @@ import { billingDoc } from '../../services/billing/billing-doc.ts'
 import type { ServiceContext } from '../../services/context.ts'
 import { bearerOf } from '../auth-hook.ts'
 import type { PromMetrics } from '../prom.ts'
+import { htmlPage } from './landing.ts'
 import type { RouteTable } from './types.ts'
 
 function sameSecret(a: string, b: string): boolean {
@@ -22,6 +23,9 @@ const escapeHtml = (s: string) =>
     /[&<>"']/g,
     (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
   )
+
+/** The errors page is static text: nothing may load, run, frame it or be posted from it. */
+const ERRORS_CSP = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 function errorsPage(): string {
   const rows = Object.entries(WIRE_ERRORS)
@@ -54,15 +58,18 @@ export function docsRoutes(ctx: ServiceContext, prom: PromMetrics): RouteTable {
       reply.header('Content-Type', 'text/markdown; charset=utf-8').send(billing),
     getOpenApi: async (_req, reply) =>
       reply.header('Content-Type', 'application/json; charset=utf-8').send(openapi),
-    getErrorDocs: async (_req, reply) =>
-      reply.header('Content-Type', 'text/html; charset=utf-8').send(errors),
+    getErrorDocs: async (_req, reply) => htmlPage(reply, ERRORS_CSP, errors),
     getMethodologyDocs: async (_req, reply) => {
       methodology ??= await readFile(METHODOLOGY, 'utf8')
       return reply.header('Content-Type', 'text/markdown; charset=utf-8').send(methodology)
     },
     getPrometheusMetrics: async (req, reply) => {
+      // Operator data (traffic per operation, refusals, process figures): off unless the operator
+      // set a token, then only for its bearer.
       const token = ctx.config.metricsToken
-      if (token !== null && !sameSecret(bearerOf(req) ?? '', token))
+      if (token === null)
+        throw new AppError('NOT_FOUND', 'No such endpoint: the operator has not enabled Prometheus metrics')
+      if (!sameSecret(bearerOf(req) ?? '', token))
         throw new AppError('MISSING_CREDENTIALS', 'Send Authorization: Bearer <METRICS_TOKEN>')
       return reply.header('Content-Type', prom.registry.contentType).send(await prom.registry.metrics())
     },

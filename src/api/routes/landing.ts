@@ -112,8 +112,12 @@ through a metered REST API and an MCP server for agents.</p>
 <li>Operator: <code>node bin/erm3.js accounts create --email you@example.com --balance 0</code>,
 then <code>node bin/erm3.js keys create --account acct_… --env live</code> (or <code>--env test</code>: free, reads a sandbox market).</li>
 <li>Sign in without a password: <code>POST ${e(url)}/auth/login {"email"}</code> mails a link; the session then provisions keys with <code>POST /auth/provision</code>.</li>
-<li>Try it anonymously: <code>POST ${e(url)}/auth/provision-free</code> gives a live key with 0.50 USD.</li>
-</ul>
+${
+  ctx.config.freeProvisionDailyCap > 0
+    ? `<li>Try it anonymously: <code>POST ${e(url)}/auth/provision-free</code> gives a live key with 0.50 USD.</li>
+`
+    : ''
+}</ul>
 <pre>curl -H "Authorization: Bearer erm_agent_live_…" ${e(url)}/metrics/AAPL</pre>
 
 <h2>Documents</h2>
@@ -131,7 +135,8 @@ then <code>node bin/erm3.js keys create --account acct_… --env live</code> (or
 </body></html>`
 }
 
-function html(reply: FastifyReply, csp: string, body: string) {
+/** An HTML page with the headers every erm3 page has: its CSP, no sniffing, no referrer. */
+export function htmlPage(reply: FastifyReply, csp: string, body: string) {
   return reply
     .header('Content-Type', 'text/html; charset=utf-8')
     .header('Content-Security-Policy', csp)
@@ -152,9 +157,9 @@ export function landingRoutes(ctx: ServiceContext): RouteTable {
   }
   return {
     getLanding: async (_req, reply) =>
-      html(reply.header('Cache-Control', 'no-cache'), LANDING_CSP, landingPage(ctx)),
+      htmlPage(reply.header('Cache-Control', 'no-cache'), LANDING_CSP, landingPage(ctx)),
     getApiReference: async (_req, reply) =>
-      html(reply.header('Cache-Control', 'public, max-age=3600'), REFERENCE_CSP, REFERENCE_PAGE),
+      htmlPage(reply.header('Cache-Control', 'public, max-age=3600'), REFERENCE_CSP, REFERENCE_PAGE),
     getApiReferenceAsset: async (req, reply) => {
       const name = (req.params as { asset: string }).asset
       if (!Object.hasOwn(ASSET_TYPES, name))

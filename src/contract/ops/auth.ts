@@ -105,7 +105,8 @@ export const provisionFree = defineOperation({
   id: 'provisionFree',
   method: 'POST',
   path: '/auth/provision-free',
-  summary: 'Create an anonymous account with a live key and 0.50 USD of free credit (3 per IP per day)',
+  summary:
+    'Create an anonymous account with a live key and 0.50 USD of free credit (3 per client address per day, and a daily cap for the whole instance)',
   tags: ['auth'],
   auth: 'none',
   body: Type.Optional(
@@ -123,7 +124,9 @@ export const provisionFree = defineOperation({
     },
     { $id: 'ProvisionFreeResponse' },
   ),
-  errors: [400, 415, 429],
+  description:
+    'An IPv6 client counts by its network (/64 unless the operator sets ERM3_IPV6_PREFIX). 403 FORBIDDEN when the instance gives no free keys; 503 UNAVAILABLE with Retry-After (to the next 00:00 UTC) once the instance has given the day’s free keys.',
+  errors: [400, 403, 415, 429, 503],
 })
 
 export const getSession = defineOperation({

@@ -59,13 +59,13 @@ export const getPrometheusMetrics = defineOperation({
   id: 'getPrometheusMetrics',
   method: 'GET',
   path: '/metrics-prom',
-  summary: 'Prometheus metrics for operators (Bearer METRICS_TOKEN when configured)',
+  summary: 'Prometheus metrics for operators (Bearer METRICS_TOKEN; 404 unless the operator set one)',
   tags: ['operations'],
   auth: 'none',
   status: 200,
   response: Type.String(),
   contentType: 'text/plain; version=0.0.4; charset=utf-8',
-  errors: [401],
+  errors: [401, 404],
 })
 
 export const getLanding = defineOperation({

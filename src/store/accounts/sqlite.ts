@@ -7,6 +7,7 @@
  *
  * Reservations, the group commit of debits and their durability: sqlite-reservations.ts.
  */
+import { chmodSync, closeSync, openSync, statSync } from 'node:fs'
 import Database from 'better-sqlite3'
 import { newId } from '../../platform/ids.ts'
 import { createSqliteOAuthStore } from '../oauth/sqlite.ts'
@@ -25,7 +26,28 @@ import type { AccountStore, LedgerEntry } from './types.ts'
 import { keyCreatedData, keyRevokedData } from './webhooks-events.ts'
 import { createSqliteWebhooks } from './webhooks-sqlite.ts'
 
+/**
+ * The database holds key hashes, e-mail addresses, the ledger and sealed secrets: only its owner
+ * may read it. The file is created 0600 before SQLite opens it (SQLite gives its -wal and -shm
+ * files the database's mode), and files an older erm3 left readable by others are tightened.
+ */
+function ownerOnly(path: string): void {
+  if (path === '' || path === ':memory:') return
+  closeSync(openSync(path, 'a', 0o600))
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    let mode: number
+    try {
+      mode = statSync(file).mode
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue
+      throw e
+    }
+    if (mode & 0o077) chmodSync(file, mode & 0o700)
+  }
+}
+
 export function createSqliteAccountStore(path: string): AccountStore {
+  ownerOnly(path)
   const db = new Database(path)
   db.pragma('journal_mode = WAL')
   db.pragma('synchronous = FULL')
@@ -97,9 +119,10 @@ export function createSqliteAccountStore(path: string): AccountStore {
         const row = db
           .prepare<[], { v: number | null }>('SELECT MAX(version) AS v FROM schema_migrations')
           .get()
-        return { ok: true, detail: `sqlite ${path} schema v${row?.v ?? 0}` }
+        // The file's path is not named: /health is public (the operator knows ERM3_HOME).
+        return { ok: true, detail: `sqlite schema v${row?.v ?? 0}` }
       } catch (err) {
-        return { ok: false, detail: `sqlite ${path}: ${(err as Error).message}` }
+        return { ok: false, detail: `sqlite: ${(err as Error).message}` }
       }
     },
 
