@@ -382,6 +382,25 @@ describe('request deadlines on a real listener', () => {
     }
   })
 
+  test('a connection that sends nothing is closed at the headers deadline', async () => {
+    const c = await open(port)
+    await until('a silent connection is closed', c.closed)
+    assertProblem(parseAnswer(c.data()), 408, 'REQUEST_TIMEOUT')
+  })
+
+  test('a kept-alive connection idle between requests is not cut by the headers deadline', async () => {
+    const c = await open(port)
+    const get = 'GET /health HTTP/1.1\r\nHost: erm3.test\r\n\r\n'
+    c.s.write(get)
+    await until('the first answer', () => c.data().includes('\r\n\r\n'))
+    // Idle for several headers deadlines (0.3 s each), far below the keep-alive timeout (72 s).
+    await new Promise((r) => setTimeout(r, 1500))
+    assert.equal(c.closed(), false)
+    c.s.write(get)
+    await until('the second answer', () => (c.data().match(/HTTP\/1\.1 200/g) ?? []).length === 2)
+    c.s.destroy()
+  })
+
   test('stalled headers are answered 408 and closed', async () => {
     const c = await open(port)
     c.s.write('GET /health HTTP/1.1\r\nHost: erm3.test\r\nX-Slow: ')
