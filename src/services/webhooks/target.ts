@@ -132,8 +132,6 @@ export const COULD_NOT_CONNECT = 'could not connect'
 export class DeliveryFailed extends Error {}
 
 export interface PinnedTarget {
-  /** The checked addresses, in the resolver's order. */
-  addresses: { address: string; family: number }[]
   /** For http(s).request: answers with the checked addresses only, never resolving again. */
   lookup: LookupFunction
 }
@@ -171,5 +169,5 @@ export async function pinTarget(url: URL, policy: TargetPolicy, resolve: Resolve
     } else if (options.all) callback(null, fit)
     else callback(null, first.address, first.family)
   }
-  return { addresses: pinned, lookup: pinnedLookup }
+  return { lookup: pinnedLookup }
 }
