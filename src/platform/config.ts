@@ -37,6 +37,11 @@ export interface ServerConfig {
    * every node) or the webhook endpoints answer 503.
    */
   webhookKey: string | null
+  /**
+   * ERM3_WEBHOOK_ALLOW_LOOPBACK (default false): webhooks may target loopback addresses (and use
+   * plain http to them). For development and tests only; other private ranges stay refused.
+   */
+  webhookAllowLoopback: boolean
   smtpUrl: string | null
   mailFrom: string
   /** /metrics-prom answers only `Authorization: Bearer <METRICS_TOKEN>`; unset, it is off (404). */
@@ -234,6 +239,13 @@ function urlVar(env: Env, name: string, protocols: string[]): string | null {
   if (!protocols.includes(u.protocol))
     throw new AppError('CONFIG_INVALID', `${name} must use ${protocols.join(' or ')}, got ${u.protocol}`)
   return raw
+}
+
+function boolVar(env: Env, name: string): boolean {
+  const raw = str(env, name)
+  if (raw !== null && !['true', 'false', '1', '0'].includes(raw))
+    throw new AppError('CONFIG_INVALID', `${name} must be true or false, got ${JSON.stringify(raw)}`)
+  return raw === 'true' || raw === '1'
 }
 
 function secretVar(env: Env, name: string): string | null {
@@ -446,6 +458,7 @@ function serverConfig(env: Env): ServerConfig {
     pepper,
     sessionSecret,
     webhookKey: secretVar(env, 'ERM3_WEBHOOK_KEY'),
+    webhookAllowLoopback: boolVar(env, 'ERM3_WEBHOOK_ALLOW_LOOPBACK'),
     smtpUrl: urlVar(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: str(env, 'MAIL_FROM') ?? 'erm3 <no-reply@localhost>',
     metricsToken: str(env, 'METRICS_TOKEN'),

@@ -21,7 +21,8 @@ const ctx = {
   now: Date.now,
   log: createLogger('silent'),
   mailer: { kind: 'outbox', send: async () => undefined },
-  config: { publicUrl: 'http://erm3.test', topUpUrl: null },
+  // The receivers listen on loopback: the development opt-in.
+  config: { publicUrl: 'http://erm3.test', topUpUrl: null, webhookAllowLoopback: true },
 } as unknown as ServiceContext
 const d = createDispatcher(ctx, { leaseMs: 1500, timeoutMs: 60_000, pollMs: 50, owner: 'child' })
 d.start()

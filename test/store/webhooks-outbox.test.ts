@@ -82,7 +82,8 @@ function contextOf(accounts: AccountStore, clock: () => number = Date.now): Serv
     now: clock,
     log: createLogger('silent'),
     mailer: { kind: 'outbox', send: async () => undefined },
-    config: { publicUrl: 'http://erm3.test', topUpUrl: null },
+    // The receivers listen on loopback: the development opt-in.
+    config: { publicUrl: 'http://erm3.test', topUpUrl: null, webhookAllowLoopback: true },
   } as unknown as ServiceContext
 }
 

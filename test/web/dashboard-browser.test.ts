@@ -51,6 +51,8 @@ describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
         STRIPE_SECRET_KEY: 'sk_test_dashboard',
         STRIPE_WEBHOOK_SECRET,
         STRIPE_API_BASE: fake.url,
+        // The webhook receiver listens on loopback (the development opt-in).
+        ERM3_WEBHOOK_ALLOW_LOOPBACK: 'true',
       },
     })
     t.ctx.secrets.webhookKey ??= randomBytes(32).toString('base64url')

@@ -26,7 +26,8 @@ const subscriptionId = Type.String({
 const idParams = Type.Object({ id: subscriptionId }, { additionalProperties: false })
 const webhookUrl = Type.String({
   maxLength: 2000,
-  description: 'https URL (http only to a loopback host when the server runs in development mode)',
+  description:
+    'https URL of a public host (loopback, and http to it, only where the operator allows it for development)',
 })
 const eventList = Type.Array(eventName, {
   minItems: 1,

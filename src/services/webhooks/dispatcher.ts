@@ -5,31 +5,22 @@
  * redirect, a 4xx/5xx) is retried with exponential backoff and jitter until 24 h after the
  * delivery was created. A subscription failing for 24 h is disabled and its account e-mailed.
  *
+ * Every attempt checks the target again (target.ts): a name re-pointed to a private address since
+ * the subscription was made is refused before any connection, with the same words whatever the
+ * reason, and the connection goes only to the addresses checked.
+ *
  * Delivery is at least once: a dispatcher killed mid-delivery loses its lease, and the delivery
  * is sent again (same X-Erm3-Delivery) after the lease expires.
  */
 
-import { lookup } from 'node:dns/promises'
 import { getBillingDocs } from '../../contract/ops/docs.ts'
 import { randomBase62 } from '../../platform/ids.ts'
 import type { ClaimedDelivery } from '../../store/accounts/webhooks-types.ts'
 import type { ServiceContext } from '../context.ts'
 import { decryptSecret, signatureHeader } from './crypto.ts'
 import { eventBody, eventEmail } from './events.ts'
-import { development, isPrivateAddress } from './subscriptions.ts'
-
-/**
- * In production a target must not resolve to a loopback or private address (the URL was checked
- * at creation, but a name can be re-pointed since). A name re-pointed between this lookup and the
- * connection (DNS rebinding) is not caught here. Returns why the target is refused, or null.
- */
-export async function refusedTarget(ctx: ServiceContext, url: string): Promise<string | null> {
-  if (development(ctx)) return null
-  const host = new URL(url).hostname.replace(/^\[|\]$/g, '')
-  const addresses = await lookup(host, { all: true })
-  const bad = addresses.find((a) => isPrivateAddress(a.address))
-  return bad ? `${host} resolves to ${bad.address}, a loopback or private address` : null
-}
+import { postWebhook } from './post.ts'
+import { type ResolveHost, systemResolve } from './target.ts'
 
 export const RETRY_WINDOW_MS = 24 * 3600_000
 /** How long the delivery log keeps finished deliveries. */
@@ -53,6 +44,8 @@ export interface DispatcherOptions {
   /** Uniform in [0, 1): the jitter source (tests fix it). */
   random?: () => number
   owner?: string
+  /** Resolves a target's host name (default: the system resolver); tests inject theirs. */
+  resolve?: ResolveHost
 }
 
 export interface Dispatcher {
@@ -83,6 +76,7 @@ export function createDispatcher(ctx: ServiceContext, opts: DispatcherOptions = 
     baseDelayMs: opts.baseDelayMs ?? 10_000,
     maxDelayMs: opts.maxDelayMs ?? 3600_000,
     random: opts.random ?? Math.random,
+    resolve: opts.resolve ?? systemResolve,
   }
   const owner = opts.owner ?? `dsp_${randomBase62(12)}`
   const store = ctx.accounts.webhooks()
@@ -107,28 +101,23 @@ export function createDispatcher(ctx: ServiceContext, opts: DispatcherOptions = 
       return { ok: false, statusCode: null, error: 'subscription gone' }
     const key = ctx.secrets.webhookKey
     if (!key) return { ok: false, statusCode: null, error: 'ERM3_WEBHOOK_KEY is not set on this node' }
-    const refused = await refusedTarget(ctx, d.url)
-    if (refused) return { ok: false, statusCode: null, error: refused }
     const secret = decryptSecret(key, d.subscriptionId, d.secretEnc)
     const body = eventBody(d)
     const t = Math.floor(ctx.now() / 1000)
-    const res = await fetch(d.url, {
-      method: 'POST',
-      redirect: 'manual',
-      signal: AbortSignal.timeout(o.timeoutMs),
-      headers: {
-        'content-type': 'application/json',
-        'user-agent': 'erm3-webhooks/1',
-        'x-erm3-event': d.event,
-        'x-erm3-delivery': d.id,
-        'x-erm3-signature': signatureHeader(secret, t, body),
-      },
-      body,
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'erm3-webhooks/1',
+      'x-erm3-event': d.event,
+      'x-erm3-delivery': d.id,
+      'x-erm3-signature': signatureHeader(secret, t, body),
+    }
+    const status = await postWebhook(d.url, headers, body, {
+      policy: { allowLoopback: ctx.config.webhookAllowLoopback },
+      resolve: o.resolve,
+      timeoutMs: o.timeoutMs,
     })
-    // The body is not read: a receiver that streams forever cannot hold the dispatcher.
-    await res.body?.cancel().catch(() => undefined)
-    const ok = res.status >= 200 && res.status < 300
-    return { ok, statusCode: res.status, error: ok ? null : `HTTP ${res.status}` }
+    const ok = status >= 200 && status < 300
+    return { ok, statusCode: status, error: ok ? null : `HTTP ${status}` }
   }
 
   async function attempt(d: ClaimedDelivery): Promise<void> {
@@ -138,10 +127,9 @@ export function createDispatcher(ctx: ServiceContext, opts: DispatcherOptions = 
     try {
       r = await send(d)
     } catch (e) {
-      const err = e as Error & { cause?: { code?: string } }
-      const why =
-        err.name === 'TimeoutError' ? `timed out after ${o.timeoutMs} ms` : (err.cause?.code ?? err.message)
-      r = { ok: false, statusCode: null, error: String(why).slice(0, 300) }
+      // A network failure is one of post.ts's fixed phrases (DeliveryFailed); the rest are this
+      // node's own (a mailer, a secret that does not decrypt).
+      r = { ok: false, statusCode: null, error: String((e as Error).message).slice(0, 300) }
     }
     const latencyMs = Math.round(performance.now() - t0)
     const now = ctx.now()

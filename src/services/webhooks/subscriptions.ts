@@ -2,7 +2,6 @@
  * Webhook subscriptions of the signed-in account (issue 17 §3) and its balance alert (§4). Every
  * operation is scoped to the session's account: another account's subscription is "not found".
  */
-import { isIP } from 'node:net'
 import { microsToUsd, usdToMicros } from '../../contract/pricing.ts'
 import { AppError } from '../../platform/errors.ts'
 import { newId } from '../../platform/ids.ts'
@@ -16,6 +15,7 @@ import {
 import type { ServiceContext } from '../context.ts'
 import type { Session } from '../identity/session.ts'
 import { encryptSecret, generateSecret } from './crypto.ts'
+import { checkTargetUrl } from './target.ts'
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
 const MAX_SUBSCRIPTIONS = 20
@@ -30,51 +30,9 @@ function webhookKey(ctx: ServiceContext): string {
   return k
 }
 
-/** Development mode: the server itself is served over plain http (a laptop, a test). */
-export function development(ctx: ServiceContext): boolean {
-  return ctx.config.publicUrl.startsWith('http:')
-}
-
-function isLoopback(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase()
-  return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h)
-}
-
-export function isPrivateAddress(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase()
-  if (isIP(h) === 4)
-    return /^(10\.|127\.|0\.|169\.254\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|100\.(6[4-9]|[7-9]\d|1[01]\d|12[0-7])\.)/.test(
-      h,
-    )
-  if (isIP(h) === 6)
-    return h === '::1' || h === '::' || /^(fc|fd|fe8|fe9|fea|feb)/.test(h) || h.startsWith('::ffff:')
-  return false
-}
-
-/**
- * https only; http only to a loopback host and only in development mode. Credentials in the URL
- * are refused (the signature is the authentication); in production, so are loopback and private
- * address literals (the server would be calling into its own network).
- */
+/** The subscription URL rules (target.ts), with the operator's loopback opt-in. */
 export function checkWebhookUrl(ctx: ServiceContext, raw: string): string {
-  const bad = (why: string) =>
-    new AppError('INVALID_REQUEST', `url: ${why}`, { fields: [{ field: 'url', message: why }] })
-  let u: URL
-  try {
-    u = new URL(raw)
-  } catch {
-    throw bad('not a valid absolute URL')
-  }
-  if (u.username || u.password) throw bad('must not carry credentials (user:password@)')
-  if (u.hash) throw bad('must not carry a #fragment')
-  const loopback = isLoopback(u.hostname)
-  if (u.protocol === 'http:') {
-    if (!loopback) throw bad('must use https (http is accepted only for a loopback host in development)')
-    if (!development(ctx)) throw bad('must use https (http to loopback is accepted only in development)')
-  } else if (u.protocol !== 'https:') throw bad('must use https')
-  if (!development(ctx) && (loopback || isPrivateAddress(u.hostname)))
-    throw bad('must not point to a loopback or private address')
-  return u.toString()
+  return checkTargetUrl(raw, { allowLoopback: ctx.config.webhookAllowLoopback })
 }
 
 function checkEvents(events: string[]): WebhookEvent[] {
