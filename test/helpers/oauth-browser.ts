@@ -77,3 +77,37 @@ export async function approveInBrowser(t: TestApp, authorizationUrl: URL, email:
   expect('consent', approved, 303)
   return new URL(approved.location as string)
 }
+
+export interface InjectAnswer {
+  status: number
+  headers: Record<string, string>
+  body: string
+}
+
+/** One request to the app in-process, with a JSON or form-encoded body, from client address `ip`. */
+export async function injectRequest(
+  app: TestApp['app'],
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  url: string,
+  o: { headers?: Record<string, string>; json?: unknown; form?: Record<string, string>; ip: string },
+): Promise<InjectAnswer> {
+  const headers: Record<string, string> = { ...o.headers }
+  let payload: string | undefined
+  if (o.json !== undefined) {
+    headers['content-type'] = 'application/json'
+    payload = JSON.stringify(o.json)
+  } else if (o.form) {
+    headers['content-type'] = 'application/x-www-form-urlencoded'
+    payload = new URLSearchParams(o.form).toString()
+  }
+  const r = await app.fastify.inject({
+    method,
+    url,
+    headers,
+    remoteAddress: o.ip,
+    ...(payload !== undefined ? { payload } : {}),
+  })
+  const h: Record<string, string> = {}
+  for (const [k, v] of Object.entries(r.headers)) if (v !== undefined) h[k] = String(v)
+  return { status: r.statusCode, headers: h, body: r.body }
+}
