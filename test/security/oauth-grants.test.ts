@@ -8,7 +8,7 @@
  * backend pairs, in-process, through the real stack.
  */
 import assert from 'node:assert/strict'
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createServerApp } from '../../src/main/app.ts'
@@ -16,7 +16,7 @@ import type { ServiceContext } from '../../src/services/context.ts'
 import { hashKey, KEY_CACHE_TTL_MS } from '../../src/services/identity/keys.ts'
 import { signSession } from '../../src/services/identity/session.ts'
 import { withBalanceSnapshots } from '../../src/store/accounts/balance-snapshot.ts'
-import { hiddenFields, injectRequest } from '../helpers/oauth-browser.ts'
+import { approveWithSession, exchangeCode, hiddenFields, injectRequest } from '../helpers/oauth-browser.ts'
 import { BACKEND_PAIRS, startTestApp, type TestApp } from '../helpers/test-app.ts'
 
 const REDIRECT = 'http://127.0.0.1:7777/cb'
@@ -49,7 +49,12 @@ for (const pair of BACKEND_PAIRS) {
     after(() => t?.close())
 
     type App = TestApp['app']
-    /** One request in-process, each from its own address (per-IP limits stay out of the way). */
+    /** Each request from its own address: per-IP limits stay out of the way. */
+    const nextIp = () => {
+      ipN++
+      return `10.32.${Math.floor(ipN / 250)}.${(ipN % 250) + 1}`
+    }
+    /** One request in-process. */
     async function call(
       method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
       url: string,
@@ -58,12 +63,11 @@ for (const pair of BACKEND_PAIRS) {
       const headers: Record<string, string> = {}
       if (o.bearer) headers.authorization = `Bearer ${o.bearer}`
       if (o.cookie) headers.cookie = o.cookie
-      ipN++
       const r = await injectRequest(o.app ?? t.app, method, url, {
         headers,
         json: o.json,
         form: o.form,
-        ip: `10.32.${Math.floor(ipN / 250)}.${(ipN % 250) + 1}`,
+        ip: nextIp(),
       })
       let json: unknown = null
       try {
@@ -108,30 +112,13 @@ for (const pair of BACKEND_PAIRS) {
     }
 
     /** Approve on the consent page: the authorization code (and its PKCE verifier). */
-    async function approve(u: User, clientId: string, redirectUri = REDIRECT) {
-      const verifier = randomBytes(32).toString('base64url')
-      const challenge = createHash('sha256').update(verifier).digest('base64url')
-      const page = await consent(u, clientId, challenge, redirectUri)
-      const r = await call('POST', '/oauth/authorize', {
-        cookie: u.cookie,
-        form: { ...hiddenFields(page.body), decision: 'approve' },
-      })
-      assert.equal(r.status, 303, r.body)
-      const code = new URL(r.headers.location ?? '').searchParams.get('code')
-      assert.ok(code, r.headers.location)
-      return { code, verifier, redirectUri }
-    }
+    const approve = (u: User, clientId: string, redirectUri = REDIRECT) =>
+      approveWithSession(t.app, u.cookie, clientId, redirectUri, nextIp)
 
-    const exchange = (clientId: string, a: { code: string; verifier: string; redirectUri: string }) =>
-      call('POST', '/oauth/token', {
-        form: {
-          grant_type: 'authorization_code',
-          code: a.code,
-          redirect_uri: a.redirectUri,
-          client_id: clientId,
-          code_verifier: a.verifier,
-        },
-      })
+    const exchange = async (clientId: string, a: { code: string; verifier: string; redirectUri: string }) => {
+      const r = await exchangeCode(t.app, clientId, a, nextIp())
+      return { ...r, json: JSON.parse(r.body) }
+    }
 
     async function tokens(u: User, clientId: string) {
       const r = await exchange(clientId, await approve(u, clientId))
