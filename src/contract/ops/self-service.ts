@@ -38,7 +38,8 @@ export const listAccountKeys = defineOperation({
   id: 'listAccountKeys',
   method: 'GET',
   path: '/account/keys',
-  summary: 'The API keys of the account (OAuth access tokens excluded); never the secrets',
+  summary:
+    'The API keys of the account (OAuth access tokens excluded: see /account/oauth-grants); never the secrets',
   tags: ['account'],
   auth: 'key_or_session',
   status: 200,
@@ -306,7 +307,7 @@ export const getAccountAudit = defineOperation({
   method: 'GET',
   path: '/account/audit',
   summary:
-    'Audit log of the account’s changes (keys, settings): who, what, when, from which IP; newest first',
+    'Audit log of the account’s changes (keys, settings, OAuth grants): who, what, when, from which IP; newest first',
   tags: ['account'],
   auth: 'key_or_session',
   querystring: Type.Object(
