@@ -22,6 +22,7 @@ import { HISTORY_OPS } from './ops/history.ts'
 import { MCP_OPS } from './ops/mcp.ts'
 import { getMetrics } from './ops/metrics.ts'
 import { OAUTH_OPS } from './ops/oauth.ts'
+import { OAUTH_GRANT_OPS } from './ops/oauth-grants.ts'
 import { PLAID_OPS } from './ops/plaid.ts'
 import { SELF_SERVICE_OPS } from './ops/self-service.ts'
 import { SNAPSHOT_OPS } from './ops/snapshot.ts'
@@ -54,6 +55,7 @@ export const OPS = {
   ...OAUTH_OPS,
   ...WEBHOOK_OPS,
   ...SELF_SERVICE_OPS,
+  ...OAUTH_GRANT_OPS,
   ...DISCOVERY_OPS,
   ...WEB_OPS,
   ...MCP_OPS,

@@ -77,6 +77,7 @@ describe('contract pins', () => {
     )
     assert.deepEqual(documented, [
       'DELETE /account/keys/{id}',
+      'DELETE /account/oauth-grants/{client_id}',
       'DELETE /account/webhooks/{id}',
       'DELETE /mcp',
       'DELETE /plaid/items/{id}',
@@ -91,6 +92,7 @@ describe('contract pins', () => {
       'GET /account/balance-alert',
       'GET /account/keys',
       'GET /account/ledger',
+      'GET /account/oauth-grants',
       'GET /account/settings',
       'GET /account/usage',
       'GET /account/webhooks',

@@ -3,6 +3,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import { parseApiKey } from '../../src/contract/api-key.ts'
 import { hashKey } from '../../src/services/identity/keys.ts'
+import { injectRequest } from '../helpers/oauth-browser.ts'
 import { backendsAvailable, type DbKind, startTestApp, type TestApp } from '../helpers/test-app.ts'
 
 /**
@@ -48,25 +49,10 @@ function suite(db: DbKind) {
         ip?: string
       } = {},
     ): Promise<Res> {
-      const headers: Record<string, string> = { ...o.headers }
-      let payload: string | undefined
-      if (o.json !== undefined) {
-        headers['content-type'] = 'application/json'
-        payload = JSON.stringify(o.json)
-      } else if (o.form) {
-        headers['content-type'] = 'application/x-www-form-urlencoded'
-        payload = new URLSearchParams(o.form).toString()
-      }
-      const r = await t.app.fastify.inject({
-        method,
-        url,
-        headers,
-        remoteAddress: o.ip ?? `10.0.${Math.floor(++ipN / 250)}.${ipN % 250}`,
-        ...(payload !== undefined ? { payload } : {}),
+      return injectRequest(t.app, method, url, {
+        ...o,
+        ip: o.ip ?? `10.0.${Math.floor(++ipN / 250)}.${ipN % 250}`,
       })
-      const h: Record<string, string> = {}
-      for (const [k, v] of Object.entries(r.headers)) if (v !== undefined) h[k] = String(v)
-      return { status: r.statusCode, headers: h, body: r.body }
     }
 
     async function register(redirectUris = [REDIRECT], name = 'Test agent'): Promise<string> {

@@ -188,6 +188,30 @@ const freshWebhookId = async ({ t, accountId }: SessionCaseScope) => {
   return id
 }
 
+/** An OAuth grant of the account to a new client (approved, with a live refresh token) to act on. */
+const freshGrantClientId = async ({ t, accountId }: SessionCaseScope) => {
+  const oauth = t.ctx.accounts.oauth()
+  const now = t.ctx.now()
+  const redirectUri = 'http://127.0.0.1:7777/cb'
+  const { clientId } = await oauth.registerClient({
+    clientId: newId('client'),
+    clientName: 'Security suite agent',
+    redirectUris: [redirectUri],
+    createdAt: now,
+  })
+  await oauth.recordApproval({ accountId, clientId, redirectUri, scope: 'mcp:read', at: now })
+  await oauth.createRefreshToken({
+    hash: newId('rth'),
+    familyId: newId('rtf'),
+    clientId,
+    accountId,
+    scope: 'mcp:read',
+    createdAt: now,
+    expiresAt: now + 86_400_000,
+  })
+  return clientId
+}
+
 /** Session operations: changes to the account (issue 17 §1). */
 const SESSION_CASES: SessionSecurityCase[] = [
   sessionCase({ op: 'getSession', input: async () => ({}) }),
@@ -266,6 +290,13 @@ const SESSION_CASES: SessionSecurityCase[] = [
       return { params: { id, delivery_id: d?.id as string } }
     },
     invalid: async () => ({ params: { id: 'no such id!', delivery_id: 'whd_x' } }),
+  }),
+  // OAuth grants (issue 32): the agents the account approved, and their revocation.
+  sessionCase({ op: 'listOAuthGrants', input: async () => ({}) }),
+  sessionCase({
+    op: 'revokeOAuthGrant',
+    input: async (s) => ({ params: { client_id: await freshGrantClientId(s) } }),
+    invalid: async () => ({ params: { client_id: 'no such client!' } }),
   }),
   sessionCase({ op: 'getBalanceAlert', input: async () => ({}) }),
   sessionCase({

@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto'
 import { createServer } from 'node:net'
 import type { TestApp } from './test-app.ts'
 
@@ -76,4 +77,92 @@ export async function approveInBrowser(t: TestApp, authorizationUrl: URL, email:
   })
   expect('consent', approved, 303)
   return new URL(approved.location as string)
+}
+
+export interface InjectAnswer {
+  status: number
+  headers: Record<string, string>
+  body: string
+}
+
+/** One request to the app in-process, with a JSON or form-encoded body, from client address `ip`. */
+export async function injectRequest(
+  app: TestApp['app'],
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  url: string,
+  o: { headers?: Record<string, string>; json?: unknown; form?: Record<string, string>; ip: string },
+): Promise<InjectAnswer> {
+  const headers: Record<string, string> = { ...o.headers }
+  let payload: string | undefined
+  if (o.json !== undefined) {
+    headers['content-type'] = 'application/json'
+    payload = JSON.stringify(o.json)
+  } else if (o.form) {
+    headers['content-type'] = 'application/x-www-form-urlencoded'
+    payload = new URLSearchParams(o.form).toString()
+  }
+  const r = await app.fastify.inject({
+    method,
+    url,
+    headers,
+    remoteAddress: o.ip,
+    ...(payload !== undefined ? { payload } : {}),
+  })
+  const h: Record<string, string> = {}
+  for (const [k, v] of Object.entries(r.headers)) if (v !== undefined) h[k] = String(v)
+  return { status: r.statusCode, headers: h, body: r.body }
+}
+
+/**
+ * A signed-in browser (its session `cookie`) on the consent page of `clientId`, approving, all
+ * in-process: the authorization code, its PKCE verifier and redirect URI. `ip` gives each request
+ * its client address. Throws when a step answers unexpectedly.
+ */
+export async function approveWithSession(
+  app: TestApp['app'],
+  cookie: string,
+  clientId: string,
+  redirectUri: string,
+  ip: () => string,
+): Promise<{ code: string; verifier: string; redirectUri: string }> {
+  const verifier = randomBytes(32).toString('base64url')
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: redirectUri,
+    scope: 'mcp:read',
+    state: randomBytes(4).toString('hex'),
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+  })
+  const page = await injectRequest(app, 'GET', `/oauth/authorize?${query}`, { headers: { cookie }, ip: ip() })
+  if (page.status !== 200 || !/Approve/.test(page.body))
+    throw new Error(`consent page: ${page.status} ${page.body.slice(0, 200)}`)
+  const r = await injectRequest(app, 'POST', '/oauth/authorize', {
+    headers: { cookie },
+    form: { ...hiddenFields(page.body), decision: 'approve' },
+    ip: ip(),
+  })
+  const code = new URL(r.headers.location ?? 'x:/').searchParams.get('code')
+  if (r.status !== 303 || !code) throw new Error(`consent: ${r.status} ${r.headers.location ?? r.body}`)
+  return { code, verifier, redirectUri }
+}
+
+/** The authorization-code grant of `approved` (as approveWithSession gives it) at the token endpoint. */
+export function exchangeCode(
+  app: TestApp['app'],
+  clientId: string,
+  approved: { code: string; verifier: string; redirectUri: string },
+  ip: string,
+): Promise<InjectAnswer> {
+  return injectRequest(app, 'POST', '/oauth/token', {
+    form: {
+      grant_type: 'authorization_code',
+      code: approved.code,
+      redirect_uri: approved.redirectUri,
+      client_id: clientId,
+      code_verifier: approved.verifier,
+    },
+    ip,
+  })
 }

@@ -230,6 +230,8 @@ export function oauthStoreConformance(name: string, h: OAuthStoreHarness) {
       assert.deepEqual(await store.revokeGrant(a, client.clientId, T0 + 5 * MIN), {
         refreshTokens: 3,
         accessTokens: 2,
+        codes: 0,
+        grant: false,
       })
       for (const t of [successor, second]) {
         assert.deepEqual(await store.rotateRefreshToken(t.hash, client.clientId, next(), T0 + 6 * MIN), {
@@ -246,8 +248,126 @@ export function oauthStoreConformance(name: string, h: OAuthStoreHarness) {
       assert.deepEqual(await store.revokeGrant(a, client.clientId, T0 + 7 * MIN), {
         refreshTokens: 0,
         accessTokens: 0,
+        codes: 0,
+        grant: false,
       })
       assert.equal((await accounts.getKey(revokedKeys[0]?.id ?? ''))?.revokedAt, T0 + 5 * MIN)
+    })
+
+    const accessKey = (accountId: string, clientId: string | null, createdAt = T0) =>
+      accounts.insertKey({
+        id: newId('key'),
+        ...{ accountId, clientId, kind: 'user', environment: 'live', prefix: 'erm_user_AbCd' },
+        ...{ name: null, tier: 'default', hash: secretHash(), createdAt, expiresAt: createdAt + 3_600_000 },
+      })
+
+    it('a grant is listed from its approval: client, redirect URIs, scope, live tokens, last use; nobody else sees it', async () => {
+      const uris = ['http://127.0.0.1:33418/callback', 'https://agent.example/cb']
+      const client = await newClient(uris)
+      const a = (await newAccount(accounts)).id
+      const b = (await newAccount(accounts)).id
+      const approval = {
+        accountId: a,
+        clientId: client.clientId,
+        redirectUri: uris[1] ?? '',
+        scope: 'mcp:read',
+      }
+      await store.recordApproval({ ...approval, at: T0 })
+      const base = {
+        clientId: client.clientId,
+        clientName: 'Test agent',
+        redirectUris: uris,
+        approvedRedirectUri: uris[1],
+        scope: 'mcp:read',
+        createdAt: T0,
+        approvedAt: T0,
+      }
+      assert.deepEqual(await store2.listGrants(a, T0 + MIN), [
+        { ...base, lastUsedAt: null, live: { refreshTokens: 0, accessTokens: 0, codes: 0 } },
+      ])
+      assert.deepEqual(await store.listGrants(b, T0 + MIN), [])
+      // The code approved, then exchanged for tokens; the refresh token rotated once, the key used.
+      const code = { ...(await newCode()), clientId: client.clientId, accountId: a, hash: secretHash() }
+      await store.createCode(code)
+      assert.deepEqual((await store.listGrants(a, T0 + MIN))[0]?.live, {
+        refreshTokens: 0,
+        accessTokens: 0,
+        codes: 1,
+      })
+      await store.consumeCode(code.hash, T0 + MIN)
+      const t = await newToken(client.clientId, a)
+      await store.rotateRefreshToken(t.hash, t.clientId, next(T0 + 2 * MIN), T0 + 2 * MIN)
+      assert.equal((await store.listGrants(a, T0 + 3 * MIN))[0]?.lastUsedAt, T0 + 2 * MIN)
+      const key = await accessKey(a, client.clientId, T0 + 2 * MIN)
+      await accounts.touchKeys(new Map([[key.id, T0 + 4 * MIN]]))
+      // A later consent keeps the first approval's date.
+      await store.recordApproval({ ...approval, redirectUri: uris[0] ?? '', at: T0 + 10 * MIN })
+      assert.deepEqual(await store2.listGrants(a, T0 + 11 * MIN), [
+        {
+          ...base,
+          approvedRedirectUri: uris[0],
+          approvedAt: T0 + 10 * MIN,
+          lastUsedAt: T0 + 4 * MIN,
+          live: { refreshTokens: 1, accessTokens: 1, codes: 0 },
+        },
+      ])
+      assert.deepEqual(await store.listGrants(b, T0 + 11 * MIN), [])
+    })
+
+    it('revokeGrant ends the grant record and its pending codes; a new consent starts a new grant', async () => {
+      const client = await newClient()
+      const a = (await newAccount(accounts)).id
+      const approval = { accountId: a, clientId: client.clientId, redirectUri: client.redirectUris[0] ?? '' }
+      await store.recordApproval({ ...approval, scope: 'mcp:read', at: T0 })
+      const t = await newToken(client.clientId, a)
+      const key = await accessKey(a, client.clientId)
+      await accounts.touchKeys(new Map([[key.id, T0 + MIN]]))
+      const code = { ...(await newCode()), clientId: client.clientId, accountId: a, hash: secretHash() }
+      await store.createCode(code)
+      assert.deepEqual(await store.revokeGrant(a, client.clientId, T0 + 2 * MIN), {
+        refreshTokens: 1,
+        accessTokens: 1,
+        codes: 1,
+        grant: true,
+      })
+      assert.deepEqual(await store2.listGrants(a, T0 + 2 * MIN), [])
+      // The approved code can no longer be exchanged.
+      assert.deepEqual(await store.consumeCode(code.hash, T0 + 2 * MIN), { status: 'expired' })
+      assert.equal(
+        (await store.rotateRefreshToken(t.hash, t.clientId, next(), T0 + 3 * MIN)).status,
+        'revoked',
+      )
+      await store.recordApproval({ ...approval, scope: 'mcp:read', at: T0 + 10 * MIN })
+      const [g] = await store.listGrants(a, T0 + 11 * MIN)
+      assert.equal(g?.createdAt, T0 + 10 * MIN, 'dated by the new consent')
+      assert.equal(g?.lastUsedAt, null, 'the revoked grant’s use is not this one’s')
+      assert.deepEqual(g?.live, { refreshTokens: 0, accessTokens: 0, codes: 0 })
+    })
+
+    it('a working token without a grant record is listed all the same, until it stops working', async () => {
+      const client = await newClient()
+      const a = (await newAccount(accounts)).id
+      const t = await newToken(client.clientId, a)
+      const [g] = await store.listGrants(a, T0 + MIN)
+      assert.deepEqual(g, {
+        clientId: client.clientId,
+        clientName: 'Test agent',
+        redirectUris: client.redirectUris,
+        approvedRedirectUri: null,
+        scope: null,
+        createdAt: T0,
+        approvedAt: null,
+        lastUsedAt: null,
+        live: { refreshTokens: 1, accessTokens: 0, codes: 0 },
+      })
+      // An access token alone keeps it listed too.
+      const other = await newClient()
+      await accessKey(a, other.clientId, T0 + MIN)
+      assert.deepEqual(
+        (await store.listGrants(a, T0 + 2 * MIN)).map((x) => x.clientId),
+        [other.clientId, client.clientId],
+      )
+      assert.deepEqual(await store.listGrants(a, t.expiresAt), [])
     })
 
     it('rotations racing revokeGrant never leave a live token of the pair', async () => {

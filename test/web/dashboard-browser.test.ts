@@ -7,10 +7,11 @@ import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { gzipSync } from 'node:zlib'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { signSession } from '../../src/services/identity/session.ts'
 import { createDispatcher, type Dispatcher } from '../../src/services/webhooks/dispatcher.ts'
 import { chromiumSkip, launchChromium } from '../helpers/chromium.ts'
 import { type FakeStripe, startFakeStripe } from '../helpers/fake-stripe.ts'
-import { freePort } from '../helpers/oauth-browser.ts'
+import { approveWithSession, exchangeCode, freePort, injectRequest } from '../helpers/oauth-browser.ts'
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
 import { startReceiver } from '../helpers/webhook-receiver.ts'
 
@@ -284,6 +285,50 @@ describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
       (await fetch(`${origin}/metrics/AAPL`, { headers: { authorization: `Bearer ${rotated}` } })).status,
       401,
     )
+  })
+
+  test('keys: a connected agent (OAuth grant) is listed, revoked with its button, and its tokens stop at once', async () => {
+    // The agent's side, in-process: registration, consent as the signed-in user, code exchange.
+    let n = 0
+    const ip = () => `10.44.0.${++n}`
+    const reg = await injectRequest(t.app, 'POST', '/oauth/register', {
+      json: { client_name: 'Dashboard test agent', redirect_uris: ['http://127.0.0.1:7777/cb'] },
+      ip: ip(),
+    })
+    const clientId = JSON.parse(reg.body).client_id as string
+    const cookie = `erm3_session=${await signSession(t.ctx, { accountId: account, email: EMAIL })}`
+    const a = await approveWithSession(t.app, cookie, clientId, 'http://127.0.0.1:7777/cb', ip)
+    const tk = await exchangeCode(t.app, clientId, a, ip())
+    const { access_token, refresh_token } = JSON.parse(tk.body) as Record<string, string>
+    const useToken = () =>
+      fetch(`${origin}/balance`, { headers: { authorization: `Bearer ${access_token}` } })
+    assert.equal((await useToken()).status, 200)
+
+    // The previous test left the page on #/keys: loaded again, it shows the new grant.
+    await page.goto(`${origin}/app#/keys`)
+    await page.reload()
+    const row = page.locator('#grant-list tr', { hasText: 'Dashboard test agent' })
+    await row.waitFor()
+    const cells = await row.locator('td').allTextContents()
+    assert.equal(cells[1], clientId)
+    assert.equal(cells[2], 'http://127.0.0.1:7777/cb')
+    assert.equal(cells[6], 'active')
+    assert.notEqual(cells[5], '—', 'last used: the call above')
+    await page.locator('#activity-list tr', { hasText: 'oauth.approved' }).first().waitFor()
+    await axe('keys-agents')
+    await row.getByRole('button', { name: 'Revoke Dashboard test agent' }).click()
+    await page.getByText('Dashboard test agent can no longer use your account.').waitFor()
+    await page.locator('#grant-list', { hasText: 'No agent has access' }).waitFor()
+    const refused = await useToken()
+    assert.equal(refused.status, 401)
+    assert.equal(((await refused.json()) as { code: string }).code, 'REVOKED_KEY')
+    const refreshed = await fetch(`${origin}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token, client_id: clientId }),
+    })
+    assert.equal(refreshed.status, 400)
+    await page.locator('#activity-list tr', { hasText: 'oauth.grant_revoked' }).waitFor()
   })
 
   test('usage: the calls made so far show in the charts and the table', async () => {

@@ -11,12 +11,14 @@ import {
   deny,
 } from '../../services/oauth/authorize.ts'
 import { oauthError } from '../../services/oauth/errors.ts'
+import { listGrants, revokeGrant } from '../../services/oauth/grants.ts'
 import { authorizationServerMetadata, protectedResourceMetadata } from '../../services/oauth/metadata.ts'
 import { consentPage, errorPage, type Page, signInPage } from '../../services/oauth/pages.ts'
 import { type RegistrationRequest, registerClient } from '../../services/oauth/register.ts'
 import { exchangeToken, revokeToken, type TokenRequest } from '../../services/oauth/token.ts'
 import { cookieOf, SESSION_COOKIE } from '../auth-hook.ts'
 import { setRateHeaders } from '../problem.ts'
+import { requireSession, sessionActor } from '../request-state.ts'
 import type { RouteTable } from './types.ts'
 
 const PARAM_NAMES = [
@@ -133,23 +135,31 @@ export function oauthRoutes(ctx: ServiceContext): RouteTable {
         )
       const location =
         body.decision === 'approve'
-          ? await approve(ctx, signedIn.session, check.request)
+          ? await approve(ctx, signedIn.session, check.request, req.ip ?? null)
           : deny(ctx, check.request)
       return redirect(reply, location, 303)
     },
     oauthToken: async (req, reply) => {
       setRateHeaders(reply, await takeIpToken(ctx, 'oauthToken', req.ip))
       requireForm(req)
-      const tokens = await exchangeToken(ctx, req.body as TokenRequest)
+      const tokens = await exchangeToken(ctx, req.body as TokenRequest, req.ip ?? null)
       noStore(reply)
       return tokens
     },
     oauthRevoke: async (req, reply) => {
       setRateHeaders(reply, await takeIpToken(ctx, 'oauthToken', req.ip))
       requireForm(req)
-      await revokeToken(ctx, (req.body as { token?: string }).token)
+      await revokeToken(ctx, (req.body as { token?: string }).token, req.ip ?? null)
       noStore(reply)
       return {}
+    },
+    listOAuthGrants: async (req, reply) => {
+      reply.header('Cache-Control', 'no-store')
+      return listGrants(ctx, requireSession(req.session).accountId)
+    },
+    revokeOAuthGrant: async (req, reply) => {
+      reply.header('Cache-Control', 'no-store')
+      return revokeGrant(ctx, sessionActor(req), (req.params as { client_id: string }).client_id)
     },
     getOAuthAuthorizationServerMetadata: async (_req, reply) => {
       reply.header('Cache-Control', 'public, max-age=300')

@@ -38,7 +38,8 @@ export const listAccountKeys = defineOperation({
   id: 'listAccountKeys',
   method: 'GET',
   path: '/account/keys',
-  summary: 'The API keys of the account (OAuth access tokens excluded); never the secrets',
+  summary:
+    'The API keys of the account (OAuth access tokens excluded: see /account/oauth-grants); never the secrets',
   tags: ['account'],
   auth: 'key_or_session',
   status: 200,
@@ -78,13 +79,14 @@ export const renameAccountKey = defineOperation({
   method: 'PATCH',
   path: '/account/keys/:id',
   summary: 'Rename an API key of the account (null clears the name)',
+  description: 'An OAuth access token is not renamed (409 CONFLICT): it belongs to its grant.',
   tags: ['account'],
   auth: 'session',
   params: keyIdParams,
   body: Type.Object({ name: Nullable(keyName) }, { additionalProperties: false }),
   status: 200,
   response: accountKeySchema,
-  errors: [400, 401, 403, 404, 415, 429],
+  errors: [400, 401, 403, 404, 409, 415, 429],
 })
 
 export const MAX_OVERLAP_SECONDS = 7 * 24 * 3600
@@ -96,7 +98,8 @@ export const rotateAccountKey = defineOperation({
   summary: 'Replace an API key with a new one (shown once); the old one stops at once or after an overlap',
   description:
     'The new key has the old one’s name, environment and tier. With overlap_seconds > 0 the old key keeps ' +
-    'working until then and expires (EXPIRED_KEY); with 0 (the default) it is revoked at once (REVOKED_KEY).',
+    'working until then and expires (EXPIRED_KEY); with 0 (the default) it is revoked at once (REVOKED_KEY). ' +
+    'An OAuth access token is not rotated (409 CONFLICT): it belongs to its grant.',
   tags: ['account'],
   auth: 'session',
   params: keyIdParams,
@@ -130,6 +133,10 @@ export const revokeAccountKey = defineOperation({
   method: 'DELETE',
   path: '/account/keys/:id',
   summary: 'Revoke an API key of the account (idempotent)',
+  description:
+    'The id of an OAuth access token (an agent’s, not listed among the keys) revokes its whole grant, as ' +
+    'DELETE /account/oauth-grants/{client_id} does: the access token alone would come back at the ' +
+    'client’s next refresh.',
   tags: ['account'],
   auth: 'session',
   params: keyIdParams,
@@ -281,8 +288,13 @@ export const auditEntrySchema = Type.Object({
   id: Type.String(),
   at: IsoDateTime,
   actor: Type.Object({
-    type: Type.Union([Type.Literal('session'), Type.Literal('key'), Type.Literal('operator')]),
-    id: Type.String({ description: 'Session e-mail, key id or operator' }),
+    type: Type.Union([
+      Type.Literal('session'),
+      Type.Literal('key'),
+      Type.Literal('operator'),
+      Type.Literal('client'),
+    ]),
+    id: Type.String({ description: 'Session e-mail, key id, operator, or OAuth client id' }),
   }),
   action: Type.String(),
   target: Nullable(Type.String()),
@@ -295,7 +307,7 @@ export const getAccountAudit = defineOperation({
   method: 'GET',
   path: '/account/audit',
   summary:
-    'Audit log of the account’s changes (keys, settings): who, what, when, from which IP; newest first',
+    'Audit log of the account’s changes (keys, settings, OAuth grants): who, what, when, from which IP; newest first',
   tags: ['account'],
   auth: 'key_or_session',
   querystring: Type.Object(

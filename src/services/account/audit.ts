@@ -6,13 +6,16 @@ import type { ServiceContext } from '../context.ts'
 export interface AuditActor {
   accountId: string
   type: ActorType
-  /** Session e-mail, key id, or the operator tool (`cli`). */
+  /** Session e-mail, key id, the operator tool (`cli`), or an OAuth client id. */
   id: string
   /** Client address of the request (null for the operator CLI). */
   ip: string | null
 }
 
-/** Appends one change (key.created, key.renamed, key.rotated, key.revoked, spend_cap.set …) to the log. */
+/**
+ * Appends one change (key.created, key.renamed, key.rotated, key.revoked, spend_cap.set,
+ * oauth.approved, oauth.token_revoked, oauth.grant_revoked …) to the log.
+ */
 export async function recordAudit(
   ctx: Pick<ServiceContext, 'accounts' | 'now'>,
   actor: AuditActor,
@@ -40,4 +43,12 @@ export const operatorActor = (accountId: string): AuditActor => ({
   type: 'operator',
   id: 'cli',
   ip: null,
+})
+
+/** An OAuth client acting on a grant of the account (token or revocation endpoint). */
+export const clientActor = (accountId: string, clientId: string, ip: string | null): AuditActor => ({
+  accountId,
+  type: 'client',
+  id: clientId,
+  ip,
 })

@@ -16,6 +16,7 @@ import type { ApiKeyRecord, Environment } from '../../store/accounts/types.ts'
 import { flushUsage } from '../billing/usage.ts'
 import type { ServiceContext } from '../context.ts'
 import { forgetKey, issueKey } from '../identity/keys.ts'
+import { revokePair } from '../oauth/common.ts'
 import { recordAudit } from './audit.ts'
 
 export interface Actor {
@@ -62,10 +63,22 @@ function audit(
 
 const notFound = (id: string) => new AppError('NOT_FOUND', `The account has no API key ${id}`)
 
-/** A key of the account (not an OAuth access token), else 404. */
-async function ownKey(ctx: ServiceContext, accountId: string, keyId: string): Promise<ApiKeyRecord> {
+/** A key of the account, OAuth access tokens included, else 404. */
+async function accountKey(ctx: ServiceContext, accountId: string, keyId: string): Promise<ApiKeyRecord> {
   const k = await ctx.accounts.getKey(keyId)
-  if (!k || k.accountId !== accountId || k.clientId !== null) throw notFound(keyId)
+  if (!k || k.accountId !== accountId) throw notFound(keyId)
+  return k
+}
+
+/** A key of the account that is not an OAuth access token (those belong to their grant: 409). */
+async function ownKey(ctx: ServiceContext, accountId: string, keyId: string): Promise<ApiKeyRecord> {
+  const k = await accountKey(ctx, accountId, keyId)
+  if (k.clientId !== null)
+    throw new AppError(
+      'CONFLICT',
+      `${keyId} is an OAuth access token of client ${k.clientId}: it cannot be renamed or rotated; ` +
+        `revoke the grant instead (DELETE /account/oauth-grants/${k.clientId})`,
+    )
   return k
 }
 
@@ -142,8 +155,16 @@ export async function rotateKey(ctx: ServiceContext, actor: Actor, keyId: string
   }
 }
 
+/**
+ * Revokes a key of the account. An OAuth access token is revoked with its whole grant: alone it
+ * would come back at the client's next refresh, and what the user means is to stop the agent.
+ */
 export async function revokeKey(ctx: ServiceContext, actor: Actor, keyId: string) {
-  const before = await ownKey(ctx, actor.accountId, keyId)
+  const before = await accountKey(ctx, actor.accountId, keyId)
+  if (before.clientId !== null) {
+    await revokePair(ctx, actor.accountId, before.clientId, { actor, reason: 'key_deleted' })
+    return keyView((await ctx.accounts.getKey(keyId)) ?? before, ctx.now())
+  }
   const now = ctx.now()
   const k = before.revokedAt !== null ? before : await ctx.accounts.revokeKey(keyId, now)
   if (!k) throw notFound(keyId)

@@ -187,6 +187,9 @@ export function cachedPrincipal(ctx: ServiceContext, bearer: string): Principal 
   return hit.principal
 }
 
+/** This process's KeyUsage batchers, by account store (see flushKeyUsage). */
+const keyUsages = new WeakMap<object, Set<KeyUsage>>()
+
 /**
  * Last-used timestamps are batched in memory and flushed every few seconds, so the hot path
  * does not write on every request.
@@ -198,7 +201,14 @@ export class KeyUsage {
   constructor(
     private readonly ctx: Pick<ServiceContext, 'accounts' | 'log'>,
     private readonly intervalMs = 5000,
-  ) {}
+  ) {
+    let all = keyUsages.get(ctx.accounts)
+    if (!all) {
+      all = new Set()
+      keyUsages.set(ctx.accounts, all)
+    }
+    all.add(this)
+  }
 
   touch(keyId: string, at: number): void {
     this.pending.set(keyId, at)
@@ -220,4 +230,12 @@ export class KeyUsage {
       this.ctx.log.warn({ err: (e as Error).message }, 'could not record key last-used times')
     }
   }
+}
+
+/**
+ * Writes this process's pending last-used times now, so a view that shows them (the grant list)
+ * includes the calls its caller just made; other nodes' follow within their flush interval.
+ */
+export async function flushKeyUsage(ctx: Pick<ServiceContext, 'accounts'>): Promise<void> {
+  await Promise.all([...(keyUsages.get(ctx.accounts) ?? [])].map((u) => u.flush()))
 }

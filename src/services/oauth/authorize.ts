@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { OAuthClient } from '../../store/oauth/types.ts'
+import { recordAudit } from '../account/audit.ts'
 import type { ServiceContext } from '../context.ts'
 import type { Session } from '../identity/session.ts'
 import { CODE_TTL_MS, issuerOf, oauthStore, randomSecret, SCOPE, secretHash } from './common.ts'
@@ -112,10 +113,27 @@ export function consentTokenValid(
   return want.length === got.length && timingSafeEqual(want, got)
 }
 
-/** Approval: a single-use code (stored hashed, 5 minutes) and where to send the browser. */
-export async function approve(ctx: ServiceContext, session: Session, r: ValidAuthorization): Promise<string> {
+/**
+ * Approval: the grant recorded (and in the account's audit log, from `ip`), a single-use code
+ * (stored hashed, 5 minutes), and where to send the browser.
+ */
+export async function approve(
+  ctx: ServiceContext,
+  session: Session,
+  r: ValidAuthorization,
+  ip: string | null,
+): Promise<string> {
   const code = randomSecret()
   const now = ctx.now()
+  const grant = { accountId: session.accountId, clientId: r.client.clientId }
+  await oauthStore(ctx).recordApproval({ ...grant, redirectUri: r.redirectUri, scope: r.scope, at: now })
+  await recordAudit(
+    ctx,
+    { accountId: session.accountId, type: 'session', id: session.email, ip },
+    'oauth.approved',
+    r.client.clientId,
+    { client_name: r.client.clientName, redirect_uri: r.redirectUri, scope: r.scope },
+  )
   await oauthStore(ctx).createCode({
     hash: secretHash(code),
     clientId: r.client.clientId,

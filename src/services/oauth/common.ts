@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
-import type { OAuthStore } from '../../store/oauth/types.ts'
+import type { GrantRevocation, OAuthStore } from '../../store/oauth/types.ts'
+import { type AuditActor, recordAudit } from '../account/audit.ts'
 import type { ServiceContext } from '../context.ts'
 import { forgetKey } from '../identity/keys.ts'
 
@@ -36,21 +37,50 @@ export function issuerOf(ctx: Pick<ServiceContext, 'config'>): string {
   return ctx.config.publicUrl
 }
 
+/** Why a grant ended, as its audit entry says. */
+export type GrantRevocationReason =
+  /** The user, from the dashboard (DELETE /account/oauth-grants/{client_id}). */
+  | 'user'
+  /** The user revoked one of its access tokens as a key (DELETE /account/keys/{id}). */
+  | 'key_deleted'
+  /** The client revoked its refresh token (POST /oauth/revoke). */
+  | 'client_revoked'
+  /** An authorization code came back a second time: it was stolen or replayed. */
+  | 'code_reused'
+  /** A rotated refresh token came back: two parties hold the family. */
+  | 'refresh_token_replayed'
+
 /**
- * Revokes every token of an (account, client) pair and drops that client's keys from this
- * process's key cache, so a revoked access token stops working at once here (other nodes: within
- * the cache TTL).
+ * Revokes every token of an (account, client) pair (refresh tokens, access tokens, codes not yet
+ * exchanged, the grant record) and drops that client's keys from this process's key cache: a
+ * revoked access token is refused at once here and within KEY_CACHE_TTL_MS on every other node,
+ * as any revoked key. Whatever it ended goes to the account's audit log as `oauth.grant_revoked`.
  */
-export async function revokePair(ctx: ServiceContext, accountId: string, clientId: string): Promise<void> {
+export async function revokePair(
+  ctx: ServiceContext,
+  accountId: string,
+  clientId: string,
+  by: { actor: AuditActor; reason: GrantRevocationReason },
+): Promise<GrantRevocation> {
   const r = await oauthStore(ctx).revokeGrant(accountId, clientId, ctx.now())
   for (const k of await ctx.accounts.listKeys(accountId)) if (k.clientId === clientId) forgetKey(ctx, k.id)
+  const counts = {
+    access_tokens: r.accessTokens,
+    refresh_tokens: r.refreshTokens,
+    pending_codes: r.codes,
+  }
   ctx.log.info(
-    {
-      account_id: accountId,
-      client_id: clientId,
-      refresh_tokens: r.refreshTokens,
-      access_tokens: r.accessTokens,
-    },
+    { account_id: accountId, client_id: clientId, reason: by.reason, ...counts },
     'oauth grant revoked',
   )
+  // A second revocation of the same grant changed nothing: one audit entry per grant ended.
+  if (r.grant || r.accessTokens + r.refreshTokens + r.codes > 0) {
+    const client = await oauthStore(ctx).getClient(clientId)
+    await recordAudit(ctx, by.actor, 'oauth.grant_revoked', clientId, {
+      client_name: client?.clientName ?? null,
+      reason: by.reason,
+      ...counts,
+    })
+  }
+  return r
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { AuthorizationParams, ValidAuthorization } from './authorize.ts'
+import { ACCESS_TTL_S, REFRESH_TTL_MS } from './common.ts'
 
 /**
  * The sign-in, consent and error pages of the authorization endpoint: small, self-contained
@@ -74,7 +75,31 @@ export function signInPage(next: string, clientName: string | null, status = 200
   return render(status, 'Sign in', body, { script })
 }
 
-/** Signed in: what is asked, by whom, and where the answer goes; Approve or Deny. */
+const hours = ACCESS_TTL_S / 3600
+const days = REFRESH_TTL_MS / 86_400_000
+
+/**
+ * What an approval hands over, stated exactly: the access token is an API key of the account
+ * (`erm_user_live_…`), so it passes every operation that accepts the account's own keys, and
+ * none that needs a signed-in session.
+ */
+const GRANT_TERMS =
+  '<p>If you approve, it gets an access token that acts for your account. With it, it can:</p><ul>' +
+  '<li><strong>spend your prepaid balance</strong>: call every analytics endpoint and MCP tool (risk ' +
+  'metrics, decompositions, returns, rankings, correlations, fundamentals, portfolio snapshots, chat), ' +
+  'each billed to your account (within your monthly spend cap, if you set one);</li>' +
+  '<li><strong>read your account data</strong>: balance, invoices, usage, ledger, settings, the audit log ' +
+  '(with its e-mail and IP addresses) and the list of your API keys (names and prefixes, never the keys);</li>' +
+  '<li><strong>read your brokerage holdings</strong>, if you linked a brokerage account (Plaid): accounts, ' +
+  'balances and positions, 0.02 USD a call;</li>' +
+  '<li>create a top-up payment link (Stripe Checkout), which only you can pay.</li></ul>' +
+  '<p>It cannot create, change or revoke API keys, change your settings or spend cap, manage webhooks, ' +
+  'link or unlink brokerage accounts, pay a top-up, or sign in to your dashboard.</p>' +
+  `<p>Each access token lasts ${hours} hour; the application renews it with a refresh token, which ` +
+  `lapses after ${days} days without a renewal. So access lasts until you revoke it: in the ` +
+  '<a href="/app#/keys">dashboard</a>, Keys page, under <em>Connected agents</em>.</p>'
+
+/** Signed in: what is asked, by whom, what it allows, and where the answer goes; Approve or Deny. */
 export function consentPage(
   r: ValidAuthorization,
   params: AuthorizationParams,
@@ -88,9 +113,9 @@ export function consentPage(
     .join('')
   const body =
     `<p><strong>${escapeHtml(r.client.clientName)}</strong> wants to use erm3 as <strong>${escapeHtml(email)}</strong>.</p>` +
-    `<p>It will receive an access token that calls the API on your account; calls are billed to your prepaid balance. ` +
-    `Scope: <code>${escapeHtml(r.scope)}</code>.</p>` +
-    `<p class="muted">After your answer you return to <strong>${escapeHtml(target.host)}</strong>. ` +
+    GRANT_TERMS +
+    `<p class="muted">Scope: <code>${escapeHtml(r.scope)}</code>. ` +
+    `After your answer you return to <strong>${escapeHtml(target.host)}</strong>. ` +
     `Approve only if you started this from that application.</p>` +
     `<form method="post" action="/oauth/authorize">${hidden}` +
     `<button type="submit" name="decision" value="approve">Approve</button>` +

@@ -1,5 +1,6 @@
 import { parseApiKey } from '../../contract/api-key.ts'
 import { newId } from '../../platform/ids.ts'
+import { clientActor, recordAudit } from '../account/audit.ts'
 import type { ServiceContext } from '../context.ts'
 import { forgetKey, hashKey, issueKey } from '../identity/keys.ts'
 import {
@@ -70,15 +71,20 @@ async function issueTokens(
   }
 }
 
-export async function exchangeToken(ctx: ServiceContext, r: TokenRequest): Promise<TokenResponse> {
+/** `ip`: the client's address, for the audit entry of a grant the request ends (a replay). */
+export async function exchangeToken(
+  ctx: ServiceContext,
+  r: TokenRequest,
+  ip: string | null,
+): Promise<TokenResponse> {
   required(r, ['grant_type'])
-  if (r.grant_type === 'authorization_code') return exchangeCode(ctx, r)
-  if (r.grant_type === 'refresh_token') return refresh(ctx, r)
+  if (r.grant_type === 'authorization_code') return exchangeCode(ctx, r, ip)
+  if (r.grant_type === 'refresh_token') return refresh(ctx, r, ip)
   // client_credentials included: servers and CLI tools use API keys (spec §5).
   throw oauthError('unsupported_grant_type', `grant_type ${r.grant_type} is not supported`)
 }
 
-async function exchangeCode(ctx: ServiceContext, r: TokenRequest): Promise<TokenResponse> {
+async function exchangeCode(ctx: ServiceContext, r: TokenRequest, ip: string | null): Promise<TokenResponse> {
   required(r, ['code', 'redirect_uri', 'client_id', 'code_verifier'])
   const { code, redirect_uri, client_id, code_verifier } = r as Required<TokenRequest>
   const clientName = await knownClient(ctx, client_id)
@@ -86,7 +92,11 @@ async function exchangeCode(ctx: ServiceContext, r: TokenRequest): Promise<Token
   const used = await oauthStore(ctx).consumeCode(secretHash(code), now)
   if (used.status === 'reused') {
     // RFC 6749 §4.1.2: a code seen twice was stolen or replayed; revoke what it issued.
-    await revokePair(ctx, used.code.accountId, used.code.clientId)
+    const { accountId, clientId } = used.code
+    await revokePair(ctx, accountId, clientId, {
+      actor: clientActor(accountId, clientId, ip),
+      reason: 'code_reused',
+    })
     throw oauthError('invalid_grant', 'The authorization code was already used; its tokens are revoked')
   }
   if (used.status !== 'ok') throw oauthError('invalid_grant', 'The authorization code is invalid or expired')
@@ -114,7 +124,7 @@ async function exchangeCode(ctx: ServiceContext, r: TokenRequest): Promise<Token
   )
 }
 
-async function refresh(ctx: ServiceContext, r: TokenRequest): Promise<TokenResponse> {
+async function refresh(ctx: ServiceContext, r: TokenRequest, ip: string | null): Promise<TokenResponse> {
   required(r, ['refresh_token', 'client_id'])
   const { refresh_token, client_id } = r as Required<TokenRequest>
   const clientName = await knownClient(ctx, client_id)
@@ -128,7 +138,11 @@ async function refresh(ctx: ServiceContext, r: TokenRequest): Promise<TokenRespo
   )
   if (rotated.status === 'replayed') {
     // Spec §5: a rotated token came back, so two parties hold the family: revoke the whole pair.
-    await revokePair(ctx, rotated.previous.accountId, rotated.previous.clientId)
+    const { accountId, clientId } = rotated.previous
+    await revokePair(ctx, accountId, clientId, {
+      actor: clientActor(accountId, clientId, ip),
+      reason: 'refresh_token_replayed',
+    })
     throw oauthError(
       'invalid_grant',
       'The refresh token was already used; every token of this grant is revoked',
@@ -142,9 +156,14 @@ async function refresh(ctx: ServiceContext, r: TokenRequest): Promise<TokenRespo
 
 /**
  * RFC 7009. The token's format decides its kind (the hint is only a hint). Unknown tokens, and
- * keys not issued by OAuth (no client), are left alone and still answered 200.
+ * keys not issued by OAuth (no client), are left alone and still answered 200. Each revocation
+ * that ends something is in the account's audit log, the client as its actor (from `ip`).
  */
-export async function revokeToken(ctx: ServiceContext, token: string | undefined): Promise<void> {
+export async function revokeToken(
+  ctx: ServiceContext,
+  token: string | undefined,
+  ip: string | null,
+): Promise<void> {
   if (!token) throw oauthError('invalid_request', 'Missing parameter: token')
   const now = ctx.now()
   if (parseApiKey(token)) {
@@ -152,10 +171,19 @@ export async function revokeToken(ctx: ServiceContext, token: string | undefined
     if (!key || key.clientId === null) return
     await ctx.accounts.revokeKey(key.id, now)
     forgetKey(ctx, key.id)
+    if (key.revokedAt === null)
+      await recordAudit(ctx, clientActor(key.accountId, key.clientId, ip), 'oauth.token_revoked', key.id, {
+        client_id: key.clientId,
+        prefix: key.prefix,
+      })
     return
   }
   if (!token.startsWith(REFRESH_PREFIX)) return
   const revoked = await oauthStore(ctx).revokeRefreshToken(secretHash(token), now)
   // RFC 7009 §2.1: the access tokens of the grant go with its refresh token.
-  if (revoked) await revokePair(ctx, revoked.accountId, revoked.clientId)
+  if (revoked)
+    await revokePair(ctx, revoked.accountId, revoked.clientId, {
+      actor: clientActor(revoked.accountId, revoked.clientId, ip),
+      reason: 'client_revoked',
+    })
 }

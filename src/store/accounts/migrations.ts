@@ -7,6 +7,7 @@
  * PostgreSQL; SQLite integers are 64-bit already).
  */
 
+import { oauthGrantTables } from '../oauth/schema.ts'
 import { paymentTables } from './payments-schema.ts'
 import { plaidTables } from './plaid-schema.ts'
 import { webhookTables } from './webhooks-schema.ts'
@@ -176,6 +177,12 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'plaid items: linked brokerage connections, access tokens encrypted',
     sqlite: plaidTables('INTEGER'),
     postgres: plaidTables('BIGINT'),
+  },
+  {
+    version: 8,
+    name: 'oauth grants: first approval, approved redirect URI, revocation',
+    sqlite: oauthGrantTables('INTEGER'),
+    postgres: oauthGrantTables('BIGINT'),
   },
 ]
 

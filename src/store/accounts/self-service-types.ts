@@ -50,16 +50,17 @@ export interface AccountSettings {
   monthSpentMicros: number
 }
 
-export type ActorType = 'session' | 'key' | 'operator'
+/** `client`: an OAuth client, acting through the token or revocation endpoint (id: its client_id). */
+export type ActorType = 'session' | 'key' | 'operator' | 'client'
 
 export interface AuditEntry {
   id: string
   accountId: string
   createdAt: number
   actorType: ActorType
-  /** The key id, the session's e-mail address, or the operator's name. */
+  /** The key id, the session's e-mail address, the operator's name, or an OAuth client id. */
   actorId: string
-  /** e.g. key.created, key.renamed, key.rotated, key.revoked, spend_cap.set */
+  /** e.g. key.created, key.revoked, spend_cap.set, oauth.approved, oauth.grant_revoked */
   action: string
   /** What was changed (a key id), if anything in particular. */
   target: string | null

@@ -10,16 +10,20 @@
  */
 import type pg from 'pg'
 import {
+  approvalUpsert,
   CLIENT_COLUMNS,
   type ClientRow,
   CODE_COLUMNS,
   type CodeRow,
   classifyCode,
   classifyRotation,
+  type GrantRow,
+  grantsQuery,
   REFRESH_COLUMNS,
   type RefreshRow,
   toClient,
   toCode,
+  toGrants,
   toRefresh,
 } from './rows.ts'
 import type { OAuthStore, Rotation } from './types.ts'
@@ -29,6 +33,8 @@ export type Tx = <T>(fn: (c: pg.PoolClient) => Promise<T>) => Promise<T>
 
 const LOCK_GRANT = 'SELECT pg_advisory_xact_lock(hashtext($1))'
 const grantKey = (accountId: string, clientId: string) => `erm3.oauth.grant:${accountId}:${clientId}`
+const APPROVE = approvalUpsert('$1', '$2', '$3', '$4', '$5')
+const GRANTS = grantsQuery({ account: '$1', now: '$2' })
 
 /** `pool` must parse BIGINT as numbers (the account store's pool does). */
 export function createPostgresOAuthStore(pool: pg.Pool, tx: Tx): OAuthStore {
@@ -50,6 +56,13 @@ export function createPostgresOAuthStore(pool: pg.Pool, tx: Tx): OAuthStore {
         'oauth_client',
       )
       return r ? toClient(r) : null
+    },
+
+    async recordApproval(a) {
+      await q(APPROVE, [a.accountId, a.clientId, a.at, a.redirectUri, a.scope])
+    },
+    async listGrants(accountId, now) {
+      return toGrants(await q<GrantRow>(GRANTS, [accountId, now], 'oauth_grants_list'))
     },
 
     async createCode(c) {
@@ -131,7 +144,21 @@ export function createPostgresOAuthStore(pool: pg.Pool, tx: Tx): OAuthStore {
           'UPDATE api_keys SET revoked_at = $3 WHERE account_id = $1 AND client_id = $2 AND revoked_at IS NULL',
           [accountId, clientId, now],
         )
-        return { refreshTokens: tokens.rowCount ?? 0, accessTokens: keys.rowCount ?? 0 }
+        const codes = await c.query(
+          `UPDATE oauth_codes SET expires_at = $3
+           WHERE account_id = $1 AND client_id = $2 AND used_at IS NULL AND expires_at > $3`,
+          [accountId, clientId, now],
+        )
+        const grant = await c.query(
+          'UPDATE oauth_grants SET revoked_at = $3 WHERE account_id = $1 AND client_id = $2 AND revoked_at IS NULL',
+          [accountId, clientId, now],
+        )
+        return {
+          refreshTokens: tokens.rowCount ?? 0,
+          accessTokens: keys.rowCount ?? 0,
+          codes: codes.rowCount ?? 0,
+          grant: (grant.rowCount ?? 0) > 0,
+        }
       })
     },
   }

@@ -3,7 +3,7 @@
  * mapping to the interface types, and the classification both implementations apply when a
  * conditional UPDATE matched nothing.
  */
-import type { AuthCode, CodeConsumption, OAuthClient, RefreshToken, Rotation } from './types.ts'
+import type { AuthCode, CodeConsumption, OAuthClient, OAuthGrant, RefreshToken, Rotation } from './types.ts'
 
 export interface ClientRow {
   client_id: string
@@ -42,13 +42,22 @@ export const CODE_COLUMNS =
 export const REFRESH_COLUMNS =
   'hash, family_id, client_id, account_id, scope, created_at, expires_at, rotated_at, revoked_at'
 
-export function toClient(r: ClientRow): OAuthClient {
-  const uris: unknown = JSON.parse(r.redirect_uris)
+function redirectUrisOf(clientId: string, raw: string): string[] {
+  const uris: unknown = JSON.parse(raw)
   // The column is ours, but a hand-edited row must fail loudly rather than authorise a bad URI.
   if (!Array.isArray(uris) || !uris.every((u) => typeof u === 'string')) {
-    throw new TypeError(`oauth_clients.redirect_uris of ${r.client_id} is not a JSON string array`)
+    throw new TypeError(`oauth_clients.redirect_uris of ${clientId} is not a JSON string array`)
   }
-  return { clientId: r.client_id, clientName: r.client_name, redirectUris: uris, createdAt: r.created_at }
+  return uris
+}
+
+export function toClient(r: ClientRow): OAuthClient {
+  return {
+    clientId: r.client_id,
+    clientName: r.client_name,
+    redirectUris: redirectUrisOf(r.client_id, r.redirect_uris),
+    createdAt: r.created_at,
+  }
 }
 
 export function toCode(r: CodeRow): AuthCode {
@@ -101,4 +110,109 @@ export function classifyRotation(r: RefreshRow | undefined, clientId: string, no
   if (r.expires_at <= now) return { status: 'expired' }
   // Unreachable when called after a failed conditional UPDATE under a lock; kept total for safety.
   throw new Error(`refresh token of ${r.account_id} is active but could not be rotated`)
+}
+
+/**
+ * Records a consent (see OAuthStore.recordApproval); placeholders: account, client, at
+ * (used twice), redirect URI, scope. The same statement in both dialects (ON CONFLICT … DO UPDATE).
+ */
+export function approvalUpsert(account: string, client: string, at: string, uri: string, scope: string) {
+  return `INSERT INTO oauth_grants (account_id, client_id, created_at, approved_at, redirect_uri, scope, revoked_at)
+    VALUES (${account}, ${client}, ${at}, ${at}, ${uri}, ${scope}, NULL)
+    ON CONFLICT (account_id, client_id) DO UPDATE SET
+      created_at = CASE WHEN oauth_grants.revoked_at IS NULL THEN oauth_grants.created_at ELSE excluded.created_at END,
+      approved_at = excluded.approved_at, redirect_uri = excluded.redirect_uri, scope = excluded.scope,
+      revoked_at = NULL`
+}
+
+/** One row of the grant list query (aggregates may arrive as strings or numerics from pg). */
+export interface GrantRow {
+  client_id: string
+  client_name: string | null
+  redirect_uris: string | null
+  granted_at: number | string | null
+  approved_at: number | string | null
+  redirect_uri: string | null
+  scope: string | null
+  revoked_at: number | string | null
+  refresh_live: number | string
+  refresh_first: number | string | null
+  refreshed_at: number | string | null
+  access_live: number | string
+  access_first: number | string | null
+  used_at: number | string | null
+  code_live: number | string
+  code_first: number | string | null
+}
+
+/**
+ * The grant list of one account: per client it was ever granted to, the grant record and what its
+ * tokens say (live counts, the oldest unrevoked one, the last use and refresh). The pairs come
+ * from the tokens as well as the records, so a token without a record is still listed.
+ * `p` names the dialect's placeholders of the account id and of now.
+ */
+export function grantsQuery(p: { account: string; now: string }): string {
+  const liveRefresh = `rotated_at IS NULL AND revoked_at IS NULL AND expires_at > ${p.now}`
+  const liveKey = `revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${p.now})`
+  return `WITH
+  g AS (SELECT client_id, created_at, approved_at, redirect_uri, scope, revoked_at
+        FROM oauth_grants WHERE account_id = ${p.account}),
+  rt AS (SELECT client_id, SUM(CASE WHEN ${liveRefresh} THEN 1 ELSE 0 END) AS live,
+           MIN(CASE WHEN revoked_at IS NULL THEN created_at END) AS first_at, MAX(rotated_at) AS refreshed_at
+         FROM oauth_refresh_tokens WHERE account_id = ${p.account} GROUP BY client_id),
+  ak AS (SELECT client_id, SUM(CASE WHEN ${liveKey} THEN 1 ELSE 0 END) AS live,
+           MIN(CASE WHEN revoked_at IS NULL THEN created_at END) AS first_at, MAX(last_used_at) AS used_at
+         FROM api_keys WHERE account_id = ${p.account} AND client_id IS NOT NULL GROUP BY client_id),
+  oc AS (SELECT client_id, COUNT(*) AS live, MIN(created_at) AS first_at
+         FROM oauth_codes WHERE account_id = ${p.account} AND used_at IS NULL AND expires_at > ${p.now}
+         GROUP BY client_id),
+  pairs AS (SELECT client_id FROM g UNION SELECT client_id FROM rt
+            UNION SELECT client_id FROM ak UNION SELECT client_id FROM oc)
+SELECT pairs.client_id, c.client_name, c.redirect_uris,
+  g.created_at AS granted_at, g.approved_at, g.redirect_uri, g.scope, g.revoked_at,
+  COALESCE(rt.live, 0) AS refresh_live, rt.first_at AS refresh_first, rt.refreshed_at,
+  COALESCE(ak.live, 0) AS access_live, ak.first_at AS access_first, ak.used_at,
+  COALESCE(oc.live, 0) AS code_live, oc.first_at AS code_first
+FROM pairs
+LEFT JOIN oauth_clients c ON c.client_id = pairs.client_id
+LEFT JOIN g ON g.client_id = pairs.client_id
+LEFT JOIN rt ON rt.client_id = pairs.client_id
+LEFT JOIN ak ON ak.client_id = pairs.client_id
+LEFT JOIN oc ON oc.client_id = pairs.client_id`
+}
+
+const num = (v: number | string | null): number | null => (v === null ? null : Number(v))
+const latest = (...xs: (number | null)[]): number | null =>
+  xs.reduce<number | null>((a, x) => (x === null ? a : a === null ? x : Math.max(a, x)), null)
+
+/** The listed grants of the query's rows (see OAuthGrant), newest first. */
+export function toGrants(rows: readonly GrantRow[]): OAuthGrant[] {
+  const out: OAuthGrant[] = []
+  for (const r of rows) {
+    const live = {
+      refreshTokens: Number(r.refresh_live),
+      accessTokens: Number(r.access_live),
+      codes: Number(r.code_live),
+    }
+    const recorded = r.granted_at !== null && r.revoked_at === null
+    if (!recorded && live.refreshTokens + live.accessTokens + live.codes === 0) continue
+    const firstToken = [num(r.refresh_first), num(r.access_first), num(r.code_first)].filter(
+      (x): x is number => x !== null,
+    )
+    const createdAt = recorded ? Number(r.granted_at) : Math.min(...firstToken)
+    // Use before this grant began belongs to an earlier, revoked one.
+    const lastUsedAt = [num(r.used_at), num(r.refreshed_at)].filter((x) => x !== null && x >= createdAt)
+    out.push({
+      clientId: r.client_id,
+      clientName: r.client_name,
+      redirectUris: r.redirect_uris === null ? [] : redirectUrisOf(r.client_id, r.redirect_uris),
+      approvedRedirectUri: recorded ? r.redirect_uri : null,
+      scope: recorded ? r.scope : null,
+      createdAt,
+      approvedAt: recorded ? num(r.approved_at) : null,
+      lastUsedAt: latest(...lastUsedAt),
+      live,
+    })
+  }
+  return out.sort((a, b) => b.createdAt - a.createdAt || a.clientId.localeCompare(b.clientId))
 }

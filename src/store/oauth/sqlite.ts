@@ -6,16 +6,20 @@
  */
 import type Database from 'better-sqlite3'
 import {
+  approvalUpsert,
   CLIENT_COLUMNS,
   type ClientRow,
   CODE_COLUMNS,
   type CodeRow,
   classifyCode,
   classifyRotation,
+  type GrantRow,
+  grantsQuery,
   REFRESH_COLUMNS,
   type RefreshRow,
   toClient,
   toCode,
+  toGrants,
   toRefresh,
 } from './rows.ts'
 import type { OAuthStore, Rotation } from './types.ts'
@@ -62,6 +66,17 @@ function prepare(db: Database.Database) {
     revokeGrantKeys: db.prepare<[number, string, string]>(
       'UPDATE api_keys SET revoked_at = ? WHERE account_id = ? AND client_id = ? AND revoked_at IS NULL',
     ),
+    expireGrantCodes: db.prepare<{ now: number; account: string; client: string }>(
+      `UPDATE oauth_codes SET expires_at = @now
+       WHERE account_id = @account AND client_id = @client AND used_at IS NULL AND expires_at > @now`,
+    ),
+    revokeGrantRecord: db.prepare<[number, string, string]>(
+      'UPDATE oauth_grants SET revoked_at = ? WHERE account_id = ? AND client_id = ? AND revoked_at IS NULL',
+    ),
+    recordApproval: db.prepare(approvalUpsert('@account', '@client', '@at', '@uri', '@scope')),
+    grants: db.prepare<{ account: string; now: number }, GrantRow>(
+      grantsQuery({ account: '@account', now: '@now' }),
+    ),
   }
 }
 
@@ -82,6 +97,19 @@ export function createSqliteOAuthStore(db: Database.Database): OAuthStore {
     async getClient(clientId) {
       const r = s().client.get(clientId)
       return r ? toClient(r) : null
+    },
+
+    async recordApproval(a) {
+      s().recordApproval.run({
+        account: a.accountId,
+        client: a.clientId,
+        at: a.at,
+        uri: a.redirectUri,
+        scope: a.scope,
+      })
+    },
+    async listGrants(accountId, now) {
+      return toGrants(s().grants.all({ account: accountId, now }))
     },
 
     async createCode(c) {
@@ -138,6 +166,8 @@ export function createSqliteOAuthStore(db: Database.Database): OAuthStore {
         .transaction(() => ({
           refreshTokens: s().revokeGrantRefresh.run(now, accountId, clientId).changes,
           accessTokens: s().revokeGrantKeys.run(now, accountId, clientId).changes,
+          codes: s().expireGrantCodes.run({ now, account: accountId, client: clientId }).changes,
+          grant: s().revokeGrantRecord.run(now, accountId, clientId).changes > 0,
         }))
         .immediate()
     },

@@ -51,9 +51,58 @@ export type Rotation =
   | { status: 'replayed'; previous: RefreshToken }
   | { status: 'expired' | 'revoked' | 'unknown' | 'wrong_client' }
 
+/** What a user approved, recorded at consent (the grant of an account to a client). */
+export interface Approval {
+  accountId: string
+  clientId: string
+  redirectUri: string
+  scope: string
+  at: number
+}
+
+/**
+ * A grant as its account sees it: listed while it is not revoked, or while any token of the pair
+ * still works (so no working token is ever unlisted).
+ */
+export interface OAuthGrant {
+  clientId: string
+  /** Null only if the client row is missing (never, short of a hand-edited database). */
+  clientName: string | null
+  redirectUris: string[]
+  /** The redirect URI of the latest approval; null for grants recorded before approvals were. */
+  approvedRedirectUri: string | null
+  /** The approved scope; null without a record. */
+  scope: string | null
+  /** The first approval of the grant (without a record of it: its oldest unrevoked token). */
+  createdAt: number
+  /** The latest approval; null without a record. */
+  approvedAt: number | null
+  /** The latest call with one of its access tokens or refresh of its tokens, since `createdAt`. */
+  lastUsedAt: number | null
+  /** Tokens of the grant that work now: refresh tokens, access tokens, codes not yet exchanged. */
+  live: { refreshTokens: number; accessTokens: number; codes: number }
+}
+
+export interface GrantRevocation {
+  refreshTokens: number
+  accessTokens: number
+  /** Codes approved but not yet exchanged, now expired. */
+  codes: number
+  /** Whether a recorded, unrevoked grant was marked revoked. */
+  grant: boolean
+}
+
 export interface OAuthStore {
   registerClient(client: OAuthClient): Promise<OAuthClient>
   getClient(clientId: string): Promise<OAuthClient | null>
+
+  /**
+   * Records a consent: a new grant of the pair (a revoked one starts again, dated `at`), or the
+   * latest approval of the unrevoked one (its first approval kept).
+   */
+  recordApproval(approval: Approval): Promise<void>
+  /** The account's grants (see OAuthGrant), newest first. */
+  listGrants(accountId: string, now: number): Promise<OAuthGrant[]>
 
   createCode(code: AuthCode): Promise<void>
   /** Marks the code used (atomically: of two concurrent consumers exactly one gets 'ok'). */
@@ -73,12 +122,9 @@ export interface OAuthStore {
   /** Revokes one refresh token (RFC 7009); unknown hashes are ignored. Returns its family, if any. */
   revokeRefreshToken(hash: string, now: number): Promise<RefreshToken | null>
   /**
-   * Revokes every refresh token of the (account, client) pair and every API key issued to that
-   * client for that account (access tokens). Returns how many of each were revoked.
+   * Revokes the (account, client) pair in one transaction: every refresh token, every API key
+   * issued to that client for that account (access tokens), the codes not yet exchanged (expired
+   * now) and the grant record. Returns how many of each were revoked.
    */
-  revokeGrant(
-    accountId: string,
-    clientId: string,
-    now: number,
-  ): Promise<{ refreshTokens: number; accessTokens: number }>
+  revokeGrant(accountId: string, clientId: string, now: number): Promise<GrantRevocation>
 }

@@ -1,8 +1,12 @@
 import type { ResponseOf } from '../../contract/client.ts'
 import { call } from '../api.ts'
 import { el, errorMessage, message, rowAction, table } from '../dom.ts'
+import { activitySection, agentsSection } from './agents.ts'
 
-/** API keys: list, create (shown once, with copy and ready-to-paste snippets), rename, rotate, revoke. */
+/**
+ * API keys: list, create (shown once, with copy and ready-to-paste snippets), rename, rotate,
+ * revoke; then the connected agents (OAuth grants) and the account's recent activity.
+ */
 
 type Keys = ResponseOf<'listAccountKeys'>
 type Key = Keys['keys'][number]
@@ -73,7 +77,10 @@ export async function keysPage(root: HTMLElement): Promise<void> {
     }
   })
   const list = el('div', { id: 'key-list' })
+  const activity = activitySection()
   async function render(keys?: Key[]): Promise<void> {
+    // After a change (no keys given) its audit entry shows at once.
+    if (!keys) void activity.render().catch((e) => out.replaceChildren(errorMessage(e)))
     const all = keys ?? (await call<Keys>('/account/keys')).data.keys
     const t = table(
       ['Name', 'Prefix', 'Env', 'Status', 'Created', 'Last used', 'Expires', 'Actions'],
@@ -124,6 +131,7 @@ export async function keysPage(root: HTMLElement): Promise<void> {
     })
     list.replaceChildren(t)
   }
-  await render(r.data.keys)
-  root.append(form, out, list)
+  const agents = agentsSection(activity.render)
+  await Promise.all([render(r.data.keys), agents.render(), activity.render()])
+  root.append(form, out, list, agents.section, activity.section)
 }
