@@ -3,6 +3,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import { parseApiKey } from '../../src/contract/api-key.ts'
 import { hashKey } from '../../src/services/identity/keys.ts'
+import { encodeBody } from '../helpers/oauth-browser.ts'
 import { backendsAvailable, type DbKind, startTestApp, type TestApp } from '../helpers/test-app.ts'
 
 /**
@@ -49,14 +50,8 @@ function suite(db: DbKind) {
       } = {},
     ): Promise<Res> {
       const headers: Record<string, string> = { ...o.headers }
-      let payload: string | undefined
-      if (o.json !== undefined) {
-        headers['content-type'] = 'application/json'
-        payload = JSON.stringify(o.json)
-      } else if (o.form) {
-        headers['content-type'] = 'application/x-www-form-urlencoded'
-        payload = new URLSearchParams(o.form).toString()
-      }
+      const { contentType, payload } = encodeBody(o)
+      if (contentType) headers['content-type'] = contentType
       const r = await t.app.fastify.inject({
         method,
         url,
@@ -100,7 +95,9 @@ function suite(db: DbKind) {
       assert.equal(sent.status, 202, sent.body)
       const mail = t.outbox().filter((m) => m.to === email)
       const link = new URL((mail[mail.length - 1]?.text ?? '').match(/https?:\/\/\S+/)?.[0] ?? '')
-      const cb = await call('GET', `${link.pathname}${link.search}`)
+      // The same browser: it sends back the state cookie its sign-in request was given.
+      const state = (sent.headers['set-cookie'] ?? '').split(';')[0] as string
+      const cb = await call('GET', `${link.pathname}${link.search}`, { headers: { cookie: state } })
       assert.equal(cb.status, 303, cb.body)
       assert.equal(cb.headers.location, next)
       return (cb.headers['set-cookie'] ?? '').split(';')[0] as string
