@@ -286,7 +286,7 @@ for (const backends of BACKEND_PAIRS) {
         const link = linkPath(mailed(email))
         // The attacker's own copy of the confirmation page (his browser, his nonce).
         const fields = hiddenFields((await newBrowser().get(link)).body)
-        assert.ok(fields.token && fields.csrf_token)
+        assert.ok(fields.token && fields.csrf_token, 'the page carries the token and its CSRF token')
         const victim = newBrowser()
         const crossSite = await victim.post('/auth/callback', {
           form: fields,
@@ -297,7 +297,7 @@ for (const backends of BACKEND_PAIRS) {
         assert.equal(victim.cookie('erm3_session'), null)
         // Without any site header, and with the victim's own page nonce: another page's token is refused.
         await victim.get(link)
-        assert.ok(victim.cookie('erm3_confirm'))
+        assert.ok(victim.cookie('erm3_confirm'), 'the page set its nonce')
         const foreign = await victim.post('/auth/callback', { form: fields })
         assert.equal(foreign.status, 403, foreign.body)
         const none = await victim.post('/auth/callback', { form: { token: fields.token as string } })
@@ -350,7 +350,7 @@ for (const backends of BACKEND_PAIRS) {
         })
         assert.equal(done.status, 303, done.body)
         assert.equal(done.headers.location, '/app#/keys')
-        assert.ok(phone.cookie('erm3_session'))
+        assert.ok(phone.cookie('erm3_session'), 'signed in')
         assert.equal(phone.cookie('erm3_confirm'), null, 'the nonce is cleared')
         assert.equal(JSON.parse((await dashboard(phone, 'GET', '/auth/session')).body).email, email)
         // Used once: the link and its token now answer 401.
@@ -434,7 +434,7 @@ for (const backends of BACKEND_PAIRS) {
           // The same link without the bad next still signs in.
           const ok = await b.get(link.path.replace(/&next=.*$/, ''))
           assert.equal(ok.status, 200, ok.body)
-          assert.ok(b.cookie('erm3_session'))
+          assert.ok(b.cookie('erm3_session'), 'signed in')
         }
       })
 
@@ -525,7 +525,7 @@ describe('safeNext (property)', () => {
       fc.property(fc.oneof(nextArbitrary, fc.string({ unit: 'grapheme' })), (next) => {
         const r = safeNext(next, PUBLIC_URL)
         if (next === '') return assert.equal(r, null)
-        assert.ok(r !== null)
+        assert.ok(r !== null, `${JSON.stringify(next)} → null`)
         assertSameOriginPath(r)
       }),
       { numRuns: 2000 },
@@ -664,7 +664,7 @@ describe('sign-in in Chromium', { skip: chromiumSkip ?? false }, () => {
     const { context: phone, page } = await openFromOtherSite(email, '/app#/keys')
     await page.getByRole('button', { name: `Sign in as ${email}` }).click()
     await page.waitForURL(`${origin}/app#/keys`)
-    assert.ok((await cookieNames(phone)).includes('erm3_session'))
+    assert.ok((await cookieNames(phone)).includes('erm3_session'), 'signed in')
     await page.locator('#who', { hasText: email }).waitFor()
     assert.deepEqual(escaped, [])
     await phone.close()

@@ -36,7 +36,8 @@ export const login = defineOperation({
   description:
     'A browser asking gets an HttpOnly `erm3_login` cookie (SameSite=Lax, 15 minutes) holding a random nonce, whose hash is ' +
     'stored with the link: the link signs in directly only in that browser. Opened anywhere else, it shows a page naming the ' +
-    'account that asks to confirm (see GET /auth/callback). A request sent by a browser from another site is refused (403).',
+    'account that asks to confirm (see GET /auth/callback). A request a browser sends from another site gets no cookie, so its ' +
+    'link always asks to confirm.',
   body: Type.Object(
     {
       email: Type.String({ format: 'email', maxLength: 254 }),
@@ -49,7 +50,7 @@ export const login = defineOperation({
     { status: Type.Literal('sent'), expires_in: Type.Integer(), detail: Type.String() },
     { $id: 'LoginResponse' },
   ),
-  errors: [400, 403, 415, 429],
+  errors: [400, 415, 429],
 })
 
 export const sessionResponseSchema = Type.Object(
