@@ -178,6 +178,17 @@ for (const backends of BACKEND_PAIRS) {
         })
         assert.equal(bearer.status, 401)
         assert.equal((bearer.json as { code: string }).code, 'REVOKED_KEY')
+        // Signed in again: the sign-out is in the account's audit log, naming the session it ended.
+        await signIn(b, email)
+        const audit = await dashboard(b, 'GET', '/account/audit')
+        const entries = (JSON.parse(audit.body) as { entries: { action: string; target: string | null }[] })
+          .entries
+        assert.deepEqual(
+          entries.map((e) => e.action),
+          ['session.signed_in', 'session.signed_out', 'session.signed_in'],
+        )
+        assert.equal(entries[1]?.target, entries[2]?.target)
+        assert.match(entries[1]?.target ?? '', /^ses_/)
       })
 
       test('sign out everywhere: every session of the account is refused, another account’s still works; audited', async () => {
