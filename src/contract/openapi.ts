@@ -83,10 +83,17 @@ function pricingOf(op: Operation): Json | undefined {
 }
 
 function operationObject(op: Operation, components: Record<string, unknown>): Json {
-  // A route serving files of several kinds (the reference page's assets) lists each type, comma-separated.
+  // A route serving files of several kinds (the reference page's assets) lists each type,
+  // comma-separated; JSON among them is the response schema (the sign-in link: JSON or a page).
   const okContent = op.contentType
     ? Object.fromEntries(
-        op.contentType.split(/,\s*/).map((t) => [t.split(';')[0] as string, { schema: { type: 'string' } }]),
+        op.contentType.split(/,\s*/).map((t) => {
+          const type = t.split(';')[0] as string
+          return [
+            type,
+            { schema: type === 'application/json' ? hoist(op.response, components) : { type: 'string' } },
+          ]
+        }),
       )
     : { 'application/json': { schema: hoist(op.response, components) } }
   const responses: Json = {

@@ -1,7 +1,16 @@
 import type { Operation } from './operation.ts'
 import { estimate, getBalance, getHealth, getInvoices, getPricing } from './ops/account.ts'
 import { ANALYTICS_OPS } from './ops/analytics.ts'
-import { getSession, login, loginCallback, logout, provision, provisionFree } from './ops/auth.ts'
+import {
+  confirmLogin,
+  getSession,
+  login,
+  loginCallback,
+  logout,
+  logoutAll,
+  provision,
+  provisionFree,
+} from './ops/auth.ts'
 import { BILLING_OPS } from './ops/billing.ts'
 import { CHAT_OPS } from './ops/chat.ts'
 import { CORRELATION_OPS } from './ops/correlation.ts'
@@ -38,10 +47,12 @@ export const OPS = {
   getInvoices,
   login,
   loginCallback,
+  confirmLogin,
   provision,
   provisionFree,
   getSession,
   logout,
+  logoutAll,
   ...BILLING_OPS,
   getMetrics,
   ...HISTORY_OPS,

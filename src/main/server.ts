@@ -50,7 +50,8 @@ export async function serve(
     }
     try {
       const p = await purgeExpiredSecrets(ctx)
-      if (p.loginTokens || p.codes || p.refreshTokens) log.info(p, 'expired one-time secrets deleted')
+      if (p.loginTokens || p.codes || p.refreshTokens || p.sessions)
+        log.info(p, 'expired one-time secrets and sessions deleted')
     } catch (e) {
       log.error({ err: (e as Error).message }, 'purge of expired secrets failed')
     }

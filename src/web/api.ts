@@ -106,9 +106,12 @@ export function data<T>(path: string, body?: unknown): Promise<Answer<T>> {
   return dataKey().then((key) => call<T>(path, { key, body }))
 }
 
-/** Sign out: revoke this page's explorer key, then clear the session cookies. */
-export async function signOut(): Promise<void> {
+/**
+ * Sign out: revoke this page's explorer key, then end the session on the server (its cookies are
+ * cleared). `everywhere` ends every session of the account: other browsers and devices too.
+ */
+export async function signOut(everywhere = false): Promise<void> {
   if (explorerKey) await call(`/account/keys/${explorerKey.id}`, { method: 'DELETE' }).catch(() => undefined)
   explorerKey = null
-  await call('/auth/logout', { method: 'POST' })
+  await call(everywhere ? '/auth/logout-all' : '/auth/logout', { method: 'POST' })
 }

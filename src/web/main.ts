@@ -66,18 +66,26 @@ async function route(): Promise<void> {
   main.focus()
 }
 
-/** Who is signed in, and the sign-out button (or a sign-in link). */
+/** Who is signed in, and the sign-out buttons (or a sign-in link). */
 async function who(): Promise<void> {
   const w = document.getElementById('who') as HTMLElement
   try {
     const s = await call<{ email: string }>('/auth/session')
-    const out = el('button', { type: 'button', class: 'secondary', id: 'sign-out', text: 'Sign out' })
-    out.addEventListener('click', async () => {
-      await signOut()
-      location.hash = '#/signin'
-      await who()
-    })
-    w.replaceChildren(`${s.data.email} `, out)
+    const button = (id: string, text: string, everywhere: boolean) => {
+      const b = el('button', { type: 'button', class: 'secondary', id, text })
+      b.addEventListener('click', async () => {
+        await signOut(everywhere)
+        location.hash = '#/signin'
+        await who()
+      })
+      return b
+    }
+    w.replaceChildren(
+      `${s.data.email} `,
+      button('sign-out', 'Sign out', false),
+      ' ',
+      button('sign-out-everywhere', 'Sign out everywhere', true),
+    )
   } catch {
     w.replaceChildren(el('a', { href: '#/signin', text: 'Sign in' }))
   }

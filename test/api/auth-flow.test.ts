@@ -18,20 +18,46 @@ describe('passwordless sign-in and provisioning', () => {
     return new URL(url)
   }
 
+  /** The `erm3_login` cookie a sign-in request set (the asking browser's nonce). */
+  const stateCookie = (headers: Record<string, string>) => {
+    const m = /erm3_login=([^;]+)/.exec(headers['set-cookie'] ?? '')
+    assert.ok(m, `no erm3_login cookie in ${headers['set-cookie']}`)
+    return `erm3_login=${m[1]}`
+  }
+
+  /** A program without a cookie jar: the link's token posted as JSON answers the session. */
+  const signInByToken = async (email: string) => {
+    await t.client.call('login', { body: { email } })
+    const token = linkFor(email).searchParams.get('token') as string
+    return (await t.client.call('confirmLogin', { body: { token } })).ok()
+  }
+
   test('login link → session cookie + JWT → provision a live and a test key → the key works', async () => {
     const sent = await t.client.call('login', { body: { email: 'Ada@Example.com' } })
     assert.equal(sent.status, 202, sent.text)
+    assert.match(sent.headers['set-cookie'] ?? '', /erm3_login=[^;]+;.*Path=\/auth;.*HttpOnly.*SameSite=Lax/i)
     const link = linkFor('ada@example.com')
     assert.equal(link.origin, 'http://erm3.test')
-    const cb = await t.transport({ method: 'GET', url: `${link.pathname}${link.search}`, headers: {} })
+    // A client that kept the cookie of its sign-in request follows the link directly.
+    const cb = await t.transport({
+      method: 'GET',
+      url: `${link.pathname}${link.search}`,
+      headers: { cookie: stateCookie(sent.headers) },
+    })
     assert.equal(cb.status, 200, cb.body)
     assert.match(cb.headers['set-cookie'] ?? '', /erm3_session=.*HttpOnly.*SameSite=Lax/i)
     assert.equal(cb.headers['cache-control'], 'no-store')
     const session = JSON.parse(cb.body) as { session_jwt: string; account_id: string; email: string }
     assert.equal(session.email, 'ada@example.com')
     // The link works once.
-    const replay = await t.transport({ method: 'GET', url: `${link.pathname}${link.search}`, headers: {} })
+    const replay = await t.transport({
+      method: 'GET',
+      url: `${link.pathname}${link.search}`,
+      headers: { cookie: stateCookie(sent.headers) },
+    })
     assert.equal(replay.status, 401)
+    const token = link.searchParams.get('token') as string
+    assert.equal((await t.client.call('confirmLogin', { body: { token } })).status, 401)
     const live = await t.client.call('provision', {
       key: session.session_jwt,
       body: { environment: 'live', name: 'agent' },
@@ -49,9 +75,13 @@ describe('passwordless sign-in and provisioning', () => {
     assert.equal(bal.balance_usd, 0)
     assert.equal(bal.status.can_make_requests, false)
     // Signing in again reaches the same account; the cookie alone also authorises provisioning.
-    await t.client.call('login', { body: { email: 'ada@example.com' } })
+    const again = await t.client.call('login', { body: { email: 'ada@example.com' } })
     const l2 = linkFor('ada@example.com')
-    const cb2 = await t.transport({ method: 'GET', url: `${l2.pathname}${l2.search}`, headers: {} })
+    const cb2 = await t.transport({
+      method: 'GET',
+      url: `${l2.pathname}${l2.search}`,
+      headers: { cookie: stateCookie(again.headers) },
+    })
     assert.equal(JSON.parse(cb2.body).account_id, session.account_id)
     const setCookie = String(cb2.headers['set-cookie'] ?? '')
     const session2 = /erm3_session=([^;]+)/.exec(setCookie)?.[1] as string
@@ -90,11 +120,7 @@ describe('passwordless sign-in and provisioning', () => {
     const notSession = await t.client.call('provision', { key: apiKey, body: { environment: 'live' } })
     assert.equal(notSession.status, 401)
     assert.equal((notSession.json as { code: string }).code, 'INVALID_KEY')
-    await t.client.call('login', { body: { email: 'bob@example.com' } })
-    const link = linkFor('bob@example.com')
-    const s = JSON.parse(
-      (await t.transport({ method: 'GET', url: `${link.pathname}${link.search}`, headers: {} })).body,
-    )
+    const s = await signInByToken('bob@example.com')
     const bad = await t.client.call('provision', {
       key: s.session_jwt,
       body: { environment: 'prod' as 'live' },
@@ -133,14 +159,12 @@ describe('passwordless sign-in and provisioning', () => {
     try {
       const late = await t.transport({ method: 'GET', url: `${link.pathname}${link.search}`, headers: {} })
       assert.equal(late.status, 401)
+      const token = link.searchParams.get('token') as string
+      assert.equal((await t.client.call('confirmLogin', { body: { token } })).status, 401)
     } finally {
       t.clock.offsetMs = 0
     }
-    await t.client.call('login', { body: { email: 'cy@example.com' } })
-    const l2 = linkFor('cy@example.com')
-    const s = JSON.parse(
-      (await t.transport({ method: 'GET', url: `${l2.pathname}${l2.search}`, headers: {} })).body,
-    )
+    const s = await signInByToken('cy@example.com')
     t.clock.offsetMs = 13 * 3600_000
     try {
       const r = await t.client.call('provision', { key: s.session_jwt, body: { environment: 'live' } })
@@ -151,12 +175,18 @@ describe('passwordless sign-in and provisioning', () => {
     }
   })
 
-  test('login redirects only to same-site paths', async () => {
+  test('login redirects only to same-site paths (anything else continues to /app)', async () => {
     await t.client.call('login', { body: { email: 'dee@example.com', next: '//evil.example/x' } })
-    assert.equal(linkFor('dee@example.com').searchParams.get('next'), null)
-    await t.client.call('login', { body: { email: 'dee@example.com', next: '/oauth/authorize?x=1' } })
+    assert.equal(linkFor('dee@example.com').searchParams.get('next'), '/app')
+    const sent = await t.client.call('login', {
+      body: { email: 'dee@example.com', next: '/oauth/authorize?x=1' },
+    })
     const link = linkFor('dee@example.com')
-    const r = await t.transport({ method: 'GET', url: `${link.pathname}${link.search}`, headers: {} })
+    const r = await t.transport({
+      method: 'GET',
+      url: `${link.pathname}${link.search}`,
+      headers: { cookie: stateCookie(sent.headers) },
+    })
     assert.equal(r.status, 303)
     assert.equal(r.headers.location, '/oauth/authorize?x=1')
   })

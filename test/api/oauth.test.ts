@@ -86,7 +86,9 @@ function suite(db: DbKind) {
       assert.equal(sent.status, 202, sent.body)
       const mail = t.outbox().filter((m) => m.to === email)
       const link = new URL((mail[mail.length - 1]?.text ?? '').match(/https?:\/\/\S+/)?.[0] ?? '')
-      const cb = await call('GET', `${link.pathname}${link.search}`)
+      // The same browser: it sends back the state cookie its sign-in request was given.
+      const state = (sent.headers['set-cookie'] ?? '').split(';')[0] as string
+      const cb = await call('GET', `${link.pathname}${link.search}`, { headers: { cookie: state } })
       assert.equal(cb.status, 303, cb.body)
       assert.equal(cb.headers.location, next)
       return (cb.headers['set-cookie'] ?? '').split(';')[0] as string

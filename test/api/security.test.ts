@@ -216,6 +216,7 @@ const freshGrantClientId = async ({ t, accountId }: SessionCaseScope) => {
 const SESSION_CASES: SessionSecurityCase[] = [
   sessionCase({ op: 'getSession', input: async () => ({}) }),
   sessionCase({ op: 'logout', input: async () => ({}) }),
+  sessionCase({ op: 'logoutAll', input: async () => ({}) }),
   sessionCase({
     op: 'createAccountKey',
     input: async () => ({ body: { environment: 'live' as const } }),

@@ -47,8 +47,8 @@ const freshIp = () => `198.51.100.${(++ipSeq % 250) + 1}`
 
 /**
  * The shared security suite for session operations (the account's changes): only a valid session
- * of the account passes; no credential, a forged, malformed or expired session, and an API key
- * (keys may read, never change the account) each answer their documented 401; the address's rate
+ * of the account passes; no credential, a forged, malformed, expired or signed-out session, and an
+ * API key (keys may read, never change the account) each answer their documented 401; the address's rate
  * limit applies (429 with Retry-After); invalid input is a 4xx problem.
  */
 /** Extra configuration of the suite's app (e.g. Plaid), and a name suffix to tell suites apart. */
@@ -75,6 +75,13 @@ export function sessionSecuritySuite(
     after(() => t?.close())
 
     const session = () => signSession(t.ctx, { accountId, email })
+    // The CSRF token, computed here independently: HMAC-SHA256 keyed by the session JWT.
+    const csrfOf = (jwt: string) => createHmac('sha256', jwt).update('erm3-csrf-v1').digest('base64url')
+    /** The headers of a dashboard request: the session cookie, its CSRF cookie and header. */
+    const cookieOf = (jwt: string) => ({
+      cookie: `erm3_session=${jwt}; erm3_csrf=${csrfOf(jwt)}`,
+      'x-csrf-token': csrfOf(jwt),
+    })
     const call = async (
       c: SessionSecurityCase,
       credential: string | null,
@@ -128,28 +135,40 @@ export function sessionSecuritySuite(
           assert.match(r.headers['x-ratelimit-limit'] ?? '', /^\d+$/)
           assert.match(r.headers['x-ratelimit-remaining'] ?? '', /^\d+$/)
           assert.ok(Number(r.headers['x-ratelimit-reset']) > Date.now() / 1000 - 1)
-          const jwt = await session()
-          const method = OPS[c.op as keyof typeof OPS]?.method ?? 'GET'
-          // The CSRF token, computed here independently: HMAC-SHA256 keyed by the session JWT.
-          const csrf = createHmac('sha256', jwt).update('erm3-csrf-v1').digest('base64url')
-          const viaCookie = await call(c, null, undefined, {
-            cookie: `erm3_session=${jwt}; erm3_csrf=${csrf}`,
-            'x-csrf-token': csrf,
-          })
+          const viaCookie = await call(c, null, undefined, cookieOf(await session()))
           assert.ok(viaCookie.status < 300, viaCookie.text)
+          const method = OPS[c.op as keyof typeof OPS]?.method ?? 'GET'
           if (method !== 'GET') {
+            // A session of its own: the call above may have signed its session out (logout).
+            const jwt = await session()
             // The cookie alone (a cross-site form or fetch) cannot change anything.
             assertProblem(await call(c, null, undefined, { cookie: `erm3_session=${jwt}` }), 403, 'FORBIDDEN')
             // Nor can a token that belongs to another session (one an attacker could obtain).
             const other = await signSession(t.ctx, { accountId, email: `other-${email}` })
             assert.notEqual(other, jwt)
-            const foreign = createHmac('sha256', other).update('erm3-csrf-v1').digest('base64url')
+            const foreign = csrfOf(other)
             const r = await call(c, null, undefined, {
               cookie: `erm3_session=${jwt}; erm3_csrf=${foreign}`,
               'x-csrf-token': foreign,
             })
             assertProblem(r, 403, 'FORBIDDEN')
           }
+        })
+        test('a signed-out session → 401 REVOKED_KEY (bearer and cookie); after sign-out everywhere, every session', async () => {
+          const headers = () => ({ 'x-forwarded-for': freshIp() })
+          const jwt = await session()
+          const out = await t.client.call('logout', { key: jwt, headers: headers() })
+          assert.equal(out.status, 204, out.text)
+          assertProblem(await call(c, jwt), 401, 'REVOKED_KEY')
+          assertProblem(await call(c, null, undefined, cookieOf(jwt)), 401, 'REVOKED_KEY')
+          const [a, b] = [await session(), await session()]
+          const all = await t.client.call('logoutAll', { key: a, headers: headers() })
+          assert.equal(all.status, 200, all.text)
+          for (const gone of [a, b]) assertProblem(await call(c, gone), 401, 'REVOKED_KEY')
+          assertProblem(await call(c, null, undefined, cookieOf(b)), 401, 'REVOKED_KEY')
+          // A new sign-in works again.
+          const r = await call(c, await session())
+          assert.ok(r.status < 300, r.text)
         })
         test('over the address rate → 429 RATE_LIMITED with Retry-After (forged hops and /64 siblings too)', async () => {
           const ip = freshIp()

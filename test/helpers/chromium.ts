@@ -12,10 +12,11 @@ export const chromiumSkip = chromiumPath
   ? null
   : 'chromium is not installed (apt-get install -y chromium; .ci/run installs it)'
 
-export async function launchChromium(): Promise<Browser> {
+/** `args`: extra flags (e.g. `--host-resolver-rules` so no name outside loopback is ever looked up). */
+export async function launchChromium(args: string[] = []): Promise<Browser> {
   if (!chromiumPath) throw new Error(chromiumSkip ?? 'no chromium')
   return chromium.launch({
     executablePath: chromiumPath,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', ...args],
   })
 }

@@ -14,6 +14,20 @@ export async function freePort(): Promise<number> {
   })
 }
 
+/** A request body as JSON or as a form post: its Content-Type and bytes (none for neither). */
+export function encodeBody(o: { json?: unknown; form?: Record<string, string> }): {
+  contentType?: string
+  payload?: string
+} {
+  if (o.json !== undefined) return { contentType: 'application/json', payload: JSON.stringify(o.json) }
+  if (o.form)
+    return {
+      contentType: 'application/x-www-form-urlencoded',
+      payload: new URLSearchParams(o.form).toString(),
+    }
+  return {}
+}
+
 /** Hidden form fields of a page (the sign-in and consent forms), entities decoded. */
 export function hiddenFields(html: string): Record<string, string> {
   return Object.fromEntries(
@@ -93,14 +107,8 @@ export async function injectRequest(
   o: { headers?: Record<string, string>; json?: unknown; form?: Record<string, string>; ip: string },
 ): Promise<InjectAnswer> {
   const headers: Record<string, string> = { ...o.headers }
-  let payload: string | undefined
-  if (o.json !== undefined) {
-    headers['content-type'] = 'application/json'
-    payload = JSON.stringify(o.json)
-  } else if (o.form) {
-    headers['content-type'] = 'application/x-www-form-urlencoded'
-    payload = new URLSearchParams(o.form).toString()
-  }
+  const { contentType, payload } = encodeBody(o)
+  if (contentType) headers['content-type'] = contentType
   const r = await app.fastify.inject({
     method,
     url,

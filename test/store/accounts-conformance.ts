@@ -10,6 +10,7 @@ import { MIGRATIONS } from '../../src/store/accounts/migrations.ts'
 import type { AccountStore, NewApiKey } from '../../src/store/accounts/types.ts'
 import { type AccountStoreHarness, newAccount, T0 } from './accounts-herd.ts'
 import { moneyCases } from './accounts-money-cases.ts'
+import { sessionCases } from './accounts-sessions-cases.ts'
 
 export type { AccountStoreHarness }
 
@@ -161,5 +162,6 @@ export function accountStoreConformance(
     })
 
     moneyCases(() => store, h)
+    sessionCases(() => store, h)
   })
 }

@@ -87,15 +87,19 @@ describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
   }
 
   async function axe(name: string): Promise<void> {
+    await axeOn(page, name)
+  }
+
+  async function axeOn(on: Page, name: string): Promise<void> {
     // Evaluated through the DevTools protocol: the page's CSP still applies to the page itself.
-    const result = (await page.evaluate(`${AXE}; axe.run(document, { resultTypes: ['violations'] })`)) as {
+    const result = (await on.evaluate(`${AXE}; axe.run(document, { resultTypes: ['violations'] })`)) as {
       violations: { id: string; impact: string; nodes: { target: string[] }[] }[]
     }
     const found = result.violations.map(
       (v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
     )
     assert.deepEqual(found, [], `axe violations on ${name}`)
-    await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true })
+    await on.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true })
   }
 
   test('the first page: JavaScript ≤ 150 KB gzipped, served with a strict CSP', async () => {
@@ -447,10 +451,16 @@ describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
     await page.waitForSelector('#chart-cumulative canvas', { timeout: 30_000 })
     await page.locator('#who', { hasText: EMAIL }).waitFor()
     const keysBefore = (await t.ctx.accounts.listKeys(account)).filter((k) => k.revokedAt === null).length
+    const cookie = (await context.cookies()).find((c) => c.name === 'erm3_session')?.value
+    assert.ok(cookie)
     await page.click('#sign-out')
     await page.locator('#who a', { hasText: 'Sign in' }).waitFor()
     const names = (await context.cookies()).map((c) => c.name)
     assert.ok(!names.includes('erm3_session') && !names.includes('erm3_csrf'), names.join(','))
+    // The session ended on the server: a copy of the cookie kept from before is refused.
+    const replay = await fetch(`${origin}/auth/session`, { headers: { cookie: `erm3_session=${cookie}` } })
+    assert.equal(replay.status, 401)
+    assert.equal(((await replay.json()) as { code: string }).code, 'REVOKED_KEY')
     const keysAfter = (await t.ctx.accounts.listKeys(account)).filter((k) => k.revokedAt === null).length
     assert.equal(keysAfter, keysBefore - 1, 'the explorer key of the page is revoked')
     // Explorer keys expire with the browser session even when nobody signs out.
@@ -465,5 +475,46 @@ describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
     )
     await page.goto(`${origin}/app#/keys`)
     await page.waitForURL(/#\/signin/)
+  })
+
+  /** Asks for a sign-in link on this page's sign-in form; the link mailed. */
+  async function askForLink(): Promise<string> {
+    const before = t.outbox().filter((m) => m.to === EMAIL).length
+    await page.goto(`${origin}/app#/signin`)
+    await page.fill('#email', EMAIL)
+    await page.click('button[type=submit]')
+    await page.getByText('sign-in link is on its way').waitFor()
+    const mail = t.outbox().filter((m) => m.to === EMAIL)
+    assert.equal(mail.length, before + 1)
+    const link = mail.at(-1)?.text.match(/https?:\/\/\S+/)?.[0]
+    assert.ok(link)
+    return link
+  }
+
+  test('a link opened in another browser asks to confirm; sign out everywhere ends both browsers’ sessions', async () => {
+    // Asked for here, opened on "the phone" (another browser profile): it names the account first.
+    const link = await askForLink()
+    const phone = await browser.newContext()
+    const phonePage = await phone.newPage()
+    await phonePage.goto(link)
+    await phonePage.getByRole('heading', { name: `Sign in as ${EMAIL}?` }).waitFor()
+    assert.ok(!(await phone.cookies()).some((c) => c.name === 'erm3_session'), 'not signed in by opening it')
+    await axeOn(phonePage, 'signin-confirm')
+    await phonePage.getByRole('button', { name: `Sign in as ${EMAIL}` }).click()
+    await phonePage.waitForURL(/\/app#\/explorer$/)
+    await phonePage.locator('#who', { hasText: EMAIL }).waitFor()
+    // Signed in here again (the browser that asks follows its link directly), then everywhere out.
+    await page.goto(await askForLink())
+    assert.equal(new URL(page.url()).pathname, '/app')
+    await page.locator('#sign-out-everywhere').waitFor()
+    await axe('signed-in-controls')
+    await page.click('#sign-out-everywhere')
+    await page.locator('#who a', { hasText: 'Sign in' }).waitFor()
+    // The phone's session ended too: its next page asks to sign in.
+    await phonePage.goto(`${origin}/app#/keys`)
+    await phonePage.waitForURL(/#\/signin/)
+    await phone.close()
+    const audit = await t.ctx.accounts.selfService().audit(account, { from: 0, to: Date.now() + 1, limit: 1 })
+    assert.equal(audit[0]?.action, 'session.signed_out_everywhere')
   })
 })

@@ -39,7 +39,8 @@ function authorizationParams(raw: unknown): AuthorizationParams {
   return out
 }
 
-function sendPage(reply: FastifyReply, page: Page): FastifyReply {
+/** An HTML page of the sign-in and authorization flows: not cached, not framed, under its own CSP. */
+export function sendPage(reply: FastifyReply, page: Page): FastifyReply {
   return reply
     .code(page.status)
     .header('Content-Type', 'text/html; charset=utf-8')

@@ -6,6 +6,26 @@ import { IsoDateTime, Nullable } from '../schemas.ts'
 
 const environmentSchema = Type.Union([Type.Literal('live'), Type.Literal('test')])
 
+/**
+ * The characters a `next` may never hold (a 400, not a redirect): C0 controls, DEL, C1 controls,
+ * and the Unicode line and paragraph separators. A regular-expression character class body.
+ */
+export const CONTROL_CHARS = '\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029'
+
+const nextSchema = Type.String({
+  maxLength: 2000,
+  pattern: `^[^${CONTROL_CHARS}]*$`,
+  description:
+    'Same-origin path to continue to after sign-in (e.g. /app#/keys). Anything that is not a plain path of this ' +
+    'origin continues to /app instead; a control character (CR, LF, tab …) is a 400.',
+})
+
+const tokenSchema = Type.String({
+  minLength: 10,
+  maxLength: 200,
+  description: 'The token of the e-mailed link',
+})
+
 export const login = defineOperation({
   id: 'login',
   method: 'POST',
@@ -13,12 +33,15 @@ export const login = defineOperation({
   summary: 'E-mail a one-time sign-in link (valid 15 minutes, single use)',
   tags: ['auth'],
   auth: 'none',
+  description:
+    'A browser asking gets an HttpOnly `erm3_login` cookie (SameSite=Lax, 15 minutes) holding a random nonce, whose hash is ' +
+    'stored with the link: the link signs in directly only in that browser. Opened anywhere else, it shows a page naming the ' +
+    'account that asks to confirm (see GET /auth/callback). A request a browser sends from another site gets no cookie, so its ' +
+    'link always asks to confirm.',
   body: Type.Object(
     {
       email: Type.String({ format: 'email', maxLength: 254 }),
-      next: Type.Optional(
-        Type.String({ maxLength: 2000, description: 'Same-site path to continue to after sign-in' }),
-      ),
+      next: Type.Optional(nextSchema),
     },
     { additionalProperties: false },
   ),
@@ -48,19 +71,50 @@ export const loginCallback = defineOperation({
   method: 'GET',
   path: '/auth/callback',
   summary:
-    'Follow a sign-in link: sets the session cookie and returns the session JWT (or redirects to next)',
+    'Follow a sign-in link: in the browser that asked for it, signs in (session cookie; 303 to next, else the session JWT); elsewhere, a confirmation page',
+  description:
+    'In the browser that asked for the link (its `erm3_login` cookie matches the link) the link is used: the session and CSRF ' +
+    'cookies are set and the answer is a 303 to `next`, or the session JSON without one. Anywhere else — another browser, a mail ' +
+    'scanner, a link someone sent you — the link is NOT used: the answer is an HTML page naming the account ("Sign in as …?") ' +
+    'whose button posts to POST /auth/callback. Programs that did not keep the cookie post the token there as JSON instead.',
   tags: ['auth'],
   auth: 'none',
   querystring: Type.Object(
+    { token: tokenSchema, next: Type.Optional(nextSchema) },
+    { additionalProperties: false },
+  ),
+  status: 200,
+  response: sessionResponseSchema,
+  contentType: 'application/json, text/html; charset=utf-8',
+  errors: [400, 401],
+})
+
+export const confirmLogin = defineOperation({
+  id: 'confirmLogin',
+  method: 'POST',
+  path: '/auth/callback',
+  summary:
+    'Use a sign-in link’s token: the session JWT as JSON (programs), or the confirmation page’s form post (browsers)',
+  description:
+    'As JSON (`Content-Type: application/json`, `{"token"}`): answers the session JWT and sets no cookie. As the confirmation ' +
+    'page’s form post (form-encoded, with its `csrf_token`, bound to the page’s SameSite=Strict `erm3_confirm` cookie): sets ' +
+    'the session and CSRF cookies and answers a 303 to `next` (or /app). Either way the link is used once. A post a browser ' +
+    'sends from another site, or a form without a valid token, is refused (403) and the link stays usable.',
+  tags: ['auth'],
+  auth: 'none',
+  body: Type.Object(
     {
-      token: Type.String({ minLength: 10, maxLength: 200 }),
-      next: Type.Optional(Type.String({ maxLength: 2000 })),
+      token: tokenSchema,
+      next: Type.Optional(nextSchema),
+      csrf_token: Type.Optional(
+        Type.String({ maxLength: 200, description: 'From the confirmation page (form posts only)' }),
+      ),
     },
     { additionalProperties: false },
   ),
   status: 200,
   response: sessionResponseSchema,
-  errors: [400, 401],
+  errors: [400, 401, 403, 415, 429],
 })
 
 export const provisionResponseSchema = Type.Object(
@@ -148,13 +202,34 @@ export const logout = defineOperation({
   id: 'logout',
   method: 'POST',
   path: '/auth/logout',
-  summary: 'Sign out: clears the session and CSRF cookies of this browser',
+  summary:
+    'Sign out: ends this session on the server and clears the session and CSRF cookies of this browser',
   description:
-    'Session JWTs are stateless and expire after 12 hours; a bearer JWT held elsewhere stays valid until then. ' +
-    'The dashboard also revokes the explorer key it provisioned for the browser session.',
+    'Sessions are kept on the server: the session used for this call is revoked at once, on every node, whether it came as ' +
+    'the cookie or as a bearer JWT (a copy of it then answers 401 REVOKED_KEY). API keys are not sessions and stay valid; ' +
+    'the dashboard also revokes the explorer key it provisioned for the browser session.',
   tags: ['auth'],
   auth: 'session',
   status: 204,
   response: Type.Null(),
+  errors: [401, 403, 429],
+})
+
+export const logoutAll = defineOperation({
+  id: 'logoutAll',
+  method: 'POST',
+  path: '/auth/logout-all',
+  summary:
+    'Sign out everywhere: ends every session of the account (this one included) and clears this browser’s cookies',
+  description:
+    'Every session of the account — other browsers, other devices, session JWTs held by programs — answers 401 REVOKED_KEY ' +
+    'from now on, on every node. API keys (including OAuth access tokens) are not sessions: revoke those on /account/keys.',
+  tags: ['auth'],
+  auth: 'session',
+  status: 200,
+  response: Type.Object(
+    { signed_out_sessions: Type.Integer({ description: 'How many sessions were still signed in' }) },
+    { $id: 'LogoutAllResponse' },
+  ),
   errors: [401, 403, 429],
 })

@@ -88,7 +88,8 @@ export function buildAgentManifest(ctx: ServiceContext, l: DiscoveryLinks): Agen
         {
           method: 'POST',
           url: l.login,
-          description: 'E-mails a one-time sign-in link; following it returns a session JWT',
+          description:
+            'E-mails a one-time sign-in link; POST its token as JSON to /auth/callback for a session JWT (a browser follows the link)',
         },
         {
           method: 'POST',

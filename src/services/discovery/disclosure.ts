@@ -83,10 +83,39 @@ function stored(ctx: ServiceContext): Stored[] {
     },
     {
       category: 'sign-in links',
-      fields: ['SHA-256 of the one-time token', 'e-mail address', 'created, expiry and used times'],
+      fields: [
+        'SHA-256 of the one-time token',
+        'e-mail address',
+        'SHA-256 of the asking browser’s sign-in nonce',
+        'created, expiry and used times',
+      ],
       purpose: 'Passwordless sign-in',
       where: db,
       retention: `Usable once within ${span(LOGIN_TTL_MS)}; deleted ${span(PURGE_AFTER_EXPIRY_MS.loginTokens)} after expiry (checked every few minutes while the server runs).`,
+    },
+    {
+      category: 'sign-in sessions',
+      fields: [
+        'session id',
+        'account',
+        'SHA-256 of the secret in the session token (the token itself is held by the browser or program)',
+        'created, last-seen (to within a few minutes), expiry and signed-out times',
+      ],
+      purpose: 'Dashboard and account sessions that signing out ends at once',
+      where: db,
+      retention: `A session lasts ${span(SESSION_TTL_S * 1000)} at most; deleted ${span(PURGE_AFTER_EXPIRY_MS.sessions)} after expiry, signed out or not.`,
+    },
+    {
+      category: 'account audit log',
+      fields: [
+        'time',
+        'who: session e-mail, key id or the operator',
+        'action (sign-in, sign-out, key and settings changes …), its target and details',
+        'the client IP address of the request',
+      ],
+      purpose: 'Show the account holder who changed what, when, and from where',
+      where: db,
+      retention: KEPT,
     },
     {
       category: 'OAuth clients, authorization codes and refresh tokens',
@@ -150,8 +179,7 @@ function stored(ctx: ServiceContext): Stored[] {
 const NOT_STORED = [
   'API keys, refresh tokens, authorization codes and sign-in tokens in clear: only their hashes',
   'Request bodies and query strings, except as part of the response cache key hash',
-  'IP addresses, except in the per-IP rate-limit counters above',
-  `Sessions: a signed token (JWT, ${span(SESSION_TTL_S * 1000)}) held by the client; nothing on the server`,
+  'IP addresses, except in the per-IP rate-limit counters and the account audit log above',
   "MCP sessions: held in the serving process's memory only, bound to the account, closed when idle",
   'Payment card data: this version has no payment integration; top-ups are recorded by the operator',
 ]

@@ -14,6 +14,8 @@ export const PURGE_AFTER_EXPIRY_MS = {
   loginTokens: DAY_MS,
   codes: DAY_MS,
   refreshTokens: 30 * DAY_MS,
+  /** Sign-in sessions (expired or signed out): refused either way; a day keeps them for an investigation. */
+  sessions: DAY_MS,
 } as const
 
 export function purgeCutoffs(now: number): PurgeCutoffs {
@@ -24,7 +26,15 @@ export function purgeCutoffs(now: number): PurgeCutoffs {
   }
 }
 
-/** Deletes the expired one-time secrets past their grace period (run by the server's housekeeping). */
-export function purgeExpiredSecrets(ctx: Pick<ServiceContext, 'accounts' | 'now'>): Promise<PurgeReport> {
-  return ctx.accounts.purgeExpired(purgeCutoffs(ctx.now()))
+/**
+ * Deletes the expired one-time secrets and sign-in sessions past their grace period (run by the
+ * server's housekeeping).
+ */
+export async function purgeExpiredSecrets(
+  ctx: Pick<ServiceContext, 'accounts' | 'now'>,
+): Promise<PurgeReport & { sessions: number }> {
+  const now = ctx.now()
+  const report = await ctx.accounts.purgeExpired(purgeCutoffs(now))
+  const sessions = await ctx.accounts.sessions().purgeExpiredSessions(now - PURGE_AFTER_EXPIRY_MS.sessions)
+  return { ...report, sessions }
 }

@@ -18,7 +18,8 @@ export function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 }
 
-function render(
+/** A page of the sign-in and authorization flows (also the sign-in confirmation, identity/login-page.ts). */
+export function render(
   status: number,
   title: string,
   body: string,
@@ -35,7 +36,7 @@ function render(
     `<!doctype html><html lang="en"><head><meta charset="utf-8">` +
     `<meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="no-referrer">` +
     `<title>${escapeHtml(title)} · erm3</title><style nonce="${nonce}">${style}</style></head>` +
-    `<body><h1>${escapeHtml(title)}</h1>${body}${script}</body></html>`
+    `<body><main><h1>${escapeHtml(title)}</h1>${body}</main>${script}</body></html>`
   // Chrome applies form-action to the redirect that follows a form post: allow the client's origin.
   const formAction = ["'self'", ...(opts.formTo ? [opts.formTo] : [])].join(' ')
   const csp =

@@ -10,6 +10,7 @@
 import { oauthGrantTables } from '../oauth/schema.ts'
 import { paymentTables } from './payments-schema.ts'
 import { plaidTables } from './plaid-schema.ts'
+import { sessionTables } from './sessions-schema.ts'
 import { webhookTables } from './webhooks-schema.ts'
 
 export interface Migration {
@@ -177,6 +178,12 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'plaid items: linked brokerage connections, access tokens encrypted',
     sqlite: plaidTables('INTEGER'),
     postgres: plaidTables('BIGINT'),
+  },
+  {
+    version: 7,
+    name: 'sessions: server-side sign-in sessions; sign-in links bound to the asking browser',
+    sqlite: sessionTables('INTEGER'),
+    postgres: sessionTables('BIGINT'),
   },
   {
     version: 8,

@@ -36,6 +36,8 @@ import {
 } from './rows.ts'
 import { createPostgresSelfService } from './self-service-postgres.ts'
 import type { SelfServiceStore } from './self-service-types.ts'
+import { createPostgresSessionStore } from './sessions-postgres.ts'
+import type { SessionStore } from './sessions-types.ts'
 import type { AccountStore, LedgerEntry } from './types.ts'
 import { createPostgresWebhooks, INSERT_KEY_WITH_EVENT, REVOKE_KEY_WITH_EVENT } from './webhooks-postgres.ts'
 import type { WebhookStore } from './webhooks-types.ts'
@@ -50,6 +52,7 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
   let payments: PaymentStore | null = null
   let plaid: PlaidStore | null = null
   let selfService: SelfServiceStore | null = null
+  let sessions: SessionStore | null = null
 
   return {
     backend: 'postgres',
@@ -234,13 +237,18 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
       return { releasedReservations: released?.released ?? 0, correctedBalances }
     },
 
-    async createLoginToken({ hash, email, expiresAt, createdAt }) {
-      await q('INSERT INTO login_tokens (hash, email, expires_at, created_at) VALUES ($1, $2, $3, $4)', [
-        hash,
-        email,
-        expiresAt,
-        createdAt,
-      ])
+    async createLoginToken({ hash, email, expiresAt, createdAt, stateHash }) {
+      await q(
+        'INSERT INTO login_tokens (hash, email, expires_at, created_at, state_hash) VALUES ($1, $2, $3, $4, $5)',
+        [hash, email, expiresAt, createdAt, stateHash ?? null],
+      )
+    },
+    async findLoginToken(hash, now) {
+      const [r] = await q<{ email: string; state_hash: string | null }>(
+        'SELECT email, state_hash FROM login_tokens WHERE hash = $1 AND used_at IS NULL AND expires_at > $2',
+        [hash, now],
+      )
+      return r ? { email: r.email, stateHash: r.state_hash } : null
     },
     async consumeLoginToken(hash, now) {
       const [r] = await q<{ email: string }>(
@@ -295,6 +303,11 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
     plaid() {
       plaid ??= createPostgresPlaidStore(pool)
       return plaid
+    },
+
+    sessions() {
+      sessions ??= createPostgresSessionStore(pool)
+      return sessions
     },
   }
 }

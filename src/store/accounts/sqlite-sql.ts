@@ -62,7 +62,10 @@ export function prepareSqlite(db: Database.Database) {
     ),
     setBalance: db.prepare<[number, string]>('UPDATE accounts SET balance_micros = ? WHERE id = ?'),
     insertToken: db.prepare(
-      'INSERT INTO login_tokens (hash, email, expires_at, created_at) VALUES (?, ?, ?, ?)',
+      'INSERT INTO login_tokens (hash, email, expires_at, created_at, state_hash) VALUES (?, ?, ?, ?, ?)',
+    ),
+    findToken: db.prepare<[string, number], { email: string; state_hash: string | null }>(
+      'SELECT email, state_hash FROM login_tokens WHERE hash = ? AND used_at IS NULL AND expires_at > ?',
     ),
     consumeToken: db.prepare<[number, string, number], { email: string }>(
       `UPDATE login_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ? RETURNING email`,

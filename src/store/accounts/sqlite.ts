@@ -20,6 +20,8 @@ import type { PlaidStore } from './plaid-types.ts'
 import { checkMicros, toAccount, toEntry, toKey, toSummary } from './rows.ts'
 import { createSqliteSelfService, prepareSqliteSpend } from './self-service-sqlite.ts'
 import type { SelfServiceStore } from './self-service-types.ts'
+import { createSqliteSessionStore } from './sessions-sqlite.ts'
+import type { SessionStore } from './sessions-types.ts'
 import { createSqliteReservations } from './sqlite-reservations.ts'
 import { prepareSqlite } from './sqlite-sql.ts'
 import type { AccountStore, LedgerEntry } from './types.ts'
@@ -88,6 +90,7 @@ export function createSqliteAccountStore(path: string): AccountStore {
   }
   let payments: PaymentStore | null = null
   let plaid: PlaidStore | null = null
+  let sessions: SessionStore | null = null
 
   return {
     backend: 'sqlite',
@@ -265,8 +268,12 @@ export function createSqliteAccountStore(path: string): AccountStore {
       return { releasedReservations, correctedBalances }
     },
 
-    async createLoginToken({ hash, email, expiresAt, createdAt }) {
-      s().insertToken.run(hash, email, expiresAt, createdAt)
+    async createLoginToken({ hash, email, expiresAt, createdAt, stateHash }) {
+      s().insertToken.run(hash, email, expiresAt, createdAt, stateHash ?? null)
+    },
+    async findLoginToken(hash, now) {
+      const r = s().findToken.get(hash, now)
+      return r ? { email: r.email, stateHash: r.state_hash } : null
     },
     async consumeLoginToken(hash, now) {
       return s().consumeToken.get(now, hash, now)?.email ?? null
@@ -304,6 +311,11 @@ export function createSqliteAccountStore(path: string): AccountStore {
     plaid() {
       plaid ??= createSqlitePlaidStore(db)
       return plaid
+    },
+
+    sessions() {
+      sessions ??= createSqliteSessionStore(db)
+      return sessions
     },
   }
 }

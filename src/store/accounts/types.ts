@@ -1,6 +1,6 @@
 /**
  * The account store: accounts, API keys (hashed), the append-only money ledger with
- * reserve-then-settle, and one-time sign-in tokens. One interface, two implementations
+ * reserve-then-settle, one-time sign-in tokens and sign-in sessions. One interface, two implementations
  * (SQLite embedded, PostgreSQL scale-out), one conformance suite (test/store/accounts-conformance.ts).
  *
  * Units: money is integer micro-dollars (1 USD = 1_000_000), named `…Micros`; times are epoch
@@ -10,6 +10,7 @@ import type { OAuthStore } from '../oauth/types.ts'
 import type { PaymentStore } from './payments-types.ts'
 import type { PlaidStore } from './plaid-types.ts'
 import type { SelfServiceStore } from './self-service-types.ts'
+import type { SessionStore } from './sessions-types.ts'
 import type { WebhookStore } from './webhooks-types.ts'
 
 export type Environment = 'live' | 'test'
@@ -117,6 +118,12 @@ export interface SpendSummary {
   topUpsMicros: number
 }
 
+export interface LoginTokenView {
+  email: string
+  /** SHA-256 (hex) of the asking browser's state nonce, or null. */
+  stateHash: string | null
+}
+
 export interface PurgeCutoffs {
   loginTokens: number
   codes: number
@@ -212,13 +219,19 @@ export interface AccountStore {
   reconcile(reservationsBefore: number): Promise<ReconcileReport>
 
   // passwordless sign-in
-  /** Stores a one-time sign-in token by hash. */
+  /**
+   * Stores a one-time sign-in token by hash, with the hash of the state nonce held by the browser
+   * that asked for it (null or absent: asked for outside a browser).
+   */
   createLoginToken(input: {
     hash: string
     email: string
     expiresAt: number
     createdAt: number
+    stateHash?: string | null
   }): Promise<void>
+  /** A token that exists, is unused and unexpired, without using it (the confirmation page), else null. */
+  findLoginToken(hash: string, now: number): Promise<LoginTokenView | null>
   /** Consumes a token once: returns its e-mail if it exists, is unused and unexpired, else null. */
   consumeLoginToken(hash: string, now: number): Promise<string | null>
   /**
@@ -241,6 +254,9 @@ export interface AccountStore {
 
   /** Linked Plaid Items with their encrypted access tokens (plaid-types.ts), on this store's connection/pool. */
   plaid(): PlaidStore
+
+  /** Server-side sign-in sessions (sessions-types.ts), on this store's connection/pool. */
+  sessions(): SessionStore
 }
 
 /** The reserve-then-settle part of an account store (also what `inProcess` offers). */

@@ -30,5 +30,10 @@ export async function signInPage(root: HTMLElement, params: URLSearchParams): Pr
       status.append(errorMessage(e))
     }
   })
-  root.append(el('p', { text: 'No password: we e-mail you a link that signs you in on this browser.' }), form)
+  root.append(
+    el('p', {
+      text: 'No password: we e-mail you a link that signs you in on this browser. Opened in another browser, it first asks you to confirm which account it signs in to.',
+    }),
+    form,
+  )
 }
