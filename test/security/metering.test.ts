@@ -1,0 +1,113 @@
+/**
+ * Security review, low findings about money, metering and integrations: each attack, kept as a
+ * regression test. Money is checked on both backend pairs (SQLite + in-process limits, PostgreSQL
+ * + Redis); every fake provider listens on loopback.
+ */
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import type { LedgerEntry } from '../../src/store/accounts/types.ts'
+import { type FakeStripe, startFakeStripe, stripeEnv } from '../helpers/fake-stripe.ts'
+import { BACKEND_PAIRS, startTestApp, type TestApp } from '../helpers/test-app.ts'
+
+const USD = 1_000_000
+const WEBHOOK_SECRET = 'whsec_security_metering_0123456789'
+
+for (const b of BACKEND_PAIRS) {
+  describe(`Stripe funds_reinstated reverses only what a dispute took: ${b.name}`, {
+    skip: b.skip ?? undefined,
+  }, () => {
+    let t: TestApp
+    let fake: FakeStripe
+    let endpoint: string
+    before(async () => {
+      fake = await startFakeStripe()
+      t = await startTestApp({ db: b.db, limits: b.limits, env: stripeEnv(fake, WEBHOOK_SECRET) })
+      endpoint = `${await t.listen()}/billing/stripe/webhook`
+    })
+    after(async () => {
+      await t?.close()
+      await fake?.close()
+    })
+
+    const balance = async (account: string) => (await t.ctx.accounts.balance(account)).balanceMicros
+    const ledger = (account: string): Promise<LedgerEntry[]> =>
+      t.ctx.accounts.entries(account, { from: 0, to: Number.MAX_SAFE_INTEGER, limit: 1000 })
+    const deliver = async (type: string, object: Record<string, unknown>, id?: string) => {
+      const r = await fake.send(endpoint, fake.event(type, object, id), { secret: WEBHOOK_SECRET })
+      assert.equal(r.status, 200, JSON.stringify(r.body))
+      return r.body.outcome
+    }
+    /** An account topped up with `usd` through a paid Checkout Session; its payment intent. */
+    const paid = async (usd: number) => {
+      const account = await t.account(0)
+      const c = await t.client.call('createCheckout', {
+        body: { amount_usd: usd },
+        key: await t.key(account),
+      })
+      assert.equal(c.status, 201, c.text)
+      const session = fake.complete((c.json as { session_id: string }).session_id)
+      assert.equal(await deliver('checkout.session.completed', { ...session }), 'applied')
+      assert.equal(await balance(account), usd * USD)
+      return { account, pi: session.payment_intent as string }
+    }
+    const dispute = (id: string, pi: string, cents: number, status = 'won') => ({
+      id,
+      object: 'dispute',
+      amount: cents,
+      currency: 'usd',
+      charge: `ch_${id}`,
+      payment_intent: pi,
+      status,
+      reason: 'fraudulent',
+    })
+
+    test('funds_reinstated without a posted chargeback credits nothing, recorded as processed', async () => {
+      const { account, pi } = await paid(20)
+      const before = await ledger(account)
+      const ev = fake.event('charge.dispute.funds_reinstated', dispute('dp_never_withdrawn', pi, 2000))
+      const r = await fake.send(endpoint, ev, { secret: WEBHOOK_SECRET })
+      assert.equal(r.status, 200, JSON.stringify(r.body))
+      assert.equal(r.body.outcome, 'applied')
+      assert.equal(await balance(account), 20 * USD, 'no money appeared')
+      assert.deepEqual(await ledger(account), before)
+      assert.equal(await t.ctx.accounts.payments().eventProcessed(ev.id), true)
+      // Redelivered: still nothing, and known as processed.
+      assert.equal((await fake.send(endpoint, ev, { secret: WEBHOOK_SECRET })).body.outcome, 'duplicate')
+      assert.equal(await balance(account), 20 * USD)
+    })
+
+    test('an inquiry (warning_needs_response) debits nothing, so its reinstatement credits nothing', async () => {
+      const { account, pi } = await paid(10)
+      assert.equal(
+        await deliver('charge.dispute.created', dispute('dp_inquiry', pi, 1000, 'warning_needs_response')),
+        'applied',
+      )
+      assert.equal(await balance(account), 10 * USD)
+      await deliver('charge.dispute.funds_reinstated', dispute('dp_inquiry', pi, 1000))
+      assert.equal(await balance(account), 10 * USD)
+      assert.equal((await ledger(account)).filter((e) => e.kind === 'credit').length, 0)
+    })
+
+    test('after a chargeback, funds_reinstated restores exactly the chargeback, once', async () => {
+      const { account, pi } = await paid(30)
+      await deliver('charge.dispute.funds_withdrawn', dispute('dp_real', pi, 1500, 'needs_response'))
+      assert.equal(await balance(account), 30 * USD - 15 * USD)
+      // Stripe may redeliver one event, or send the same reinstatement under two event ids; an
+      // event claiming more than was taken gets back only what was taken.
+      const ev = fake.event('charge.dispute.funds_reinstated', dispute('dp_real', pi, 3000))
+      assert.equal((await fake.send(endpoint, ev, { secret: WEBHOOK_SECRET })).body.outcome, 'applied')
+      assert.equal((await fake.send(endpoint, ev, { secret: WEBHOOK_SECRET })).body.outcome, 'duplicate')
+      assert.equal(await deliver('charge.dispute.funds_reinstated', dispute('dp_real', pi, 1500)), 'applied')
+      assert.equal(await balance(account), 30 * USD)
+      const credits = (await ledger(account)).filter((e) => e.kind === 'credit')
+      assert.deepEqual(
+        credits.map((e) => e.amountMicros),
+        [15 * USD],
+      )
+      // Another dispute's chargeback is not this one's to reverse.
+      await deliver('charge.dispute.funds_reinstated', dispute('dp_other', pi, 1500))
+      assert.equal(await balance(account), 30 * USD)
+      assert.equal((await t.ctx.accounts.reconcile(0)).correctedBalances, 0)
+    })
+  })
+}
