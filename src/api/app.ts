@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { createServer, type IncomingMessage, type ServerOptions } from 'node:http'
+import { createServer, type ServerOptions } from 'node:http'
 import { Readable } from 'node:stream'
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
@@ -14,7 +14,6 @@ import { API_VERSION } from '../contract/openapi.ts'
 import type { Operation } from '../contract/operation.ts'
 import { OPERATIONS } from '../contract/operations.ts'
 import { type Capability, capabilityByOperation } from '../contract/pricing.ts'
-import { newRequestId } from '../platform/ids.ts'
 import { sharedRepresentations } from '../services/billing/shared-representations.ts'
 import { flushUsage } from '../services/billing/usage.ts'
 import type { ServiceContext } from '../services/context.ts'
@@ -26,6 +25,7 @@ import { lazyChildLoggerFactory } from './lazy-logger.ts'
 import { sendOAuthError } from './oauth-error.ts'
 import { mapError, problem, sendProblem } from './problem.ts'
 import { createPromMetrics } from './prom.ts'
+import { correlationIdOf, idHeaders, requestIdGenerator } from './request-id.ts'
 import './request-state.ts'
 import { accountRoutes } from './routes/account.ts'
 import { analyticsRoutes } from './routes/analytics.ts'
@@ -48,8 +48,6 @@ import type { RouteTable } from './routes/types.ts'
 import { webRoutes } from './routes/web.ts'
 import { webhookRoutes } from './routes/webhooks.ts'
 import { anonymous, createValidatorCompiler } from './validation.ts'
-
-const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,64}$/
 
 export interface App {
   fastify: FastifyInstance
@@ -92,12 +90,6 @@ interface ServerTimeouts {
   maxRequestsPerSocket?: number
 }
 
-/** The request id: the client's `X-Request-ID` when it is a sane token, else a new one. */
-function requestIdOf(req: IncomingMessage): string {
-  const given = req.headers['x-request-id']
-  return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : newRequestId()
-}
-
 export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Promise<App> {
   const perAddress = addressRule(ctx.config)
   const prom = createPromMetrics({ shared: () => sharedRepresentations(ctx) })
@@ -105,7 +97,10 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
   // The access line goes through the root logger (it names the request id itself), so a request
   // that logs nothing else never builds its child logger; the level is fixed at start.
   const accessLog = ctx.log.isLevelEnabled('info')
-  const fastDeps = { ctx, usage, prom, accessLog, requestId: requestIdOf }
+  // Marks this process's calls to itself (MCP tools, chat tool calls); never leaves the process.
+  const internalSecret = randomBytes(24).toString('base64url')
+  const requestId = requestIdGenerator(internalSecret)
+  const fastDeps = { ctx, usage, prom, accessLog, requestId, correlationId: correlationIdOf }
   const fastify = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -113,7 +108,7 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
     bodyLimit: opts.bodyLimit ?? 1024 * 1024,
     trustProxy: ctx.config.trustProxy,
     requestIdHeader: false,
-    genReqId: requestIdOf,
+    genReqId: requestId,
     // The listener answers GET /balance itself when it can (fast-balance.ts), else hands over.
     serverFactory: (handler, options) => {
       const o = options as ServerTimeouts
@@ -132,7 +127,7 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
     // A path the router cannot even parse (bad percent-encoding, an over-long parameter) is the
     // client's error: answer it from the error table like every other 400, not Fastify's own JSON.
     frameworkErrors: (err, req, reply) => {
-      reply.header('X-Request-ID', String(req.id))
+      idHeaders(req, reply)
       reply.header('X-API-Version', API_VERSION)
       const detail =
         err.code === 'FST_ERR_MAX_PARAM_LENGTH'
@@ -172,11 +167,10 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
   fastify.decorateRequest('startedAt', 0)
   fastify.decorateRequest('rawBody', null)
 
-  const internalSecret = randomBytes(24).toString('base64url')
   const auth = createAuthHook(ctx, usage, internalSecret)
   fastify.addHook('onRequest', (req, reply) => {
     req.startedAt = performance.now()
-    reply.header('X-Request-ID', String(req.id))
+    idHeaders(req, reply)
     reply.header('X-API-Version', API_VERSION)
     return auth(req, reply)
   })
@@ -200,6 +194,7 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
       ctx.log.info(
         {
           request_id: req.id,
+          correlation_id: correlationIdOf(req.raw) ?? undefined,
           op: op?.id ?? null,
           method: req.method,
           status: reply.statusCode,

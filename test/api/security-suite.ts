@@ -78,6 +78,15 @@ export function securitySuite(backends: BackendPair, cases: SecurityCase[], opts
       return hit.id
     }
 
+    /** A fresh account with 1 USD, prepared like the suite's (e.g. a linked brokerage). */
+    const fundedAccount = async () => {
+      const a = await t.account(1)
+      await opts.setup?.(t, a)
+      return a
+    }
+    const entries = (a: string) =>
+      t.ctx.accounts.entries(a, { from: 0, to: Number.MAX_SAFE_INTEGER, limit: 1000 })
+
     /** Every one of the key's ten concurrency slots can be taken at once (then given back). */
     const assertSlotsFree = async (key: string) => slotsFree(t, await keyId(key), 10)
 
@@ -149,6 +158,32 @@ export function securitySuite(backends: BackendPair, cases: SecurityCase[], opts
               await t.ctx.accounts.entries(poor, { from: 0, to: Date.now() + 1, limit: 10 }),
               [],
             )
+          })
+        }
+        if (c.metered) {
+          test('a client X-Request-ID is only echoed (X-Correlation-ID): the ledger keeps erm3’s own id', async () => {
+            const payer = await fundedAccount()
+            const key = await t.key(payer)
+            const chosen = 'client-chosen.id:1'
+            const served: string[] = []
+            for (let i = 0; i < 2; i++) {
+              // no-cache: each call is computed and charged (a HIT would post no ledger row).
+              const r = await call(c, key, c.input, { 'x-request-id': chosen, 'cache-control': 'no-cache' })
+              assert.ok(r.status < 300, r.text)
+              assert.equal(r.headers['x-correlation-id'], chosen)
+              assert.match(r.headers['x-request-id'] ?? '', /^req_[A-Za-z0-9]+$/)
+              served.push(r.headers['x-request-id'] as string)
+            }
+            assert.notEqual(served[0], served[1], 'two requests, two ids')
+            const debits = (await entries(payer)).filter((e) => e.kind === 'debit')
+            assert.deepEqual(debits.map((e) => e.requestId).sort(), [...served].sort())
+            // A refusal's problem names erm3's id as well.
+            const p = assertProblem(
+              await call(c, await t.key(await t.account(0)), c.input, { 'x-request-id': chosen }),
+              402,
+              'INSUFFICIENT_BALANCE',
+            )
+            assert.match(String(p.request_id), /^req_/)
           })
         }
         test('over the rate → 429 RATE_LIMITED with Retry-After and rate headers', async () => {

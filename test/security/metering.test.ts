@@ -139,3 +139,43 @@ describe('CSV answers neutralise formula-leading text cells, never numbers', () 
     for (const row of rows) for (const cell of row) assert.doesNotMatch(cell, /^[=+@\t\r]/)
   })
 })
+
+for (const b of BACKEND_PAIRS) {
+  describe(`request ids: ${b.name}`, { skip: b.skip ?? undefined }, () => {
+    let t: TestApp
+    before(async () => {
+      t = await startTestApp({ db: b.db, limits: b.limits })
+    })
+    after(() => t?.close())
+    const debits = async (account: string) =>
+      (await t.ctx.accounts.entries(account, { from: 0, to: Number.MAX_SAFE_INTEGER, limit: 1000 })).filter(
+        (e) => e.kind === 'debit',
+      )
+
+    test('a client cannot choose the ledger’s request id: the same X-Request-ID twice is two erm3 ids', async () => {
+      const account = await t.account(1)
+      const key = await t.key(account)
+      const victim = 'req_0VcKvvU3XFqmM5000006'
+      const ids: string[] = []
+      for (const extra of [{}, { 'x-correlation-id': 'corr-2' }]) {
+        const r = await t.app.fastify.inject({
+          url: '/metrics/SPY',
+          headers: {
+            authorization: `Bearer ${key}`,
+            'x-request-id': victim,
+            'cache-control': 'no-cache',
+            ...extra,
+          },
+        })
+        assert.equal(r.statusCode, 200, r.body)
+        const id = r.headers['x-request-id'] as string
+        assert.notEqual(id, victim)
+        assert.equal(JSON.parse(r.body)._agent.request_id, id)
+        assert.equal(r.headers['x-correlation-id'], 'x-correlation-id' in extra ? 'corr-2' : victim)
+        ids.push(id)
+      }
+      assert.notEqual(ids[0], ids[1])
+      assert.deepEqual((await debits(account)).map((e) => e.requestId).sort(), [...ids].sort())
+    })
+  })
+}
