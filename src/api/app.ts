@@ -21,6 +21,7 @@ import { KeyUsage } from '../services/identity/keys.ts'
 import { addressRule, takeAddressToken } from '../services/limits.ts'
 import { createAuthHook, INTERNAL_HEADER } from './auth-hook.ts'
 import { withFastBalance } from './fast-balance.ts'
+import { headRefusal, headRefused } from './head.ts'
 import { lazyChildLoggerFactory } from './lazy-logger.ts'
 import { sendOAuthError } from './oauth-error.ts'
 import { mapError, problem, sendProblem } from './problem.ts'
@@ -168,10 +169,12 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
   fastify.decorateRequest('rawBody', null)
 
   const auth = createAuthHook(ctx, usage, internalSecret)
+  const refuseHead = headRefusal(ctx, perAddress)
   fastify.addHook('onRequest', (req, reply) => {
     req.startedAt = performance.now()
     idHeaders(req, reply)
     reply.header('X-API-Version', API_VERSION)
+    if (headRefused(req)) return refuseHead(req, reply)
     return auth(req, reply)
   })
   const internal: Transport = async (r) => {

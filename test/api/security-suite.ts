@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { keyChecksum } from '../../src/contract/api-key.ts'
-import type { CallInput, CallResult } from '../../src/contract/client.ts'
-import type { OperationId } from '../../src/contract/operations.ts'
+import { type CallInput, type CallResult, createClient } from '../../src/contract/client.ts'
+import { OPERATIONS, type OperationId } from '../../src/contract/operations.ts'
 import { assertSlotsFree as slotsFree } from '../helpers/slots.ts'
 import type { BackendPair, TestApp } from '../helpers/test-app.ts'
 import { startTestApp } from '../helpers/test-app.ts'
@@ -27,6 +27,8 @@ export interface SecuritySuiteOptions {
   /** Prepares the suite's account after it is created (e.g. links a brokerage for /plaid/holdings). */
   setup?: (t: TestApp, accountId: string) => Promise<void>
 }
+
+const opById = (id: OperationId) => OPERATIONS.find((o) => o.id === id) as (typeof OPERATIONS)[number]
 
 function assertProblem(r: CallResult<OperationId>, status: number, code: string): Record<string, unknown> {
   assert.equal(r.status, status, `expected ${status} ${code}, got ${r.status}: ${r.text}`)
@@ -184,6 +186,29 @@ export function securitySuite(backends: BackendPair, cases: SecurityCase[], opts
               'INSUFFICIENT_BALANCE',
             )
             assert.match(String(p.request_id), /^req_/)
+          })
+        }
+        if (c.metered && opById(c.op).method === 'GET') {
+          test('HEAD → 405 with Allow: GET, before anything is computed or charged', async () => {
+            const payer = await fundedAccount()
+            const key = await t.key(payer)
+            const head = createClient((req) => t.transport({ ...req, method: 'HEAD' }))
+            const before = await t.ctx.accounts.balance(payer)
+            const ledger = await entries(payer)
+            const answers: CallResult<OperationId>[] = []
+            for (const headers of [{}, { 'cache-control': 'no-cache' }])
+              answers.push(await head.call(c.op, { ...c.input, key, headers } as CallInput<OperationId>))
+            assert.deepEqual(await t.ctx.accounts.balance(payer), before, 'HEAD moved the balance')
+            assert.deepEqual(await entries(payer), ledger)
+            for (const r of answers) {
+              assert.equal(r.status, 405, r.text)
+              assert.equal(r.headers.allow, 'GET')
+              assert.equal(r.headers['x-api-cost-usd'], undefined)
+            }
+            // The GET itself is charged as always.
+            const r = await call(c, key)
+            assert.ok(r.status < 300, r.text)
+            assert.ok((await t.ctx.accounts.balance(payer)).balanceMicros < before.balanceMicros)
           })
         }
         test('over the rate → 429 RATE_LIMITED with Retry-After and rate headers', async () => {

@@ -141,7 +141,7 @@ describe('CSV answers neutralise formula-leading text cells, never numbers', () 
 })
 
 for (const b of BACKEND_PAIRS) {
-  describe(`request ids: ${b.name}`, { skip: b.skip ?? undefined }, () => {
+  describe(`request ids and HEAD on paid operations: ${b.name}`, { skip: b.skip ?? undefined }, () => {
     let t: TestApp
     before(async () => {
       t = await startTestApp({ db: b.db, limits: b.limits })
@@ -176,6 +176,32 @@ for (const b of BACKEND_PAIRS) {
       }
       assert.notEqual(ids[0], ids[1])
       assert.deepEqual((await debits(account)).map((e) => e.requestId).sort(), [...ids].sort())
+    })
+
+    test('HEAD of a paid GET is 405 and charges nothing; HEAD of an MCP stream opens no session', async () => {
+      const account = await t.account(1)
+      const key = await t.key(account)
+      const sessions = t.app.mcpSessions()
+      for (const url of ['/metrics/SPY', '/ticker-returns?ticker=SPY&years=1', '/mcp/sse', '/mcp']) {
+        const r = await t.app.fastify.inject({
+          method: 'HEAD',
+          url,
+          headers: { authorization: `Bearer ${key}`, 'cache-control': 'no-cache' },
+        })
+        assert.equal(r.statusCode, 405, url)
+        assert.match(r.headers.allow as string, /GET/)
+        assert.equal(r.body, '')
+      }
+      assert.equal((await t.ctx.accounts.balance(account)).balanceMicros, USD)
+      assert.deepEqual(await debits(account), [])
+      assert.equal(t.app.mcpSessions(), sessions)
+      // HEAD of a free GET is still served.
+      const free = await t.app.fastify.inject({
+        method: 'HEAD',
+        url: '/balance',
+        headers: { authorization: `Bearer ${key}` },
+      })
+      assert.equal(free.statusCode, 200)
     })
   })
 }
