@@ -7,9 +7,11 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { parse } from 'csv-parse/sync'
 import { topUp } from '../../src/services/identity/admin.ts'
+import { MAX_MCP_STREAMS } from '../../src/services/limits.ts'
 import type { LedgerEntry } from '../../src/store/accounts/types.ts'
 import { type FakeStripe, startFakeStripe, stripeEnv } from '../helpers/fake-stripe.ts'
 import { BACKEND_PAIRS, startTestApp, type TestApp } from '../helpers/test-app.ts'
+import { openStream } from '../mcp/clients.ts'
 
 const USD = 1_000_000
 const WEBHOOK_SECRET = 'whsec_security_metering_0123456789'
@@ -141,7 +143,7 @@ describe('CSV answers neutralise formula-leading text cells, never numbers', () 
 })
 
 for (const b of BACKEND_PAIRS) {
-  describe(`request ids and HEAD on paid operations: ${b.name}`, { skip: b.skip ?? undefined }, () => {
+  describe(`request ids, HEAD and MCP streams: ${b.name}`, { skip: b.skip ?? undefined }, () => {
     let t: TestApp
     before(async () => {
       t = await startTestApp({ db: b.db, limits: b.limits })
@@ -202,6 +204,20 @@ for (const b of BACKEND_PAIRS) {
         headers: { authorization: `Bearer ${key}` },
       })
       assert.equal(free.statusCode, 200)
+    })
+
+    test(`one key opening 100 MCP event streams at once gets ${MAX_MCP_STREAMS}; the rest are 429`, async () => {
+      const account = await t.account(1)
+      const key = await t.key(account)
+      const base = await t.listen()
+      const streams = await Promise.all(Array.from({ length: 100 }, () => openStream(base, key)))
+      try {
+        assert.equal(streams.filter((x) => x.status === 200).length, MAX_MCP_STREAMS)
+        const refused = streams.filter((x) => x.status !== 200)
+        assert.ok(refused.every((x) => x.status === 429 && x.problem?.code === 'CONCURRENCY_LIMITED'))
+      } finally {
+        for (const x of streams) x.close()
+      }
     })
   })
 }
