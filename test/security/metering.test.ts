@@ -5,13 +5,17 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { parse } from 'csv-parse/sync'
 import { topUp } from '../../src/services/identity/admin.ts'
+import { signSession } from '../../src/services/identity/session.ts'
 import { MAX_MCP_STREAMS } from '../../src/services/limits.ts'
 import type { LedgerEntry } from '../../src/store/accounts/types.ts'
+import { type FakeLlm, startFakeLlm } from '../helpers/fake-llm.ts'
+import { type FakePlaid, startFakePlaid } from '../helpers/fake-plaid.ts'
 import { type FakeStripe, startFakeStripe, stripeEnv } from '../helpers/fake-stripe.ts'
 import { BACKEND_PAIRS, startTestApp, type TestApp } from '../helpers/test-app.ts'
-import { openStream } from '../mcp/clients.ts'
+import { mcpTransport, openStream } from '../mcp/clients.ts'
 
 const USD = 1_000_000
 const WEBHOOK_SECRET = 'whsec_security_metering_0123456789'
@@ -221,3 +225,86 @@ for (const b of BACKEND_PAIRS) {
     })
   })
 }
+
+describe('test keys never reach the operator’s paid providers (Plaid, the LLM)', () => {
+  let t: TestApp
+  let plaid: FakePlaid
+  let llm: FakeLlm
+  before(async () => {
+    plaid = await startFakePlaid()
+    llm = await startFakeLlm()
+    t = await startTestApp({
+      env: {
+        PLAID_CLIENT_ID: plaid.clientId,
+        PLAID_SECRET: plaid.secret,
+        PLAID_ENV: 'production',
+        PLAID_API_BASE: plaid.url,
+        ERM3_PLAID_TOKEN_KEYS: `k1:${Buffer.alloc(32, 3).toString('base64')}`,
+        LLM_BASE_URL: llm.url,
+        LLM_MODEL: 'operator-paid-model',
+        LLM_API_KEY: 'sk-operator-paid',
+      },
+    })
+  })
+  after(async () => {
+    await t?.close()
+    await plaid?.close()
+    await llm?.close()
+  })
+
+  test('a test key’s holdings, chats (JSON and streamed) and MCP tool calls make no provider request', async () => {
+    const email = `sandbox-${Date.now()}@example.com`
+    const account = await t.account(5, email)
+    // The account's real brokerage is linked (one Plaid call, by its session): test keys must not read it.
+    const session = await signSession(t.ctx, { accountId: account, email })
+    const link = await t.app.fastify.inject({
+      method: 'POST',
+      url: '/plaid/exchange',
+      headers: { authorization: `Bearer ${session}` },
+      payload: { public_token: plaid.publicToken() },
+    })
+    assert.equal(link.statusCode, 201, link.body)
+    const key = await t.key(account, { env: 'test' })
+    const plaidCalls = plaid.requests.length
+    const headers = { authorization: `Bearer ${key}` }
+    for (let i = 0; i < 3; i++) {
+      const h = await t.app.fastify.inject({ url: '/plaid/holdings', headers })
+      assert.equal(h.statusCode, 200, h.body)
+      assert.equal(JSON.parse(h.body).items[0].id, 'pli_sandbox')
+    }
+    const ask = { messages: [{ role: 'user', content: 'What is the beta of SPY?' }] }
+    const c = await t.app.fastify.inject({ method: 'POST', url: '/chat', headers, payload: ask })
+    assert.equal(c.statusCode, 200, c.body)
+    assert.match(JSON.parse(c.body).message.content, /^\[sandbox\]/)
+    const streamed = await t.app.fastify.inject({
+      method: 'POST',
+      url: '/chat',
+      headers,
+      payload: { ...ask, stream: true },
+    })
+    assert.match(streamed.body, /event: done/)
+    assert.doesNotMatch(streamed.body, /event: error/)
+    const mcp = new Client({ name: 'sandbox-check', version: '1' })
+    await mcp.connect(mcpTransport('streamable HTTP', await t.listen(), key))
+    try {
+      const r = await mcp.callTool({ name: 'plaid_holdings', arguments: {} })
+      assert.ok(!r.isError, JSON.stringify(r.content))
+    } finally {
+      await mcp.close()
+    }
+    assert.equal(plaid.requests.length, plaidCalls, 'no request reached Plaid')
+    assert.equal(llm.requests.length, 0, 'no request reached the LLM provider')
+    assert.equal((await t.ctx.accounts.balance(account)).balanceMicros, 5 * USD)
+    // A live key of the same account does reach them (the fakes are live): the check can fail.
+    const live = { authorization: `Bearer ${await t.key(account)}` }
+    assert.equal((await t.app.fastify.inject({ url: '/plaid/holdings', headers: live })).statusCode, 200)
+    const paid = await t.app.fastify.inject({
+      method: 'POST',
+      url: '/chat',
+      headers: live,
+      payload: { ...ask, max_tool_calls: 0 },
+    })
+    assert.equal(paid.statusCode, 200, paid.body)
+    assert.ok(plaid.requests.length > plaidCalls && llm.requests.length > 0)
+  })
+})
