@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto'
-import type { IncomingMessage } from 'node:http'
 import { Readable } from 'node:stream'
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
@@ -15,7 +14,6 @@ import type { Operation } from '../contract/operation.ts'
 import { OPERATIONS } from '../contract/operations.ts'
 import { type Capability, capabilityByOperation } from '../contract/pricing.ts'
 import { trustedProxyTest } from '../platform/client-address.ts'
-import { newRequestId } from '../platform/ids.ts'
 import { sharedRepresentations } from '../services/billing/shared-representations.ts'
 import { flushUsage } from '../services/billing/usage.ts'
 import type { ServiceContext } from '../services/context.ts'
@@ -24,10 +22,12 @@ import { addressRule, takeAddressToken } from '../services/limits.ts'
 import { createAuthHook, INTERNAL_HEADER } from './auth-hook.ts'
 import { clientErrorHandler, createEdgeServer } from './edge.ts'
 import { withFastBalance } from './fast-balance.ts'
+import { headRefusal, headRefused } from './head.ts'
 import { lazyChildLoggerFactory } from './lazy-logger.ts'
 import { sendOAuthError } from './oauth-error.ts'
 import { mapError, problem, sendProblem } from './problem.ts'
 import { createEdgeMetrics, createPromMetrics } from './prom.ts'
+import { correlationIdOf, idHeaders, requestIdGenerator } from './request-id.ts'
 import './request-state.ts'
 import { accountRoutes } from './routes/account.ts'
 import { analyticsRoutes } from './routes/analytics.ts'
@@ -50,8 +50,6 @@ import type { RouteTable } from './routes/types.ts'
 import { webRoutes } from './routes/web.ts'
 import { webhookRoutes } from './routes/webhooks.ts'
 import { anonymous, createValidatorCompiler } from './validation.ts'
-
-const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,64}$/
 
 export interface App {
   fastify: FastifyInstance
@@ -85,12 +83,6 @@ export interface AppOptions {
   extraHandlers?: (internal: Transport) => RouteTable
 }
 
-/** The request id: the client's `X-Request-ID` when it is a sane token, else a new one. */
-function requestIdOf(req: IncomingMessage): string {
-  const given = req.headers['x-request-id']
-  return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : newRequestId()
-}
-
 export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Promise<App> {
   const perAddress = addressRule(ctx.config)
   const prom = createPromMetrics({ shared: () => sharedRepresentations(ctx) })
@@ -100,7 +92,10 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
   // The access line goes through the root logger (it names the request id itself), so a request
   // that logs nothing else never builds its child logger; the level is fixed at start.
   const accessLog = ctx.log.isLevelEnabled('info')
-  const fastDeps = { ctx, usage, prom, accessLog, requestId: requestIdOf }
+  // Marks this process's calls to itself (MCP tools, chat tool calls); never leaves the process.
+  const internalSecret = randomBytes(24).toString('base64url')
+  const requestId = requestIdGenerator(internalSecret)
+  const fastDeps = { ctx, usage, prom, accessLog, requestId, correlationId: correlationIdOf }
   const fastify = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -109,7 +104,7 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
     // The client is the right-most X-Forwarded-For entry that is not a trusted proxy (TRUST_PROXY).
     trustProxy: ctx.config.trustProxy.length > 0 ? (address) => trusted(address) : false,
     requestIdHeader: false,
-    genReqId: requestIdOf,
+    genReqId: requestId,
     // Deadlines, connection cap, HSTS (edge.ts); the listener answers GET /balance itself when it
     // can (fast-balance.ts), else hands over.
     serverFactory: (handler) =>
@@ -122,7 +117,7 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
     // A path the router cannot even parse (bad percent-encoding, an over-long parameter) is the
     // client's error: answer it from the error table like every other 400, not Fastify's own JSON.
     frameworkErrors: (err, req, reply) => {
-      reply.header('X-Request-ID', String(req.id))
+      idHeaders(req, reply)
       reply.header('X-API-Version', API_VERSION)
       const detail =
         err.code === 'FST_ERR_MAX_PARAM_LENGTH'
@@ -162,12 +157,13 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
   fastify.decorateRequest('startedAt', 0)
   fastify.decorateRequest('rawBody', null)
 
-  const internalSecret = randomBytes(24).toString('base64url')
   const auth = createAuthHook(ctx, usage, internalSecret)
+  const refuseHead = headRefusal(ctx, perAddress)
   fastify.addHook('onRequest', (req, reply) => {
     req.startedAt = performance.now()
-    reply.header('X-Request-ID', String(req.id))
+    idHeaders(req, reply)
     reply.header('X-API-Version', API_VERSION)
+    if (headRefused(req)) return refuseHead(req, reply)
     return auth(req, reply)
   })
   const internal: Transport = async (r) => {
@@ -190,6 +186,7 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
       ctx.log.info(
         {
           request_id: req.id,
+          correlation_id: correlationIdOf(req.raw) ?? undefined,
           op: op?.id ?? null,
           method: req.method,
           status: reply.statusCode,

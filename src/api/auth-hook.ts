@@ -7,6 +7,7 @@ import { authenticateKey, type KeyUsage, type Principal } from '../services/iden
 import { verifySession } from '../services/identity/session.ts'
 import {
   acquireKeySlot,
+  acquireStreamSlot,
   addressRule,
   type RateHeaders,
   releaseKeySlot,
@@ -95,9 +96,16 @@ export function createAuthHook(ctx: ServiceContext, usage: KeyUsage, internalSec
     const takes = !preTaken && req.headers[INTERNAL_HEADER] !== internalSecret
     // The rate token and the concurrency slot are asked for together: with Redis, one round trip
     // (ioredis pipelines the commands of one turn) instead of two in a row before every request.
+    // An MCP event stream (GET) holds one of the key's MCP stream slots instead, for as long as it
+    // is open. The other MCP requests take none: a POST is open only while its messages are
+    // answered, and the one slow message, a tool call, takes a key slot for the REST call it is.
     const [token, slot] = await Promise.allSettled([
       takes ? takeKeyToken(ctx, principal) : null,
-      op.streaming ? null : acquireKeySlot(ctx, principal),
+      !op.streaming
+        ? acquireKeySlot(ctx, principal)
+        : op.method === 'GET'
+          ? acquireStreamSlot(ctx, principal)
+          : null,
     ])
     if (slot.status === 'fulfilled' && slot.value) {
       req.slot = slot.value

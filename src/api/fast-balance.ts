@@ -48,7 +48,9 @@ export interface FastBalanceDeps {
   usage: KeyUsage
   prom: ReturnType<typeof createPromMetrics>
   accessLog: boolean
+  /** erm3's own id for the request, and the client's (echoed as X-Correlation-ID), as Fastify's hooks set them. */
   requestId(req: IncomingMessage): string
+  correlationId(req: IncomingMessage): string | null
 }
 
 /**
@@ -81,6 +83,7 @@ export function withFastBalance(
       ctx.log.info(
         {
           request_id: id,
+          correlation_id: deps.correlationId(req) ?? undefined,
           op: 'getBalance',
           method: req.method,
           status: res.statusCode,
@@ -107,10 +110,12 @@ export function withFastBalance(
     t0: number,
   ): void {
     const id = deps.requestId(req)
+    const correlation = deps.correlationId(req)
     if (slot) res.once('close', () => done(req, res, id, p, slot, t0))
     res.writeHead(200, [
       'x-request-id',
       id,
+      ...(correlation === null ? [] : ['x-correlation-id', correlation]),
       'x-api-version',
       API_VERSION,
       'x-environment',

@@ -2,7 +2,7 @@ import { once } from 'node:events'
 import { createWriteStream } from 'node:fs'
 import type { Writable } from 'node:stream'
 import { createGzip } from 'node:zlib'
-import { csvCell, csvLine } from '../platform/csv.ts'
+import { csvCell, csvLine, csvTextCell } from '../platform/csv.ts'
 import { isoFromDay } from '../platform/dates.ts'
 
 /** A block of rows of a flat table: a date column, text columns and numeric columns (NaN = null). */
@@ -16,7 +16,8 @@ export interface TableBlock {
 /**
  * Streams a flat table to CSV (RFC 4180: header row, comma, CRLF, quotes where needed, UTF-8),
  * gzip-compressed when the path ends in `.gz`. Nulls are empty cells; numbers are written in
- * shortest round-trip form, so they read back bit for bit.
+ * shortest round-trip form, so they read back bit for bit; a text cell a spreadsheet would take
+ * for a formula gets a leading `'` (csvTextCell).
  */
 export class CsvTableWriter {
   private readonly file: Writable
@@ -37,12 +38,17 @@ export class CsvTableWriter {
   }
 
   async write(b: TableBlock): Promise<void> {
-    const cols = this.columns.map((c) => b.numbers.get(c) ?? b.texts.get(c) ?? [])
+    const cols = this.columns.map((c): ((r: number) => string) => {
+      const numbers = b.numbers.get(c)
+      if (numbers) return (r) => csvCell(numbers[r])
+      const texts = b.texts.get(c) ?? []
+      return (r) => csvTextCell(texts[r])
+    })
     const parts: string[] = [this.pending]
     this.pending = ''
     for (let r = 0; r < b.date.length; r++) {
-      let line = `${isoFromDay(b.date[r])},${csvCell(b.ticker[r])}`
-      for (const c of cols) line += `,${csvCell(c[r] as string | number | null)}`
+      let line = `${isoFromDay(b.date[r])},${csvTextCell(b.ticker[r])}`
+      for (const cell of cols) line += `,${cell(r)}`
       parts.push(line, '\r\n')
     }
     if (!this.out.write(parts.join(''))) await once(this.out, 'drain')

@@ -1,5 +1,5 @@
 import type { FlatTable, TableColumn } from '../contract/table.ts'
-import { csvCell, csvLine } from '../platform/csv.ts'
+import { csvCell, csvLine, csvTextCell } from '../platform/csv.ts'
 import { encodeParquet, type WritableColumn } from '../platform/parquet/index.ts'
 
 /** Keeps a reader's per-group buffers modest while long series still make few groups. */
@@ -22,7 +22,8 @@ export function encodeTableParquet(table: FlatTable, metadata: Record<string, st
 }
 
 /**
- * RFC 4180 CSV with a header row (csvCell quotes). Nulls are empty; numbers in shortest
+ * RFC 4180 CSV with a header row (csvCell quotes). Text cells a spreadsheet would take for a
+ * formula get a leading `'` (csvTextCell); numbers never do. Nulls are empty; numbers in shortest
  * round-trip form with -0 written as 0 and infinities as `Infinity`/`-Infinity` (so they still
  * read back); booleans `true`/`false`; timestamps `YYYY-MM-DD` at midnight UTC, else ISO 8601.
  * CSV cannot tell null from the empty string: both are empty.
@@ -63,7 +64,7 @@ function cellText(c: TableColumn): (r: number) => string {
   switch (c.type) {
     case 'UTF8': {
       const v = c.values
-      return (r) => csvCell(v[r])
+      return (r) => csvTextCell(v[r])
     }
     case 'DOUBLE':
     case 'INT64': {

@@ -14,6 +14,22 @@ export function csvCell(v: CsvCell): string {
   return NEEDS_QUOTES.test(v) ? `"${v.replaceAll('"', '""')}"` : v
 }
 
+/**
+ * A text cell a spreadsheet would read as a formula (OWASP "CSV injection"): one starting with
+ * `=`, `+`, `-`, `@`, a tab or a carriage return.
+ */
+const FORMULA_LEAD = /^[=+\-@\t\r]/
+
+/**
+ * The cell of a text column in a file meant for people (API answers, exports): as `csvCell`, and a
+ * text that a spreadsheet would evaluate is prefixed with `'`, which spreadsheets show as text.
+ * Numbers never come here (a negative number must stay one).
+ */
+export function csvTextCell(v: string | null | undefined): string {
+  if (v === null || v === undefined) return ''
+  return csvCell(FORMULA_LEAD.test(v) ? `'${v}` : v)
+}
+
 export function csvLine(cells: readonly CsvCell[]): string {
   let s = ''
   for (let i = 0; i < cells.length; i++) {

@@ -11,8 +11,16 @@ export const KEY_RULES: Record<Principal['tier'], RateRule> = {
   premium: { limit: 300, periodMs: 60_000, burst: 500 },
 }
 export const MAX_CONCURRENT = 10
+/**
+ * Open MCP event streams (GET /mcp, GET /mcp/sse) per key, a cap of their own: a stream stays open
+ * for its session's life, so it cannot hold one of the ten slots of the key's requests, which the
+ * session's tool calls take.
+ */
+export const MAX_MCP_STREAMS = 10
 /** A lease outlives any request; a crashed node's slots come back after this. */
 const LEASE_TTL_MS = 120_000
+/** An open stream renews its lease this often, so it holds its slot for as long as it is open. */
+const STREAM_RENEW_MS = LEASE_TTL_MS / 4
 
 /** Per-IP rules for unauthenticated operations that create things or send mail. */
 export const IP_RULES = {
@@ -134,6 +142,8 @@ export function takeAddressToken(
 export interface KeySlot {
   key: string
   lease: string
+  /** A stream's lease renewal (stopped by `releaseKeySlot`). */
+  renewal?: ReturnType<typeof setInterval>
 }
 
 /** Takes one of the key's concurrency slots. */
@@ -160,16 +170,46 @@ export function keySlotFreeNow(ctx: ServiceContext, p: Principal): boolean | und
   return ctx.limits.concurrency.freeNow?.(`key:${p.keyId}`, MAX_CONCURRENT, ctx.now())
 }
 
-function slotOf(key: string, d: ConcurrencyDecision): KeySlot {
+function slotOf(
+  key: string,
+  d: ConcurrencyDecision,
+  what = `${MAX_CONCURRENT} concurrent requests`,
+): KeySlot {
   if (!d.ok || d.leaseId === null) {
-    throw new AppError('CONCURRENCY_LIMITED', `At most ${MAX_CONCURRENT} concurrent requests per key`, {
-      retryAfterSeconds: 1,
-    })
+    throw new AppError('CONCURRENCY_LIMITED', `At most ${what} per key`, { retryAfterSeconds: 1 })
   }
   return { key, lease: d.leaseId }
 }
 
+/**
+ * Takes one of the key's MCP stream slots (MAX_MCP_STREAMS, counted on every node alike) for an
+ * MCP event stream, held until `releaseKeySlot`: its lease is renewed while it is open, however long.
+ * A lease lost meanwhile (the limits backend was away past its TTL) is acquired again when a slot
+ * is free; otherwise the stream runs on uncounted until it ends, and the loss is logged.
+ */
+export async function acquireStreamSlot(ctx: ServiceContext, p: Principal): Promise<KeySlot> {
+  const key = `mcp:${p.keyId}`
+  const c = ctx.limits.concurrency
+  const slot = slotOf(
+    key,
+    await c.acquire(key, MAX_MCP_STREAMS, LEASE_TTL_MS, ctx.now()),
+    `${MAX_MCP_STREAMS} open MCP event streams (GET /mcp, GET /mcp/sse)`,
+  )
+  const renew = async () => {
+    if (await c.renew(key, slot.lease, LEASE_TTL_MS, ctx.now())) return
+    const d = await c.acquire(key, MAX_MCP_STREAMS, LEASE_TTL_MS, ctx.now())
+    if (d.ok && d.leaseId !== null) slot.lease = d.leaseId
+    else ctx.log.warn({ key_id: p.keyId }, 'an open MCP stream lost its slot; it is no longer counted')
+  }
+  slot.renewal = setInterval(() => {
+    renew().catch((e: Error) => ctx.log.warn({ err: e.message }, 'could not renew an MCP stream slot'))
+  }, STREAM_RENEW_MS)
+  slot.renewal.unref()
+  return slot
+}
+
 export function releaseKeySlot(ctx: ServiceContext, slot: KeySlot): Promise<void> {
+  if (slot.renewal) clearInterval(slot.renewal)
   return ctx.limits.concurrency.release(slot.key, slot.lease)
 }
 

@@ -408,17 +408,35 @@ for (const b of BACKEND_PAIRS) {
       )
     })
 
-    test('test keys chat for free: no reservation, no ledger row', async () => {
+    test('test keys chat for free with erm3’s sandbox model: the provider is never called', async () => {
       const account = await t.account(5)
       const key = await t.key(account, { env: 'test' })
       bearerKeys.push(key)
-      fake.script(
-        { kind: 'tools', calls: [{ name: 'metrics', arguments: '{"ticker":"SPY"}' }] },
-        { kind: 'text', content: 'sandbox answer' },
-      )
-      const body = (await chat(key, ask('beta?'))).ok()
+      const calls = fake.requests.length
+      fake.script({ kind: 'text', content: 'a paid answer the test key must never get' })
+      const body = (await chat(key, ask('beta of SPY?'))).ok()
+      assert.equal(fake.requests.length, calls, 'no request reached the provider')
+      fake.queue.length = 0
       assert.equal(body._agent.cost_usd, 0)
-      assert.equal(body.tool_calls[0]?.error, null)
+      // The sandbox model plays a tool round for a sandbox ticker, then answers, marked as sandbox.
+      assert.deepEqual(
+        body.tool_calls.map((c) => [c.tool, c.error]),
+        [['metrics', null]],
+      )
+      assert.match(body.message.content, /^\[sandbox\] /)
+      assert.match(
+        body.message.content,
+        /The metrics tool answered with the sandbox market's data for SPY as of \d{4}-\d\d-\d\d\.$/,
+      )
+      assert.ok(body.notes.some((n) => /^Sandbox: /.test(n)))
+      assert.ok(body.usage.input_tokens > 0 && body.usage.output_tokens > 0)
+      // Deterministic: the same question, the same answer.
+      assert.equal((await chat(key, ask('beta of SPY?'))).ok().message.content, body.message.content)
+      // No ticker named, or no tools allowed: an answer at once, no tool call.
+      const plain = (await chat(key, { ...ask('hello'), max_tool_calls: 0 })).ok()
+      assert.deepEqual(plain.tool_calls, [])
+      assert.match(plain.message.content, /^\[sandbox\] /)
+      assert.equal(fake.requests.length, calls)
       assert.equal(await spent(account), 0)
       assert.deepEqual(
         await ledger(account),
@@ -533,14 +551,20 @@ for (const b of BACKEND_PAIRS) {
       fake.queue.length = 0
     })
 
-    test('test keys have the stricter token limit (20,000 a minute)', async () => {
+    test('test keys have the stricter token limit (20,000 a minute), the sandbox model’s tokens counted', async () => {
       const account = await t.account(0)
       const key = await t.key(account, { env: 'test' })
       bearerKeys.push(key)
-      const big = { messages: [{ role: 'user', content: 'a'.repeat(30_000) }], max_tool_calls: 0 }
-      fake.script({ kind: 'text', content: 'ok', usage: { prompt_tokens: 30_000, completion_tokens: 10 } })
-      assert.equal((await chat(key, big)).status, 200)
-      assert.equal((await chat(key, big)).status, 429)
+      // About 8,000 tokens a chat (32,000 bytes at 4 a token): a live key's 100,000 would take a
+      // dozen of them; a test key's 20,000 refuses the fourth at the latest.
+      const big = { messages: [{ role: 'user', content: 'a'.repeat(32_000) }], max_tool_calls: 0 }
+      const first = await chat(key, big)
+      assert.equal(first.status, 200, first.text)
+      assert.ok((first.json as { usage: { input_tokens: number } }).usage.input_tokens > 8000)
+      const statuses = [first.status]
+      while (statuses.length < 4 && statuses.at(-1) === 200) statuses.push((await chat(key, big)).status)
+      assert.equal(statuses.at(-1), 429, JSON.stringify(statuses))
+      assert.ok(statuses.length >= 3, JSON.stringify(statuses))
     })
 
     test('/estimate, /pricing and /docs/billing know the per-token price', async () => {

@@ -119,18 +119,22 @@ for (const pair of BACKEND_PAIRS) {
       }
     })
 
-    it('echoes a sane X-Request-ID and replaces any other, as Fastify does', async () => {
+    it('X-Request-ID is erm3’s own; a sane client id comes back as X-Correlation-ID, as Fastify does', async () => {
       const key = await t.key(await t.account(1))
-      const ok = await get(origin, '/balance', {
-        Authorization: `Bearer ${key}`,
-        'X-Request-ID': 'trace-42.a:b',
-      })
-      assert.equal(header(ok, 'x-request-id'), 'trace-42.a:b')
+      const auth = { Authorization: `Bearer ${key}`, 'X-Request-ID': 'trace-42.a:b' }
+      const before = await fastCount()
+      const slow = await get(origin, '/balance?ref=1', auth)
+      const ok = await get(origin, '/balance', auth)
+      assert.equal(await fastCount(), before + 1)
+      sameAnswer(ok, slow)
+      assert.match(header(ok, 'x-request-id') as string, /^req_[A-Za-z0-9]+$/)
+      assert.equal(header(ok, 'x-correlation-id'), 'trace-42.a:b')
       const bad = await get(origin, '/balance', {
         Authorization: `Bearer ${key}`,
         'X-Request-ID': 'no spaces!',
       })
       assert.match(header(bad, 'x-request-id') as string, /^req_/)
+      assert.equal(header(bad, 'x-correlation-id'), undefined)
     })
 
     it('every refusal is Fastify’s own answer (401 problem, no fast-path count)', async () => {

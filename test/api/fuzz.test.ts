@@ -179,7 +179,8 @@ describe('fuzz: every operation, random parameters', () => {
             'text/plain',
             'application/x-www-form-urlencoded',
           ),
-          fc.constantFrom('key', 'key', 'key', 'none', 'garbage'),
+          // `live`: a live key (test keys chat with the sandbox model, which never reaches the fake).
+          fc.constantFrom('key', 'key', 'key', 'live', 'none', 'garbage'),
           fc.constantFrom(
             undefined,
             'application/json',
@@ -199,6 +200,8 @@ describe('fuzz: every operation, random parameters', () => {
             const qs = new URLSearchParams(query).toString()
             const headers: Record<string, string> = {}
             if (auth === 'key') headers.authorization = `Bearer ${keys[n++ % keys.length]}`
+            // Keys 0, 4, 8, … are test keys: 1 + 4j is live.
+            if (auth === 'live') headers.authorization = `Bearer ${keys[(1 + 4 * n++) % keys.length]}`
             if (auth === 'garbage') headers.authorization = 'Bearer erm_agent_live_nope'
             if (accept) headers.accept = accept
             let payload: string | undefined
@@ -253,7 +256,7 @@ describe('fuzz: every operation, random parameters', () => {
                     {},
                     { messages: [{ role: 'user', content: 'hedge ratios of AAPL?' }], max_tokens: 64 },
                     'application/json',
-                    'key',
+                    'live',
                     undefined,
                     [{ kind: 'tools', calls: [{ name: chatTools()[0]?.name ?? 'x', arguments: '{}' }] }],
                   ],

@@ -342,23 +342,42 @@ for (const b of BACKEND_PAIRS) {
       assert.equal(await balance(who.id), before - 0.04 * USD)
     })
 
-    test('a test key reads the same holdings joined with the sandbox model, free', async () => {
+    test('a test key gets simulated holdings on the sandbox model, free: Plaid is never called', async () => {
       const { who } = await linked()
+      const other = await linked()
       const testKey = await t.key(who.id, { env: 'test' })
       const before = await balance(who.id)
+      const calls = fake.requests.length
       const r = await holdings(testKey)
       assert.equal(r.status, 200, r.text)
       assert.equal(r.headers['x-environment'], 'test')
       assert.equal((r.json._agent as Json).cost_usd, 0)
+      assert.equal(fake.requests.length, calls, 'no request reached Plaid')
+      // Not the linked Vanguard item: one simulated item, marked as such.
+      const items = r.json.items as Json[]
+      assert.equal(items.length, 1)
+      assert.equal(items[0]?.id, 'pli_sandbox')
+      assert.match(String(items[0]?.institution_name), /sandbox/)
+      const positions = r.json.positions as Json[]
+      assert.ok(!positions.some((x) => x.ticker === 'VTI' || x.ticker === 'VFIAX'), 'no real position')
+      // Covered stocks carry the sandbox model's risk, exactly GET /metrics with a test key.
+      const covered = positions.filter((x) => x.risk !== null)
+      assert.ok(covered.length >= 1)
       const reader = await t.key(await t.account(1), { env: 'test' })
-      const tk = tickers[0] as string
-      const m = await t.app.fastify.inject({
-        url: `/metrics/${tk}`,
-        headers: { authorization: `Bearer ${reader}` },
-      })
-      const { _metadata, _agent, ...fields } = JSON.parse(m.body) as Json
-      const pos = (r.json.positions as Json[]).find((x) => x.ticker === tk && x.risk !== null) as Json
-      assert.deepEqual(pos.risk, fields)
+      for (const pos of covered) {
+        const m = await t.app.fastify.inject({
+          url: `/metrics/${pos.ticker}`,
+          headers: { authorization: `Bearer ${reader}` },
+        })
+        const { _metadata, _agent, ...fields } = JSON.parse(m.body) as Json
+        assert.deepEqual(pos.risk, fields)
+      }
+      assert.ok(positions.some((x) => x.ticker === 'CUR:USD' && x.risk === null))
+      assert.notEqual(r.json.snapshot, null)
+      // Deterministic: the same answer again (and for another account).
+      const again = await holdings(await t.key(other.who.id, { env: 'test' }))
+      assert.deepEqual(again.json.positions, r.json.positions)
+      assert.equal(fake.requests.length, calls, 'no request reached Plaid')
       assert.equal(await balance(who.id), before)
       assert.equal((await debits(who.id)).length, 0)
     })

@@ -31,15 +31,16 @@ describe('HTTP platform (embedded backends)', () => {
     }
   })
 
-  test('a client-supplied X-Request-ID is echoed when well-formed, replaced otherwise', async () => {
-    assert.equal(
-      (await raw('GET', '/health', { 'x-request-id': 'abc-123' })).headers['x-request-id'],
-      'abc-123',
-    )
-    assert.match(
-      (await raw('GET', '/health', { 'x-request-id': 'bad id with spaces' })).headers['x-request-id'] ?? '',
-      /^req_/,
-    )
+  test('X-Request-ID is always erm3’s own; a well-formed client id comes back as X-Correlation-ID', async () => {
+    const mine = await raw('GET', '/health', { 'x-request-id': 'abc-123' })
+    assert.match(mine.headers['x-request-id'] ?? '', /^req_[A-Za-z0-9]+$/)
+    assert.equal(mine.headers['x-correlation-id'], 'abc-123')
+    const both = await raw('GET', '/health', { 'x-request-id': 'abc-123', 'x-correlation-id': 'corr-9' })
+    assert.equal(both.headers['x-correlation-id'], 'corr-9')
+    assert.notEqual(both.headers['x-request-id'], mine.headers['x-request-id'])
+    const bad = await raw('GET', '/health', { 'x-request-id': 'bad id with spaces' })
+    assert.match(bad.headers['x-request-id'] ?? '', /^req_/)
+    assert.equal(bad.headers['x-correlation-id'], undefined)
   })
 
   test('an unparsable path (bad percent-encoding, over-long parameter) is a 400 problem, not a framework body', async () => {

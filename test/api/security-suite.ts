@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { keyChecksum } from '../../src/contract/api-key.ts'
-import type { CallInput, CallResult } from '../../src/contract/client.ts'
-import type { OperationId } from '../../src/contract/operations.ts'
+import { type CallInput, type CallResult, createClient } from '../../src/contract/client.ts'
+import { OPERATIONS, type OperationId } from '../../src/contract/operations.ts'
 import { assertSlotsFree as slotsFree } from '../helpers/slots.ts'
 import type { BackendPair, TestApp } from '../helpers/test-app.ts'
 import { startTestApp } from '../helpers/test-app.ts'
@@ -27,6 +27,8 @@ export interface SecuritySuiteOptions {
   /** Prepares the suite's account after it is created (e.g. links a brokerage for /plaid/holdings). */
   setup?: (t: TestApp, accountId: string) => Promise<void>
 }
+
+const opById = (id: OperationId) => OPERATIONS.find((o) => o.id === id) as (typeof OPERATIONS)[number]
 
 function assertProblem(r: CallResult<OperationId>, status: number, code: string): Record<string, unknown> {
   assert.equal(r.status, status, `expected ${status} ${code}, got ${r.status}: ${r.text}`)
@@ -77,6 +79,15 @@ export function securitySuite(backends: BackendPair, cases: SecurityCase[], opts
       assert.ok(hit, 'key not found')
       return hit.id
     }
+
+    /** A fresh account with 1 USD, prepared like the suite's (e.g. a linked brokerage). */
+    const fundedAccount = async () => {
+      const a = await t.account(1)
+      await opts.setup?.(t, a)
+      return a
+    }
+    const entries = (a: string) =>
+      t.ctx.accounts.entries(a, { from: 0, to: Number.MAX_SAFE_INTEGER, limit: 1000 })
 
     /** Every one of the key's ten concurrency slots can be taken at once (then given back). */
     const assertSlotsFree = async (key: string) => slotsFree(t, await keyId(key), 10)
@@ -149,6 +160,55 @@ export function securitySuite(backends: BackendPair, cases: SecurityCase[], opts
               await t.ctx.accounts.entries(poor, { from: 0, to: Date.now() + 1, limit: 10 }),
               [],
             )
+          })
+        }
+        if (c.metered) {
+          test('a client X-Request-ID is only echoed (X-Correlation-ID): the ledger keeps erm3’s own id', async () => {
+            const payer = await fundedAccount()
+            const key = await t.key(payer)
+            const chosen = 'client-chosen.id:1'
+            const served: string[] = []
+            for (let i = 0; i < 2; i++) {
+              // no-cache: each call is computed and charged (a HIT would post no ledger row).
+              const r = await call(c, key, c.input, { 'x-request-id': chosen, 'cache-control': 'no-cache' })
+              assert.ok(r.status < 300, r.text)
+              assert.equal(r.headers['x-correlation-id'], chosen)
+              assert.match(r.headers['x-request-id'] ?? '', /^req_[A-Za-z0-9]+$/)
+              served.push(r.headers['x-request-id'] as string)
+            }
+            assert.notEqual(served[0], served[1], 'two requests, two ids')
+            const debits = (await entries(payer)).filter((e) => e.kind === 'debit')
+            assert.deepEqual(debits.map((e) => e.requestId).sort(), [...served].sort())
+            // A refusal's problem names erm3's id as well.
+            const p = assertProblem(
+              await call(c, await t.key(await t.account(0)), c.input, { 'x-request-id': chosen }),
+              402,
+              'INSUFFICIENT_BALANCE',
+            )
+            assert.match(String(p.request_id), /^req_/)
+          })
+        }
+        if (c.metered && opById(c.op).method === 'GET') {
+          test('HEAD → 405 with Allow: GET, before anything is computed or charged', async () => {
+            const payer = await fundedAccount()
+            const key = await t.key(payer)
+            const head = createClient((req) => t.transport({ ...req, method: 'HEAD' }))
+            const before = await t.ctx.accounts.balance(payer)
+            const ledger = await entries(payer)
+            const answers: CallResult<OperationId>[] = []
+            for (const headers of [{}, { 'cache-control': 'no-cache' }])
+              answers.push(await head.call(c.op, { ...c.input, key, headers } as CallInput<OperationId>))
+            assert.deepEqual(await t.ctx.accounts.balance(payer), before, 'HEAD moved the balance')
+            assert.deepEqual(await entries(payer), ledger)
+            for (const r of answers) {
+              assert.equal(r.status, 405, r.text)
+              assert.equal(r.headers.allow, 'GET')
+              assert.equal(r.headers['x-api-cost-usd'], undefined)
+            }
+            // The GET itself is charged as always.
+            const r = await call(c, key)
+            assert.ok(r.status < 300, r.text)
+            assert.ok((await t.ctx.accounts.balance(payer)).balanceMicros < before.balanceMicros)
           })
         }
         test('over the rate → 429 RATE_LIMITED with Retry-After and rate headers', async () => {

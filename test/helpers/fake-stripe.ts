@@ -54,6 +54,17 @@ export function signStripePayload(payload: string, secret: string, timestampS: n
   return `t=${timestampS},v1=${v1}`
 }
 
+/** erm3's configuration for card top-ups against `fake`, with `webhookSecret` as the endpoint's secret. */
+export const stripeEnv = (
+  fake: FakeStripe,
+  webhookSecret: string,
+  secretKey = 'sk_test_fake_0123456789abcdef',
+) => ({
+  STRIPE_SECRET_KEY: secretKey,
+  STRIPE_WEBHOOK_SECRET: webhookSecret,
+  STRIPE_API_BASE: fake.url,
+})
+
 export interface FakeStripe {
   /** `http://127.0.0.1:<port>`: STRIPE_API_BASE. */
   url: string

@@ -24,6 +24,32 @@ export function mcpTransport(name: McpTransportName, base: string, key: string):
   })
 }
 
+/**
+ * A raw GET of an MCP event stream (the SSE transport's `/mcp/sse`, or `/mcp` with a session id),
+ * held open until `close()`; a refusal is read whole and its problem returned.
+ */
+export async function openStream(
+  base: string,
+  key: string,
+  path = '/mcp/sse',
+  headers: Record<string, string> = {},
+): Promise<{
+  status: number
+  problem: Record<string, unknown> | null
+  headers: Headers
+  response: Response
+  close(): void
+}> {
+  const ac = new AbortController()
+  const r = await fetch(new URL(path, base), {
+    headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream', ...headers },
+    signal: ac.signal,
+  })
+  const problem = r.ok ? null : ((await r.json()) as Record<string, unknown>)
+  // The response is kept: undici cancels (closes) the unread body of a response it collects.
+  return { status: r.status, problem, headers: r.headers, response: r, close: () => ac.abort() }
+}
+
 /** The id of the one key of an account (the limiter's bucket is `key:<id>`). */
 export async function onlyKeyId(t: TestApp, accountId: string): Promise<string> {
   const keys = await t.ctx.accounts.listKeys(accountId)

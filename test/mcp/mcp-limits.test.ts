@@ -2,15 +2,44 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { MAX_CONCURRENT } from '../../src/services/limits.ts'
+import { MAX_CONCURRENT, MAX_MCP_STREAMS } from '../../src/services/limits.ts'
 import { BACKEND_PAIRS, type BackendPair, startTestApp, type TestApp } from '../helpers/test-app.ts'
-import { exhaustRate, initializeRequest, MCP_TRANSPORTS, mcpTransport, onlyKeyId } from './clients.ts'
+import {
+  exhaustRate,
+  initializeRequest,
+  MCP_TRANSPORTS,
+  mcpTransport,
+  onlyKeyId,
+  openStream,
+} from './clients.ts'
 
 /**
  * Limits over MCP, through the SDK client on both transports: a tool call over the rate or
  * concurrency limit is a tool error carrying the code and when to retry, and costs nothing;
  * other MCP messages over the rate are refused with HTTP 429 (the limit holds for every message).
  */
+/** A Streamable HTTP initialize POSTed by hand (to read a refusal's HTTP status and problem). */
+const postInitialize = (base: string, key: string, clientName: string) =>
+  fetch(new URL('/mcp', base), {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify(initializeRequest(1, clientName)),
+  })
+
+/** Polls `ok` (a server-side effect, e.g. of a closed connection) for up to 5 s; whether it came. */
+async function waitFor(ok: () => Promise<boolean>): Promise<boolean> {
+  const deadline = Date.now() + 5000
+  while (!(await ok())) {
+    if (Date.now() > deadline) return false
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  return true
+}
+
 const text = (r: unknown) => ((r as CallToolResult).content[0] as { text: string }).text
 
 function limitsSuite(backends: BackendPair) {
@@ -86,21 +115,101 @@ function limitsSuite(backends: BackendPair) {
       })
     }
 
+    test(`at most ${MAX_MCP_STREAMS} open MCP event streams per key: the next is 429 CONCURRENCY_LIMITED; closing one frees it`, async () => {
+      const account = await t.account(1)
+      const key = await t.key(account)
+      const id = await onlyKeyId(t, account)
+      const open = []
+      try {
+        for (let i = 0; i < MAX_MCP_STREAMS; i++) {
+          const s = await openStream(base, key)
+          assert.equal(s.status, 200)
+          open.push(s)
+        }
+        // Another stream is refused.
+        const over = await openStream(base, key)
+        assert.equal(over.status, 429)
+        assert.equal(over.problem?.code, 'CONCURRENCY_LIMITED')
+        assert.match(String(over.problem?.detail), new RegExp(`${MAX_MCP_STREAMS} open MCP event streams`))
+        assert.ok(Number(over.headers.get('retry-after')) >= 1)
+        assert.equal(over.problem?.retry_after_seconds, Number(over.headers.get('retry-after')))
+        // Messages are not streams: a session is still opened and used at the cap.
+        const init = await postInitialize(base, key, 'at-the-cap')
+        assert.equal(init.status, 200, await init.clone().text())
+        const sid = init.headers.get('mcp-session-id') as string
+        await init.text()
+        const list = await fetch(new URL('/mcp', base), {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${key}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-session-id': sid,
+            'mcp-protocol-version': '2025-06-18',
+          },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+        })
+        assert.equal(list.status, 200)
+        assert.match(await list.text(), /"metrics"/)
+        // The session's own event stream (Streamable HTTP GET /mcp) is one of the key's streams too.
+        const session = { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' }
+        const overGet = await openStream(base, key, '/mcp', session)
+        assert.equal(overGet.status, 429)
+        assert.equal(overGet.problem?.code, 'CONCURRENCY_LIMITED')
+        // The key's ten request slots are another cap: REST is not blocked by open streams.
+        const rest = await t.client.call('getBalance', { key })
+        assert.equal(rest.status, 200)
+        // Another key of the account has its own streams.
+        const other = await openStream(base, await t.key(account))
+        assert.equal(other.status, 200)
+        other.close()
+        ;(open.shift() as { close(): void }).close()
+        // The slot comes back once the server sees the connection close.
+        const freed = () => t.ctx.limits.concurrency.free(`mcp:${id}`, MAX_MCP_STREAMS, t.ctx.now())
+        assert.ok(await waitFor(freed), 'the closed stream gave its slot back')
+        const again = await openStream(base, key, '/mcp', session)
+        assert.equal(again.status, 200)
+        open.push(again)
+        assert.equal((await openStream(base, key)).status, 429, 'the GET /mcp stream took the freed slot')
+      } finally {
+        for (const s of open) s.close()
+      }
+    })
+
+    test('an open stream keeps its slot past the lease TTL (renewed while open)', async (ctx) => {
+      const account = await t.account(1)
+      const key = await t.key(account)
+      const id = await onlyKeyId(t, account)
+      ctx.mock.timers.enable({ apis: ['setInterval'] })
+      const clock = t.clock.offsetMs
+      const open = []
+      try {
+        for (let i = 0; i < MAX_MCP_STREAMS; i++) open.push(await openStream(base, key))
+        assert.ok(open.every((s) => s.status === 200))
+        // 100 s on: the renewals (every 30 s) run; then past the first leases' 120 s TTL.
+        t.clock.offsetMs += 100_000
+        ctx.mock.timers.tick(30_000)
+        const later = async () =>
+          !(await t.ctx.limits.concurrency.free(`mcp:${id}`, MAX_MCP_STREAMS, t.ctx.now() + 30_000))
+        assert.ok(await waitFor(later), 'the open streams renewed their leases')
+        t.clock.offsetMs += 30_000
+        assert.equal(await t.ctx.limits.concurrency.free(`mcp:${id}`, MAX_MCP_STREAMS, t.ctx.now()), false)
+        const over = await openStream(base, key)
+        assert.equal(over.status, 429, 'still counted after the TTL')
+      } finally {
+        for (const s of open) s.close()
+        t.clock.offsetMs = clock
+        ctx.mock.timers.reset()
+      }
+    })
+
     test('over the rate, an initialize (or any non-tool message) is HTTP 429 problem+json with Retry-After', async () => {
       const account = await t.account(1)
       const key = await t.key(account)
       const clock = t.clock.offsetMs
       try {
         await exhaustRate(t, await onlyKeyId(t, account))
-        const r = await fetch(new URL('/mcp', base), {
-          method: 'POST',
-          headers: {
-            authorization: `Bearer ${key}`,
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-          },
-          body: JSON.stringify(initializeRequest(1, 'raw')),
-        })
+        const r = await postInitialize(base, key, 'raw')
         assert.equal(r.status, 429)
         assert.match(r.headers.get('content-type') ?? '', /^application\/problem\+json/)
         assert.equal(((await r.json()) as { code: string }).code, 'RATE_LIMITED')

@@ -247,6 +247,24 @@ export function limitsConformance(name: string, make: () => Promise<LimitsBacken
         assert.equal(await b.concurrency.free(freshKey('none'), 1, T0), true)
       })
 
+      it('renew keeps a live lease past its TTL; an expired or released lease is not renewed', async () => {
+        const key = freshKey('renew')
+        const held = await b.concurrency.acquire(key, 1, 60_000, T0)
+        const id = String(held.leaseId)
+        assert.equal(await b.concurrency.renew(key, id, 60_000, T0 + 50_000), true)
+        // Without the renewal the lease would have expired at T0 + 60 s; now it lasts to T0 + 110 s.
+        assert.equal((await b.concurrency.acquire(key, 1, 60_000, T0 + 100_000)).ok, false)
+        assert.equal(await b.concurrency.free(key, 1, T0 + 109_999), false)
+        assert.equal(await b.concurrency.free(key, 1, T0 + 110_000), true)
+        // Expired at T0 + 110 s: no longer held, so not renewed (another may hold the slot now).
+        assert.equal(await b.concurrency.renew(key, id, 60_000, T0 + 110_000), false)
+        const next = await b.concurrency.acquire(key, 1, 60_000, T0 + 110_000)
+        assert.equal(next.ok, true)
+        await b.concurrency.release(key, String(next.leaseId))
+        assert.equal(await b.concurrency.renew(key, String(next.leaseId), 60_000, T0 + 110_001), false)
+        assert.equal(await b.concurrency.renew(freshKey('none'), id, 60_000, T0), false)
+      })
+
       it('50 concurrent acquires with max 10: exactly 10 granted; keys independent', async () => {
         const key = freshKey('herd')
         const ds = await Promise.all(

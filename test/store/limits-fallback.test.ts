@@ -39,6 +39,7 @@ function switchable(): { backend: LimitsBackend; down: boolean } {
       acquire: guard(inner.concurrency.acquire),
       release: guard(inner.concurrency.release),
       free: guard(inner.concurrency.free),
+      renew: guard(inner.concurrency.renew),
     },
     cache: { get: guard(inner.cache.get), set: guard(inner.cache.set) },
     health: async () => (state.down ? { ok: false, degraded: false, detail: 'down' } : inner.health()),

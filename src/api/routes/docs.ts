@@ -39,6 +39,9 @@ function errorsPage(): string {
 <p>Every error is <code>application/problem+json</code> (RFC 9457) with <code>type</code>, <code>title</code>, <code>status</code>,
 <code>detail</code>, <code>instance</code>, <code>code</code> and <code>request_id</code>. OAuth endpoints answer
 <code>{error, error_description}</code> (RFC 6749).</p>
+<p><code>request_id</code> (and the <code>X-Request-ID</code> header) is erm3's own id for the request, never one the
+client chose; a client's <code>X-Request-ID</code> or <code>X-Correlation-ID</code> comes back as
+<code>X-Correlation-ID</code>.</p>
 <table><thead><tr><th>code</th><th>status</th><th>meaning</th></tr></thead><tbody>
 ${rows}
 </tbody></table></body></html>`

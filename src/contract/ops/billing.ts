@@ -60,7 +60,8 @@ export const stripeWebhook = defineOperation({
     '`checkout.session.async_payment_succeeded`) credits the account once per payment intent; ' +
     '`charge.refunded` debits the newly refunded part (`payment_refund`); a dispute ' +
     '(`charge.dispute.created` / `charge.dispute.funds_withdrawn`) debits its amount once ' +
-    '(`chargeback`), `charge.dispute.funds_reinstated` credits it back. Every event id is applied at ' +
+    '(`chargeback`), `charge.dispute.funds_reinstated` credits back exactly that chargeback (nothing ' +
+    'when none was posted for the dispute). Every event id is applied at ' +
     'most once, in the same transaction as its ledger entry; 2xx only after it committed. Other event ' +
     'types are acknowledged and ignored.',
   tags: ['billing'],

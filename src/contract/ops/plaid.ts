@@ -157,7 +157,9 @@ export const getPlaidHoldings = defineOperation({
     'ACCOUNT_REQUIRED; no linked connection → 404 (free). A connection that needs re-authentication → 409 ' +
     'RELINK_REQUIRED naming it; Plaid failing → 502 UPSTREAM_ERROR or 504 UPSTREAM_TIMEOUT; errors are never charged. ' +
     'Holdings are live brokerage data: never served from the response cache (_agent.cache_status BYPASS), so every ' +
-    'successful call costs 0.02 USD. Test keys read the same linked holdings joined with the sandbox model, free.',
+    'successful call costs 0.02 USD. Test keys never reach Plaid nor the linked connections: they get one ' +
+    'simulated item (id pli_sandbox: fixed positions in sandbox stocks, an ETF and cash) joined with the sandbox ' +
+    'model, free.',
   tags: ['data'],
   auth: 'key',
   lineage: true,

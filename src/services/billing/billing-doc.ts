@@ -33,7 +33,8 @@ export function billingDoc(opts: { publicUrl: string; topUpUrl: string | null; s
       'credited once Stripe confirms the payment (usually within seconds; some payment methods take ' +
       'days), exactly once per payment. At most 10,000.00 USD per payment. A refund or a dispute of a ' +
       'payment debits the balance (`payment_refund`, `chargeback` in `GET /invoices`), which can take it ' +
-      'below zero; metered calls then answer 402 until a top-up covers it.'
+      'below zero; metered calls then answer 402 until a top-up covers it. A dispute won gives back ' +
+      'exactly what its chargeback took.'
     : opts.topUpUrl
       ? `The operator of this instance takes top-ups at ${opts.topUpUrl}.`
       : 'On this instance the operator credits top-ups with the operator CLI: ' +

@@ -16,7 +16,8 @@
  *   payment_intent.succeeded                          → recorded, nothing (the session events credit)
  *   charge.refunded                                   → payment_refund of the newly refunded part
  *   charge.dispute.created / funds_withdrawn          → chargeback of the disputed amount, once per dispute
- *   charge.dispute.funds_reinstated                   → credit of the disputed amount, once per dispute
+ *   charge.dispute.funds_reinstated                   → credit of the chargeback posted for that dispute,
+ *                                                       once; none posted → nothing (noted in the log)
  */
 import type Stripe from 'stripe'
 import { CHECKOUT_MAX_USD, CHECKOUT_MIN_USD } from '../../contract/ops/billing.ts'
@@ -267,5 +268,6 @@ export async function handleStripeWebhook(
     account_id: r.accountId,
     ledger_id: r.entry?.id ?? null,
     amount_micros: r.entry?.amountMicros ?? 0,
+    ...(r.note ? { note: r.note } : {}),
   })
 }

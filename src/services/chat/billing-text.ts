@@ -35,8 +35,10 @@ export const CHAT_BILLING_DOC = `## Chat (\`POST /chat\`)
   model answer in flight is read to its end (bounded by \`LLM_TIMEOUT_MS\`) and its reported usage
   is charged (streams ask for \`stream_options.include_usage\`). A round for which the provider
   reports no usage is not charged.
-- **Test keys** chat for free (no reservation, no ledger row; the tools read the sandbox), but the
-  provider costs the operator real money, so their token limit is stricter (at most 20,000 a minute).
+- **Test keys** chat for free (no reservation, no ledger row; the tools read the sandbox) and never
+  reach the provider: erm3's own deterministic sandbox model answers them (the text starts with
+  \`[sandbox]\`; for a sandbox ticker it first calls the \`metrics\` tool), its tokens estimated at
+  4 bytes a token, and their token limit is stricter (at most 20,000 a minute).
 - **Limits**, per key: \`ERM3_CHAT_RPM\` chats (default 10) and \`ERM3_CHAT_TPM\` tokens (default
   100,000, counted in thousands) a minute, 429 \`RATE_LIMITED\` with \`Retry-After\`. A chat is admitted
   while the key's token bucket is not empty; its tokens are taken once the provider has reported

@@ -5,7 +5,7 @@ import { SYSTEM_PROMPT } from './prompt.ts'
 import { chatTools, functionTools } from './tools.ts'
 
 /** Typical English text and JSON run about this many UTF-8 bytes a token (an estimate, never a bound). */
-const BYTES_PER_TOKEN = 4
+export const BYTES_PER_TOKEN = 4
 
 function int(v: unknown, lo: number, hi: number, dflt: number): number {
   return typeof v === 'number' && Number.isInteger(v) && v >= lo && v <= hi ? v : dflt

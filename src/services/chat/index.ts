@@ -27,6 +27,7 @@ import {
   type ModelTurn,
   type ProviderToolCall,
 } from './provider.ts'
+import { createSandboxProvider, SANDBOX_NOTE } from './sandbox.ts'
 import {
   type ChatToolCallSummary,
   chatTools,
@@ -133,7 +134,8 @@ export async function prepareChat(
   const tools = chatTools()
   const chat: PreparedChat = {
     cfg,
-    provider: providerOf(cfg),
+    // Test keys never reach the operator's provider: erm3's own sandbox model answers them.
+    provider: a.principal.environment === 'test' ? createSandboxProvider(ctx) : providerOf(cfg),
     principal: a.principal,
     bearer: a.bearer,
     requestId: a.requestId,
@@ -299,7 +301,7 @@ export async function runChat(
   ev: ChatEvents = {},
 ): Promise<ChatResult> {
   const t: Tally = { input: 0, output: 0, toolMicros: 0, calls: [], executed: 0 }
-  const notes: string[] = []
+  const notes: string[] = c.principal.environment === 'test' ? [SANDBOX_NOTE] : []
   const rounds = c.maxToolCalls + 1
   let inputUsed = 0
   let content = ''

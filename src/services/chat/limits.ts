@@ -9,7 +9,8 @@ import type { Principal } from '../identity/keys.ts'
  * ERM3_CHAT_TPM tokens a minute. Tokens are counted in thousands (GCRA ticks stay exact) and known
  * only after the chat: a chat is admitted while the key's token bucket is not empty, and its
  * tokens are taken once the provider has reported them (draining the bucket at most, so the next
- * chat waits). Test keys chat for free, so their token limit is stricter: at most 20k a minute.
+ * chat waits). Test keys chat for free (with the sandbox model, sandbox.ts), so their token limit is
+ * stricter: at most 20k a minute.
  */
 export const TEST_KEY_TPM = 20_000
 

@@ -156,7 +156,7 @@ function stored(ctx: ServiceContext): Stored[] {
     {
       category: 'logs',
       fields: [
-        'per request: request id, operation id, method, status, duration, key id (the line carries no URL, query, body or IP)',
+        'per request: request id, the client’s own correlation id when it sent one, operation id, method, status, duration, key id (the line carries no URL, query, body or IP)',
         'OAuth registrations, code grants and revocations: client id and account id',
         'e-mails sent: recipient and subject (in embedded mode also the sign-in link)',
       ],

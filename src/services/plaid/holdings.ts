@@ -16,6 +16,7 @@ import { metricsSnapshot } from '../metrics.ts'
 import { snapshotService } from '../snapshot/index.ts'
 import { EMPTY_ITEM_CODES, plaidClient, plaidConfig, plaidError, plaidFailure } from './client.ts'
 import { accessToken } from './items.ts'
+import { sandboxHoldings } from './sandbox.ts'
 
 /**
  * Checked before any charge: Plaid configured, and a signed-up account (provision-free accounts
@@ -43,13 +44,40 @@ async function linkedItems(ctx: ServiceContext, p: Principal): Promise<PlaidItem
   return items
 }
 
-interface ItemHoldings {
-  item: PlaidItemRecord
+/** The parts of Plaid's holdings answer this service reads (Plaid's own objects, or the sandbox's). */
+export interface ItemHoldings {
+  item: Pick<PlaidItemRecord, 'id' | 'itemId' | 'institutionId' | 'institutionName'>
   error: string | null
-  accounts: InvestmentAccount[]
-  holdings: Holding[]
-  securities: Security[]
+  accounts: (Pick<
+    InvestmentAccount,
+    'account_id' | 'name' | 'official_name' | 'mask' | 'type' | 'subtype'
+  > & {
+    balances: Pick<InvestmentAccount['balances'], 'current' | 'available' | 'iso_currency_code'>
+  })[]
+  holdings: Pick<
+    Holding,
+    | 'account_id'
+    | 'security_id'
+    | 'quantity'
+    | 'institution_price'
+    | 'institution_value'
+    | 'cost_basis'
+    | 'iso_currency_code'
+    | 'unofficial_currency_code'
+  >[]
+  securities: SecurityFields[]
 }
+
+type SecurityFields = Pick<
+  Security,
+  | 'security_id'
+  | 'name'
+  | 'ticker_symbol'
+  | 'type'
+  | 'is_cash_equivalent'
+  | 'close_price'
+  | 'iso_currency_code'
+>
 
 async function fetchItem(ctx: ServiceContext, item: PlaidItemRecord): Promise<ItemHoldings> {
   const token = await accessToken(ctx, item)
@@ -72,7 +100,7 @@ async function fetchItem(ctx: ServiceContext, item: PlaidItemRecord): Promise<It
 const COVERED_TYPE = 'equity'
 
 /** Why a position has no erm3 risk, before asking the model; null when the model should be asked. */
-function precheck(s: Security | undefined): string | null {
+function precheck(s: SecurityFields | undefined): string | null {
   if (!s) return 'Plaid did not describe this security'
   if (s.is_cash_equivalent || s.type === 'cash') return 'cash or a cash equivalent: no equity risk model'
   if (s.type !== COVERED_TYPE)
@@ -103,16 +131,19 @@ async function riskOf(
   }
 }
 
-const balancesOf = (a: InvestmentAccount) => ({
+const balancesOf = (a: ItemHoldings['accounts'][number]) => ({
   current: a.balances.current ?? null,
   available: a.balances.available ?? null,
   iso_currency_code: a.balances.iso_currency_code ?? null,
 })
 
 export async function holdingsService(ctx: ServiceContext, p: Principal) {
-  const items = await linkedItems(ctx, p)
-  const fetched = await Promise.all(items.map((i) => fetchItem(ctx, i)))
-  const securities = new Map<string, Security>()
+  // A test key never reaches Plaid (nor the account's real brokerage): simulated holdings instead.
+  const fetched =
+    p.environment === 'test'
+      ? [sandboxHoldings(ctx.models.store('test'))]
+      : await Promise.all((await linkedItems(ctx, p)).map((i) => fetchItem(ctx, i)))
+  const securities = new Map<string, SecurityFields>()
   for (const f of fetched) for (const s of f.securities) securities.set(s.security_id, s)
   const risks = new Map<string, Promise<{ risk: Risk | null; reason: string | null }>>()
   const positions = await Promise.all(

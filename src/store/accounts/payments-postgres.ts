@@ -9,7 +9,14 @@
 import type pg from 'pg'
 import { newId } from '../../platform/ids.ts'
 import type { Tx } from '../oauth/postgres.ts'
-import type { PaymentEvent, PaymentEventResult, PaymentRecord, PaymentStore } from './payments-types.ts'
+import {
+  disputeReference,
+  NO_CHARGEBACK_TO_REVERSE,
+  type PaymentEvent,
+  type PaymentEventResult,
+  type PaymentRecord,
+  type PaymentStore,
+} from './payments-types.ts'
 import { CREDIT } from './postgres-sql.ts'
 import type { LedgerEntry, LedgerKind } from './types.ts'
 
@@ -105,6 +112,7 @@ export function createPostgresPaymentStore(pool: pg.Pool, tx: Tx): PaymentStore 
       const e = ev.effect
       let accountId: string | null = null
       let entry: LedgerEntry | null = null
+      let note: string | undefined
       switch (e.kind) {
         case 'none':
           accountId = e.accountId
@@ -133,30 +141,30 @@ export function createPostgresPaymentStore(pool: pg.Pool, tx: Tx): PaymentStore 
           }
           break
         }
-        case 'chargeback':
-        case 'reinstatement': {
+        case 'chargeback': {
           const p = await known(c, e.paymentIntent)
           accountId = p.account_id
-          entry =
-            e.kind === 'chargeback'
-              ? await post(
-                  c,
-                  accountId,
-                  'chargeback',
-                  -e.amountMicros,
-                  `${e.disputeId}:withdrawn`,
-                  'stripe dispute',
-                  now,
-                )
-              : await post(
-                  c,
-                  accountId,
-                  'credit',
-                  e.amountMicros,
-                  `${e.disputeId}:reinstated`,
-                  'stripe dispute won',
-                  now,
-                )
+          const ref = disputeReference(e.disputeId, 'withdrawn')
+          entry = await post(c, accountId, 'chargeback', -e.amountMicros, ref, 'stripe dispute', now)
+          break
+        }
+        case 'reinstatement': {
+          // The payment row's lock (known) orders this after a chargeback of the same payment.
+          const p = await known(c, e.paymentIntent)
+          accountId = p.account_id
+          // Only what the dispute took comes back: the chargeback posted for it, negated.
+          const taken = await c.query<{ amount_micros: string | number }>(
+            'SELECT amount_micros FROM ledger WHERE account_id = $1 AND reference = $2',
+            [accountId, disputeReference(e.disputeId, 'withdrawn')],
+          )
+          const row = taken.rows[0]
+          if (!row) {
+            note = NO_CHARGEBACK_TO_REVERSE
+            break
+          }
+          const ref = disputeReference(e.disputeId, 'reinstated')
+          const amount = -Number(row.amount_micros)
+          entry = await post(c, accountId, 'credit', amount, ref, 'stripe dispute won', now)
           break
         }
       }
@@ -164,7 +172,7 @@ export function createPostgresPaymentStore(pool: pg.Pool, tx: Tx): PaymentStore 
         'UPDATE stripe_events SET account_id = $1, payment_intent = $2, ledger_id = $3 WHERE event_id = $4',
         [accountId, e.paymentIntent, entry?.id ?? null, ev.eventId],
       )
-      return { outcome: 'applied', accountId, entry }
+      return { outcome: 'applied', accountId, entry, ...(note ? { note } : {}) }
     })
 
   return {

@@ -5,7 +5,14 @@
  */
 import type Database from 'better-sqlite3'
 import { newId } from '../../platform/ids.ts'
-import type { PaymentEvent, PaymentEventResult, PaymentRecord, PaymentStore } from './payments-types.ts'
+import {
+  disputeReference,
+  NO_CHARGEBACK_TO_REVERSE,
+  type PaymentEvent,
+  type PaymentEventResult,
+  type PaymentRecord,
+  type PaymentStore,
+} from './payments-types.ts'
 import type { LedgerEntry, LedgerKind } from './types.ts'
 
 interface PaymentRow {
@@ -44,6 +51,9 @@ function prepare(db: Database.Database) {
       `INSERT INTO ledger (id, account_id, kind, amount_micros, request_id, capability, reference, key_id, note, created_at)
        VALUES (?, ?, ?, ?, NULL, NULL, ?, NULL, ?, ?)
        ON CONFLICT (account_id, reference) WHERE reference IS NOT NULL DO NOTHING`,
+    ),
+    postedAmount: db.prepare<[string, string], { amount_micros: number }>(
+      'SELECT amount_micros FROM ledger WHERE account_id = ? AND reference = ?',
     ),
     addBalance: db.prepare<[number, string]>(
       'UPDATE accounts SET balance_micros = balance_micros + ? WHERE id = ?',
@@ -105,6 +115,7 @@ export function createSqlitePaymentStore(
     const e = ev.effect
     let accountId: string | null = null
     let entry: LedgerEntry | null = null
+    let note: string | undefined
     switch (e.kind) {
       case 'none':
         accountId = e.accountId
@@ -132,33 +143,29 @@ export function createSqlitePaymentStore(
         }
         break
       }
-      case 'chargeback':
+      case 'chargeback': {
+        const p = known(e.paymentIntent)
+        accountId = p.account_id
+        const ref = disputeReference(e.disputeId, 'withdrawn')
+        entry = post(p.account_id, 'chargeback', -e.amountMicros, ref, 'stripe dispute', now)
+        break
+      }
       case 'reinstatement': {
         const p = known(e.paymentIntent)
         accountId = p.account_id
-        entry =
-          e.kind === 'chargeback'
-            ? post(
-                p.account_id,
-                'chargeback',
-                -e.amountMicros,
-                `${e.disputeId}:withdrawn`,
-                'stripe dispute',
-                now,
-              )
-            : post(
-                p.account_id,
-                'credit',
-                e.amountMicros,
-                `${e.disputeId}:reinstated`,
-                'stripe dispute won',
-                now,
-              )
+        // Only what the dispute took comes back: the chargeback posted for it, negated.
+        const taken = s.postedAmount.get(p.account_id, disputeReference(e.disputeId, 'withdrawn'))
+        if (!taken) {
+          note = NO_CHARGEBACK_TO_REVERSE
+          break
+        }
+        const ref = disputeReference(e.disputeId, 'reinstated')
+        entry = post(p.account_id, 'credit', -taken.amount_micros, ref, 'stripe dispute won', now)
         break
       }
     }
     s.finishEvent.run(accountId, e.paymentIntent, entry?.id ?? null, ev.eventId)
-    return { outcome: 'applied', accountId, entry }
+    return { outcome: 'applied', accountId, entry, ...(note ? { note } : {}) }
   })
 
   return {

@@ -27,8 +27,19 @@ export type PaymentEffect =
   | { kind: 'refund'; paymentIntent: string; refundedTotalMicros: number }
   /** Funds withdrawn by a dispute: one negative entry per dispute. */
   | { kind: 'chargeback'; paymentIntent: string; disputeId: string; amountMicros: number }
-  /** A dispute won: the withdrawn funds come back, once per dispute. */
+  /**
+   * A dispute won: exactly the chargeback posted for `disputeId` comes back, once per dispute.
+   * No chargeback posted for it (an inquiry, a dispute opened before erm3 saw the payment): nothing
+   * is credited, whatever `amountMicros` Stripe reports.
+   */
   | { kind: 'reinstatement'; paymentIntent: string; disputeId: string; amountMicros: number }
+
+/** Why a won dispute credited nothing: erm3 never debited it (so only what was taken comes back). */
+export const NO_CHARGEBACK_TO_REVERSE = 'no chargeback was posted for this dispute: nothing to reinstate'
+
+/** Ledger references of a dispute's two entries, unique per account (so each is posted once). */
+export const disputeReference = (disputeId: string, side: 'withdrawn' | 'reinstated') =>
+  `${disputeId}:${side}`
 
 export interface PaymentEvent {
   /** Stripe event id (`evt_…`): processed at most once. */
@@ -39,8 +50,9 @@ export interface PaymentEvent {
 
 export type PaymentEventResult =
   /** Committed. `entry` is the ledger entry posted, or null when the event changed nothing
-   *  (an effect `none`, a payment already credited by another event, a refund already counted). */
-  | { outcome: 'applied'; accountId: string | null; entry: LedgerEntry | null }
+   *  (an effect `none`, a payment already credited by another event, a refund already counted,
+   *  a reinstatement with no chargeback to reverse); `note` then says why, when it is not plain. */
+  | { outcome: 'applied'; accountId: string | null; entry: LedgerEntry | null; note?: string }
   /** The event id was processed before: nothing changed. */
   | { outcome: 'duplicate_event' }
   /** A refund or dispute of a payment intent this store never credited: nothing recorded. */

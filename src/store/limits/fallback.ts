@@ -86,6 +86,18 @@ export function createFallbackLimits(
       },
       free: (key: string, max: number, now: number): Promise<boolean> =>
         run((b) => b.concurrency.free(key, max, now)),
+      async renew(key: string, leaseId: string, ttlMs: number, now: number): Promise<boolean> {
+        if (leaseId.startsWith(LOCAL_LEASE))
+          return local.concurrency.renew(key, leaseId.slice(LOCAL_LEASE.length), ttlMs, now)
+        // A shared lease cannot be renewed while the primary is away: the holder acquires again.
+        if (waiting()) return false
+        try {
+          return await primary.concurrency.renew(key, leaseId, ttlMs, now)
+        } catch (e) {
+          fail(e, false)
+          return false
+        }
+      },
       async release(key: string, leaseId: string): Promise<void> {
         if (leaseId.startsWith(LOCAL_LEASE))
           return local.concurrency.release(key, leaseId.slice(LOCAL_LEASE.length))

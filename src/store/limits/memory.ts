@@ -114,6 +114,12 @@ export function createMemoryConcurrencyLimiter(): ConcurrencyLimiter & { readonl
     async acquire(key: string, max: number, ttlMs: number, now: number): Promise<ConcurrencyDecision> {
       return acquire(key, max, ttlMs, now)
     },
+    async renew(key: string, leaseId: string, ttlMs: number, now: number): Promise<boolean> {
+      const held = live(key, now)
+      if (!held?.has(leaseId)) return false
+      held.set(leaseId, now + ttlMs)
+      return true
+    },
     async release(key: string, leaseId: string): Promise<void> {
       // An emptied entry stays for the key's next request (a busy key would otherwise allocate one
       // per request); the sweep drops it once idle.

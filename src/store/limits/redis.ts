@@ -57,6 +57,18 @@ redis.call('PEXPIRE', KEYS[1], ttl)
 return {1, n + 1}
 `
 
+/** Moves a live lease's expiry (a lease at or before now is gone); the set lives as its last lease. */
+const RENEW_LUA = `
+local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not s or tonumber(s) <= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+local ttl = math.ceil(tonumber(last[2]) - tonumber(ARGV[2]))
+if ttl < 1 then ttl = 1 end
+redis.call('PEXPIRE', KEYS[1], ttl)
+return 1
+`
+
 /** The commands `defineCommand` adds to the client. */
 interface Scripts {
   erm3Gcra(
@@ -73,6 +85,7 @@ interface Scripts {
     max: number,
     leaseId: string,
   ): Promise<[number, number]>
+  erm3Renew(key: string, leaseId: string, now: number, expiresAt: number): Promise<number>
 }
 
 export function createRedisLimits(url: string, opts: RedisLimitsOptions = {}): LimitsBackend {
@@ -100,6 +113,7 @@ export function createRedisLimits(url: string, opts: RedisLimitsOptions = {}): L
   })
   client.defineCommand('erm3Gcra', { numberOfKeys: 1, lua: GCRA_LUA })
   client.defineCommand('erm3Acquire', { numberOfKeys: 1, lua: ACQUIRE_LUA })
+  client.defineCommand('erm3Renew', { numberOfKeys: 1, lua: RENEW_LUA })
 
   // The first connection is worth a bounded wait (a node starting up); after that a client that
   // is not ready fails immediately and the fallback serves while ioredis reconnects.
@@ -150,6 +164,10 @@ export function createRedisLimits(url: string, opts: RedisLimitsOptions = {}): L
       async release(key: string, leaseId: string): Promise<void> {
         await ready()
         await client.zrem(`${prefix}k:${key}`, leaseId)
+      },
+      async renew(key: string, leaseId: string, ttlMs: number, now: number): Promise<boolean> {
+        await ready()
+        return (await client.erm3Renew(`${prefix}k:${key}`, leaseId, now, now + ttlMs)) === 1
       },
       async free(key: string, max: number, now: number): Promise<boolean> {
         await ready()

@@ -49,6 +49,12 @@ export interface ConcurrencyLimiter {
   acquire(key: string, max: number, ttlMs: number, now: number): Promise<ConcurrencyDecision>
   release(key: string, leaseId: string): Promise<void>
   /**
+   * Extends a lease still held to expire `ttlMs` after `now`, for a holder that outlives one TTL
+   * (an open event stream). False, changing nothing, when the lease is no longer held (released,
+   * or expired at or before `now`): the slot may have been given to another.
+   */
+  renew(key: string, leaseId: string, ttlMs: number, now: number): Promise<boolean>
+  /**
    * Whether one of `max` slots for `key` is free at `now`, answered in the caller's turn and taking
    * none (in-process limiters only; see `takeNow`): for a request answered within that same turn,
    * which holds its slot for no time.
