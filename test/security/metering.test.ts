@@ -150,7 +150,9 @@ for (const b of BACKEND_PAIRS) {
   describe(`request ids, HEAD and MCP streams: ${b.name}`, { skip: b.skip ?? undefined }, () => {
     let t: TestApp
     before(async () => {
-      t = await startTestApp({ db: b.db, limits: b.limits })
+      // One loopback address opens 100 streams below: over the per-address connection cap (64,
+      // tested in edge.test.ts), which would reset connections before the stream cap is reached.
+      t = await startTestApp({ db: b.db, limits: b.limits, env: { ERM3_MAX_CONNECTIONS_PER_ADDRESS: '0' } })
     })
     after(() => t?.close())
     const debits = async (account: string) =>

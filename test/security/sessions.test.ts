@@ -119,7 +119,7 @@ for (const backends of BACKEND_PAIRS) {
   describe(`sign-in and sessions: ${backends.name}`, { skip: backends.skip ?? undefined }, () => {
     let t: TestApp
     before(async () => {
-      t = await startTestApp({ ...backends, env: { TRUST_PROXY: 'true' } })
+      t = await startTestApp({ ...backends, env: { TRUST_PROXY: 'loopback' } })
     })
     after(() => t?.close())
     const newBrowser = () => browser(() => t.app)
