@@ -33,19 +33,19 @@ function child(code: string, ...args: string[]): Record<string, number | string>
 }
 
 const src = (p: string) => JSON.stringify(join(root, p))
-const SYNTH = `import { synthesizeDataset } from ${src('src/data/synthesize.ts')}
-import { readDataset } from ${src('src/data/dataset-reader.ts')}
-import { writeDataset } from ${src('src/data/dataset-writer.ts')}
+const SYNTH = `import { synthesizeDataset } from ${src('src/engine/data/synthesize.ts')}
+import { readDataset } from ${src('src/engine/data/dataset-reader.ts')}
+import { writeDataset } from ${src('src/engine/data/dataset-writer.ts')}
 await synthesizeDataset(process.argv[1], { stocks: ${stocks}, fundamentals: false })
 const { dataset: ds } = await readDataset(process.argv[1])
 const T = ds.calendar.length - 1
 const cut = (p) => p?.map((s) => s.slice(0, T)) ?? null
 await writeDataset({ ...ds, calendar: ds.calendar.slice(0, T), prices: { adj_close: cut(ds.prices.adj_close), close: cut(ds.prices.close), volume: cut(ds.prices.volume), shares_out: cut(ds.prices.shares_out) }, series: ds.series ? { ...ds.series, values: ds.series.values.map((v) => v.slice(0, T)) } : null, truth: null }, process.argv[2])
 console.log('{}')`
-const BUILD = `import { buildStore } from ${src('src/services/build/index.ts')}
+const BUILD = `import { buildStore } from ${src('src/engine/build/index.ts')}
 const m = await buildStore({ dataset: process.argv[1], store: process.argv[2], incremental: process.argv[3] === 'inc', style: process.argv[3] !== 'nostyle' })
 console.log(JSON.stringify({ seconds: m.timings_s.total, rssMB: process.resourceUsage().maxRSS / 1024, note: m.notes.join(';'), ...Object.fromEntries(Object.entries(m.timings_s).map(([k, v]) => ['t_' + k, v])) }))`
-const READS = `import { ModelStore } from ${src('src/store/model-store/reader.ts')}
+const READS = `import { ModelStore } from ${src('src/engine/model-store/reader.ts')}
 const s = await ModelStore.open(process.argv[1])
 const T = s.calendar.length
 const fields = ['returns_gross', 'price_close', 'l3_mkt_hr', 'l3_sec_hr', 'l3_sub_hr', 'l3_mkt_er', 'l3_sec_er', 'l3_sub_er', 'l3_res_er', 'lstar_level']

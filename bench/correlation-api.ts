@@ -8,7 +8,7 @@ const BATCH = 50
 
 /** Listed stocks that have a sector ETF at their last priced day, up to `n`. */
 async function stocksWithSector(store: string, n: number): Promise<string[]> {
-  const { ModelStore } = await import('../src/store/model-store/reader.ts')
+  const { ModelStore } = await import('../src/engine/model-store/reader.ts')
   const s = await ModelStore.open(store)
   try {
     const out: string[] = []

@@ -7,7 +7,7 @@ const STOCKS = Number(process.env.BENCH_STOCKS ?? 3000)
 async function main(): Promise<void> {
   await inBenchRoot('erm3-bench-cross-', async (root) => {
     const { store, seconds: built } = await benchStore(root, STOCKS)
-    const { ModelStore } = await import('../src/store/model-store/reader.ts')
+    const { ModelStore } = await import('../src/engine/model-store/reader.ts')
     const s = await ModelStore.open(store)
     const T = s.calendar.length
     const tickers = s.symbols

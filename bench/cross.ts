@@ -1,5 +1,5 @@
 /**
- * Cross-sectional products (src/model/cross) on a synthetic panel of 5,240 days × 3,400 symbols
+ * Cross-sectional products (src/engine/model/cross) on a synthetic panel of 5,240 days × 3,400 symbols
  * (3,340 stocks + 60 ETFs; 40% of stocks list mid-sample, model outputs start 126 days after
  * listing, 0.1% scattered null days). Prints medians (wall and process CPU time, the latter less
  * disturbed by other work on a shared machine) and the ratio to a straightforward baseline
@@ -19,8 +19,8 @@ import {
   rankDay,
   residualReversion,
   WINDOW_DAYS,
-} from '../src/model/cross/index.ts'
-import type { Panel } from '../src/model/panel.ts'
+} from '../src/engine/model/cross/index.ts'
+import type { Panel } from '../src/engine/model/panel.ts'
 
 const DAYS = Number(process.env.BENCH_DAYS ?? 5240)
 const SYMBOLS = Number(process.env.BENCH_SYMBOLS ?? 3400)

@@ -61,8 +61,8 @@ function print(rows: Row[]): void {
 }
 
 async function buildStore(root: string): Promise<{ store: string; seconds: number }> {
-  const { synthesizeDataset } = await import('../src/data/synthesize.ts')
-  const { buildStore: build } = await import('../src/services/build/index.ts')
+  const { synthesizeDataset } = await import('../src/engine/data/synthesize.ts')
+  const { buildStore: build } = await import('../src/engine/build/index.ts')
   const t0 = performance.now()
   const dataset = join(root, 'dataset')
   const store = join(root, 'store')
@@ -79,7 +79,7 @@ async function buildStore(root: string): Promise<{ store: string; seconds: numbe
 
 /** Listed stocks with at least 15 years of prices (first trading day of the calendar). */
 async function longLivedStocks(store: string): Promise<string[]> {
-  const { ModelStore } = await import('../src/store/model-store/reader.ts')
+  const { ModelStore } = await import('../src/engine/model-store/reader.ts')
   const s = await ModelStore.open(store)
   try {
     const first = s.date(0)

@@ -22,8 +22,8 @@ async function fundamentalsStore(root: string): Promise<{ store: string; seconds
   const t0 = performance.now()
   const given = process.env.BENCH_STORE
   if (given) return { store: given, seconds: 0 }
-  const { synthesizeDataset } = await import('../src/data/synthesize.ts')
-  const { buildStore } = await import('../src/services/build/index.ts')
+  const { synthesizeDataset } = await import('../src/engine/data/synthesize.ts')
+  const { buildStore } = await import('../src/engine/build/index.ts')
   const dataset = join(root, 'dataset')
   const store = join(root, 'store')
   await synthesizeDataset(dataset, { stocks: STOCKS, fundamentals: true })
@@ -33,8 +33,8 @@ async function fundamentalsStore(root: string): Promise<{ store: string; seconds
 
 /** Listed stocks whose CIK has a fundamentals digest in the store, up to `n`. */
 async function stocksWithFilings(store: string, n: number): Promise<string[]> {
-  const { ModelStore } = await import('../src/store/model-store/reader.ts')
-  const { STORE_FILES } = await import('../src/store/model-store/layout.ts')
+  const { ModelStore } = await import('../src/engine/model-store/reader.ts')
+  const { STORE_FILES } = await import('../src/engine/model-store/layout.ts')
   const s = await ModelStore.open(store)
   try {
     const out: string[] = []

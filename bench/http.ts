@@ -479,9 +479,9 @@ async function debitCount(env: Erm3Setup['env'], accountId: string): Promise<num
 }
 
 async function buildStoreOnce(root: string): Promise<{ store: string; ticker: string }> {
-  const { synthesizeDataset } = await import('../src/data/synthesize.ts')
-  const { buildStore } = await import('../src/services/build/index.ts')
-  const { ModelStore } = await import('../src/store/model-store/reader.ts')
+  const { synthesizeDataset } = await import('../src/engine/data/synthesize.ts')
+  const { buildStore } = await import('../src/engine/build/index.ts')
+  const { ModelStore } = await import('../src/engine/model-store/reader.ts')
   const dataset = join(root, 'dataset')
   const store = join(root, 'store')
   await synthesizeDataset(dataset, {

@@ -15,7 +15,7 @@ import {
   type ParquetColumn,
   readParquetFile,
   writeParquetFile,
-} from '../src/platform/parquet/index.ts'
+} from '../src/engine/parquet/index.ts'
 
 const ROWS = 5240
 const COLS = 3400

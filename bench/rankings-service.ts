@@ -1,5 +1,5 @@
 /**
- * The rankings service (src/services/rankings.ts) called directly on the default-size store:
+ * The rankings service (src/services/analytics/rankings.ts) called directly on the default-size store:
  * 3,000 synthetic stocks, 2006-01-03 → 2026-10-30. Issue 13 budgets (medians, server time):
  * screen at data_as_of ≤ 5 ms; screen a year back ≤ 150 ms on the first call of a day and ≤ 5 ms
  * repeated; /rankings/{ticker} ≤ 2 ms. A direct call has no HTTP, auth or metering around it
@@ -29,18 +29,18 @@ async function main(): Promise<void> {
     let storeDir = process.env.BENCH_STORE ?? ''
     if (root) {
       const t0 = performance.now()
-      const { synthesizeDataset } = await import('../src/data/synthesize.ts')
-      const { buildStore } = await import('../src/services/build/index.ts')
+      const { synthesizeDataset } = await import('../src/engine/data/synthesize.ts')
+      const { buildStore } = await import('../src/engine/build/index.ts')
       storeDir = join(root, 'store')
       await synthesizeDataset(join(root, 'dataset'), { stocks: STOCKS, fundamentals: false })
       await buildStore({ dataset: join(root, 'dataset'), store: storeDir })
       console.log(`store of ${STOCKS} stocks built in ${((performance.now() - t0) / 1000).toFixed(0)} s`)
     }
-    const { ModelStore } = await import('../src/store/model-store/reader.ts')
+    const { ModelStore } = await import('../src/engine/model-store/reader.ts')
     const { ModelRegistry } = await import('../src/services/models.ts')
-    const { screenRankings, tickerRankings } = await import('../src/services/rankings.ts')
-    const { rankingInputAt } = await import('../src/services/rankings-day.ts')
-    const { rankAllMetrics } = await import('../src/model/cross/index.ts')
+    const { screenRankings, tickerRankings } = await import('../src/services/analytics/rankings.ts')
+    const { rankingInputAt } = await import('../src/services/analytics/rankings-day.ts')
+    const { rankAllMetrics } = await import('../src/engine/model/cross/index.ts')
     const store = await ModelStore.open(storeDir)
     const models = new ModelRegistry(store, null, 'http://bench')
     const T = store.calendar.length

@@ -10,11 +10,11 @@
  */
 import { mkdtemp } from 'node:fs/promises'
 import { join } from 'node:path'
-import { FLOAT_FIELDS } from '../src/store/model-store/layout.ts'
-import { publishStore } from '../src/store/model-store/publish.ts'
-import { ModelStore } from '../src/store/model-store/reader.ts'
-import { type BuildSource, openBuildSource } from '../src/store/model-store/source.ts'
-import { LocalBlobs, S3Blobs } from '../src/store/object-store/index.ts'
+import { FLOAT_FIELDS } from '../src/engine/model-store/layout.ts'
+import { publishStore } from '../src/engine/model-store/publish.ts'
+import { ModelStore } from '../src/engine/model-store/reader.ts'
+import { type BuildSource, openBuildSource } from '../src/engine/model-store/source.ts'
+import { LocalBlobs, S3Blobs } from '../src/engine/object-store/index.ts'
 import { s3Server, staticServer } from '../test/helpers/store-servers.ts'
 import { benchStore, inBenchRoot } from './lib/serve.ts'
 

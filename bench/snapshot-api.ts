@@ -15,7 +15,7 @@ const BOOK = 100
 
 /** Listed stocks that have a sector ETF at their last priced day, up to `n`, spread over the universe. */
 async function pool(store: string, n: number): Promise<string[]> {
-  const { ModelStore } = await import('../src/store/model-store/reader.ts')
+  const { ModelStore } = await import('../src/engine/model-store/reader.ts')
   const s = await ModelStore.open(store)
   try {
     const out: string[] = []

@@ -15,7 +15,7 @@ const runs = Number(process.env.BENCH_RUNS ?? 3)
 const stocks = Number(process.env.BENCH_STOCKS ?? 3000)
 const root = fileURLToPath(new URL('..', import.meta.url))
 const child = `
-import { synthesizeDataset } from ${JSON.stringify(join(root, 'src/data/synthesize.ts'))}
+import { synthesizeDataset } from ${JSON.stringify(join(root, 'src/engine/data/synthesize.ts'))}
 const r = await synthesizeDataset(process.argv[1], { stocks: ${stocks} })
 const bytes = Object.values(r.manifest.files).reduce((a, f) => a + f.bytes, 0)
 console.log(JSON.stringify({ seconds: r.seconds, maxRssMB: process.resourceUsage().maxRSS / 1024, bytes, digest: r.manifest.digest }))

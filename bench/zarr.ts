@@ -15,7 +15,7 @@ import {
   writeArray2D,
   writeArray2DIncremental,
   type ZarrStoreReader,
-} from '../src/store/zarr/index.ts'
+} from '../src/engine/zarr/index.ts'
 
 const DAYS = 5240
 const SYMBOLS = 3400

@@ -1,6 +1,6 @@
 /**
  * Enforces the layer rules of DESIGN.md §3: which folders of src/ may import which, and that
- * the numeric core (src/model) stays pure (no node:* modules, no I/O packages). Exits non-zero
+ * the numeric core (src/engine/model) stays pure (no node:* modules, no I/O packages). Exits non-zero
  * listing every violation; `npm run lint` runs it and so does CI.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs'

@@ -98,8 +98,8 @@ export async function benchStore(root: string, stocks: number): Promise<{ store:
   const t0 = performance.now()
   let store = process.env.BENCH_STORE ?? ''
   if (!store) {
-    const { synthesizeDataset } = await import('../../src/data/synthesize.ts')
-    const { buildStore } = await import('../../src/services/build/index.ts')
+    const { synthesizeDataset } = await import('../../src/engine/data/synthesize.ts')
+    const { buildStore } = await import('../../src/engine/build/index.ts')
     const dataset = join(root, 'dataset')
     store = join(root, 'store')
     await synthesizeDataset(dataset, { stocks, fundamentals: false })

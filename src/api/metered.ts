@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Capability } from '../contract/pricing.ts'
 import { type FlatTable, TABULAR_MEDIA_TYPES, type TabularFormat } from '../contract/table.ts'
-import { encodeTableCsv, encodeTableParquet } from '../export/tabular.ts'
+import { encodeTableCsv, encodeTableParquet } from '../engine/export/tabular.ts'
 import { AppError } from '../platform/errors.ts'
 import { utf8Bytes } from '../platform/utf8.ts'
 import { type AgentMeta, agentMeta } from '../services/agent-meta.ts'

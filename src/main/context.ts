@@ -1,4 +1,6 @@
 import { join } from 'node:path'
+import { ModelStore } from '../engine/model-store/reader.ts'
+import { type BuildSource, openBuildSource } from '../engine/model-store/source.ts'
 import type { Config } from '../platform/config.ts'
 import { AppError } from '../platform/errors.ts'
 import { createLogger, type Logger } from '../platform/logger.ts'
@@ -14,8 +16,6 @@ import { createFallbackLimits } from '../store/limits/fallback.ts'
 import { createMemoryLimits } from '../store/limits/memory.ts'
 import { createRedisLimits } from '../store/limits/redis.ts'
 import type { LimitsBackend } from '../store/limits/types.ts'
-import { ModelStore } from '../store/model-store/reader.ts'
-import { type BuildSource, openBuildSource } from '../store/model-store/source.ts'
 
 /** Where the embedded mode keeps its pieces under ERM3_HOME. */
 export const homePaths = (home: string) => ({

@@ -1,9 +1,9 @@
 import { join } from 'node:path'
-import { synthesizeDataset } from '../data/synthesize.ts'
+import { buildStore } from '../engine/build/index.ts'
+import { synthesizeDataset } from '../engine/data/synthesize.ts'
+import { ModelStore } from '../engine/model-store/reader.ts'
 import { exists } from '../platform/atomic-dir.ts'
 import { type Progress, silentProgress } from '../platform/progress.ts'
-import { buildStore } from '../services/build/index.ts'
-import { ModelStore } from '../store/model-store/reader.ts'
 
 /**
  * The sandbox that test keys read: a small synthetic market with a fixed seed, so every

@@ -6,13 +6,14 @@
  * /health shows the refusal — and is not retried until CURRENT changes again. After a swap,
  * model.updated is enqueued once per new data_as_of across every node (announceServedModel).
  */
+
+import type { ModelStore } from '../engine/model-store/reader.ts'
+import { STORE_FIELDS } from '../engine/model-store/reader.ts'
 import type { Logger } from '../platform/logger.ts'
-import type { ModelStore } from '../store/model-store/reader.ts'
-import { STORE_FIELDS } from '../store/model-store/reader.ts'
 import type { ServiceContext } from './context.ts'
 import { announceServedModel } from './webhooks/dispatcher.ts'
 
-/** What reload needs of the store's location (store/model-store/source.ts). */
+/** What reload needs of the store's location (engine/model-store/source.ts). */
 export interface ReloadSource {
   readonly url: string
   current(): Promise<string | null>

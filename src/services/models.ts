@@ -1,8 +1,8 @@
-import { MARKET_ETF, SECTOR_ETFS } from '../data/etf-registry.ts'
-import type { DefaultUniverseBasis } from '../model/cross/index.ts'
+import { MARKET_ETF, SECTOR_ETFS } from '../engine/data/etf-registry.ts'
+import type { DefaultUniverseBasis } from '../engine/model/cross/index.ts'
+import { type DatasetOrigin, datasetOrigin } from '../engine/model-store/layout.ts'
+import type { ModelStore } from '../engine/model-store/reader.ts'
 import { AppError } from '../platform/errors.ts'
-import { type DatasetOrigin, datasetOrigin } from '../store/model-store/layout.ts'
-import type { ModelStore } from '../store/model-store/reader.ts'
 
 export type ModelEnvironment = 'live' | 'test'
 

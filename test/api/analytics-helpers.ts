@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { DuckDBInstance, DuckDBTimestampTZValue } from '@duckdb/node-api'
 import { parse } from 'csv-parse/sync'
 import { parquetMetadata, parquetReadObjects } from 'hyparquet'
-import type { ModelStore } from '../../src/store/model-store/reader.ts'
+import type { ModelStore } from '../../src/engine/model-store/reader.ts'
 import type { TestApp } from '../helpers/test-app.ts'
 
 /**
@@ -131,7 +131,7 @@ export function checkCsv(text: string, expected: ExpectedColumn[]): void {
   })
 }
 
-/** The window of a `years` request, written independently of src/services/window.ts. */
+/** The window of a `years` request, written independently of src/services/analytics/window.ts. */
 export async function expectedWindow(store: ModelStore, i: number, years: number) {
   const p = (await store.history(i, ['price_close'])).price_close as Float64Array
   let end = p.length - 1

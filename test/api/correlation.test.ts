@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { parse } from 'csv-parse/sync'
-import type { ModelStore } from '../../src/store/model-store/reader.ts'
+import type { ModelStore } from '../../src/engine/model-store/reader.ts'
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
 
 /**
  * GET /metrics/{ticker}/correlation and POST /correlation against a direct Pearson / Spearman
- * computation written here (never from src/model) from the stored fields and factor returns of
+ * computation written here (never from src/engine/model) from the stored fields and factor returns of
  * the fixture store; aliases, nulls and short overlap, free 400s, prices and the sign convention.
  */
 

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { parse } from 'csv-parse/sync'
-import type { ModelStore } from '../../src/store/model-store/reader.ts'
+import type { ModelStore } from '../../src/engine/model-store/reader.ts'
 import { readHyparquet } from '../helpers/history-checks.ts'
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
 
 /**
  * The cross-sectional endpoints against direct computations written here from the stored
- * per-stock fields (never from src/model/cross): industry panel, universe members, ETF factor
+ * per-stock fields (never from src/engine/model/cross): industry panel, universe members, ETF factor
  * returns, the residual-reversion basket; teo resolution, errors and money.
  */
 

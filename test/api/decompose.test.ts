@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { decompose } from '../../src/services/decompose.ts'
+import type { ModelStore } from '../../src/engine/model-store/reader.ts'
+import { decompose } from '../../src/services/analytics/decompose.ts'
 import { ModelRegistry } from '../../src/services/models.ts'
-import type { ModelStore } from '../../src/store/model-store/reader.ts'
 import { assertResponseShape, debits } from '../helpers/history-checks.ts'
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
 

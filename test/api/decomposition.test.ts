@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import type { ModelStore } from '../../src/store/model-store/reader.ts'
+import type { ModelStore } from '../../src/engine/model-store/reader.ts'
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
 import {
   checkCsv,

@@ -3,11 +3,15 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { gunzipSync } from 'node:zlib'
 import { parse } from 'csv-parse/sync'
-import { readDataset } from '../../src/data/dataset-reader.ts'
-import type { Dataset } from '../../src/data/format.ts'
-import { fundamentalsRows, parseCompanyFacts, quartersAsOf } from '../../src/data/fundamentals/index.ts'
-import { betaReader } from '../../src/services/fundamentals.ts'
-import type { ModelStore } from '../../src/store/model-store/reader.ts'
+import { readDataset } from '../../src/engine/data/dataset-reader.ts'
+import type { Dataset } from '../../src/engine/data/format.ts'
+import {
+  fundamentalsRows,
+  parseCompanyFacts,
+  quartersAsOf,
+} from '../../src/engine/data/fundamentals/index.ts'
+import type { ModelStore } from '../../src/engine/model-store/reader.ts'
+import { betaReader } from '../../src/services/analytics/fundamentals.ts'
 import { fixtureStores } from '../helpers/fixture-store.ts'
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
 

@@ -3,10 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { writeDataset } from '../../src/data/dataset-writer.ts'
-import { MARKET_ETF, SECTOR_ETFS } from '../../src/data/etf-registry.ts'
-import { buildStore } from '../../src/services/build/index.ts'
-import type { ModelStore } from '../../src/store/model-store/reader.ts'
+import { buildStore } from '../../src/engine/build/index.ts'
+import { writeDataset } from '../../src/engine/data/dataset-writer.ts'
+import { MARKET_ETF, SECTOR_ETFS } from '../../src/engine/data/etf-registry.ts'
+import type { ModelStore } from '../../src/engine/model-store/reader.ts'
 import {
   type Body,
   BookMath,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { parse } from 'csv-parse/sync'
-import type { ModelStore } from '../../src/store/model-store/reader.ts'
+import type { ModelStore } from '../../src/engine/model-store/reader.ts'
 import { assertResponseShape, dayMs, debits, readHyparquet } from '../helpers/history-checks.ts'
 import {
   type BenchmarkOut,
@@ -29,7 +29,7 @@ import { startTestApp, type TestApp } from '../helpers/test-app.ts'
 /**
  * POST /snapshot and GET /data/benchmark/{id} on the synthetic fixture store, against the
  * portfolio risk of docs/methodology.md §13 recomputed in test/helpers/portfolio-math.ts (plain
- * matrix algebra over the stored inputs; nothing from src/model or src/services): weights and
+ * matrix algebra over the stored inputs; nothing from src/engine/model or src/services): weights and
  * share conversion, exposures, covariance, residual variance, the layer split, Euler
  * contributions, the diversification ratio, benchmarks and tracking error, the daily strips and
  * their geometric totals, cumulative return, drawdown and realised volatility. Then the rules:

@@ -14,11 +14,11 @@ import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import pg from 'pg'
-import { synthesizeDataset } from '../../src/data/synthesize.ts'
+import { buildStore } from '../../src/engine/build/index.ts'
+import { synthesizeDataset } from '../../src/engine/data/synthesize.ts'
+import { ModelStore } from '../../src/engine/model-store/reader.ts'
 import { openOperator } from '../../src/main/context.ts'
-import { buildStore } from '../../src/services/build/index.ts'
 import { createAccountWithBalance, createKeyFor } from '../../src/services/identity/admin.ts'
-import { ModelStore } from '../../src/store/model-store/reader.ts'
 import {
   clusterRoot,
   clusterUnavailable,

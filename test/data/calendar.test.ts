@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { nyseHolidays, nyseTradingDays } from '../../src/data/calendar.ts'
+import { nyseHolidays, nyseTradingDays } from '../../src/engine/data/calendar.ts'
 import { isoFromDay, parseIsoDay } from '../../src/platform/dates.ts'
 
 const REAL = fileURLToPath(

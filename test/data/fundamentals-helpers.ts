@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import type { RowContext, Tenor } from '../../src/data/fundamentals/index.ts'
+import type { RowContext, Tenor } from '../../src/engine/data/fundamentals/index.ts'
 
 /** Relative closeness (1e-12) for a hand-computed expectation; null must match null. */
 export function close(actual: number | null | undefined, expected: number | null, what: string, rel = 1e-12) {

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { gunzipSync } from 'node:zlib'
-import { nyseTradingDays } from '../../src/data/calendar.ts'
+import { nyseTradingDays } from '../../src/engine/data/calendar.ts'
 import {
   type FundamentalsRow,
   fundamentalsRows,
@@ -18,10 +18,10 @@ import {
   type RowParams,
   sensitivityGrid,
   type Tenor,
-} from '../../src/data/fundamentals/index.ts'
-import { companyFundamentals } from '../../src/data/synth/fundamentals.ts'
-import type { Company } from '../../src/data/synth/universe.ts'
-import { Rng } from '../../src/model/random.ts'
+} from '../../src/engine/data/fundamentals/index.ts'
+import { companyFundamentals } from '../../src/engine/data/synth/fundamentals.ts'
+import type { Company } from '../../src/engine/data/synth/universe.ts'
+import { Rng } from '../../src/engine/model/random.ts'
 import { dayFromParts, isoFromDay, monthOf } from '../../src/platform/dates.ts'
 import * as fc from '../helpers/fc.ts'
 import {

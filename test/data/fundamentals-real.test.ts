@@ -19,7 +19,7 @@ import {
   parseCompanyFacts,
   quartersAsOf,
   sensitivityGrid,
-} from '../../src/data/fundamentals/index.ts'
+} from '../../src/engine/data/fundamentals/index.ts'
 import { parseIsoDay } from '../../src/platform/dates.ts'
 import { REAL, realDataPresent } from '../helpers/real-data.ts'
 import { close, constantContext, TENOR_RATES } from './fundamentals-helpers.ts'

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
-import type { FileDigest } from '../../src/data/format.ts'
-import { memorySource, readMeta } from '../../src/platform/parquet/index.ts'
+import type { FileDigest } from '../../src/engine/data/format.ts'
+import { memorySource, readMeta } from '../../src/engine/parquet/index.ts'
 
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex')
 

@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { gunzipSync } from 'node:zlib'
-import { writeDataset } from '../../src/data/dataset-writer.ts'
-import { buildImportedDataset } from '../../src/data/import/index.ts'
+import { buildStore } from '../../src/engine/build/index.ts'
+import { writeDataset } from '../../src/engine/data/dataset-writer.ts'
+import { buildImportedDataset } from '../../src/engine/data/import/index.ts'
 // Only to call the service; the test's own correlation (directPearson) shares no code with it.
-import { createCorrelationScratch } from '../../src/model/correlation.ts'
-import { buildStore } from '../../src/services/build/index.ts'
-import { correlationOf } from '../../src/services/correlation.ts'
-import { ModelStore } from '../../src/store/model-store/reader.ts'
+import { createCorrelationScratch } from '../../src/engine/model/correlation.ts'
+import { ModelStore } from '../../src/engine/model-store/reader.ts'
+import { correlationOf } from '../../src/services/analytics/correlation.ts'
 import { REAL, realDataPresent } from '../helpers/real-data.ts'
 
 /**
@@ -18,7 +18,7 @@ import { REAL, realDataPresent } from '../helpers/real-data.ts'
  * adjusted closes, the closes of the factor ETFs from the benda931 OHLCV file (2021-04-01 →
  * 2026-04-01) and a VIX level file, built into a store. The numbers are checked against a direct
  * computation from the raw files that shares no code with the importer, the build or
- * src/model/correlation.ts. Skips without the data.
+ * src/engine/model/correlation.ts. Skips without the data.
  */
 
 const FILES = {

@@ -7,8 +7,8 @@ import { type DuckDBConnection, DuckDBInstance, DuckDBTimestampTZValue } from '@
 import { parse } from 'csv-parse/sync'
 import { parquetMetadata, parquetReadObjects } from 'hyparquet'
 import type { FlatTable, TableColumn } from '../../src/contract/table.ts'
-import { CsvTableWriter } from '../../src/export/csv-table.ts'
-import { encodeTableCsv, encodeTableParquet } from '../../src/export/tabular.ts'
+import { CsvTableWriter } from '../../src/engine/export/csv-table.ts'
+import { encodeTableCsv, encodeTableParquet } from '../../src/engine/export/tabular.ts'
 import * as fc from '../helpers/fc.ts'
 
 const DAY_MS = 86_400_000

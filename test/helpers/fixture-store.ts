@@ -14,8 +14,8 @@ import {
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { synthesizeDataset } from '../../src/data/synthesize.ts'
-import { buildStore } from '../../src/services/build/index.ts'
+import { buildStore } from '../../src/engine/build/index.ts'
+import { synthesizeDataset } from '../../src/engine/data/synthesize.ts'
 
 /**
  * Two tiny synthetic model stores for API tests: `live` and `sandbox` use different seeds, so a

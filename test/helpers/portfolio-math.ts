@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
-import type { ModelStore, StoreField } from '../../src/store/model-store/reader.ts'
+import type { ModelStore, StoreField } from '../../src/engine/model-store/reader.ts'
 
 /**
  * The portfolio risk of docs/methodology.md §13 ("Portfolio risk") written out independently for
  * the snapshot tests: plain arrays and loops, inputs read through the store reader only (never
- * src/model or src/services). Everything is as of the last calendar day T over the lookback W.
+ * src/engine/model or src/services). Everything is as of the last calendar day T over the lookback W.
  */
 
 export const MARKET = 'SPY'

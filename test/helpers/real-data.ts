@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { buildImportedDataset } from '../../src/data/import/index.ts'
-import type { ImportOptions } from '../../src/data/import/options.ts'
+import { buildImportedDataset } from '../../src/engine/data/import/index.ts'
+import type { ImportOptions } from '../../src/engine/data/import/options.ts'
 
 /** The real-data fixture beside the checkout (never copied into the repository). */
 export const REAL = fileURLToPath(new URL('../../../shared/data/real/', import.meta.url))

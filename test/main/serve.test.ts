@@ -99,8 +99,8 @@ describe('the sandbox store after an upgrade', () => {
   test('a sandbox built by another methodology version is rebuilt, not served or refused at start', async () => {
     const { cpSync, readdirSync, readFileSync, writeFileSync } = await import('node:fs')
     const { ensureSandbox } = await import('../../src/main/sandbox.ts')
-    const { ModelStore } = await import('../../src/store/model-store/reader.ts')
-    const { METHODOLOGY_VERSION } = await import('../../src/store/model-store/layout.ts')
+    const { ModelStore } = await import('../../src/engine/model-store/reader.ts')
+    const { METHODOLOGY_VERSION } = await import('../../src/engine/model-store/layout.ts')
     const fx = await fixtureStores()
     const home = mkdtempSync(join(tmpdir(), 'erm3-sandbox-upgrade-'))
     try {

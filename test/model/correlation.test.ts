@@ -10,14 +10,14 @@ import {
   pairedWindow,
   pearson,
   spearman,
-} from '../../src/model/correlation.ts'
-import { Rng } from '../../src/model/random.ts'
+} from '../../src/engine/model/correlation.ts'
+import { Rng } from '../../src/engine/model/random.ts'
 import * as fc from '../helpers/fc.ts'
 
 const NAN = Number.NaN
 const EPS = Number.EPSILON
 
-// ---- Direct computations (share no code with src/model/correlation.ts) ----
+// ---- Direct computations (share no code with src/engine/model/correlation.ts) ----
 
 /** Every paired day in order, then the last `windowDays` of them. */
 function naivePairs(x: ArrayLike<number>, y: ArrayLike<number>, end: number, windowDays: number) {

@@ -5,8 +5,8 @@
  * plus the shared seed arbitrary and float comparison of the cross tests.
  */
 import assert from 'node:assert/strict'
-import type { Panel } from '../../src/model/panel.ts'
-import { Rng } from '../../src/model/random.ts'
+import type { Panel } from '../../src/engine/model/panel.ts'
+import { Rng } from '../../src/engine/model/random.ts'
 import * as fc from '../helpers/fc.ts'
 
 export interface WorldShape {

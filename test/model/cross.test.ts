@@ -16,7 +16,7 @@ import {
   rankPercentile,
   type UniverseInput,
   WINDOW_DAYS,
-} from '../../src/model/cross/index.ts'
+} from '../../src/engine/model/cross/index.ts'
 import * as fc from '../helpers/fc.ts'
 import { naiveRankDay, naiveUniverses } from './cross-naive.ts'
 import { close, seeds, WorldGen } from './cross-worlds.ts'

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { type ModelParams, windowWeights } from '../../src/model/params.ts'
-import { Rng } from '../../src/model/random.ts'
+import { type ModelParams, windowWeights } from '../../src/engine/model/params.ts'
+import { Rng } from '../../src/engine/model/random.ts'
 import {
   type MarketContext,
   runStock,
   STOCK_FIELDS,
   type StockOutput,
   type StockSeries,
-} from '../../src/model/stock-kernel.ts'
-import { StyleBasis } from '../../src/model/style-basis.ts'
+} from '../../src/engine/model/stock-kernel.ts'
+import { StyleBasis } from '../../src/engine/model/style-basis.ts'
 import * as fc from '../helpers/fc.ts'
 import { naiveStock } from './naive.ts'
 

@@ -1,10 +1,10 @@
 /**
  * A direct, deliberately naive implementation of METHODOLOGY §3–§8 for one stock: every day
  * it rebuilds the window, forms the orthogonalised factor VECTORS explicitly, regresses, and
- * measures the residual ER from the residual itself. It shares no code with src/model, so
+ * measures the residual ER from the residual itself. It shares no code with src/engine/model, so
  * agreement is evidence that the incremental kernels are right.
  */
-import type { ModelParams } from '../../src/model/params.ts'
+import type { ModelParams } from '../../src/engine/model/params.ts'
 
 export interface NaiveInput {
   r: Float64Array

@@ -13,10 +13,15 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { DEFAULT_PARAMS, windowWeights } from '../../src/model/params.ts'
-import { Rng } from '../../src/model/random.ts'
-import { type MarketContext, runStock, STOCK_FIELDS, type StockOutput } from '../../src/model/stock-kernel.ts'
-import { StyleBasis } from '../../src/model/style-basis.ts'
+import { DEFAULT_PARAMS, windowWeights } from '../../src/engine/model/params.ts'
+import { Rng } from '../../src/engine/model/random.ts'
+import {
+  type MarketContext,
+  runStock,
+  STOCK_FIELDS,
+  type StockOutput,
+} from '../../src/engine/model/stock-kernel.ts'
+import { StyleBasis } from '../../src/engine/model/style-basis.ts'
 
 const T = 1700
 const LATE = 800

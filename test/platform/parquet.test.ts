@@ -6,8 +6,8 @@ import { after, before, describe, it } from 'node:test'
 import { type DuckDBConnection, DuckDBDateValue, DuckDBInstance } from '@duckdb/node-api'
 import { parquetMetadata, parquetReadObjects } from 'hyparquet'
 import { parquetWriteBuffer } from 'hyparquet-writer'
-import { encodeParquetPaged } from '../../src/platform/parquet/encode.ts'
-import { checkChunk } from '../../src/platform/parquet/guard.ts'
+import { encodeParquetPaged } from '../../src/engine/parquet/encode.ts'
+import { checkChunk } from '../../src/engine/parquet/guard.ts'
 import {
   decodeParquet,
   decodeSource,
@@ -19,9 +19,9 @@ import {
   readParquetColumnNames,
   readParquetFile,
   writeParquetFile,
-} from '../../src/platform/parquet/index.ts'
-import { CompactWriter } from '../../src/platform/parquet/thrift.ts'
-import { dataPageHeader } from '../../src/platform/parquet/write-footer.ts'
+} from '../../src/engine/parquet/index.ts'
+import { CompactWriter } from '../../src/engine/parquet/thrift.ts'
+import { dataPageHeader } from '../../src/engine/parquet/write-footer.ts'
 import * as fc from '../helpers/fc.ts'
 
 type ColumnType = ParquetColumn['type']

@@ -3,17 +3,22 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
-import { writeDataset } from '../../src/data/dataset-writer.ts'
-import { CsvTableWriter } from '../../src/export/csv-table.ts'
-import { ParquetTableWriter } from '../../src/export/parquet-table.ts'
-import { DEFAULT_PARAMS } from '../../src/model/params.ts'
-import type { StockField } from '../../src/model/stock-kernel.ts'
+import { type EngineBlock, runEngine } from '../../src/engine/build/engine.ts'
+import { buildStore } from '../../src/engine/build/index.ts'
+import { type BuildInputs, buildInputs } from '../../src/engine/build/inputs.ts'
+import { writeDataset } from '../../src/engine/data/dataset-writer.ts'
+import { CsvTableWriter } from '../../src/engine/export/csv-table.ts'
+import { ParquetTableWriter } from '../../src/engine/export/parquet-table.ts'
+import { DEFAULT_PARAMS } from '../../src/engine/model/params.ts'
+import type { StockField } from '../../src/engine/model/stock-kernel.ts'
+import { ModelStore } from '../../src/engine/model-store/reader.ts'
 import { sha256Hex } from '../../src/platform/digest.ts'
-import { type EngineBlock, runEngine } from '../../src/services/build/engine.ts'
-import { buildStore } from '../../src/services/build/index.ts'
-import { type BuildInputs, buildInputs } from '../../src/services/build/inputs.ts'
-import { exportBlocks, INTEGER_FIELDS, planExport, TEXT_FIELDS } from '../../src/services/export-panel.ts'
-import { ModelStore } from '../../src/store/model-store/reader.ts'
+import {
+  exportBlocks,
+  INTEGER_FIELDS,
+  planExport,
+  TEXT_FIELDS,
+} from '../../src/services/analytics/export-panel.ts'
 import { importRealDataset, realDataPresent } from '../helpers/real-data.ts'
 
 const present = realDataPresent

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { generateSynthetic } from '../../src/data/synth/index.ts'
-import { DEFAULT_PARAMS, windowWeights } from '../../src/model/params.ts'
-import type { StockField } from '../../src/model/stock-kernel.ts'
-import { type EngineBlock, runEngine } from '../../src/services/build/engine.ts'
-import { factorSeries } from '../../src/services/build/factors.ts'
-import { buildInputs } from '../../src/services/build/inputs.ts'
+import { type EngineBlock, runEngine } from '../../src/engine/build/engine.ts'
+import { factorSeries } from '../../src/engine/build/factors.ts'
+import { buildInputs } from '../../src/engine/build/inputs.ts'
+import { generateSynthetic } from '../../src/engine/data/synth/index.ts'
+import { DEFAULT_PARAMS, windowWeights } from '../../src/engine/model/params.ts'
+import type { StockField } from '../../src/engine/model/stock-kernel.ts'
 import { naiveStock } from '../model/naive.ts'
 
 const ds = generateSynthetic({

@@ -3,11 +3,11 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import { after, describe, test } from 'node:test'
-import { readDataset } from '../../src/data/dataset-reader.ts'
-import { writeDataset } from '../../src/data/dataset-writer.ts'
-import type { Dataset } from '../../src/data/format.ts'
-import { synthesizeDataset } from '../../src/data/synthesize.ts'
-import { buildStore } from '../../src/services/build/index.ts'
+import { buildStore } from '../../src/engine/build/index.ts'
+import { readDataset } from '../../src/engine/data/dataset-reader.ts'
+import { writeDataset } from '../../src/engine/data/dataset-writer.ts'
+import type { Dataset } from '../../src/engine/data/format.ts'
+import { synthesizeDataset } from '../../src/engine/data/synthesize.ts'
 
 const dir = await mkdtemp(join(tmpdir(), 'erm3-incremental-'))
 after(() => rm(dir, { recursive: true, force: true }))

@@ -3,27 +3,27 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
-import { readDataset } from '../../src/data/dataset-reader.ts'
-import { writeDataset } from '../../src/data/dataset-writer.ts'
-import type { Dataset } from '../../src/data/format.ts'
-import { synthesizeDataset } from '../../src/data/synthesize.ts'
+import { buildStore } from '../../src/engine/build/index.ts'
+import { readDataset } from '../../src/engine/data/dataset-reader.ts'
+import { writeDataset } from '../../src/engine/data/dataset-writer.ts'
+import type { Dataset } from '../../src/engine/data/format.ts'
+import { synthesizeDataset } from '../../src/engine/data/synthesize.ts'
+import { ModelStore } from '../../src/engine/model-store/reader.ts'
 import { isoFromDay } from '../../src/platform/dates.ts'
 import { AppError } from '../../src/platform/errors.ts'
-import { buildStore } from '../../src/services/build/index.ts'
-import { ModelRegistry } from '../../src/services/models.ts'
 import {
   rankingsAt,
   type ScreenRequest,
   screenRankings,
   tickerRankings,
-} from '../../src/services/rankings.ts'
-import { computeRankingsAt } from '../../src/services/rankings-day.ts'
-import { resolveTeo } from '../../src/services/trading-day.ts'
-import { ModelStore } from '../../src/store/model-store/reader.ts'
+} from '../../src/services/analytics/rankings.ts'
+import { computeRankingsAt } from '../../src/services/analytics/rankings-day.ts'
+import { resolveTeo } from '../../src/services/analytics/trading-day.ts'
+import { ModelRegistry } from '../../src/services/models.ts'
 import * as fc from '../helpers/fc.ts'
 
 // METHODOLOGY §10 rankings served at any trading day (issue 13). Every expected number is
-// computed here from the stored per-stock fields, never by src/model/cross: metric values over
+// computed here from the stored per-stock fields, never by src/engine/model/cross: metric values over
 // the window, the default-universe membership, cohorts, ordinals, percentiles and deciles.
 
 const METRICS = [

@@ -5,19 +5,19 @@ import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { parse } from 'csv-parse/sync'
-import { synthesizeDataset } from '../../src/data/synthesize.ts'
-import { CsvTableWriter } from '../../src/export/csv-table.ts'
-import { ParquetTableWriter } from '../../src/export/parquet-table.ts'
+import { buildStore } from '../../src/engine/build/index.ts'
+import { synthesizeDataset } from '../../src/engine/data/synthesize.ts'
+import { CsvTableWriter } from '../../src/engine/export/csv-table.ts'
+import { ParquetTableWriter } from '../../src/engine/export/parquet-table.ts'
+import { ModelStore } from '../../src/engine/model-store/reader.ts'
 import { isoFromDay } from '../../src/platform/dates.ts'
-import { buildStore } from '../../src/services/build/index.ts'
 import {
   EXPORT_FIELDS,
   exportBlocks,
   INTEGER_FIELDS,
   planExport,
   TEXT_FIELDS,
-} from '../../src/services/export-panel.ts'
-import { ModelStore } from '../../src/store/model-store/reader.ts'
+} from '../../src/services/analytics/export-panel.ts'
 
 const dir = await mkdtemp(join(tmpdir(), 'erm3-store-'))
 after(() => rm(dir, { recursive: true, force: true }))

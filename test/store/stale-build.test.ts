@@ -8,10 +8,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { synthesizeDataset } from '../../src/data/synthesize.ts'
-import { buildStore } from '../../src/services/build/index.ts'
-import { ModelStore } from '../../src/store/model-store/reader.ts'
-import { FilePool } from '../../src/store/zarr/files.ts'
+import { buildStore } from '../../src/engine/build/index.ts'
+import { synthesizeDataset } from '../../src/engine/data/synthesize.ts'
+import { ModelStore } from '../../src/engine/model-store/reader.ts'
+import { FilePool } from '../../src/engine/zarr/files.ts'
 import { fixtureStores } from '../helpers/fixture-store.ts'
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
 
@@ -103,7 +103,7 @@ describe('pruning superseded builds', () => {
 
   test('a build goes only once it was superseded longer ago than the grace period', async () => {
     const { mkdirSync, utimesSync, existsSync } = await import('node:fs')
-    const { pruneBuilds } = await import('../../src/store/model-store/writer.ts')
+    const { pruneBuilds } = await import('../../src/engine/model-store/writer.ts')
     const now = Date.UTC(2026, 10, 25, 12)
     const min = 60_000
     // committed at: a −60 min, b −30 min, c −5 min, d −1 min (current); e has no manifest.

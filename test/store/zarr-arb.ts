@@ -4,7 +4,7 @@ import { readdir, readFile } from 'node:fs/promises'
 import { join, relative } from 'node:path'
 import { FileSystemStore } from '@zarrita/storage'
 import * as zarr from 'zarrita'
-import type { Array2DSpec, Column, DType } from '../../src/store/zarr/index.ts'
+import type { Array2DSpec, Column, DType } from '../../src/engine/zarr/index.ts'
 import * as fc from '../helpers/fc.ts'
 
 export const DTYPE_LIST: DType[] = ['float64', 'float32', 'int32', 'int16', 'int8', 'uint8']

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict'
 import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { openZarrStore } from '../../src/store/zarr/index.ts'
+import { openZarrStore } from '../../src/engine/zarr/index.ts'
 import { assertSameColumn, type Case2D, listFiles, makeColumn, zarritaRead } from './zarr-arb.ts'
 
 export async function checkOurReader(root: string, path: string, c: Case2D): Promise<void> {

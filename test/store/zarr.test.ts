@@ -3,8 +3,8 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
-import { ENTRY_OVERHEAD_BYTES, pieceCache } from '../../src/store/zarr/cache.ts'
-import { FilePool } from '../../src/store/zarr/files.ts'
+import { ENTRY_OVERHEAD_BYTES, pieceCache } from '../../src/engine/zarr/cache.ts'
+import { FilePool } from '../../src/engine/zarr/files.ts'
 import {
   type Column,
   openZarrStore,
@@ -12,7 +12,7 @@ import {
   writeArray2D,
   writeArray2DIncremental,
   writeGroup,
-} from '../../src/store/zarr/index.ts'
+} from '../../src/engine/zarr/index.ts'
 import * as fc from '../helpers/fc.ts'
 import {
   assertSameColumn,

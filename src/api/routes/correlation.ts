@@ -1,5 +1,4 @@
 import type { Capability } from '../../contract/pricing.ts'
-import type { ServiceContext } from '../../services/context.ts'
 import {
   batchCorrelation,
   type CorrelationOptionsQuery,
@@ -7,7 +6,8 @@ import {
   correlationOptions,
   correlationTickers,
   getCorrelation,
-} from '../../services/correlation.ts'
+} from '../../services/analytics/correlation.ts'
+import type { ServiceContext } from '../../services/context.ts'
 import { runMetered } from '../metered.ts'
 import { requirePrincipal } from '../request-state.ts'
 import type { RouteTable } from './types.ts'

@@ -1,10 +1,19 @@
 import type { Capability } from '../../contract/pricing.ts'
+import {
+  type BasketRequest,
+  basketMembers,
+  residualReversionBasket,
+} from '../../services/analytics/cross/basket.ts'
+import { getEtfFactorReturns } from '../../services/analytics/cross/factor-returns.ts'
+import { getIndustryPanel } from '../../services/analytics/cross/industry-panel.ts'
+import { getUniverseMembers, type UniverseName } from '../../services/analytics/cross/universe.ts'
+import {
+  type ScreenRequest,
+  screenQuery,
+  screenRankings,
+  tickerRankings,
+} from '../../services/analytics/rankings.ts'
 import type { ServiceContext } from '../../services/context.ts'
-import { type BasketRequest, basketMembers, residualReversionBasket } from '../../services/cross/basket.ts'
-import { getEtfFactorReturns } from '../../services/cross/factor-returns.ts'
-import { getIndustryPanel } from '../../services/cross/industry-panel.ts'
-import { getUniverseMembers, type UniverseName } from '../../services/cross/universe.ts'
-import { type ScreenRequest, screenQuery, screenRankings, tickerRankings } from '../../services/rankings.ts'
 import { runMetered } from '../metered.ts'
 import { requirePrincipal } from '../request-state.ts'
 import type { RouteTable } from './types.ts'

@@ -1,6 +1,10 @@
 import type { Capability } from '../../contract/pricing.ts'
+import {
+  type FundamentalsQuery,
+  fundamentalsOptions,
+  getFundamentals,
+} from '../../services/analytics/fundamentals.ts'
 import type { ServiceContext } from '../../services/context.ts'
-import { type FundamentalsQuery, fundamentalsOptions, getFundamentals } from '../../services/fundamentals.ts'
 import { runMetered } from '../metered.ts'
 import { requirePrincipal } from '../request-state.ts'
 import type { RouteTable } from './types.ts'

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { TABULAR_MEDIA_TYPES } from '../../contract/table.ts'
-import { encodeTableCsv, encodeTableParquet } from '../../export/tabular.ts'
+import { encodeTableCsv, encodeTableParquet } from '../../engine/export/tabular.ts'
 import {
   auditView,
   createKey,

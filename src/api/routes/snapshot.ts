@@ -1,11 +1,11 @@
 import type { Capability } from '../../contract/pricing.ts'
-import type { ServiceContext } from '../../services/context.ts'
 import {
   getBenchmark,
   type SnapshotRequest,
   snapshotOptions,
   snapshotService,
-} from '../../services/snapshot/index.ts'
+} from '../../services/analytics/snapshot/index.ts'
+import type { ServiceContext } from '../../services/context.ts'
 import { runMetered } from '../metered.ts'
 import { requirePrincipal } from '../request-state.ts'
 import type { RouteTable } from './types.ts'

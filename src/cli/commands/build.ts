@@ -17,7 +17,7 @@ export function registerBuild(program: Command): void {
       'then upload the build to s3://bucket/prefix or a directory served over HTTP (as erm3 publish)',
     )
     .action(async (o: { dataset: string; store: string; incremental?: boolean; publish?: string }) => {
-      const { buildStore } = await import('../../services/build/index.ts')
+      const { buildStore } = await import('../../engine/build/index.ts')
       const m = await buildStore(
         { dataset: o.dataset, store: o.store, incremental: o.incremental === true },
         createCliProgress(),

@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import type { Command } from 'commander'
-import type { Dataset, DatasetManifest, QualityFinding } from '../../data/format.ts'
-import type { ImportOptions } from '../../data/import/index.ts'
+import type { Dataset, DatasetManifest, QualityFinding } from '../../engine/data/format.ts'
+import type { ImportOptions } from '../../engine/data/import/index.ts'
 import { createCliProgress } from '../progress.ts'
 
 /** Findings printed on stderr; the full list is always in import-report.json. */
@@ -57,7 +57,7 @@ export function registerDataImport(data: Command): void {
     .requiredOption('--out <dir>', 'dataset directory to write (replaced atomically)')
     .action(async (flags: DataImportFlags) => {
       const opts: ImportOptions = { ...flags }
-      const { importDataset } = await import('../../data/import/index.ts')
+      const { importDataset } = await import('../../engine/data/import/index.ts')
       const { dataset, manifest } = await importDataset(opts, createCliProgress())
       process.stdout.write(summaryText(dataset, manifest, flags.out))
       process.stderr.write(findingsText(dataset.report?.findings ?? []))

@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError } from 'commander'
-import { DEFAULT_SYNTH } from '../../data/synth/index.ts'
+import { DEFAULT_SYNTH } from '../../engine/data/synth/index.ts'
 import { createCliProgress } from '../progress.ts'
 
 export function intOption(value: string): number {
@@ -28,7 +28,7 @@ export function registerDataSynth(data: Command): void {
         end: string
         fundamentals: boolean
       }) => {
-        const { synthesizeDataset } = await import('../../data/synthesize.ts')
+        const { synthesizeDataset } = await import('../../engine/data/synthesize.ts')
         const { manifest, seconds } = await synthesizeDataset(o.out, o, createCliProgress())
         process.stdout.write(
           `synthetic dataset written to ${o.out}\n` +

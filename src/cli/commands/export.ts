@@ -6,7 +6,7 @@ import {
   INTEGER_FIELDS,
   planExport,
   TEXT_FIELDS,
-} from '../../services/export-panel.ts'
+} from '../../services/analytics/export-panel.ts'
 
 const list = (v: string) =>
   v
@@ -43,9 +43,9 @@ export function registerExport(program: Command): void {
         if (!kind)
           throw new AppError('INVALID_REQUEST', `--out must end in .csv, .csv.gz or .parquet, got ${o.out}`)
         const [{ ModelStore }, { CsvTableWriter }, { ParquetTableWriter }] = await Promise.all([
-          import('../../store/model-store/reader.ts'),
-          import('../../export/csv-table.ts'),
-          import('../../export/parquet-table.ts'),
+          import('../../engine/model-store/reader.ts'),
+          import('../../engine/export/csv-table.ts'),
+          import('../../engine/export/parquet-table.ts'),
         ])
         const store = await ModelStore.open(o.store)
         try {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
+import type { PublishResult } from '../../engine/model-store/publish.ts'
 import { storeAccess } from '../../platform/config.ts'
-import type { PublishResult } from '../../store/model-store/publish.ts'
 
 /**
  * Uploads the current build of a local store to `target` (s3://bucket/prefix, or a directory that
@@ -9,8 +9,8 @@ import type { PublishResult } from '../../store/model-store/publish.ts'
  */
 export async function publishTo(localStore: string, target: string, force = false): Promise<PublishResult> {
   const [{ publishStore }, { openWriter, parseStoreLocation }] = await Promise.all([
-    import('../../store/model-store/publish.ts'),
-    import('../../store/object-store/index.ts'),
+    import('../../engine/model-store/publish.ts'),
+    import('../../engine/object-store/index.ts'),
   ])
   const a = storeAccess(process.env)
   const writer = openWriter(parseStoreLocation(target), { s3: a.s3, timeoutMs: a.timeoutMs })

@@ -1,5 +1,5 @@
+import { resolveTicker } from '../analytics/tickers.ts'
 import type { ServiceContext } from '../context.ts'
-import { resolveTicker } from '../tickers.ts'
 import { BYTES_PER_TOKEN } from './estimate.ts'
 import type { ChatBody, ChatProvider, ModelTurn } from './provider.ts'
 

@@ -2,7 +2,7 @@
  * GET /plaid/holdings (issue 19; 0.02 USD per call): the holdings of every brokerage connection of
  * the key's account, from Plaid /investments/holdings/get, each position joined with its erm3 risk
  * (the fields of GET /metrics/{ticker}, from the same service function) and the portfolio snapshot
- * (services/snapshot, not the metered route) of the covered positions weighted by institution_value.
+ * (services/analytics/snapshot, not the metered route) of the covered positions weighted by institution_value.
  *
  * Holdings are live brokerage data: the route never serves them from the response cache.
  */
@@ -10,10 +10,10 @@ import type { Holding, InvestmentAccount, Security } from 'plaid'
 import { MAX_SNAPSHOT_POSITIONS } from '../../contract/ops/snapshot.ts'
 import { AppError } from '../../platform/errors.ts'
 import type { PlaidItemRecord } from '../../store/accounts/plaid-types.ts'
+import { snapshotService } from '../analytics/snapshot/index.ts'
 import type { ServiceContext } from '../context.ts'
 import type { Principal } from '../identity/keys.ts'
 import { metricsSnapshot } from '../metrics.ts'
-import { snapshotService } from '../snapshot/index.ts'
 import { EMPTY_ITEM_CODES, plaidClient, plaidConfig, plaidError, plaidFailure } from './client.ts'
 import { accessToken } from './items.ts'
 import { sandboxHoldings } from './sandbox.ts'

@@ -6,7 +6,7 @@
  * and prices, so a client sees every kind of position (covered, an ETF, cash) as live keys do.
  */
 import type { AccountSubtype, AccountType } from 'plaid'
-import type { ModelStore } from '../../store/model-store/reader.ts'
+import type { ModelStore } from '../../engine/model-store/reader.ts'
 import type { ItemHoldings } from './holdings.ts'
 
 /** The simulated item's ids and name: what a client can tell the sandbox by. */

@@ -1,0 +1,43 @@
+import type { StockField } from '../model/stock-kernel.ts'
+
+/**
+ * Memory for engine blocks. Allocating a fresh full-length array per symbol and field made V8
+ * run a mark-compact for every few hundred MB of ArrayBuffers (about 180 of them per build), so:
+ * fields the cross-sectional stage keeps get one lazily zeroed buffer for all symbols, and the
+ * rest come from a pool of block-sized buffers recycled once their block is on disk.
+ */
+export class BlockBuffers {
+  private readonly keptBuffers = new Map<StockField, Float64Array>()
+  private readonly free: Float64Array[] = []
+
+  constructor(
+    private readonly symbols: number,
+    private readonly days: number,
+    private readonly blockSize: number,
+    private readonly kept: ReadonlySet<StockField>,
+  ) {}
+
+  /**
+   * Per-symbol arrays of field f for symbols [first, first + count). Contents are zero for kept
+   * fields and stale for pooled ones: callers write every day they later read.
+   */
+  columns(f: StockField, first: number, count: number, recyclable: Float64Array[]): Float64Array[] {
+    const T = this.days
+    if (this.kept.has(f)) {
+      let buf = this.keptBuffers.get(f)
+      if (!buf) {
+        buf = new Float64Array(this.symbols * T)
+        this.keptBuffers.set(f, buf)
+      }
+      const b = buf
+      return Array.from({ length: count }, (_, k) => b.subarray((first + k) * T, (first + k + 1) * T))
+    }
+    const buf = this.free.pop() ?? new Float64Array(this.blockSize * T)
+    recyclable.push(buf)
+    return Array.from({ length: count }, (_, k) => buf.subarray(k * T, (k + 1) * T))
+  }
+
+  recycle(buffers: Float64Array[]): void {
+    this.free.push(...buffers)
+  }
+}

@@ -1,0 +1,121 @@
+import { type Progress, silentProgress } from '../../platform/progress.ts'
+import type { ModelParams } from '../model/params.ts'
+import { windowWeights } from '../model/params.ts'
+import {
+  type MarketContext,
+  runStock,
+  STOCK_FIELDS,
+  type StockField,
+  type StockOutput,
+} from '../model/stock-kernel.ts'
+import { StyleBasis } from '../model/style-basis.ts'
+import { BlockBuffers } from './block-buffers.ts'
+import { type BuildInputs, etfObservationCounts } from './inputs.ts'
+
+/** Outputs of a block of consecutive symbols [first, first + count). */
+export interface EngineBlock {
+  first: number
+  count: number
+  /** fields[name][k] = symbol first+k's series (NaN for ETFs and days without a model). */
+  fields: Record<StockField, Float64Array[]>
+  subEff: Int16Array[]
+  /** Pooled buffers behind `fields`, returned to the pool once the block is written. */
+  recyclable: Float64Array[]
+}
+
+export interface EngineRun {
+  /** Days to compute: [from, T). from > 0 is an incremental run: `prior` supplies earlier days. */
+  from: number
+  /** Earlier outputs of the block (an incremental build reads them from the previous store). */
+  prior?: (first: number, count: number, buffers: BlockBuffers) => Promise<EngineBlock>
+  blockSize: number
+  /** Fields whose arrays outlive their block (the cross-sectional stage reads them); default all. */
+  kept?: ReadonlySet<StockField>
+  /** Style ETF returns for the style split (none: the split is null). */
+  style?: readonly Float64Array[]
+}
+
+export function marketContext(
+  x: BuildInputs,
+  params: ModelParams,
+  style: readonly Float64Array[] = [],
+): MarketContext {
+  const etf = Array.from(x.etfSymbols, (s) => x.returns[s])
+  const weights = windowWeights(params)
+  return {
+    m: etf[0],
+    etf,
+    etfObs: etfObservationCounts(etf, params.window),
+    weights,
+    params,
+    styleBasis: style.length > 0 ? new StyleBasis(etf[0], etf, style, weights, params) : undefined,
+  }
+}
+
+/**
+ * Runs the per-stock kernel for every stock, one block of symbols at a time, handing each
+ * finished block to `sink` (which writes it and keeps what the cross-sectional stage needs), so
+ * the full output panel never has to sit in memory at once.
+ */
+export async function runEngine(
+  x: BuildInputs,
+  params: ModelParams,
+  run: EngineRun,
+  sink: (block: EngineBlock) => Promise<void>,
+  progress: Progress = silentProgress,
+): Promise<void> {
+  const T = x.calendar.length
+  const N = x.symbols.length
+  const ctx = marketContext(x, params, run.style)
+  progress.start('model', N)
+  // One block is written while the next is computed: the writes run in libuv's thread pool, so
+  // the second core does I/O while this thread runs the kernel.
+  let pending: Promise<void> | null = null
+  let previous: EngineBlock | null = null
+  const buffers = new BlockBuffers(N, T, run.blockSize, run.kept ?? new Set(STOCK_FIELDS))
+  for (let first = 0; first < N; first += run.blockSize) {
+    const count = Math.min(run.blockSize, N - first)
+    const block = run.prior
+      ? await run.prior(first, count, buffers)
+      : emptyBlock(first, count, T, x.isStock, buffers)
+    for (let k = 0; k < count; k++) {
+      const i = first + k
+      if (!x.isStock[i]) continue
+      const out: StockOutput = {
+        fields: Object.fromEntries(STOCK_FIELDS.map((f) => [f, block.fields[f][k]])) as StockOutput['fields'],
+        subEff: block.subEff[k],
+      }
+      runStock(ctx, { r: x.returns[i], sec: x.sec[i], sub: x.sub[i] }, out, run.from, T)
+    }
+    if (pending) await pending
+    if (previous) buffers.recycle(previous.recyclable)
+    previous = block
+    pending = sink(block)
+    progress.update(first + count)
+  }
+  if (pending) await pending
+  progress.stop()
+}
+
+/**
+ * A block of output arrays. The kernel writes every field of a stock for every day it runs, so
+ * only the rows it never runs (ETFs) need the NaN fill.
+ */
+export function emptyBlock(
+  first: number,
+  count: number,
+  days: number,
+  isStock: Uint8Array,
+  buffers: BlockBuffers,
+): EngineBlock {
+  const fields = {} as Record<StockField, Float64Array[]>
+  const recyclable: Float64Array[] = []
+  for (const f of STOCK_FIELDS) {
+    fields[f] = buffers.columns(f, first, count, recyclable)
+    fields[f].forEach((a, k) => {
+      if (!isStock[first + k]) a.fill(Number.NaN)
+    })
+  }
+  const subEff = Array.from({ length: count }, () => new Int16Array(days).fill(-1))
+  return { first, count, fields, subEff, recyclable }
+}

@@ -1,0 +1,228 @@
+import { isoFromDay } from '../../platform/dates.ts'
+import { sha256Hex } from '../../platform/digest.ts'
+import { AppError } from '../../platform/errors.ts'
+import { type Progress, silentProgress } from '../../platform/progress.ts'
+import { readDataset, readManifest } from '../data/dataset-reader.ts'
+import type { Dataset, DatasetManifest } from '../data/format.ts'
+import { type DefaultUniverseBasis, defaultUniverseBasis } from '../model/cross/index.ts'
+import { DEFAULT_PARAMS, type ModelParams, paramProblems } from '../model/params.ts'
+import type { StockField } from '../model/stock-kernel.ts'
+import {
+  CODE_FIELDS,
+  type DatasetOrigin,
+  datasetOrigin,
+  FACTOR_SET_ID,
+  FLOAT_FIELDS,
+  METHODOLOGY_VERSION,
+  MODEL_VERSION,
+  STORE_FILES,
+  STORE_FORMAT,
+  STORE_VERSION,
+  type StoreManifest,
+  type SymbolMeta,
+  syntheticNotice,
+} from '../model-store/layout.ts'
+import { StoreBuildWriter } from '../model-store/writer.ts'
+import { runEngine } from './engine.ts'
+import { factorSeries, writeFactorSeries } from './factors.ts'
+import { emptyKept, KEPT_FIELDS, writeBlockFields } from './fields.ts'
+import { fundamentalsDigest, writeFundamentals } from './fundamentals.ts'
+import { confirmIncremental, type IncrementalPlan, planIncremental } from './incremental.ts'
+import { inputDigests } from './input-digests.ts'
+import { type BuildInputs, buildInputs } from './inputs.ts'
+import { priorLoader } from './prior.ts'
+import { writeProducts } from './products.ts'
+
+export interface BuildOptions {
+  dataset: string
+  store: string
+  params?: Partial<ModelParams>
+  /** Symbols per engine block (a multiple of the store's 256-symbol chunks). */
+  blockSize?: number
+  /** Append the dataset's new days to the current build instead of rebuilding everything. */
+  incremental?: boolean
+  /**
+   * false: leave out the style split (l3_style_er null, style_factors 0) — only for measuring
+   * what the split costs (bench/build.ts); every served build has it.
+   */
+  style?: boolean
+}
+
+/**
+ * `erm3 build`: dataset → model store. Builds into a new directory and switches the store's
+ * CURRENT pointer only at the end, so a failed or interrupted build is never served.
+ */
+export async function buildStore(
+  opts: BuildOptions,
+  progress: Progress = silentProgress,
+): Promise<StoreManifest> {
+  const params: ModelParams = { ...DEFAULT_PARAMS, ...opts.params }
+  const problems = paramProblems(params)
+  if (problems.length > 0) throw new AppError('INVALID_REQUEST', `model parameters: ${problems.join('; ')}`)
+  const timings: Record<string, number> = {}
+  const started = performance.now()
+  const lap = (name: string, t0: number) => {
+    timings[name] = Math.round(performance.now() - t0) / 1000
+    return performance.now()
+  }
+  let t = performance.now()
+  const notes: string[] = []
+  const fullBuild = (reason: string) => notes.push(`incremental build not possible (${reason}): full build`)
+  let plan: IncrementalPlan | null = null
+  if (opts.incremental) {
+    const dm0 = await readManifest(opts.dataset)
+    const p = await planIncremental(opts.store, dm0, params, classificationDigest(dm0))
+    if ('reason' in p) fullBuild(p.reason)
+    else plan = p
+    t = lap('incremental_check', t)
+  }
+  // An incremental build reads only the tail of the panels it needs (inputFrom).
+  let { dataset: ds, manifest: dm } = await readDataset(opts.dataset, {
+    fromDay: plan?.inputFrom ?? 0,
+    fundamentals: true,
+  }).catch(async (err: unknown) => {
+    await plan?.prev.close()
+    throw err
+  })
+  t = lap('read_dataset', t)
+  let x = buildInputs(ds)
+  t = lap('inputs', t)
+  const classification = classificationDigest(dm)
+  if (plan) {
+    const reason =
+      dm.digest !== plan.datasetDigest
+        ? 'the dataset changed while it was read'
+        : confirmIncremental(plan, ds, x, defaultUniverseBasis(x))
+    if (reason) {
+      fullBuild(reason)
+      await plan.prev.close()
+      plan = null
+      ;({ dataset: ds, manifest: dm } = await readDataset(opts.dataset, { fundamentals: true }))
+      x = buildInputs(ds)
+    }
+    t = lap('incremental_confirm', t)
+  }
+  // Once per build, from the inputs the products are computed from (METHODOLOGY §9).
+  const basis = defaultUniverseBasis(x)
+  const writer = await StoreBuildWriter.begin(opts.store)
+  try {
+    await writer.writeMeta(x.calendar, symbolMeta(ds, x.symbols), x.etfTickers, x.industries)
+    const T = x.calendar.length
+    const N = x.symbols.length
+    const link = plan ? { prevDir: plan.prev.dir, fromDay: plan.from } : undefined
+    for (const f of FLOAT_FIELDS) {
+      await writer.createArray(STORE_FILES.field(f), { dtype: 'float64', days: T, symbols: N }, link)
+    }
+    for (const c of CODE_FIELDS) {
+      const etfCode = c === 'sector_etf' || c === 'subsector_etf'
+      const spec = {
+        dtype: etfCode || c === 'style_factors' ? ('int16' as const) : ('int8' as const),
+        days: T,
+        symbols: N,
+        fillValue: etfCode ? -1 : 0,
+      }
+      await writer.createArray(STORE_FILES.code(c), spec, link)
+    }
+    const kept = emptyKept()
+    const blockSize = opts.blockSize ?? 256
+    // Only the panels the cross-sectional stage reads outlive their block; the rest are pooled.
+    const keep = new Set<StockField>(KEPT_FIELDS)
+    const factors = factorSeries(ds, x)
+    const style =
+      opts.style === false ? [] : factors.returns.filter((_, j) => factors.meta[j].group === 'style')
+    const run = plan
+      ? { from: plan.from, prior: priorLoader(plan, x), blockSize, kept: keep, style }
+      : { from: 0, blockSize, kept: keep, style }
+    await runEngine(x, params, run, (b) => writeBlockFields(writer, x, b, kept), progress)
+    t = lap('engine_and_fields', t)
+    const products = await writeProducts(writer, x, kept, basis, progress, plan)
+    await writeFactorSeries(writer, factors, plan)
+    t = lap('products', t)
+    const fundDigest = fundamentalsDigest(dm.files)
+    const reuse =
+      plan && plan.prev.manifest.fundamentals_digest === fundDigest ? { prevDir: plan.prev.dir } : null
+    await writeFundamentals(writer, ds, notes, progress, reuse)
+    t = lap('fundamentals', t)
+    timings.total = Math.round(performance.now() - started) / 1000
+    const manifest = storeManifest(ds, dm.digest, classification, x, params, { ...products, basis }, timings)
+    manifest.incremental_from = plan ? isoFromDay(x.calendar[plan.from]) : null
+    manifest.input_digests = inputDigests(ds, dm)
+    manifest.notes = notes
+    manifest.fundamentals_digest = fundDigest
+    await plan?.prev.close()
+    await writer.commit(manifest)
+    return manifest
+  } catch (err) {
+    await plan?.prev.close()
+    await writer.abort()
+    throw err
+  }
+}
+
+/** Identity of the classification inputs (securities and factor registry). */
+function classificationDigest(dm: DatasetManifest): string {
+  return sha256Hex(`${dm.files['securities.csv']?.sha256 ?? ''} ${dm.files['factors.csv']?.sha256 ?? ''}`)
+}
+
+function storeManifest(
+  ds: Dataset,
+  digest: string,
+  classification: string,
+  x: BuildInputs,
+  params: ModelParams,
+  products: { universeSize: number; names: string[]; basis: DefaultUniverseBasis },
+  timings: Record<string, number>,
+): StoreManifest {
+  const T = x.calendar.length
+  let stocks = 0
+  for (const v of x.isStock) stocks += v
+  return {
+    format: STORE_FORMAT,
+    store_version: STORE_VERSION,
+    model_version: MODEL_VERSION,
+    methodology_version: METHODOLOGY_VERSION,
+    data_as_of: isoFromDay(x.calendar[T - 1]),
+    factor_set_id: FACTOR_SET_ID,
+    universe_size: products.universeSize,
+    universe_basis: products.basis.universe_basis,
+    default_universe: products.basis.default_universe,
+    weight_basis: products.basis.weight_basis,
+    parameters: params,
+    dataset: { ...datasetFields(ds.source), digest, classification, source: ds.source },
+    calendar: { first: isoFromDay(x.calendar[0]), last: isoFromDay(x.calendar[T - 1]), days: T },
+    counts: { symbols: x.symbols.length, stocks, etfs: x.symbols.length - stocks },
+    float_fields: [...FLOAT_FIELDS],
+    code_fields: [...CODE_FIELDS],
+    products: products.names,
+    incremental_from: null,
+    input_digests: null,
+    notes: [],
+    timings_s: timings,
+    built_at: new Date().toISOString(),
+  }
+}
+
+/** `kind` first, so the manifest says at a glance what the data is. */
+function datasetFields(source: unknown): { kind: DatasetOrigin['kind']; seed?: number; notice?: string } {
+  const o = datasetOrigin(source)
+  return o.kind === 'synthetic' ? { ...o, notice: syntheticNotice(o.seed) } : o
+}
+
+/** Metadata in the build's symbol order (the arrays' symbol axis). */
+function symbolMeta(ds: Dataset, symbols: string[]): SymbolMeta[] {
+  const rows = new Map<string, Dataset['securities']>()
+  for (const r of ds.securities) rows.set(r.symbol, [...(rows.get(r.symbol) ?? []), r])
+  return symbols.map((symbol) => {
+    const rs = [...(rows.get(symbol) ?? [])].sort((a, b) => a.validFrom.localeCompare(b.validFrom))
+    const last = rs[rs.length - 1]
+    return {
+      symbol,
+      tickers: rs.map((r) => ({ ticker: r.ticker, from: r.validFrom, to: r.validTo })),
+      name: last?.name ?? symbol,
+      asset_type: last?.assetType ?? 'etf',
+      sector: last?.sector ?? null,
+      industry: last?.industry ?? null,
+      cik: last?.cik ?? null,
+    }
+  })
+}

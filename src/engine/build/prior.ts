@@ -1,0 +1,78 @@
+import { STOCK_FIELDS, type StockField } from '../model/stock-kernel.ts'
+import type { BlockBuffers } from './block-buffers.ts'
+import { columnsOf } from './columns.ts'
+import type { EngineBlock } from './engine.ts'
+import type { IncrementalPlan } from './incremental.ts'
+import type { BuildInputs } from './inputs.ts'
+
+/** Fields read back over that history: the inputs of reversion and rankings. */
+const TAIL_FIELDS: ReadonlySet<StockField> = new Set([
+  'l2_rr',
+  'l3_rr',
+  'l1_mkt_er',
+  'l2_mkt_er',
+  'l2_sec_er',
+  'l3_res_er',
+])
+/** State the decomposition of the first new day reads from the day before it. */
+const SEAM_FIELDS: ReadonlySet<StockField> = new Set([
+  'l1_mkt_hr',
+  'l2_mkt_hr',
+  'l2_sec_hr',
+  'l3_mkt_hr',
+  'l3_sec_hr',
+  'l3_sub_hr',
+  'lstar_level',
+])
+
+const LEVEL_CODES: ReadonlySet<StockField> = new Set(['lstar_level', 'recommended_level'])
+
+/**
+ * Loads what the engine and the cross-sectional stage read of the days before `from`: the state
+ * of day from - 1 that the decomposition of day `from` uses, and the reversion and ranking
+ * inputs from loadFrom. Nothing else: the chunk holding `from` keeps its earlier days' bytes
+ * from the previous build (BlockArray appends), so other days before `from` may hold anything.
+ */
+export function priorLoader(plan: IncrementalPlan, x: BuildInputs) {
+  const T = x.calendar.length
+  return async (first: number, count: number, buffers: BlockBuffers): Promise<EngineBlock> => {
+    const fields = {} as Record<StockField, Float64Array[]>
+    const recyclable: Float64Array[] = []
+    for (const f of STOCK_FIELDS) {
+      const cols = buffers.columns(f, first, count, recyclable)
+      cols.forEach((a, k) => {
+        if (!x.isStock[first + k]) a.fill(Number.NaN)
+      })
+      const from = TAIL_FIELDS.has(f) ? plan.loadFrom : SEAM_FIELDS.has(f) ? plan.from - 1 : plan.from
+      if (from < plan.from) await loadField(plan, x, f, first, cols, from, T)
+      fields[f] = cols
+    }
+    // subEff needs no loading: the replay rewrites it from the rebase day, which is chunkStart.
+    const subEff = columnsOf(Int16Array, count, T)
+    if (count > 0) new Int16Array(subEff[0].buffer).fill(-1)
+    return { first, count, fields, subEff, recyclable }
+  }
+}
+
+/** Days [from, plan.from) of field f of the block's stocks, from the previous build. */
+async function loadField(
+  plan: IncrementalPlan,
+  x: BuildInputs,
+  f: StockField,
+  first: number,
+  cols: Float64Array[],
+  from: number,
+  T: number,
+): Promise<void> {
+  if (LEVEL_CODES.has(f)) {
+    const codes = columnsOf(Int8Array, cols.length, plan.from)
+    await plan.prev.readInto(`codes/${f}`, first, from, plan.from, codes)
+    cols.forEach((c, k) => {
+      if (!x.isStock[first + k]) return
+      for (let t = from; t < plan.from; t++) c[t] = codes[k][t] === 0 ? Number.NaN : codes[k][t]
+    })
+    return
+  }
+  const stocks = cols.map((c, k) => (x.isStock[first + k] ? c : new Float64Array(T)))
+  await plan.prev.readInto(`fields/${f}`, first, from, plan.from, stocks)
+}

@@ -1,0 +1,50 @@
+import { createHash } from 'node:crypto'
+import type { ByteSource } from '../parquet/index.ts'
+import type { FileDigest } from './format.ts'
+
+type Parts = NonNullable<FileDigest['parts']>
+
+/**
+ * A view of a file that hands out only bytes it has checked: every read loads the whole parts
+ * (manifest byte ranges) it touches, once, and compares each with its digest. A tail read of a
+ * panel thus verifies its footer and the row groups it decodes, and nothing it skips.
+ */
+export function verifiedParts(src: ByteSource, parts: Parts, fail: (message: string) => never): ByteSource {
+  const starts: number[] = []
+  let end = 0
+  for (const p of parts) {
+    starts.push(end)
+    end += p.bytes
+  }
+  if (end !== src.size) fail(`its parts cover ${end} bytes, the file has ${src.size}`)
+  const loaded = new Map<number, Uint8Array>()
+  const part = async (n: number): Promise<Uint8Array> => {
+    const hit = loaded.get(n)
+    if (hit) return hit
+    const bytes = await src.read(starts[n], starts[n] + parts[n].bytes)
+    if (createHash('sha256').update(bytes).digest('hex') !== parts[n].sha256)
+      fail(`part ${n} (bytes ${starts[n]}..${starts[n] + parts[n].bytes}) does not match its manifest digest`)
+    loaded.set(n, bytes)
+    return bytes
+  }
+  return {
+    size: src.size,
+    async read(start, stop) {
+      if (start < 0 || stop > src.size || stop < start)
+        fail(`read of bytes ${start}..${stop} outside a ${src.size}-byte file`)
+      const out = new Uint8Array(stop - start)
+      // The last part starting at or before `start`, then onwards until `stop` is covered.
+      let n = 0
+      while (n + 1 < parts.length && starts[n + 1] <= start) n++
+      for (let at = start; at < stop; n++) {
+        const bytes = await part(n)
+        const from = at - starts[n]
+        const take = Math.min(stop, starts[n] + bytes.length) - at
+        if (take === stop - start) return bytes.subarray(from, from + take)
+        out.set(bytes.subarray(from, from + take), at - start)
+        at += take
+      }
+      return out
+    },
+  }
+}

@@ -1,0 +1,213 @@
+import type { DefaultUniverseName, UniverseBasis, WeightBasis } from '../model/cross/universe.ts'
+import type { ModelParams } from '../model/params.ts'
+
+/**
+ * The model store: a directory of Zarr v3 arrays [day, symbol] plus manifest.json, readable by
+ * zarr-python / xarray as well as by erm3. A store root holds several builds and a pointer:
+ *
+ *   <root>/CURRENT            {"build": "<id>"}, replaced atomically (rename) at the end of a build
+ *   <root>/builds/<id>/       one complete build (manifest.json, zarr.json, arrays …)
+ *
+ * The same layout under s3://bucket/prefix or an HTTP URL is a published store (erm3 publish):
+ * its builds also hold STORE_FILES.listing.
+ *
+ * Readers resolve CURRENT once and never see a half-written build.
+ */
+export const STORE_FORMAT = 'erm3-model-store'
+export const STORE_VERSION = 1
+/**
+ * METHODOLOGY version: bump when the numbers change for the same inputs. Readers refuse a store of
+ * another version (rebuild it). 2: datasets without market caps get a dollar-volume or all-valid
+ * default universe and an equal-weighted industry panel (version 1 left them empty). 3: the style
+ * split of the L3 residual (l3_style_er, style_factors).
+ */
+export const METHODOLOGY_VERSION = 3
+export const MODEL_VERSION = `ERM3-L3-v${METHODOLOGY_VERSION}`
+export const FACTOR_SET_ID = 'SPY_uni_mc_3000'
+
+export const STORE_FILES = {
+  current: 'CURRENT',
+  builds: 'builds',
+  /**
+   * {"files": {"<path>": bytes}}: every file of a published build (erm3 publish), written after
+   * them and before CURRENT. Remote readers find the arrays and absent chunks from it.
+   */
+  listing: 'erm3-files.json',
+  manifest: 'manifest.json',
+  calendar: 'calendar',
+  symbols: 'meta/symbols.json',
+  etfs: 'meta/etfs.json',
+  industries: 'meta/industries.json',
+  field: (name: string) => `fields/${name}`,
+  code: (name: string) => `codes/${name}`,
+  product: (name: string) => `products/${name}`,
+  factors: 'meta/factors.json',
+  factorReturns: 'factors/returns',
+  vixLevel: 'factors/vix_level',
+  /** Parsed SEC fundamentals, one document per company (engine/data/fundamentals/stored.ts). */
+  fundamentals: (cik: number) => `fundamentals/CIK${String(cik).padStart(10, '0')}.json`,
+  /** Interest-rate curves on their own dates: {tenors, days, values (null = none)}. */
+  rates: 'meta/rates.json',
+} as const
+
+/**
+ * One column of `factors/returns` (meta/factors.json, in column order): the macro and style
+ * factors of METHODOLOGY §10. `present` is false when the dataset has no series for the proxy
+ * (its column is then all null).
+ */
+export interface FactorMeta {
+  key: string
+  group: 'macro' | 'style'
+  ticker: string
+  kind: 'etf' | 'index'
+  present: boolean
+}
+
+/** Float fields stored per stock-day, named as in the interface spec (MetricsV3). */
+export const FLOAT_FIELDS = [
+  'returns_gross',
+  'price_close',
+  'market_cap',
+  'stock_var',
+  'vol_23d',
+  'vol_252d_ann',
+  'l1_mkt_hr',
+  'l1_mkt_er',
+  'l1_res_er',
+  'l2_mkt_hr',
+  'l2_sec_hr',
+  'l2_mkt_er',
+  'l2_sec_er',
+  'l2_res_er',
+  'l3_mkt_hr',
+  'l3_sec_hr',
+  'l3_sub_hr',
+  'l3_mkt_er',
+  'l3_sec_er',
+  'l3_sub_er',
+  'l3_res_er',
+  'l1_cfr',
+  'l2_cfr',
+  'l3_cfr',
+  'l1_fr',
+  'l2_fr',
+  'l3_fr',
+  'l1_rr',
+  'l2_rr',
+  'l3_rr',
+  'lstar_rr',
+  'l1_mkt_beta',
+  'l2_sec_beta',
+  'l3_sub_beta',
+  'l3_style_er',
+] as const
+export type FloatField = (typeof FLOAT_FIELDS)[number]
+
+/**
+ * Small-integer codes per stock-day: levels (0 = null), ETF indices (-1 = none) and the style
+ * factors of the style split (bit j = style factor j of meta/factors.json's style group took part;
+ * 0 = none).
+ */
+export const CODE_FIELDS = [
+  'lstar_level',
+  'recommended_level',
+  'sector_etf',
+  'subsector_etf',
+  'style_factors',
+] as const
+export type CodeField = (typeof CODE_FIELDS)[number]
+
+export interface SymbolMeta {
+  symbol: string
+  /** Ticker windows, oldest first; `to` null = current. */
+  tickers: { ticker: string; from: string; to: string | null }[]
+  name: string
+  asset_type: 'stock' | 'etf'
+  sector: string | null
+  industry: string | null
+  cik: number | null
+}
+
+/** Digests of the dataset's price panels a build was made from (engine/build/input-digests.ts). */
+export interface InputDigests {
+  /** Days per dataset row group. */
+  row_group_days: number
+  /** The dataset's day count. */
+  days: number
+  /** Per price field: the manifest digest of each complete row group, and a sha256 of the values
+   * of the incomplete last one (dataset column order; null when there is none). */
+  files: Record<string, { row_groups: string[]; partial: string | null }>
+}
+
+/**
+ * What a store's data is, as every response says (`_metadata.dataset`, /health): erm3's synthetic
+ * market (generated, never market data) or prices the operator imported.
+ */
+export type DatasetOrigin = { kind: 'synthetic'; seed: number } | { kind: 'imported' }
+
+/** From the dataset's `source` (its manifest.json): `{kind: 'synthetic', seed}` or `{kind: 'import', …}`. */
+export function datasetOrigin(source: unknown): DatasetOrigin {
+  const s = (source ?? {}) as { kind?: unknown; seed?: unknown }
+  return s.kind === 'synthetic' && typeof s.seed === 'number'
+    ? { kind: 'synthetic', seed: s.seed }
+    : { kind: 'imported' }
+}
+
+/** The manifest's words for a synthetic store, so nobody reading it takes the numbers for market data. */
+export function syntheticNotice(seed: number): string {
+  return `SYNTHETIC DATA: a market generated by erm3 (seed ${seed}); the tickers and names of large companies are labels, not their market data.`
+}
+
+export interface StoreManifest {
+  format: typeof STORE_FORMAT
+  store_version: number
+  model_version: string
+  methodology_version: number
+  data_as_of: string
+  factor_set_id: string
+  /** Active members of the default universe at data_as_of. */
+  universe_size: number
+  /**
+   * How the default universe (ranking cohorts, industry panel, reversion deciles) was formed
+   * (METHODOLOGY §9): market_cap = uni_mc_3000; dollar_volume = uni_dv_3000 (no market caps);
+   * all_valid = every valid stock (no market caps, no volume).
+   */
+  universe_basis: UniverseBasis
+  default_universe: DefaultUniverseName
+  /** Industry-panel weights: ln(1 + market_cap), or 1 per member without market caps. */
+  weight_basis: WeightBasis
+  parameters: ModelParams
+  /**
+   * `kind` (and `seed`, `notice` when synthetic) say what the data is; `source` is the dataset's
+   * own record of where it came from. classification = hash of the securities and factor tables
+   * (an incremental build needs them unchanged). Stores built before `kind` existed lack it:
+   * readers derive it from `source` (datasetOrigin).
+   */
+  dataset: {
+    kind?: DatasetOrigin['kind']
+    seed?: number
+    notice?: string
+    digest: string
+    classification: string
+    source: unknown
+  }
+  calendar: { first: string; last: string; days: number }
+  counts: { symbols: number; stocks: number; etfs: number }
+  float_fields: string[]
+  code_fields: string[]
+  products: string[]
+  /** null for a full build; the first recomputed day for an incremental one. */
+  incremental_from: string | null
+  /** Lets an incremental build check that history was not restated without reading it back; null when the dataset gives no row-group digests. */
+  input_digests: InputDigests | null
+  /**
+   * sha256 of the dataset's fundamentals files (names and digests): an incremental build whose
+   * dataset has the same one links the previous build's parsed fundamentals instead of parsing
+   * them again. Absent in builds made before it existed.
+   */
+  fundamentals_digest?: string
+  /** What the build decided (e.g. why an incremental request became a full build). */
+  notes: string[]
+  timings_s: Record<string, number>
+  built_at: string
+}

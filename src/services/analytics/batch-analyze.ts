@@ -1,0 +1,154 @@
+import type { FlatTable } from '../../contract/table.ts'
+import { AppError } from '../../platform/errors.ts'
+import { metricsSnapshot } from '../metrics.ts'
+import type { ModelEnvironment, ModelRegistry } from '../models.ts'
+import { perTicker, unionRange } from './batch.ts'
+import { type L3Monthly, l3Monthly } from './l3-decomposition.ts'
+import { dateColumn, doubleColumn, type Num, nullable, num, seriesConfidence, textColumn } from './series.ts'
+import type { ResolvedTicker } from './tickers.ts'
+import { historyWindow } from './window.ts'
+
+/** POST /batch/analyze (spec §2.6): per-ticker returns, hedge ratios, metrics and L3 series. */
+
+export const BATCH_METRICS = ['returns', 'hedge_ratios', 'full_metrics', 'l3_decomposition'] as const
+export type BatchMetric = (typeof BATCH_METRICS)[number]
+export const DEFAULT_BATCH_METRICS: readonly BatchMetric[] = ['returns', 'hedge_ratios']
+
+/** `returns`: gross returns and the rolling L3 market/sector/subsector HR histories. */
+export interface BatchReturns {
+  dates: string[]
+  values: Num[]
+  l1: Num[]
+  l2: Num[]
+  l3: Num[]
+}
+
+const HEDGE_FIELDS = ['l1_mkt_hr', 'l2_mkt_hr', 'l2_sec_hr', 'l3_mkt_hr', 'l3_sec_hr', 'l3_sub_hr'] as const
+
+interface Analyzed {
+  ticker: string
+  symbol: string
+  asset_type: 'stock' | 'etf' | null
+  teo: string | null
+  returns?: BatchReturns
+  hedge_ratios?: Record<string, Num>
+  full_metrics?: Record<string, Num>
+  l3_decomposition?: L3Monthly
+}
+
+export async function batchAnalyze(
+  models: ModelRegistry,
+  env: ModelEnvironment,
+  tickers: readonly string[],
+  opts: { years?: number; metrics?: readonly BatchMetric[] },
+) {
+  const years = opts.years ?? 1
+  const wanted = new Set(opts.metrics ?? DEFAULT_BATCH_METRICS)
+  const store = models.store(env)
+  const ranges: ([string, string] | null)[] = []
+  let populated = 0
+  let counted = 0
+
+  const one = async (r: ResolvedTicker): Promise<Analyzed> => {
+    const latest = await store.latest(r.index, HEDGE_FIELDS)
+    const out: Analyzed = {
+      ticker: r.ticker,
+      symbol: r.symbol,
+      asset_type: store.symbols[r.index]?.asset_type ?? null,
+      teo: latest.t >= 0 ? store.date(latest.t) : null,
+    }
+    counted++
+    if (num(latest.values.l1_mkt_hr) !== null) populated++
+    if (wanted.has('returns')) {
+      const w = await historyWindow(store, r.index, years)
+      const h = await store.history(r.index, ['l3_mkt_hr', 'l3_sec_hr', 'l3_sub_hr'], w.from, w.to)
+      out.returns = {
+        dates: Array.from({ length: w.to - w.from }, (_, i) => store.date(w.from + i)),
+        values: nullable(w.returns, w.from, w.to),
+        l1: nullable(h.l3_mkt_hr, w.from, w.to, w.from),
+        l2: nullable(h.l3_sec_hr, w.from, w.to, w.from),
+        l3: nullable(h.l3_sub_hr, w.from, w.to, w.from),
+      }
+      ranges.push(w.range)
+    }
+    if (wanted.has('hedge_ratios')) {
+      const v = latest.values
+      out.hedge_ratios = {
+        l1_market: num(v.l1_mkt_hr),
+        l2_market: num(v.l2_mkt_hr),
+        l2_sector: num(v.l2_sec_hr),
+        l3_market: num(v.l3_mkt_hr),
+        l3_sector: num(v.l3_sec_hr),
+        l3_subsector: num(v.l3_sub_hr),
+      }
+    }
+    if (wanted.has('full_metrics')) {
+      // The same snapshot GET /metrics/{ticker} serves, not a copy of its logic.
+      out.full_metrics = (await metricsSnapshot(models, env, r.ticker)).body.metrics
+    }
+    if (wanted.has('l3_decomposition')) {
+      const m = await l3Monthly(store, r.index, years)
+      out.l3_decomposition = m.series
+      ranges.push(m.range)
+    }
+    if (out.teo) ranges.push([out.teo, out.teo])
+    return out
+  }
+
+  const { results, ok } = await perTicker(store, tickers, one)
+  const range = unionRange(ranges)
+  const table = (): FlatTable => {
+    if (!wanted.has('returns')) {
+      throw new AppError(
+        'INVALID_REQUEST',
+        "The Parquet/CSV form of /batch/analyze is the returns table: include 'returns' in metrics",
+        { fields: [{ field: 'metrics', message: "must include 'returns' for format parquet or csv" }] },
+      )
+    }
+    const rows = ok.filter((x) => x.returns !== undefined)
+    const col = (pick: (x: BatchReturns) => Num[]) => rows.flatMap((x) => pick(x.returns as BatchReturns))
+    return {
+      columns: [
+        textColumn(
+          'ticker',
+          rows.flatMap((x) => (x.returns as BatchReturns).dates.map(() => x.ticker)),
+        ),
+        dateColumn(
+          'date',
+          rows.flatMap((x) => (x.returns as BatchReturns).dates),
+        ),
+        doubleColumn(
+          'gross_return',
+          col((x) => x.values),
+        ),
+        doubleColumn(
+          'l1',
+          col((x) => x.l1),
+        ),
+        doubleColumn(
+          'l2',
+          col((x) => x.l2),
+        ),
+        doubleColumn(
+          'l3',
+          col((x) => x.l3),
+        ),
+      ],
+    }
+  }
+  return {
+    body: {
+      years,
+      metrics: BATCH_METRICS.filter((m) => wanted.has(m)),
+      succeeded: ok.length,
+      failed: tickers.length - ok.length,
+      results,
+      _metadata: models.metadata(store, range),
+    },
+    store,
+    confidence: seriesConfidence(populated, counted, range?.[1] === store.dataAsOf),
+    positions: ok.length,
+    table,
+    filename: `batch-analyze_${ok.length}-tickers_${years}y`,
+  }
+}

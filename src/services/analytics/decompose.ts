@@ -1,0 +1,183 @@
+import { MARKET_ETF } from '../../engine/data/etf-registry.ts'
+import type { ModelStore, StoreField } from '../../engine/model-store/reader.ts'
+import type { Logger } from '../../platform/logger.ts'
+import { confidenceOf } from '../metrics.ts'
+import type { ModelEnvironment, ModelRegistry } from '../models.ts'
+import { etfOf, hedgeLevelsBlock, type Num, num } from './hedge-levels.ts'
+import { resolveTicker } from './tickers.ts'
+
+/**
+ * POST /decompose and POST /v4/decompose: one latest L3 state, two shapes.
+ *
+ * Style / stock-specific split (attribution only, never a hedge): the build splits the residual
+ * variance l3_res_er into l3_style_er, the share of the stock's variance the style ETFs explain
+ * in its residual (METHODOLOGY-facing docs: /docs/methodology), and the rest; `style_factors`
+ * says which style ETFs took part. Neither part is hedgeable with the factor ETFs.
+ */
+export const STYLE_ROLE = 'diagnostic'
+/** The handler warns (and still answers) when the four L3 ERs stray this far from 1. */
+export const ER_SUM_TOLERANCE = 0.05
+
+const FIELDS = [
+  'l1_mkt_hr',
+  'l1_mkt_er',
+  'l1_res_er',
+  'l2_mkt_hr',
+  'l2_sec_hr',
+  'l2_mkt_er',
+  'l2_sec_er',
+  'l2_res_er',
+  'l3_mkt_hr',
+  'l3_sec_hr',
+  'l3_sub_hr',
+  'l3_mkt_er',
+  'l3_sec_er',
+  'l3_sub_er',
+  'l3_res_er',
+  'l1_mkt_beta',
+  'l2_sec_beta',
+  'l3_sub_beta',
+  'lstar_level',
+  'recommended_level',
+  'sector_etf',
+  'subsector_etf',
+  'l3_style_er',
+  'style_factors',
+] as const satisfies readonly StoreField[]
+
+/** −HR as a hedge position; `0 - x` keeps a zero HR a plain 0 (not −0). */
+const hedgeOf = (hr: Num): Num => (hr === null ? null : 0 - hr)
+
+async function latestState(models: ModelRegistry, env: ModelEnvironment, rawTicker: string, log: Logger) {
+  const store = models.store(env)
+  const r = resolveTicker(store, rawTicker)
+  const { t, values } = await store.latest(r.index, FIELDS)
+  const m: Record<string, Num> = {}
+  for (const f of FIELDS) m[f] = num(values[f])
+  const sectorEtf = etfOf(store, values.sector_etf)
+  // On fallback days the stored subsector code already names the sector ETF (METHODOLOGY §5).
+  const subsectorEtf = etfOf(store, values.subsector_etf)
+  const teo = t >= 0 ? store.date(t) : store.dataAsOf
+  const ers = [m.l3_mkt_er, m.l3_sec_er, m.l3_sub_er, m.l3_res_er]
+  const populated = ers.every((x) => x !== null && x !== undefined)
+  const erSum = populated ? ers.reduce<number>((a, x) => a + (x ?? 0), 0) : null
+  if (erSum !== null && Math.abs(erSum - 1) > ER_SUM_TOLERANCE)
+    log.warn({ symbol: r.symbol, teo, er_sum: erSum }, 'decompose: L3 ERs do not sum to 1 within 0.05')
+  return {
+    store,
+    r,
+    m,
+    values,
+    sectorEtf,
+    subsectorEtf,
+    teo,
+    health: { er_populated: populated, er_sum: erSum },
+    confidence: confidenceOf(m, teo === store.dataAsOf),
+    metadata: models.metadata(store, [teo, teo]),
+    styleMask: typeof values.style_factors === 'number' ? values.style_factors : 0,
+  }
+}
+
+/** Why the style share is null: no residual yet, or no style ETF covered the window. */
+const STYLE_NO_RESIDUAL = 'no L3 residual at this date (too few observations for the model window)'
+const STYLE_NO_FACTOR = 'no style ETF has returns over the whole model window at this date'
+
+/**
+ * The style/stock_specific blocks from the stored split: style = l3_style_er, stock_specific =
+ * l3_res_er − l3_style_er (so the two sum to l3_res_er exactly as stored), with the style factors
+ * that took part (bit j of style_factors = the j-th style factor of meta/factors.json).
+ */
+function styleBlocks(store: ModelStore, m: Record<string, Num>, mask: number) {
+  const res = m.l3_res_er ?? null
+  const share = res === null ? null : (m.l3_style_er ?? null)
+  const styleKeys = (store.factors ?? []).filter((f) => f.group === 'style').map((f) => f.key)
+  const factors = share === null ? [] : styleKeys.filter((_, j) => (mask >> j) & 1)
+  const note = res === null ? STYLE_NO_RESIDUAL : share === null ? STYLE_NO_FACTOR : null
+  return {
+    style: { explained_variance: share, hedgeable: false as const, role: STYLE_ROLE, factors, note },
+    stock_specific: {
+      explained_variance: res === null || share === null ? res : res - share,
+      hedgeable: false as const,
+    },
+  }
+}
+
+/** DecomposeResponse (spec §2.4) without `_agent`. */
+export async function decompose(
+  models: ModelRegistry,
+  env: ModelEnvironment,
+  rawTicker: string,
+  log: Logger,
+) {
+  const s = await latestState(models, env, rawTicker, log)
+  const { m } = s
+  const exposure = {
+    market: { er: m.l3_mkt_er ?? null, hr: m.l3_mkt_hr ?? null, hedge_etf: MARKET_ETF },
+    sector: { er: m.l3_sec_er ?? null, hr: m.l3_sec_hr ?? null, hedge_etf: s.sectorEtf },
+    subsector: { er: m.l3_sub_er ?? null, hr: m.l3_sub_hr ?? null, hedge_etf: s.subsectorEtf },
+    residual: { er: m.l3_res_er ?? null, hr: null, hedge_etf: null },
+  }
+  // One entry per ETF: a subsector that fell back to the sector ETF adds to the sector's entry.
+  const hedge: Record<string, number> = {}
+  for (const layer of [exposure.market, exposure.sector, exposure.subsector]) {
+    const h = hedgeOf(layer.hr)
+    if (h === null || layer.hedge_etf === null) continue
+    hedge[layer.hedge_etf] = (hedge[layer.hedge_etf] ?? 0) + h
+  }
+  const body = {
+    ticker: s.r.ticker,
+    symbol: s.r.symbol,
+    data_as_of: s.store.dataAsOf,
+    teo: s.teo,
+    exposure,
+    hedge,
+    hedge_levels: hedgeLevelsBlock(m, s.values, s.sectorEtf, s.subsectorEtf),
+    ...styleBlocks(s.store, m, s.styleMask),
+    _metadata: s.metadata,
+    _data_health: s.health,
+  }
+  return { body, store: s.store, confidence: s.confidence }
+}
+
+/** POST /v4/decompose: the named-block form, hedge notionals in ETF dollars per $1 long. */
+export async function decomposeV4(
+  models: ModelRegistry,
+  env: ModelEnvironment,
+  rawTicker: string,
+  log: Logger,
+) {
+  const s = await latestState(models, env, rawTicker, log)
+  const { m } = s
+  const block = (etf: string | null, beta: Num, er: Num, hr: Num) => ({
+    etf,
+    beta,
+    explained_variance: er,
+    hedge_notional: hedgeOf(hr),
+  })
+  const { style, stock_specific } = styleBlocks(s.store, m, s.styleMask)
+  const body = {
+    ticker: s.r.ticker,
+    symbol: s.r.symbol,
+    data_as_of: s.store.dataAsOf,
+    teo: s.teo,
+    market: block(MARKET_ETF, m.l1_mkt_beta ?? null, m.l3_mkt_er ?? null, m.l3_mkt_hr ?? null),
+    industry: {
+      sector: block(s.sectorEtf, m.l2_sec_beta ?? null, m.l3_sec_er ?? null, m.l3_sec_hr ?? null),
+      subsector: block(s.subsectorEtf, m.l3_sub_beta ?? null, m.l3_sub_er ?? null, m.l3_sub_hr ?? null),
+    },
+    style: {
+      ...block(null, null, style.explained_variance, null),
+      hedgeable: false as const,
+      role: style.role,
+      factors: style.factors,
+      note: style.note,
+    },
+    stock_specific: {
+      ...block(null, null, stock_specific.explained_variance, null),
+      hedgeable: false as const,
+    },
+    _metadata: s.metadata,
+    _data_health: s.health,
+  }
+  return { body, store: s.store, confidence: s.confidence }
+}

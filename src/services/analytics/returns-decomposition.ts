@@ -1,0 +1,88 @@
+import type { FlatTable } from '../../contract/table.ts'
+import type { ModelEnvironment, ModelRegistry } from '../models.ts'
+import {
+  dateColumn,
+  doubleColumn,
+  type LevelName,
+  levelName,
+  type Num,
+  nullable,
+  seriesConfidence,
+  textColumn,
+} from './series.ts'
+import { resolveTicker } from './tickers.ts'
+import { historyWindow } from './window.ts'
+
+/** GET /returns-decomposition (spec §2.7, METHODOLOGY §6): the stored daily decomposition. */
+
+export const DECOMPOSITION_KEYS = [
+  'l1_cfr',
+  'l1_fr',
+  'l1_rr',
+  'l2_cfr',
+  'l2_fr',
+  'l2_rr',
+  'l3_cfr',
+  'l3_fr',
+  'l3_rr',
+] as const
+type DecompositionKey = (typeof DECOMPOSITION_KEYS)[number]
+
+export interface ReturnsDecompositionOptions {
+  years?: number
+  /** `include_lstar=true` or `dispatch=lstar`: adds `lstar` and `lstar_residual_return`. */
+  includeLstar?: boolean
+}
+
+export async function getReturnsDecomposition(
+  models: ModelRegistry,
+  env: ModelEnvironment,
+  rawTicker: string,
+  opts: ReturnsDecompositionOptions = {},
+) {
+  const years = opts.years ?? 1
+  const store = models.store(env)
+  const r = resolveTicker(store, rawTicker)
+  const w = await historyWindow(store, r.index, years)
+  const fields = [...DECOMPOSITION_KEYS, 'lstar_rr', 'lstar_level'] as const
+  const h = w.to > w.from ? await store.history(r.index, fields, w.from, w.to) : null
+  const days = Array.from({ length: w.to - w.from }, (_, i) => w.from + i)
+  const dates = days.map((t) => store.date(t))
+  const gross = nullable(w.returns, w.from, w.to)
+  const parts = Object.fromEntries(
+    DECOMPOSITION_KEYS.map((k) => [k, h ? nullable(h[k], w.from, w.to, w.from) : []]),
+  ) as Record<DecompositionKey, Num[]>
+  const lstar: LevelName[] = h ? Array.from(h.lstar_level, (c) => levelName(c)) : []
+  const lstarRr = h ? nullable(h.lstar_rr, w.from, w.to, w.from) : []
+  const body = {
+    ticker: r.ticker,
+    symbol: r.symbol,
+    dates,
+    gross,
+    ...parts,
+    ...(opts.includeLstar ? { lstar, lstar_residual_return: lstarRr } : {}),
+    _metadata: models.metadata(store, w.range ?? undefined),
+  }
+  const table = (): FlatTable => ({
+    columns: [
+      dateColumn('date', dates),
+      doubleColumn('gross', gross),
+      ...DECOMPOSITION_KEYS.map((k) => doubleColumn(k, parts[k])),
+      ...(opts.includeLstar
+        ? [textColumn('lstar', lstar), doubleColumn('lstar_residual_return', lstarRr)]
+        : []),
+    ],
+  })
+  const populated = parts.l3_cfr.filter((x) => x !== null).length
+  return {
+    body,
+    store,
+    confidence: seriesConfidence(
+      populated,
+      gross.filter((x) => x !== null).length,
+      w.range?.[1] === store.dataAsOf,
+    ),
+    table,
+    filename: `returns-decomposition_${r.symbol}_${years}y`,
+  }
+}

@@ -1,0 +1,194 @@
+import { MARKET_ETF, SECTOR_ETFS } from '../../../engine/data/etf-registry.ts'
+import { sampleVariance } from '../../../engine/model/portfolio.ts'
+import type { ModelStore } from '../../../engine/model-store/reader.ts'
+import { etfOf } from '../series.ts'
+import type { LegRole } from './benchmark.ts'
+
+/**
+ * One stock's part in a snapshot (docs/methodology.md §13 "Portfolio risk"): its state at day T
+ * (the hedge legs of each level), its daily series over the lookback, and whether it is covered.
+ */
+
+/** Residual returns needed to call a position covered (as for the volatilities, METHODOLOGY §8). */
+export const MIN_RESIDUAL_DAYS = 20
+
+const SERIES = ['returns_gross', 'l1_fr', 'l2_fr', 'l3_fr', 'l1_rr', 'l2_rr', 'l3_rr'] as const
+/** Read for every holding; l1_rr and l2_rr only when a day (or the state) stops at L1 or L2. */
+const MAIN_SERIES = ['returns_gross', 'l1_fr', 'l2_fr', 'l3_fr', 'l3_rr'] as const
+const STATE = [
+  'l1_mkt_hr',
+  'l2_mkt_hr',
+  'l2_sec_hr',
+  'l3_mkt_hr',
+  'l3_sec_hr',
+  'l3_sub_hr',
+  'l3_mkt_er',
+  'l3_sec_er',
+  'l3_sub_er',
+  'l3_res_er',
+  'vol_23d',
+  'price_close',
+  'sector_etf',
+  'subsector_etf',
+  'recommended_level',
+] as const
+
+export interface Leg {
+  etf: string
+  role: LegRole
+  hr: number
+}
+
+export interface Holding {
+  index: number
+  /** Values at T (NaN = null; codes as stored). */
+  state: Record<(typeof STATE)[number], number>
+  /** Daily series over the window [from, T], offset 0 = from. */
+  series: Record<(typeof SERIES)[number], Float64Array>
+  /** Deepest level of the state at T (1–3), null without an L1 state. */
+  level: 1 | 2 | 3 | null
+  /** Hedge legs of levels 1, 2, 3 (a level deeper than `level` repeats `level`'s legs). */
+  legs: [Leg[], Leg[], Leg[]]
+  /** The recommended level's legs ([] without a recommendation). */
+  recommended: Leg[]
+  sectorEtf: string | null
+  subsectorEtf: string | null
+  /** Sample variance of the deepest level's residual over its non-null window days. */
+  residualVar: number
+  residualDays: number
+  covered: boolean
+  reason: string | null
+}
+
+const SECTOR_ETF_SET: ReadonlySet<string> = new Set(Object.values(SECTOR_ETFS))
+
+/** An ETF's role in the cascade by what it is: the market ETF, a sector ETF, else a subsector ETF. */
+export function etfRole(etf: string): LegRole {
+  return etf === MARKET_ETF ? 'market' : SECTOR_ETF_SET.has(etf) ? 'sector' : 'subsector'
+}
+
+const present = (v: number) => !Number.isNaN(v)
+
+/** Reads one stock over the window [from, T] and derives its legs and coverage. */
+export async function loadHolding(
+  store: ModelStore,
+  index: number,
+  from: number,
+  T: number,
+): Promise<Holding> {
+  // The state at T is the stock's latest state when it still trades at T (the store keeps those
+  // values per symbol: the /metrics hot path); a stock that stopped trading before T has none.
+  const [h, latest] = await Promise.all([
+    store.history(index, MAIN_SERIES, from, T + 1),
+    store.latest(index, STATE),
+  ])
+  const state = Object.fromEntries(
+    STATE.map((f) => [f, latest.t === T ? (latest.values[f] as number) : Number.NaN]),
+  ) as Holding['state']
+  const main = Object.fromEntries(
+    MAIN_SERIES.map((f) => [f, Float64Array.from(h[f] as ArrayLike<number>)]),
+  ) as Pick<Holding['series'], (typeof MAIN_SERIES)[number]>
+  // A shallower level's residual is needed on a day whose decomposition stops there, or for the
+  // residual variance of a stock whose state stops there.
+  let needL1 = Number.isNaN(state.l2_mkt_hr) && !Number.isNaN(state.l1_mkt_hr)
+  let needL2 = Number.isNaN(state.l3_mkt_hr) && !Number.isNaN(state.l2_mkt_hr)
+  for (let t = 0; t < main.l1_fr.length && !(needL1 && needL2); t++) {
+    if (Number.isNaN(main.l1_fr[t] as number)) continue
+    if (Number.isNaN(main.l2_fr[t] as number)) needL1 = true
+    else if (Number.isNaN(main.l3_fr[t] as number)) needL2 = true
+  }
+  const extra: ('l1_rr' | 'l2_rr')[] = []
+  if (needL1) extra.push('l1_rr')
+  if (needL2) extra.push('l2_rr')
+  const more = extra.length > 0 ? await store.history(index, extra, from, T + 1) : {}
+  const absent = new Float64Array(T - from + 1).fill(Number.NaN)
+  const series: Holding['series'] = {
+    ...main,
+    l1_rr: more.l1_rr ? Float64Array.from(more.l1_rr as ArrayLike<number>) : absent,
+    l2_rr: more.l2_rr ? Float64Array.from(more.l2_rr as ArrayLike<number>) : absent,
+  }
+  const sectorEtf = etfOf(store, state.sector_etf)
+  const subsectorEtf = etfOf(store, state.subsector_etf)
+  const l1: Leg[] = present(state.l1_mkt_hr) ? [{ etf: MARKET_ETF, role: 'market', hr: state.l1_mkt_hr }] : []
+  const l2: Leg[] =
+    present(state.l2_mkt_hr) && present(state.l2_sec_hr) && sectorEtf !== null
+      ? [
+          { etf: MARKET_ETF, role: 'market', hr: state.l2_mkt_hr },
+          { etf: sectorEtf, role: 'sector', hr: state.l2_sec_hr },
+        ]
+      : []
+  const l3: Leg[] =
+    present(state.l3_mkt_hr) && present(state.l3_sec_hr) && present(state.l3_sub_hr) && sectorEtf !== null
+      ? [
+          { etf: MARKET_ETF, role: 'market', hr: state.l3_mkt_hr },
+          { etf: sectorEtf, role: 'sector', hr: state.l3_sec_hr },
+          // On a fallback day the subsector leg is the sector ETF with HR 0 (METHODOLOGY §5).
+          { etf: subsectorEtf ?? sectorEtf, role: 'subsector', hr: state.l3_sub_hr },
+        ]
+      : []
+  const level = l3.length > 0 ? 3 : l2.length > 0 ? 2 : l1.length > 0 ? 1 : null
+  const legs: [Leg[], Leg[], Leg[]] = [
+    l1,
+    l2.length > 0 ? l2 : l1,
+    l3.length > 0 ? l3 : l2.length > 0 ? l2 : l1,
+  ]
+  const rec = state.recommended_level
+  const recommended = rec >= 1 && rec <= 3 ? (legs[rec - 1] as Leg[]) : []
+  const residual = level === null ? null : series[`l${level}_rr` as 'l1_rr' | 'l2_rr' | 'l3_rr']
+  const { variance, n } = residual
+    ? sampleVariance(residual, 0, residual.length)
+    : { variance: Number.NaN, n: 0 }
+  let reason: string | null = null
+  if (latest.t >= 0 && latest.t < T)
+    reason = `last traded on ${store.date(latest.t)} (delisted or halted): no model state at as_of`
+  else if (latest.t < 0) reason = 'never traded in this dataset'
+  else if (level === null) reason = 'no model state at as_of (too short a history for the model window)'
+  else if (n < MIN_RESIDUAL_DAYS)
+    reason = `only ${n} residual returns in the lookback (at least ${MIN_RESIDUAL_DAYS} needed for its residual variance)`
+  return {
+    index,
+    state,
+    series,
+    level,
+    legs,
+    recommended,
+    sectorEtf,
+    subsectorEtf,
+    residualVar: variance,
+    residualDays: n,
+    covered: reason === null,
+    reason,
+  }
+}
+
+/**
+ * Day `t`'s attribution of one holding's return: [market, sector, subsector, residual] from the
+ * deepest level whose decomposition exists that day; none → the whole return is residual.
+ * Returns false when the holding has no return that day.
+ */
+export function attributeDay(h: Holding, t: number, out: Float64Array): boolean {
+  const s = h.series
+  const r = s.returns_gross[t] as number
+  if (Number.isNaN(r)) return false
+  const f1 = s.l1_fr[t] as number
+  const f2 = s.l2_fr[t] as number
+  const f3 = s.l3_fr[t] as number
+  out.fill(0)
+  if (Number.isNaN(f1)) {
+    out[3] = r
+    return true
+  }
+  out[0] = f1
+  if (Number.isNaN(f2)) {
+    out[3] = s.l1_rr[t] as number
+    return true
+  }
+  out[1] = f2
+  if (Number.isNaN(f3)) {
+    out[3] = s.l2_rr[t] as number
+    return true
+  }
+  out[2] = f3
+  out[3] = s.l3_rr[t] as number
+  return true
+}

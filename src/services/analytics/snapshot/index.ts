@@ -1,0 +1,335 @@
+import { MARKET_ETF } from '../../../engine/data/etf-registry.ts'
+import {
+  compoundStrips,
+  cumulativeAndDrawdown,
+  sampleCovariance,
+  sampleVariance,
+} from '../../../engine/model/portfolio.ts'
+import type { ModelEnvironment, ModelRegistry } from '../../models.ts'
+import { levelName } from '../series.ts'
+import { type ResolvedBenchmark, resolveBenchmark } from './benchmark.ts'
+import { attributeDay, etfRole, type Holding, loadHolding } from './holdings.ts'
+import { resolveBook, type SnapshotRequest, snapshotOptions } from './request.ts'
+import {
+  annualVol,
+  type BookRisk,
+  bookExposures,
+  bookRisk,
+  type Contribution,
+  EtfSpace,
+  eulerContributions,
+  type Member,
+  NULL_CONTRIBUTION,
+  residualVariance,
+} from './risk.ts'
+
+import {
+  activeBlock,
+  byKey,
+  concentration,
+  dominantDrivers,
+  etfMember,
+  hedgeEffectiveness,
+  hedgeList,
+  memberOf,
+  type Position,
+  positionRow,
+  riskFigures,
+  snapshotTable,
+} from './sections.ts'
+
+export { getBenchmark } from './benchmark.ts'
+export { type SnapshotRequest, snapshotOptions } from './request.ts'
+
+/**
+ * POST /snapshot (spec §2.9, METHODOLOGY §11; every formula in docs/methodology.md §13
+ * "Portfolio risk"): a book's exposures, covariance-based variance and its cascade split, Euler
+ * contributions, the benchmark and active risk, and the frozen-weight daily series.
+ */
+
+/** The fewest common ETF days the covariance is estimated from. */
+const MIN_ETF_DAYS = 20
+export async function snapshotService(
+  models: ModelRegistry,
+  env: ModelEnvironment,
+  request: SnapshotRequest,
+) {
+  const o = snapshotOptions(request)
+  const store = models.store(env)
+  const T = store.calendar.length - 1
+  const from = Math.max(0, T - o.lookbackDays + 1)
+  const days = T - from + 1
+  const { entries, unresolved, warnings } = await resolveBook(store, o.positions)
+  if (days < o.lookbackDays)
+    warnings.push(
+      `the dataset holds ${days} trading days up to as_of: the lookback is ${days}, not ${o.lookbackDays}`,
+    )
+  const total = entries.reduce((a, e) => a + e.amount, 0)
+  const holdings = new Map<number, Holding>()
+  await Promise.all(
+    entries.map(async (e) => {
+      holdings.set(e.index, await loadHolding(store, e.index, from, T))
+    }),
+  )
+  const positions: Position[] = entries.map((e) => ({
+    ticker: e.ticker,
+    symbol: e.symbol,
+    weight: e.amount / total,
+    shares: e.shares,
+    price: e.price,
+    holding: holdings.get(e.index) as Holding,
+  }))
+  positions.sort((a, b) => b.weight - a.weight || (a.ticker < b.ticker ? -1 : 1))
+  for (const p of positions)
+    if (!p.holding.covered) warnings.push(`${p.ticker} is left out of the risk figures: ${p.holding.reason}`)
+
+  // The benchmark (a book too); its stocks load like positions.
+  let benchmark: ResolvedBenchmark | null = null
+  if (o.benchmark !== null) {
+    const r = resolveBenchmark(store, o.benchmark)
+    if (r.ok) benchmark = r.benchmark
+    else warnings.push(`benchmark ${JSON.stringify(o.benchmark)} does not resolve: ${r.reason}`)
+  }
+  const benchStocks = (benchmark?.components ?? []).filter((c) => c.asset_type === 'stock')
+  await Promise.all(
+    benchStocks.map(async (c) => {
+      const i = store.resolve(c.ticker)
+      if (!holdings.has(i)) holdings.set(i, await loadHolding(store, i, from, T))
+    }),
+  )
+
+  // ETF space: every leg of a covered holding, and the benchmark's ETFs (with the market ETF for their L1).
+  const space = new EtfSpace()
+  const covered = positions.filter((p) => p.holding.covered)
+  for (const p of covered) for (const legs of p.holding.legs) for (const l of legs) space.add(l.etf)
+  for (const c of benchmark?.components ?? []) {
+    if (c.asset_type === 'etf') {
+      space.add(MARKET_ETF)
+      space.add(c.ticker)
+    } else {
+      const h = holdings.get(store.resolve(c.ticker)) as Holding
+      if (h.covered) for (const legs of h.legs) for (const l of legs) space.add(l.etf)
+      else warnings.push(`benchmark stock ${c.ticker} is left out of the benchmark's risk: ${h.reason}`)
+    }
+  }
+  const etfReturns = await Promise.all(
+    space.etfs.map(async (etf) => {
+      const i = store.resolve(etf)
+      if (i < 0) return new Float64Array(days).fill(Number.NaN)
+      const h = await store.history(i, ['returns_gross'], from, T + 1)
+      return Float64Array.from(h.returns_gross as ArrayLike<number>)
+    }),
+  )
+  const { cov, days: etfDays } = sampleCovariance(etfReturns, 0, days)
+  const riskOk = etfDays >= MIN_ETF_DAYS && covered.length > 0
+  if (covered.length === 0) warnings.push('no position has a model at as_of: the risk figures are null')
+  else if (!riskOk)
+    warnings.push(
+      `only ${etfDays} days in the lookback on which every ETF in play has a return (at least ${MIN_ETF_DAYS} needed): the risk figures are null`,
+    )
+  else if (etfDays < days)
+    warnings.push(
+      `the ETF covariance uses the ${etfDays} of ${days} lookback days on which every ETF in play has a return`,
+    )
+
+  const n = space.etfs.length
+  const members = covered.map((p) => memberOf(space, p.symbol, p.weight, p.holding))
+  const portfolioRisk = riskOk
+    ? bookRisk(bookExposures([...members].sort(byKey), n), residualVariance(members), cov)
+    : null
+  const euler = portfolioRisk ? eulerContributions(members, portfolioRisk, cov) : null
+  const contributionOf = new Map(covered.map((p, i) => [p, euler?.members[i] ?? NULL_CONTRIBUTION]))
+  const standaloneOf = new Map(covered.map((p, i) => [p, euler?.standalone[i] ?? null]))
+  const weightCovered = covered.reduce((a, p) => a + p.weight, 0)
+
+  // Benchmark book and the active book.
+  let benchRisk: BookRisk | null = null
+  let active: ReturnType<typeof activeBlock> | null = null
+  let benchMembers: Member[] = []
+  if (benchmark && riskOk) {
+    benchMembers = benchmark.components.flatMap((c) => {
+      if (c.asset_type === 'etf') return [etfMember(space, c.ticker, c.weight, cov)]
+      const h = holdings.get(store.resolve(c.ticker)) as Holding
+      return h.covered ? [memberOf(space, store.symbols[h.index]?.symbol ?? c.ticker, c.weight, h)] : []
+    })
+    benchRisk = bookRisk(bookExposures([...benchMembers].sort(byKey), n), residualVariance(benchMembers), cov)
+    active = activeBlock(members, benchMembers, space, cov, portfolioRisk as BookRisk, benchRisk)
+  }
+
+  // Daily series: every resolved position, covered or not (an uncovered one is all residual).
+  const strips = {
+    gross: new Float64Array(days),
+    market: new Float64Array(days),
+    sector: new Float64Array(days),
+    subsector: new Float64Array(days),
+    residual: new Float64Array(days),
+  }
+  const part = new Float64Array(4)
+  for (const p of positions) {
+    const w = p.weight
+    for (let t = 0; t < days; t++) {
+      if (!attributeDay(p.holding, t, part)) continue
+      strips.gross[t] += w * (p.holding.series.returns_gross[t] as number)
+      strips.market[t] += w * (part[0] as number)
+      strips.sector[t] += w * (part[1] as number)
+      strips.subsector[t] += w * (part[2] as number)
+      strips.residual[t] += w * (part[3] as number)
+    }
+  }
+  const systematic = strips.market.map(
+    (m, t) => m + (strips.sector[t] as number) + (strips.subsector[t] as number),
+  )
+  const dates = Array.from({ length: days }, (_, k) => store.date(from + k))
+  const path = cumulativeAndDrawdown(strips.gross)
+  const realized = sampleVariance(strips.gross, 0, days)
+  let benchSeries: { ret: Float64Array; cum: Float64Array } | null = null
+  if (benchmark) {
+    const ret = new Float64Array(days)
+    for (const c of benchmark.components) {
+      const series =
+        c.asset_type === 'etf'
+          ? (etfReturns[space.index.get(c.ticker) as number] as Float64Array)
+          : (holdings.get(store.resolve(c.ticker)) as Holding).series.returns_gross
+      for (let t = 0; t < days; t++) {
+        const r = series[t] as number
+        if (!Number.isNaN(r)) ret[t] += c.weight * r
+      }
+    }
+    benchSeries = { ret, cum: cumulativeAndDrawdown(ret).cumulative }
+  }
+
+  const positionRows = positions.map((p) =>
+    positionRow(store, p, contributionOf.get(p) ?? NULL_CONTRIBUTION, standaloneOf.get(p) ?? null),
+  )
+
+  const hp = portfolioRisk?.h ?? bookExposures(members, n)
+  const recommended = new Float64Array(n)
+  for (const p of covered) {
+    const v = space.vector(p.holding.recommended, p.weight)
+    for (let j = 0; j < n; j++) recommended[j] = (recommended[j] as number) + (v[j] as number)
+  }
+  const figures = riskFigures(portfolioRisk)
+  const benchmarkId = benchmark?.id ?? null
+  const only = o.type === 'ticker' ? positions[0] : undefined
+  const snapshot = {
+    type: o.type,
+    as_of: store.date(T),
+    lookback: { from: store.date(from), to: store.date(T), days, etf_days: etfDays },
+    positions: positionRows,
+    positions_count: positions.length,
+    covered_count: covered.length,
+    weight_covered: weightCovered,
+    hedges: {
+      L1: hedgeList(space, hp[0]),
+      L2: hedgeList(space, hp[1]),
+      L3: hedgeList(space, hp[2]),
+      recommended: hedgeList(space, recommended),
+    },
+    ...figures,
+    diversification_ratio: euler?.diversification ?? null,
+    unresolved,
+    benchmark,
+    benchmark_context_id: benchmarkId,
+    ...(only
+      ? {
+          ticker_meta: {
+            ticker: only.ticker,
+            symbol: only.symbol,
+            name: store.symbols[only.holding.index]?.name ?? only.symbol,
+            factors: [
+              ...new Set(
+                [MARKET_ETF, only.holding.sectorEtf, only.holding.subsectorEtf].filter(
+                  (x): x is string => x !== null,
+                ),
+              ),
+            ],
+            recommended_level: levelName(only.holding.state.recommended_level),
+          },
+        }
+      : {}),
+    warnings,
+  }
+
+  const etfContrib = euler?.etfs ?? []
+  const riskSummary = {
+    total_risk_ann: figures.volatility_ann,
+    systematic_share: figures.variance_decomposition.systematic,
+    dominant_drivers: dominantDrivers(space, etfContrib, euler?.residual ?? null, covered, contributionOf),
+    top_exposures: space.etfs
+      .map((etf, j) => ({ etf, role: etfRole(etf), hr: hp[2][j] as number }))
+      .filter((x) => x.hr !== 0)
+      .sort((a, b) => Math.abs(b.hr) - Math.abs(a.hr))
+      .slice(0, 5),
+    concentration: concentration(store, positions, figures.variance_decomposition.residual, weightCovered),
+    contributions: {
+      positions: covered.map((p) => ({
+        ticker: p.ticker,
+        weight: p.weight,
+        ...(contributionOf.get(p) as Contribution),
+      })),
+      etfs: space.etfs.map((etf, j) => ({
+        etf,
+        exposure: hp[2][j] as number,
+        ...(etfContrib[j] ?? NULL_CONTRIBUTION),
+      })),
+      residual: euler?.residual ?? NULL_CONTRIBUTION,
+    },
+    active,
+    hedge_effectiveness: hedgeEffectiveness(strips, days),
+    benchmark_risk: benchRisk
+      ? {
+          ...riskFigures(benchRisk),
+          hedges_L3: hedgeList(space, benchRisk.h[2]),
+          weight_covered: benchMembers.reduce((a, m) => a + m.weight, 0),
+        }
+      : null,
+  }
+
+  const timeBehavior = {
+    dates,
+    portfolio_return: Array.from(strips.gross),
+    cumulative_return: Array.from(path.cumulative),
+    drawdown: Array.from(path.drawdown),
+    max_drawdown: path.maxDrawdown,
+    realized_vol_ann: annualVol(realized.variance),
+    ...(benchSeries
+      ? {
+          benchmark_return: Array.from(benchSeries.ret),
+          benchmark_cumulative_return: Array.from(benchSeries.cum),
+          active_return: Array.from(strips.gross, (g, t) => g - (benchSeries.ret[t] as number)),
+        }
+      : {}),
+  }
+  const stripArrays = { ...strips, systematic }
+  const attribution = {
+    dates,
+    gross: Array.from(strips.gross),
+    market: Array.from(strips.market),
+    sector: Array.from(strips.sector),
+    subsector: Array.from(strips.subsector),
+    residual: Array.from(strips.residual),
+    systematic: Array.from(systematic),
+    totals: compoundStrips(stripArrays),
+  }
+  const body = {
+    snapshot,
+    risk_summary: riskSummary,
+    time_behavior: timeBehavior,
+    attribution,
+    metadata: {
+      data_as_of: store.dataAsOf,
+      lookback_days: o.lookbackDays,
+      mode: 'frozen' as const,
+      benchmark: o.benchmark,
+      benchmark_context_id: benchmarkId,
+    },
+    _metadata: models.metadata(store, [store.date(from), store.date(T)]),
+  }
+  return {
+    body,
+    store,
+    confidence: { overall: Math.min(1, weightCovered), factors: { model_coverage: weightCovered } },
+    table: () => snapshotTable(o.table, positionRows, attribution, timeBehavior),
+    filename: `snapshot_${o.type === 'ticker' ? (only?.symbol ?? 'ticker') : 'portfolio'}_${o.table}`,
+  }
+}

@@ -1,0 +1,69 @@
+import { canonicalTicker, isValidTicker } from '../../engine/data/aliases.ts'
+import type { ModelStore } from '../../engine/model-store/reader.ts'
+import { AppError } from '../../platform/errors.ts'
+
+/** A ticker as asked and the symbol it resolved to in one store. */
+export interface ResolvedTicker {
+  /** As asked (trimmed, upper-cased). */
+  ticker: string
+  /** Canonical symbol key. */
+  symbol: string
+  index: number
+}
+
+const knownTickers = new WeakMap<ModelStore, string[]>()
+
+function tickersOf(store: ModelStore): string[] {
+  let list = knownTickers.get(store)
+  if (!list) {
+    list = [...new Set(store.symbols.flatMap((s) => s.tickers.map((w) => w.ticker)))].sort()
+    knownTickers.set(store, list)
+  }
+  return list
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    let diag = row[0] as number
+    row[0] = i
+    for (let j = 1; j <= b.length; j++) {
+      const up = row[j] as number
+      row[j] = Math.min(up + 1, (row[j - 1] as number) + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1))
+      diag = up
+    }
+  }
+  return row[b.length] as number
+}
+
+/** Up to `n` known tickers close to `t`: same prefix first, then by edit distance. */
+export function suggestTickers(store: ModelStore, t: string, n = 5): string[] {
+  return tickersOf(store)
+    .map((k) => ({ k, d: k.startsWith(t) || t.startsWith(k) ? 0.5 : editDistance(t, k) }))
+    .filter((x) => x.d <= 2)
+    .sort((a, b) => a.d - b.d || a.k.localeCompare(b.k))
+    .slice(0, n)
+    .map((x) => x.k)
+}
+
+/**
+ * The one ticker rule of every route, tool and command: trim, upper-case, alias (BRK-B → BRK.B),
+ * validate, then resolve in the store; unknown tickers get suggestions.
+ */
+export function resolveTicker(store: ModelStore, raw: string): ResolvedTicker {
+  const asked = raw.trim().toUpperCase()
+  const canonical = canonicalTicker(raw)
+  if (!isValidTicker(canonical)) {
+    throw new AppError(
+      'INVALID_TICKER',
+      `${JSON.stringify(raw)} is not a ticker (1–12 characters of A–Z, 0–9, '.', '-')`,
+    )
+  }
+  const index = store.resolve(canonical)
+  if (index < 0) {
+    throw new AppError('TICKER_NOT_FOUND', `No security with ticker ${canonical}`, {
+      extra: { suggestions: suggestTickers(store, canonical) },
+    })
+  }
+  return { ticker: asked, symbol: store.symbols[index]?.symbol ?? canonical, index }
+}
