@@ -71,7 +71,7 @@ export async function provision(
   count: number,
 ): Promise<{ accountId: string; keys: string[] }> {
   const { openOperator } = await import('../../src/main/context.ts')
-  const { createAccountWithBalance, createKeyFor } = await import('../../src/services/identity/admin.ts')
+  const { createAccountWithBalance, createKeyFor } = await import('../../src/services/account/admin.ts')
   const op = await openOperator(env)
   try {
     const { account } = await createAccountWithBalance(op.ctx, {

@@ -57,3 +57,11 @@ export class ByteLru<V> {
     this.used = 0
   }
 }
+
+/** Rough cost of a Map entry, key string and typed-array object, so tiny pieces are not free. */
+export const ENTRY_OVERHEAD_BYTES = 160
+
+/** A ByteLru of typed arrays, each costing its bytes plus ENTRY_OVERHEAD_BYTES. */
+export function typedArrayLru<V extends ArrayBufferView>(budgetBytes: number): ByteLru<V> {
+  return new ByteLru<V>(budgetBytes, (_key, v) => v.byteLength + ENTRY_OVERHEAD_BYTES)
+}

@@ -18,7 +18,7 @@ import { buildStore } from '../../src/engine/build/index.ts'
 import { synthesizeDataset } from '../../src/engine/data/synthesize.ts'
 import { ModelStore } from '../../src/engine/model-store/reader.ts'
 import { openOperator } from '../../src/main/context.ts'
-import { createAccountWithBalance, createKeyFor } from '../../src/services/identity/admin.ts'
+import { createAccountWithBalance, createKeyFor } from '../../src/services/account/admin.ts'
 import {
   clusterRoot,
   clusterUnavailable,

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
-import { ENTRY_OVERHEAD_BYTES, pieceCache } from '../../src/engine/zarr/cache.ts'
+import { pieceCache } from '../../src/engine/zarr/cache.ts'
 import { FilePool } from '../../src/engine/zarr/files.ts'
 import {
   type Column,
@@ -13,6 +13,7 @@ import {
   writeArray2DIncremental,
   writeGroup,
 } from '../../src/engine/zarr/index.ts'
+import { ENTRY_OVERHEAD_BYTES } from '../../src/platform/byte-lru.ts'
 import * as fc from '../helpers/fc.ts'
 import {
   assertSameColumn,

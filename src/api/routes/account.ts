@@ -1,12 +1,7 @@
 import type { FastifyRequest } from 'fastify'
-import {
-  balanceView,
-  estimateCost,
-  type InvoicePeriod,
-  invoicesView,
-  pricingView,
-} from '../../services/billing/views.ts'
+import { balanceView, type InvoicePeriod, invoicesView, pricingView } from '../../services/billing/views.ts'
 import type { ServiceContext } from '../../services/context.ts'
+import { estimateCost } from '../../services/discovery/estimate.ts'
 import { healthView } from '../../services/health.ts'
 import { requirePrincipal } from '../request-state.ts'
 import type { RouteTable } from './types.ts'

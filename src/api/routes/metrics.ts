@@ -1,6 +1,6 @@
 import type { Capability } from '../../contract/pricing.ts'
+import { metricsSnapshot } from '../../services/analytics/metrics.ts'
 import type { ServiceContext } from '../../services/context.ts'
-import { metricsSnapshot } from '../../services/metrics.ts'
 import { runMetered } from '../metered.ts'
 import { requirePrincipal } from '../request-state.ts'
 import type { RouteTable } from './types.ts'

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ServiceContext } from '../../services/context.ts'
+import type { Page } from '../../services/identity/page.ts'
 import { type Session, verifySession } from '../../services/identity/session.ts'
 import { takeIpToken } from '../../services/limits.ts'
 import {
@@ -13,7 +14,7 @@ import {
 import { oauthError } from '../../services/oauth/errors.ts'
 import { listGrants, revokeGrant } from '../../services/oauth/grants.ts'
 import { authorizationServerMetadata, protectedResourceMetadata } from '../../services/oauth/metadata.ts'
-import { consentPage, errorPage, type Page, signInPage } from '../../services/oauth/pages.ts'
+import { consentPage, errorPage, signInPage } from '../../services/oauth/pages.ts'
 import { type RegistrationRequest, registerClient } from '../../services/oauth/register.ts'
 import { exchangeToken, revokeToken, type TokenRequest } from '../../services/oauth/token.ts'
 import { cookieOf, SESSION_COOKIE } from '../auth-hook.ts'

@@ -1,6 +1,6 @@
 import type { Capability } from '../../contract/pricing.ts'
-import { recordAudit } from '../../services/account/audit.ts'
 import type { ServiceContext } from '../../services/context.ts'
+import { recordAudit } from '../../services/identity/audit.ts'
 import { holdingsService, requireHoldingsAccount } from '../../services/plaid/holdings.ts'
 import * as plaid from '../../services/plaid/items.ts'
 import { runMetered } from '../metered.ts'

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises'
-import { recordAudit } from '../../services/account/audit.ts'
 import type { ServiceContext } from '../../services/context.ts'
+import { recordAudit } from '../../services/identity/audit.ts'
 import * as webhooks from '../../services/webhooks/subscriptions.ts'
 import { requireSession, sessionActor } from '../request-state.ts'
 import type { RouteTable } from './types.ts'

@@ -4,13 +4,13 @@ import { AppError } from '../../platform/errors.ts'
 
 type Operator = Awaited<ReturnType<typeof openOperator>>['ctx']
 
-type Admin = typeof import('../../services/identity/admin.ts')
+type Admin = typeof import('../../services/account/admin.ts')
 
 /** The operator's context and the admin services, loaded when a command runs (`--help` stays quick). */
 async function withOperator<T>(fn: (ctx: Operator, admin: Admin) => Promise<T>): Promise<T> {
   const [{ openOperator }, admin] = await Promise.all([
     import('../../main/context.ts'),
-    import('../../services/identity/admin.ts'),
+    import('../../services/account/admin.ts'),
   ])
   const op = await openOperator(process.env)
   try {

@@ -4,13 +4,11 @@
  * same range share one request. Model-store objects never change once published (a new build has
  * new keys), so entries need no expiry; whole-object reads (CURRENT, manifests) are not cached.
  */
-import type { ByteLru } from '../../platform/byte-lru.ts'
-import { pieceCache } from '../zarr/cache.ts'
-import type { Column } from '../zarr/types.ts'
+import { type ByteLru, typedArrayLru } from '../../platform/byte-lru.ts'
 import type { BlobReader } from './types.ts'
 
 export class CachedBlobs implements BlobReader {
-  private readonly lru: ByteLru<Column>
+  private readonly lru: ByteLru<Uint8Array>
   private readonly pending = new Map<string, Promise<Uint8Array | null>>()
   /** Remote range requests made (misses) and served from memory (hits). */
   readonly stats = { hits: 0, misses: 0 }
@@ -19,7 +17,7 @@ export class CachedBlobs implements BlobReader {
     readonly inner: BlobReader,
     budgetBytes: number,
   ) {
-    this.lru = pieceCache(budgetBytes)
+    this.lru = typedArrayLru<Uint8Array>(budgetBytes)
   }
 
   get url(): string {
@@ -44,7 +42,7 @@ export class CachedBlobs implements BlobReader {
     const hit = this.lru.get(k)
     if (hit) {
       this.stats.hits++
-      return Promise.resolve(hit as Uint8Array)
+      return Promise.resolve(hit)
     }
     const p = this.pending.get(k)
     if (p) return p

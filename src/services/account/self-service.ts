@@ -15,9 +15,9 @@ import { type ActorType, DAY_MS, dayOf, type NonDebitEntry } from '../../store/a
 import type { ApiKeyRecord, Environment } from '../../store/accounts/types.ts'
 import { flushUsage } from '../billing/usage.ts'
 import type { ServiceContext } from '../context.ts'
+import { recordAudit } from '../identity/audit.ts'
 import { forgetKey, issueKey } from '../identity/keys.ts'
 import { revokePair } from '../oauth/common.ts'
-import { recordAudit } from './audit.ts'
 
 export interface Actor {
   accountId: string

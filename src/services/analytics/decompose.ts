@@ -1,9 +1,9 @@
 import { MARKET_ETF } from '../../engine/data/etf-registry.ts'
 import type { ModelStore, StoreField } from '../../engine/model-store/reader.ts'
 import type { Logger } from '../../platform/logger.ts'
-import { confidenceOf } from '../metrics.ts'
 import type { ModelEnvironment, ModelRegistry } from '../models.ts'
 import { etfOf, hedgeLevelsBlock, type Num, num } from './hedge-levels.ts'
+import { confidenceOf } from './metrics.ts'
 import { resolveTicker } from './tickers.ts'
 
 /**

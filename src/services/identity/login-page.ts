@@ -1,4 +1,4 @@
-import { escapeHtml, type Page, render } from '../oauth/pages.ts'
+import { escapeHtml, type Page, render } from './page.ts'
 
 /**
  * The page a sign-in link shows outside the browser that asked for it: it names the account and

@@ -2,8 +2,8 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import { CONTROL_CHARS } from '../../contract/ops/auth.ts'
 import { AppError } from '../../platform/errors.ts'
 import { newId } from '../../platform/ids.ts'
-import { type AuditActor, recordAudit } from '../account/audit.ts'
 import type { ServiceContext } from '../context.ts'
+import { type AuditActor, recordAudit } from './audit.ts'
 import { openSession, SESSION_TTL_S } from './session.ts'
 
 /** One-time sign-in links: 15 minutes, single use, stored only as a hash. */

@@ -2,8 +2,8 @@ import { createHash, randomBytes } from 'node:crypto'
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose'
 import { AppError } from '../../platform/errors.ts'
 import { newId } from '../../platform/ids.ts'
-import { type AuditActor, recordAudit } from '../account/audit.ts'
 import type { ServiceContext } from '../context.ts'
+import { type AuditActor, recordAudit } from './audit.ts'
 
 /** Session lifetime (cookie, JWT and the server-side row). */
 export const SESSION_TTL_S = 12 * 3600

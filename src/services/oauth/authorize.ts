@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { OAuthClient } from '../../store/oauth/types.ts'
-import { recordAudit } from '../account/audit.ts'
 import type { ServiceContext } from '../context.ts'
+import { recordAudit } from '../identity/audit.ts'
 import type { Session } from '../identity/session.ts'
 import { CODE_TTL_MS, issuerOf, oauthStore, randomSecret, SCOPE, secretHash } from './common.ts'
 

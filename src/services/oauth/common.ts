@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { GrantRevocation, OAuthStore } from '../../store/oauth/types.ts'
-import { type AuditActor, recordAudit } from '../account/audit.ts'
 import type { ServiceContext } from '../context.ts'
+import { type AuditActor, recordAudit } from '../identity/audit.ts'
 import { forgetKey } from '../identity/keys.ts'
 
 /** Lifetimes of spec §5 / §8 and DECISIONS.md "OAuth". */

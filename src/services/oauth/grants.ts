@@ -4,8 +4,8 @@
  */
 import { AppError } from '../../platform/errors.ts'
 import type { OAuthGrant } from '../../store/oauth/types.ts'
-import type { AuditActor } from '../account/audit.ts'
 import type { ServiceContext } from '../context.ts'
+import type { AuditActor } from '../identity/audit.ts'
 import { flushKeyUsage } from '../identity/keys.ts'
 import { type GrantRevocationReason, oauthStore, revokePair, SCOPE } from './common.ts'
 

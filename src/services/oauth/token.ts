@@ -1,7 +1,7 @@
 import { parseApiKey } from '../../contract/api-key.ts'
 import { newId } from '../../platform/ids.ts'
-import { clientActor, recordAudit } from '../account/audit.ts'
 import type { ServiceContext } from '../context.ts'
+import { clientActor, recordAudit } from '../identity/audit.ts'
 import { forgetKey, hashKey, issueKey } from '../identity/keys.ts'
 import {
   ACCESS_TTL_S,

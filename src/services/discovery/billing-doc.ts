@@ -1,9 +1,9 @@
 import { openApiPath } from '../../contract/operation.ts'
 import { operationById } from '../../contract/operations.ts'
 import { microsToUsd } from '../../contract/pricing.ts'
+import { MIN_TOP_UP_USD } from '../billing/meter.ts'
+import { servedCapabilities } from '../billing/views.ts'
 import { CHAT_BILLING_DOC } from '../chat/billing-text.ts'
-import { MIN_TOP_UP_USD } from './meter.ts'
-import { servedCapabilities } from './views.ts'
 
 /**
  * GET /docs/billing: how money works on this instance, from the one pricing table and the real

@@ -1,8 +1,8 @@
-import { METRICS_V3_FIELDS } from '../contract/ops/metrics.ts'
-import { etfName, MARKET_ETF } from '../engine/data/etf-registry.ts'
-import { etfOf, hedgeLevelsBlock, type Num, num } from './analytics/hedge-levels.ts'
-import { resolveTicker } from './analytics/tickers.ts'
-import type { ModelEnvironment, ModelRegistry } from './models.ts'
+import { METRICS_V3_FIELDS } from '../../contract/ops/metrics.ts'
+import { etfName, MARKET_ETF } from '../../engine/data/etf-registry.ts'
+import type { ModelEnvironment, ModelRegistry } from '../models.ts'
+import { etfOf, hedgeLevelsBlock, type Num, num } from './hedge-levels.ts'
+import { resolveTicker } from './tickers.ts'
 
 const LEVEL_CODE_FIELDS = ['lstar_level', 'recommended_level', 'sector_etf', 'subsector_etf'] as const
 

@@ -3,11 +3,11 @@ import { microsToUsd, usdToMicros } from '../../contract/pricing.ts'
 import { AppError } from '../../platform/errors.ts'
 import { newId } from '../../platform/ids.ts'
 import type { Account, ApiKeyRecord, LedgerEntry, RateTier } from '../../store/accounts/types.ts'
-import { operatorActor, recordAudit } from '../account/audit.ts'
 import { MIN_TOP_UP_USD } from '../billing/meter.ts'
 import type { ServiceContext } from '../context.ts'
-import { forgetKey, issueKey } from './keys.ts'
-import { normaliseEmail } from './login.ts'
+import { operatorActor, recordAudit } from '../identity/audit.ts'
+import { forgetKey, issueKey } from '../identity/keys.ts'
+import { normaliseEmail } from '../identity/login.ts'
 
 /** Operator use cases behind `erm3 accounts|keys|topup` (self-hosters' admin path). */
 export type OperatorContext = Pick<ServiceContext, 'accounts' | 'secrets' | 'now'>
