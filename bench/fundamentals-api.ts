@@ -1,5 +1,5 @@
 /**
- * GET /fundamentals/{ticker} served (issue 15 budget: ≤ 3 ms server time, median, for
+ * GET /fundamentals/{ticker} served (budget: ≤ 3 ms server time, median, for
  * `periods=8&grid=true`), every call no-cache: authenticated, limited, computed, encoded and
  * durably debited. The baseline is GET /metrics/{ticker} of one warm ticker on the same server.
  *

@@ -1,5 +1,5 @@
 /**
- * Enforces the layer rules of DESIGN.md §3: which folders of src/ may import which, and that
+ * Enforces the layer rules of docs/architecture.md §3: which folders of src/ may import which, and that
  * the numeric core (src/model) stays pure (no node:* modules, no I/O packages). Exits non-zero
  * listing every violation; `npm run lint` runs it and so does CI.
  */
@@ -60,7 +60,11 @@ export function checkFile(srcRoot: string, file: string, text: string): Violatio
     }
   }
   if (!(own in LAYER_RULES))
-    out.push({ file, line: 1, message: `unknown layer ${own}/ (add it to DESIGN.md §3 and LAYER_RULES)` })
+    out.push({
+      file,
+      line: 1,
+      message: `unknown layer ${own}/ (add it to docs/architecture.md §3 and LAYER_RULES)`,
+    })
   return out
 }
 

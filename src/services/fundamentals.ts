@@ -24,7 +24,7 @@ import { rowsTable } from './series.ts'
 import { resolveTicker } from './tickers.ts'
 
 /**
- * GET /fundamentals/{ticker} (spec §2.8, METHODOLOGY §12). The build parsed the SEC filings into
+ * GET /fundamentals/{ticker} (docs/methodology.md §13, "Fundamentals"). The build parsed the SEC filings into
  * point-in-time quarters (data/fundamentals); this reads the company's digest, picks the quarters
  * visible at as_of and computes the rows with the model's betas and the stored rate curves.
  */
@@ -151,8 +151,8 @@ function dayAtOrBefore(store: ModelStore, day: number): number {
 }
 
 /**
- * Betas per quarter end: the cascade betas at the last trade date ≤ period end (METHODOLOGY
- * §12), with their source; a period ending after a delisted stock's last trade gets none.
+ * Betas per quarter end: the cascade betas at the last trade date ≤ period end (docs/methodology.md
+ * §13), with their source; a period ending after a delisted stock's last trade gets none.
  */
 export async function betaReader(
   store: ModelStore,

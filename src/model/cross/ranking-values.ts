@@ -1,5 +1,5 @@
 /**
- * Ranking metric values (METHODOLOGY §10) for one stock and day, all four windows at once.
+ * Ranking metric values (docs/methodology.md §12) for one stock and day, all four windows at once.
  *
  * - Windows are the last w calendar (trading) days ending at t, inclusive; a window needs every
  *   one of its days non-null, and days before the start of the data are null, so a window

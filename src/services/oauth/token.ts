@@ -80,7 +80,7 @@ export async function exchangeToken(
   required(r, ['grant_type'])
   if (r.grant_type === 'authorization_code') return exchangeCode(ctx, r, ip)
   if (r.grant_type === 'refresh_token') return refresh(ctx, r, ip)
-  // client_credentials included: servers and CLI tools use API keys (spec §5).
+  // client_credentials included: servers and CLI tools use API keys.
   throw oauthError('unsupported_grant_type', `grant_type ${r.grant_type} is not supported`)
 }
 
