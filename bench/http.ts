@@ -33,8 +33,7 @@
  * open-loop offered rate of RATE req/s, measured from each request's scheduled send time (no
  * coordinated omission) over LATENCY_MS, after WARM_MS at that rate with the same keys that is not
  * measured (the keys' cache entries, 2 s, lapse while the other paths run: unwarmed, a 2 s window
- * measured mostly the first lookup of every key at once — p99 0.7 s against 0.09 s warmed, for
- * metered /metrics on PostgreSQL + Redis on 2026-11-28 — which is that burst, not the rate's
+ * measures mostly the first lookup of every key at once, which is that burst, not the rate's
  * steady state; the cold figure is printed beside it), and embedded metered /metrics also at
  * EMBEDDED_RATE (docs/architecture.md §5); durable debits/s with 1 and CONNS concurrent callers,
  * cross-checked against the ledger.
