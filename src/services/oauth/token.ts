@@ -137,7 +137,8 @@ async function refresh(ctx: ServiceContext, r: TokenRequest, ip: string | null):
     now,
   )
   if (rotated.status === 'replayed') {
-    // Spec §5: a rotated token came back, so two parties hold the family: revoke the whole pair.
+    // A rotated token came back, so two parties hold the family: revoke the whole pair
+    // (docs/decisions/oauth.md).
     const { accountId, clientId } = rotated.previous
     await revokePair(ctx, accountId, clientId, {
       actor: clientActor(accountId, clientId, ip),
