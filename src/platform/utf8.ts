@@ -3,7 +3,8 @@
  *
  * `Buffer.from(string)` takes a native path that is slow for response-sized strings (its memory
  * comes back from the kernel fresh every time); sizing first and writing into `Buffer.allocUnsafe`
- * memory is many times cheaper (docs/performance.md, "Design experiments"). The bytes are identical; every byte is written.
+ * memory is many times cheaper (docs/performance.md, "Design experiments"). The bytes are
+ * identical; every byte is written.
  */
 export function utf8Bytes(s: string): Buffer {
   const out = Buffer.allocUnsafe(Buffer.byteLength(s, 'utf8'))
