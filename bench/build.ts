@@ -1,10 +1,10 @@
 /**
- * Engine and store benchmark (DESIGN.md §5 budgets: full build of the default synthetic dataset
+ * Engine and store benchmark (docs/architecture.md §5 budgets: full build of the default synthetic dataset
  * ≤ 60 s, incremental one-day build ≤ 5 s, peak ≤ 6 GB; one ticker's 15-year history of 10
  * fields ≤ 5 ms and one day's cross-section of one field ≤ 20 ms from a warm store).
  * Each build runs in its own process so its peak RSS is its own. The baseline, side by side, is
  * reading the dataset and writing the store's number of bytes with plain fs.writeFile: the I/O
- * floor of any build. The style split's cost (issue 14 budget: ≤ +15 % of the full build) is
+ * floor of any build. The style split's cost (budget: ≤ +15 % of the full build) is
  * measured in the same run: every full build is paired with one without the split
  * (`style: false`), run alternately so drift of a shared machine hits both alike.
  */

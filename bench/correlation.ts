@@ -1,5 +1,5 @@
 /**
- * Macro/style correlation kernel (src/engine/model/correlation.ts) at the issue-14 budgets: one stock
+ * Macro/style correlation kernel (src/engine/model/correlation.ts) at its budgets: one stock
  * against 18 factors over 252 paired days (≤ 3 ms) and a batch of 50 stocks × 18 (≤ 40 ms), on
  * 5,240-day series with late factor inceptions and 1% scattered nulls (stocks and a third of the
  * factors; the rest pair on the stock's own days, so `correlations` can share the stock's

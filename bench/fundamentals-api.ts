@@ -1,12 +1,12 @@
 /**
- * GET /fundamentals/{ticker} served (issue 15 budget: ≤ 3 ms server time, median, for
+ * GET /fundamentals/{ticker} served (budget: ≤ 3 ms server time, median, for
  * `periods=8&grid=true`), every call no-cache: authenticated, limited, computed, encoded and
  * durably debited. The baseline is GET /metrics/{ticker} of one warm ticker on the same server.
  *
  * The store needs fundamentals, so this synthesises its own (benchStore does not):
  * BENCH_STOCKS synthetic stocks (default 3000, the other served benches' size) with
- * companyfacts-like filings for every company: synthesis and build took 92–171 s on the 2-core
- * development machine (load average 1.4–4), a 0.8 GB dataset and a 6.4 GB store.
+ * companyfacts-like filings for every company: synthesis and build take minutes and several GB
+ * of disk (docs/performance.md).
  * BENCH_STORE skips that: a built store with fundamentals.
  */
 import { join } from 'node:path'

@@ -13,7 +13,7 @@
  * connection cycles through its own share of them, so no key exceeds its burst or its 10
  * concurrent slots during the run; any non-2xx is counted and printed.
  *
- * Floors (issue 20 §4): a `node:http` server that answers the very bytes erm3 answered for
+ * Floors: a `node:http` server that answers the very bytes erm3 answered for
  * `/balance` and for `/metrics/{ticker}` — body and response headers captured from the embedded
  * server at start, replayed precomputed with the same header count — so a ratio compares erm3
  * with a server that sends the same response and does nothing else. Each erm3 path's ratio is
@@ -33,10 +33,9 @@
  * open-loop offered rate of RATE req/s, measured from each request's scheduled send time (no
  * coordinated omission) over LATENCY_MS, after WARM_MS at that rate with the same keys that is not
  * measured (the keys' cache entries, 2 s, lapse while the other paths run: unwarmed, a 2 s window
- * measured mostly the first lookup of every key at once — p99 0.7 s against 0.09 s warmed, for
- * metered /metrics on PostgreSQL + Redis on 2026-11-28 — which is that burst, not the rate's
+ * measures mostly the first lookup of every key at once, which is that burst, not the rate's
  * steady state; the cold figure is printed beside it), and embedded metered /metrics also at
- * EMBEDDED_RATE (DESIGN.md §5); durable debits/s with 1 and CONNS concurrent callers,
+ * EMBEDDED_RATE (docs/architecture.md §5); durable debits/s with 1 and CONNS concurrent callers,
  * cross-checked against the ledger.
  * Run: node --import tsx bench/http.ts [runs]
  */
@@ -69,7 +68,7 @@ const RATE = 1000
 /** The latency run at RATE: measured for LATENCY_MS after WARM_MS at the same rate. */
 const WARM_MS = 1000
 const LATENCY_MS = 4000
-/** DESIGN.md §5: embedded metered /metrics keeps p99 ≤ P99_MS at this rate as well. */
+/** docs/architecture.md §5: embedded metered /metrics keeps p99 ≤ P99_MS at this rate as well. */
 const EMBEDDED_RATE = 2000
 // Enough premium keys that no bucket runs dry over every scenario of the run (a 429 would skew it):
 // each path gets half, and a path served at 60k req/s takes 120k tokens a round (burst 500 a key).
@@ -756,7 +755,7 @@ async function main(): Promise<void> {
       if (t.p99AtEmbeddedRate !== null)
         console.log(
           `${name}: p99 ${t.p99AtEmbeddedRate.toFixed(1)} ms at ${EMBEDDED_RATE} req/s ` +
-            `(target ≤ ${P99_MS}, DESIGN.md §5) ${verdict(t.p99AtEmbeddedRate <= P99_MS)}`,
+            `(target ≤ ${P99_MS}, docs/architecture.md §5) ${verdict(t.p99AtEmbeddedRate <= P99_MS)}`,
         )
       if (t.backendCpu && t.name.startsWith('/metrics')) {
         const rps = median(t.rps)

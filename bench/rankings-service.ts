@@ -1,6 +1,6 @@
 /**
  * The rankings service (src/services/analytics/rankings.ts) called directly on the default-size store:
- * 3,000 synthetic stocks, 2006-01-03 → 2026-10-30. Issue 13 budgets (medians, server time):
+ * 3,000 synthetic stocks, 2006-01-03 → 2026-10-30. Budgets (medians, server time):
  * screen at data_as_of ≤ 5 ms; screen a year back ≤ 150 ms on the first call of a day and ≤ 5 ms
  * repeated; /rankings/{ticker} ≤ 2 ms. A direct call has no HTTP, auth or metering around it
  * (bench/cross-api.ts measures the served endpoints); the first-call row splits into the panel

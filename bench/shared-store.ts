@@ -1,5 +1,5 @@
 /**
- * Reading the model store from shared storage (issue 20 §1): one synthetic build published to an
+ * Reading the model store from shared storage: one synthetic build published to an
  * S3-compatible server (s3rver) and to a directory under a static HTTP server, both on loopback,
  * and read as erm3 reads it — a symbol's latest state (10 fields, one day), its last 252 days of
  * 10 fields, and one day's row of a field — cold (fresh caches every call) and warm (the remote

@@ -1,5 +1,5 @@
 /**
- * POST /snapshot served (issue 16 budgets: 100 positions with a 252-day lookback ≤ 25 ms server
+ * POST /snapshot served (budgets: 100 positions with a 252-day lookback ≤ 25 ms server
  * time, median; a 2,000-day lookback ≤ 80 ms), every call no-cache: authenticated, limited,
  * computed, encoded and durably debited. Each call draws a different 100-stock book from a pool
  * of listed stocks with a sector ETF (the chunk cache sees a realistic spread of symbols). The

@@ -1,5 +1,5 @@
 /**
- * Synthetic-market benchmark (DESIGN.md §5 budget: default dataset ≤ 30 s, peak ≤ 6 GB).
+ * Synthetic-market benchmark (docs/architecture.md §5 budget: default dataset ≤ 30 s, peak ≤ 6 GB).
  * Each run is a separate process so its peak RSS is its own. The baseline, measured in the same
  * session, is writing the same number of bytes to the same disk with fs.writeFile and hashing
  * them: the floor that any generator producing this dataset must pay.

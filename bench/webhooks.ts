@@ -1,5 +1,5 @@
 /**
- * What an event costs the request that causes it (issue 17: ≤ 0.2 ms). The outbox row is written
+ * What an event costs the request that causes it (budget: ≤ 0.2 ms). The outbox row is written
  * inside the change's own transaction/statement, so the cost is the extra INSERT … SELECT fan-out.
  * Measured on SQLite (temp file) and PostgreSQL (DATABASE_URL, own schema; skipped when unset):
  *

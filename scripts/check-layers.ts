@@ -1,5 +1,5 @@
 /**
- * Enforces the layer rules of src/ (README.md, "Layout", describes them): which parts may import
+ * Enforces the layer rules of src/ (docs/architecture.md §3 describes them): which parts may import
  * which, that the numeric core (src/engine/model) stays pure, and that the parts of engine/ and
  * the folders of services/ import one another in one direction only (no cycles). Exits non-zero
  * listing every violation; `npm run lint` runs it and so does CI.
@@ -154,7 +154,11 @@ export function checkFile(srcRoot: string, file: string, text: string): Violatio
     }
   }
   if (!(own.layer in LAYER_RULES))
-    out.push({ file, line: 1, message: `unknown layer ${own.layer}/ (add it to LAYER_RULES and the README)` })
+    out.push({
+      file,
+      line: 1,
+      message: `unknown layer ${own.layer}/ (add it to LAYER_RULES and docs/architecture.md §3)`,
+    })
   else if (own.layer === 'engine' && engineIndex(own.part) < 0)
     out.push({ file, line: 1, message: `unknown engine part ${own.unit} (add it to ENGINE_ORDER)` })
   else if (own.layer === 'services' && serviceIndex(own.part) < 0)

@@ -1,6 +1,6 @@
 /**
  * A `node:http` floor that also does the one part of an erm3 request the bench's targets cannot
- * take away without changing what erm3 promises (bench/http.ts, issue 20 §4):
+ * take away without changing what erm3 promises (bench/http.ts):
  *
  * - `sqlite`: reserve and a durable, group-committed debit on erm3's own SQLite account store
  *   (synchronous=FULL, one ledger row per call), before answering the `/metrics/` bytes;

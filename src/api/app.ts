@@ -123,7 +123,7 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
         err.code === 'FST_ERR_MAX_PARAM_LENGTH'
           ? 'A path parameter is too long'
           : 'The path is not a valid URL (bad percent-encoding?)'
-      // No hook runs for such a request: it takes its address's rate token here (spec §8).
+      // No hook runs for such a request: it takes its address's rate token here.
       takeAddressToken(ctx, perAddress, req.ip).then(
         (rate) =>
           sendProblem(reply, {

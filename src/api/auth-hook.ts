@@ -55,10 +55,10 @@ function releaseSlotOf(ctx: ServiceContext, req: FastifyRequest): void {
  * onRequest: authentication, rate limit and concurrency slot — before the body is even parsed,
  * so an unauthenticated request with a bad body is a 401, not a 400.
  *
- * Every response carries X-RateLimit-* (spec §8): a request with a valid key takes a token of
- * its key only; any other request (no key needed, a session, an unknown path, or a key route
- * refused for its credentials) takes one of its client address (`req.ip`, X-Forwarded-For
- * behind TRUST_PROXY). An operation with its own per-IP limit reports that one (routes/).
+ * Every response carries X-RateLimit-* (docs/decisions/rate-limits.md): a request with a valid
+ * key takes a token of its key only; any other request (no key needed, a session, an unknown
+ * path, or a key route refused for its credentials) takes one of its client address (`req.ip`,
+ * X-Forwarded-For behind TRUST_PROXY). An operation with its own per-IP limit reports that one (routes/).
  */
 export function createAuthHook(ctx: ServiceContext, usage: KeyUsage, internalSecret: string) {
   const perAddress = addressRule(ctx.config)

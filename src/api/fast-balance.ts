@@ -1,5 +1,5 @@
 /**
- * `GET /balance` without Fastify's per-request machinery (issue 20 §4).
+ * `GET /balance` without Fastify's per-request machinery (figures: docs/performance.md).
  *
  * The free balance read is what agents poll. A bare Fastify route answering its body costs about
  * twice a `node:http` server sending the same bytes (bench/http.ts), so this one request shape is

@@ -26,7 +26,7 @@ function fromAccept(accept: string, tabular: boolean): TabularFormat | null {
 }
 
 /**
- * The representation a request asks for (spec §1 convention 7): `format` (query, or a JSON body
+ * The representation a request asks for: `format` (query, or a JSON body
  * member for POST operations) wins; else the Accept header; else JSON. Anything else is 406.
  * Operations without a tabular form accept only JSON.
  */

@@ -148,7 +148,10 @@ export function mapError(publicUrl: string, req: FastifyRequest, err: unknown): 
   }
 }
 
-/** X-RateLimit-* of the limit a request was counted against (spec §8; Reset in epoch seconds). */
+/**
+ * X-RateLimit-* of the limit a request was counted against (docs/decisions/rate-limits.md; Reset
+ * in epoch seconds).
+ */
 export function setRateHeaders(reply: FastifyReply, h: NonNullable<MappedError['rate']>): void {
   reply.header('X-RateLimit-Limit', String(h.limit))
   reply.header('X-RateLimit-Remaining', String(h.remaining))

@@ -5,7 +5,7 @@ import type { ConcurrencyDecision, RateDecision, RateRule } from '../store/limit
 import type { ServiceContext } from './context.ts'
 import type { Principal } from './identity/keys.ts'
 
-/** Per-key limits (DECISIONS.md "Rate limits"); one place for REST and MCP. */
+/** Per-key limits (docs/decisions/rate-limits.md); one place for REST and MCP. */
 export const KEY_RULES: Record<Principal['tier'], RateRule> = {
   default: { limit: 60, periodMs: 60_000, burst: 100 },
   premium: { limit: 300, periodMs: 60_000, burst: 500 },
@@ -51,8 +51,8 @@ export interface RateHeaders {
 
 export function rateHeaders(rule: RateRule, d: RateDecision): RateHeaders {
   return {
-    // Requests per minute (DECISIONS.md); a rule slower than one a minute (provision-free 3/day,
-    // login 10/h) states its quota per its own period rather than a rounded 0.
+    // Requests per minute (docs/decisions/rate-limits.md); a rule slower than one a minute
+    // (provision-free 3/day, login 10/h) states its quota per its own period rather than a rounded 0.
     limit:
       rule.limit * 60_000 >= rule.periodMs ? Math.round((rule.limit * 60_000) / rule.periodMs) : rule.limit,
     remaining: d.remaining,

@@ -6,7 +6,7 @@ import { AppError } from '../platform/errors.ts'
 
 export type ModelEnvironment = 'live' | 'test'
 
-/** `_metadata` of data responses (spec §2.10). */
+/** `_metadata` of data responses (docs/decisions/lineage-and-agent-metadata.md). */
 export interface RiskMetadata {
   model_version: string
   data_as_of: string
@@ -42,7 +42,7 @@ export function describeDataset(o: DatasetOrigin | null): string {
 
 /**
  * How a store formed its default universe (ranking cohorts, industry panel, reversion deciles)
- * and weighed the industry panel, from its manifest (METHODOLOGY §9–§10): `universe_basis`
+ * and weighed the industry panel, from its manifest (docs/methodology.md §11–§12): `universe_basis`
  * market_cap / dollar_volume / all_valid, `default_universe` uni_mc_3000 / uni_dv_3000 /
  * all_valid, `weight_basis` log_market_cap / equal. `_metadata.universe_size` counts this
  * universe's active members at data_as_of. (Stores of an older methodology version, which lack

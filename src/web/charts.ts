@@ -2,8 +2,8 @@ import uPlot from 'uplot'
 import 'uplot/dist/uPlot.min.css'
 
 /**
- * uPlot wrappers for dense daily series (chosen over lightweight-charts: 24 KB vs 54 KB gzipped
- * and 13–29 ms vs 58–132 ms for four 15-year daily series in headless Chromium, measured).
+ * uPlot wrappers for dense daily series (chosen over lightweight-charts: smaller and faster to
+ * render; docs/performance.md, "Design experiments").
  * Every chart records what it drew (`data-points`, `data-render-ms`) for the browser tests.
  */
 

@@ -8,7 +8,7 @@ import { BACKEND_PAIRS, startTestApp, type TestApp } from '../helpers/test-app.t
 
 /**
  * POST /chat against a scripted local OpenAI-compatible provider (test/helpers/fake-llm.ts), on
- * both backend pairs. Every amount is computed here from the literal prices of DECISIONS.md
+ * both backend pairs. Every amount is computed here from the literal prices of docs/decisions/money.md
  * (0.001 / 0.002 USD per 1k input / output tokens; metrics and decompose 0.001 a call) and
  * compared with the balance and the ledger.
  */

@@ -62,7 +62,7 @@ function ranks(x: number[]): number[] {
   return out
 }
 
-/** METHODOLOGY §10 written out: the last `w` days ≤ end where both sides are finite. */
+/** docs/methodology.md §13 written out: the last `w` days ≤ end where both sides are finite. */
 function direct(x: ArrayLike<number>, y: ArrayLike<number>, end: number, w: number, method: string) {
   const xs: number[] = []
   const ys: number[] = []

@@ -59,7 +59,10 @@ async function rawFields(store: ModelStore): Promise<Raw> {
   }
 }
 
-/** METHODOLOGY §9 written out: the uni_mc_N mask in force on day t (ranks by symbol index), or null. */
+/**
+ * docs/methodology.md §11 written out: the uni_mc_N mask in force on day t (ranks by symbol
+ * index), or null.
+ */
 function mcMask(
   store: ModelStore,
   raw: Raw,

@@ -226,7 +226,7 @@ describe('POST /decompose and POST /v4/decompose', () => {
   test('a subsector that fell back to the sector ETF is summed into the sector entry of the hedge map', async () => {
     const real = t.ctx.models.store('live')
     const ticker = stocks[0] as string
-    // The fixture may hold no fallback state at data_as_of; a store view forces one (METHODOLOGY §5).
+    // The fixture may hold no fallback state at data_as_of; a store view forces one (docs/methodology.md §5).
     const fallback = Object.create(real) as ModelStore
     fallback.latest = async (i, fields) => {
       const r = await real.latest(i, fields)

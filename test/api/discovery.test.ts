@@ -9,7 +9,7 @@ import { checkDiscovery, type Documents, referencedPaths, type Truth } from '../
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
 
 /**
- * Discovery documents (issue 6): served at the site origin without auth and for free, each in
+ * Discovery documents: served at the site origin without auth and for free, each in
  * its declared schema, and — the point of the issue — naming no endpoint, tool or price that
  * the server does not really have. The checker itself is shown to catch a tampered document.
  */
@@ -72,7 +72,7 @@ describe('discovery documents', () => {
         assert.equal(r.headers['cache-control'], 'public, max-age=3600', url)
         for (const h of ['x-api-cost-usd', 'x-environment'])
           assert.equal(r.headers[h], undefined, `${url} ${h}`)
-        // Limited per client address (spec §8: every response carries the headers), key or not.
+        // Limited per client address (every response carries the headers), key or not.
         assert.equal(r.headers['x-ratelimit-limit'], '600', url)
       }
     }

@@ -1,6 +1,6 @@
 /**
  * Money survives a crash: a real `erm3 serve` child under metered load is SIGKILLed mid-flight,
- * then the ledger is read straight from the database. The rule (DECISIONS.md "Money"): a debit
+ * then the ledger is read straight from the database. The rule (docs/decisions/money.md): a debit
  * is durable before its response leaves, so every 2xx the client saw has exactly one debit row;
  * a debit whose response died with the process stands. A restart reconciles and serves the
  * ledger-derived balance.

@@ -14,7 +14,7 @@ import {
 type Num = number | null
 const n = (v: number | undefined): Num => (v === undefined || Number.isNaN(v) ? null : v)
 
-/** METHODOLOGY §7 written out directly. */
+/** docs/methodology.md §9 written out directly. */
 function rule(sec: Num, sub: Num, theta: number): 'L1' | 'L2' | 'L3' | null {
   if (sec === null && sub === null) return null
   if (sub !== null && sub >= theta) return 'L3'

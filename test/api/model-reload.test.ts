@@ -20,7 +20,7 @@ import { type LoopbackServer, staticServer } from '../helpers/store-servers.ts'
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
 
 /**
- * New builds without restarts (issue 20 §2). Two nodes serve one published store — node 1 over
+ * New builds without restarts. Two nodes serve one published store — node 1 over
  * HTTP (a static server on loopback), node 2 from the same directory on disk — sharing one
  * database (PostgreSQL when DATABASE_URL is set, else the SQLite file). Build B is published
  * while a request on build A is held mid-flight; both nodes switch within the poll interval, the

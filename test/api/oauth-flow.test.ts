@@ -5,7 +5,7 @@ import { browser, freePort, hiddenFields } from '../helpers/oauth-browser.ts'
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
 
 /**
- * Issue 6 acceptance: OAuth end to end with a real third-party client (openid-client 6) against a
+ * Acceptance test: OAuth end to end with a real third-party client (openid-client 6) against a
  * real HTTP listener whose PUBLIC_URL is its own origin. openid-client does discovery, dynamic
  * registration, the PKCE authorization URL, the callback checks (state, iss), the code exchange,
  * refresh and revocation; the browser's part (sign-in link, cookie, consent) is plain fetch.

@@ -7,7 +7,7 @@ import { injectRequest } from '../helpers/oauth-browser.ts'
 import { backendsAvailable, type DbKind, startTestApp, type TestApp } from '../helpers/test-app.ts'
 
 /**
- * The OAuth authorization server (issue 6) in-process: registration, the authorization endpoint's
+ * The OAuth authorization server in-process: registration, the authorization endpoint's
  * pages and redirects, consent CSRF, the token endpoint's grants and every negative case of the
  * issue, revocation and the metadata documents. The stateful parts run on SQLite and, when
  * DATABASE_URL is set, on PostgreSQL.

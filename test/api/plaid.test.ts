@@ -1,5 +1,5 @@
 /**
- * Brokerage holdings through Plaid (issue 19), against a loopback fake of the Plaid API with the
+ * Brokerage holdings through Plaid, against a loopback fake of the Plaid API with the
  * real `plaid` SDK, on both backend pairs: linking (session), the stored token (ciphertext, key
  * rotation), GET /plaid/holdings (values, the risk join, the snapshot, billing, caching), every
  * refusal (anonymous account, another account, re-link, Plaid down, unconfigured), and no secret in

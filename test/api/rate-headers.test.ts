@@ -8,8 +8,9 @@ import { BACKEND_PAIRS, type BackendPair, startTestApp, type TestApp } from '../
 import { mcpTransport } from '../mcp/clients.ts'
 
 /**
- * Spec §8: every response carries X-RateLimit-Limit/Remaining/Reset. Requests without an API key
- * are limited per client address (ERM3_IP_RATE_*), requests with one per key only.
+ * Every response carries X-RateLimit-Limit/Remaining/Reset (docs/decisions/rate-limits.md).
+ * Requests without an API key are limited per client address (ERM3_IP_RATE_*), requests with one
+ * per key only.
  */
 
 function assertRateHeaders(r: InjectResponse, what: string, limit?: string): void {

@@ -43,7 +43,7 @@ function assertProblem(r: CallResult<OperationId>, status: number, code: string)
 }
 
 /**
- * The shared security suite (STYLE.md §8): every authenticated operation, on every backend pair,
+ * The shared security suite (CONTRIBUTING.md, "Style"): every authenticated operation, on every backend pair,
  * answers each credential and limit failure with its own documented error.
  */
 export function securitySuite(backends: BackendPair, cases: SecurityCase[], opts: SecuritySuiteOptions = {}) {

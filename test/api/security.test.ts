@@ -146,7 +146,7 @@ const CASES: SecurityCase[] = [
     metered: true,
     invalid: { body: { tickers: [] } },
   },
-  // Self-service reads (issue 17 §1): the account's own keys may read them.
+  // Self-service reads: the account's own keys may read them.
   { op: 'listAccountKeys', input: {}, metered: false },
   {
     op: 'getAccountUsage',
@@ -212,7 +212,7 @@ const freshGrantClientId = async ({ t, accountId }: SessionCaseScope) => {
   return clientId
 }
 
-/** Session operations: changes to the account (issue 17 §1). */
+/** Session operations: changes to the account. */
 const SESSION_CASES: SessionSecurityCase[] = [
   sessionCase({ op: 'getSession', input: async () => ({}) }),
   sessionCase({ op: 'logout', input: async () => ({}) }),
@@ -242,7 +242,7 @@ const SESSION_CASES: SessionSecurityCase[] = [
     input: async () => ({ body: { spend_cap_usd: 100 } }),
     invalid: async () => ({ body: { spend_cap_usd: -5 } }),
   }),
-  // Webhooks and the balance alert (issue 17 §3–4)
+  // Webhooks and the balance alert
   sessionCase({ op: 'listWebhooks', input: async () => ({}) }),
   sessionCase({
     op: 'createWebhook',
@@ -292,7 +292,7 @@ const SESSION_CASES: SessionSecurityCase[] = [
     },
     invalid: async () => ({ params: { id: 'no such id!', delivery_id: 'whd_x' } }),
   }),
-  // OAuth grants (issue 32): the agents the account approved, and their revocation.
+  // OAuth grants: the agents the account approved, and their revocation.
   sessionCase({ op: 'listOAuthGrants', input: async () => ({}) }),
   sessionCase({
     op: 'revokeOAuthGrant',
@@ -309,7 +309,7 @@ const SESSION_CASES: SessionSecurityCase[] = [
 
 for (const b of BACKEND_PAIRS) securitySuite(b, CASES)
 
-/** Top-ups (issue 17 §2): the checkout runs against a local fake Stripe; test keys are refused. */
+/** Top-ups: the checkout runs against a local fake Stripe; test keys are refused. */
 const stripe = await startFakeStripe()
 after(() => stripe.close())
 const STRIPE_ENV = {
@@ -328,7 +328,7 @@ const STRIPE_CASES = [CHECKOUT_CASE] as unknown as SecurityCase[]
 for (const b of BACKEND_PAIRS) securitySuite(b, STRIPE_CASES, { env: STRIPE_ENV, name: 'Stripe top-ups' })
 for (const b of BACKEND_PAIRS) sessionSecuritySuite(b, SESSION_CASES)
 
-/** Brokerage holdings (issue 19): Plaid is a local fake; the suite's account links one item first. */
+/** Brokerage holdings: Plaid is a local fake; the suite's account links one item first. */
 const plaid = await startFakePlaid()
 plaid.portfolio = [
   { account: 0, ticker: 'CUR:USD', type: 'cash', name: 'U S Dollar', quantity: 100, price: 1 },
@@ -379,7 +379,7 @@ const PLAID_SESSION_CASES: SessionSecurityCase[] = [
 ]
 for (const b of BACKEND_PAIRS) sessionSecuritySuite(b, PLAID_SESSION_CASES, { env: PLAID_ENV, name: 'Plaid' })
 
-// POST /chat (issue 19) against a loopback fake provider that answers every call `ok`; no tool
+// POST /chat against a loopback fake provider that answers every call `ok`; no tool
 // calls (max_tool_calls 0), so its worst case fits the suite's 1 USD account.
 const llm = await startFakeLlm()
 after(() => llm.close())

@@ -1,5 +1,5 @@
 /**
- * Self-service account API (issue 17 §1) on both backend pairs: keys (list, create, rename, rotate
+ * Self-service account API on both backend pairs: keys (list, create, rename, rotate
  * with and without overlap, revoke) isolated between accounts (404, never 403), usage per day and
  * capability including free cache hits, the ledger as JSON and CSV, the monthly spend cap (402
  * SPEND_CAP_REACHED), the audit log, bad input as 4xx problems, and no MCP tools for any of it.

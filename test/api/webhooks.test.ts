@@ -30,7 +30,7 @@ import { startReceiver, verifySignature } from '../helpers/webhook-receiver.ts'
 type Json = Record<string, any>
 
 /**
- * Webhooks (issue 17 §3) and balance alerts (§4) through the HTTP stack on both backend pairs:
+ * Webhooks and balance alerts through the HTTP stack on both backend pairs:
  * subscriptions scoped to their account, signed deliveries checked by an independent verifier,
  * retries on the service clock, 24 h → disabled + e-mail, the log and re-delivery, and events
  * enqueued by the store in the transaction of their cause.

@@ -1,5 +1,5 @@
 /**
- * Several nodes behind nginx under faults (issue 20 §3): three `erm3 serve` nodes share a
+ * Several nodes behind nginx under faults: three `erm3 serve` nodes share a
  * private PostgreSQL, a private Redis and one model store; nginx balances them. Metered load
  * runs through nginx the whole time while (a) a node is SIGKILLed (and later comes back),
  * (b) Redis is restarted, (c) PostgreSQL is crash-restarted, (d) a new build is published into

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { type Browser, chromium } from 'playwright-core'
 
 /**
- * The Debian `chromium` package driven by playwright-core (DESIGN.md §4): headless, no sandbox
+ * The Debian `chromium` package driven by playwright-core (docs/architecture.md §4): headless, no sandbox
  * (CI runs as root), no GPU, no background traffic. `skip` says why a browser test cannot run.
  */
 const CANDIDATES = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser']

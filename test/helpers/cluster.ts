@@ -1,5 +1,5 @@
 /**
- * A scale-out deployment on loopback for the fault tests (issue 20 §3): a private PostgreSQL
+ * A scale-out deployment on loopback for the fault tests: a private PostgreSQL
  * cluster and a private Redis (so restarting them disturbs no other suite), several `erm3 serve`
  * nodes as child processes sharing them and one model store, and nginx (Debian's package) in
  * front. Everything lives in one temp directory and goes with `stop()`.

@@ -1,6 +1,6 @@
 /**
- * The consistency check of the discovery documents (issue 6: "a test fails if any manifest names
- * an endpoint, tool or price that does not exist"). Pure: it compares the documents with what the
+ * The consistency check of the discovery documents (a test fails if any manifest names
+ * an endpoint, tool or price that does not exist). Pure: it compares the documents with what the
  * running server really has — its registered routes, its MCP tools and resources as a client lists
  * them, GET /pricing and the OpenAPI `x-pricing` — and returns every disagreement as a sentence.
  */

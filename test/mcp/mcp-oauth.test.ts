@@ -14,7 +14,7 @@ import { approveInBrowser, freePort } from '../helpers/oauth-browser.ts'
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
 
 /**
- * Issue 6 acceptance: the MCP SDK client's own OAuth (`auth()`) against the server, over a real
+ * Acceptance test: the MCP SDK client's own OAuth (`auth()`) against the server, over a real
  * listener whose PUBLIC_URL is its origin. The SDK discovers the protected-resource and
  * authorization-server metadata, registers itself, builds the PKCE authorization URL and exchanges
  * the code; the provider below is the app around it (storage, and a browser that signs in with the

@@ -8,8 +8,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 
 /**
  * Start-up cost is part of the product: `erm3 --help` must not load the server, and a node that
- * has no card top-ups, chat, Plaid or s3:// store must not load those SDKs (together about 1.6 s
- * of module loading on a 2-core machine, paid by every `erm3` command and every node start).
+ * has no card top-ups, chat, Plaid or s3:// store must not load those SDKs (together over a second
+ * of module loading, paid by every `erm3` command and every node start; docs/performance.md).
  * Each case imports a module in a fresh process under a resolve hook that records every module
  * resolved, and checks what was and was not loaded.
  */

@@ -1,6 +1,6 @@
 /**
  * Direct, deliberately plain reference implementations of the cross-sectional products
- * (METHODOLOGY §9–§10) for the property tests in cross.test.ts: straightforward loops and full
+ * (docs/methodology.md §11–§12) for the property tests in cross.test.ts: straightforward loops and full
  * comparator sorts, written from the spec, sharing no code with src/engine/model/cross. Sums and
  * products run in textbook order, so values agree with the kernels to rounding only; the tests
  * make exact ties from values that are exact in any order (one-day windows, sums of quarters)

@@ -8,7 +8,7 @@ import { close, seeds, WorldGen } from './cross-worlds.ts'
 
 const NAN = Number.NaN
 
-describe('industry panel (METHODOLOGY §10)', () => {
+describe('industry panel (docs/methodology.md §12)', () => {
   /** The panel of one random world at every level against the direct computation. */
   function panelMatches(seed: number, s: number, minPeers: number): void {
     const g = new WorldGen(seed, { symbols: s, days: 4, tieRate: 0.3 })
@@ -82,7 +82,7 @@ describe('industry panel (METHODOLOGY §10)', () => {
   })
 })
 
-describe('residual reversion (METHODOLOGY §10)', () => {
+describe('residual reversion (docs/methodology.md §12)', () => {
   test('z matches a direct computation, outliers included', () => {
     fc.assert(
       fc.property(seeds, fc.integer({ min: 1, max: 300 }), (seed, days) => {

@@ -64,7 +64,7 @@ function rankingWorld(seed: number, symbols: number, days: number, tieRate: numb
   return x
 }
 
-describe('universes (METHODOLOGY §9)', () => {
+describe('universes (docs/methodology.md §11)', () => {
   test('match a direct computation on random panels', () => {
     fc.assert(
       fc.property(seeds, fc.integer({ min: 1, max: 14 }), fc.integer({ min: 1, max: 260 }), (seed, s, d) => {
@@ -137,7 +137,7 @@ describe('universes (METHODOLOGY §9)', () => {
   })
 })
 
-describe('rankings (METHODOLOGY §10)', () => {
+describe('rankings (docs/methodology.md §12)', () => {
   /** The 28 rankings of one random world at one day against the direct computation. */
   function allRankingsMatch(seed: number, s: number, u: number): void {
     const days = 290

@@ -1,5 +1,5 @@
 /**
- * A direct, deliberately naive implementation of METHODOLOGY §3–§8 for one stock: every day
+ * A direct, deliberately naive implementation of docs/methodology.md §3–§10 for one stock: every day
  * it rebuilds the window, forms the orthogonalised factor VECTORS explicitly, regresses, and
  * measures the residual ER from the residual itself. It shares no code with src/engine/model, so
  * agreement is evidence that the incremental kernels are right.
@@ -96,7 +96,7 @@ function fitLevel(x: NaiveInput, t: number, level: number, s: number, u: number,
 }
 
 /**
- * The style split on raw window vectors (METHODOLOGY-facing docs, "style"): Gram–Schmidt of the
+ * The style split on raw window vectors (docs/methodology.md §7, "Style split"): Gram–Schmidt of the
  * ETF columns, then of the style columns that cover every ETF day of the window, each purged of
  * everything before it; style = Σ <r, q>² / <q, q> over the kept style columns, divided by <r, r>.
  */

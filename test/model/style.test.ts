@@ -1,5 +1,5 @@
 /**
- * The style split recovers a known style loading (issue 14 "synthetic truth").
+ * The style split recovers a known style loading of the synthetic truth.
  *
  * A market m, a sector ETF s = 0.8m + e_s and a subsector ETF u = s + e_u; three style ETFs
  * f_j = a_j·m + f⊥_j with independent style-specific parts (the third only from day LATE on);

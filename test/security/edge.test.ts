@@ -102,7 +102,7 @@ async function exchange(port: number, bytes: string): Promise<RawAnswer> {
 
 const portOf = (origin: string) => Number(new URL(origin).port)
 
-// ------------------------------------------------------- finding 1: who a per-address limit counts ----
+// ------------------------------------------------------------------ who a per-address limit counts ----
 
 const json = { 'content-type': 'application/json' }
 
@@ -357,7 +357,7 @@ describe('TRUST_PROXY names the proxies; "true" is refused at start', () => {
   })
 })
 
-// ----------------------------------------------------------- finding 6: slow and greedy clients ----
+// ---------------------------------------------------------------------- slow and greedy clients ----
 
 describe('request deadlines on a real listener', () => {
   let t: TestApp

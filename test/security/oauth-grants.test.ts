@@ -1,5 +1,5 @@
 /**
- * Issue 32 finding 5, "OAuth grants are invisible", kept fixed: what a user approves for an agent
+ * OAuth grants are visible and revocable: what a user approves for an agent
  * is listed (GET /account/oauth-grants) and revocable (DELETE /account/oauth-grants/{client_id})
  * by the account alone; a revocation ends every access and refresh token of the grant at once on
  * the node that made it, and on another node within the key cache's life; DELETE of an access

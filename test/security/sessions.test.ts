@@ -12,7 +12,7 @@ import { encodeBody, freePort, hiddenFields } from '../helpers/oauth-browser.ts'
 import { BACKEND_PAIRS, startTestApp, type TestApp } from '../helpers/test-app.ts'
 
 /**
- * Sign-in and sessions (issue 32 findings 3, 4 and 7), on both backend pairs:
+ * Sign-in and sessions, on both backend pairs:
  * - signing out ends the session on the server: the old cookie and the JWT answer 401, on this
  *   node and on another node of the same database; "sign out everywhere" ends every session of
  *   the account and no other account's;
@@ -153,7 +153,7 @@ for (const backends of BACKEND_PAIRS) {
         ? b.get(path)
         : b.post(path, { headers: { 'x-csrf-token': decodeURIComponent(b.cookie('erm3_csrf') ?? '') } })
 
-    describe('finding 7: logout ends the session on the server', () => {
+    describe('logout ends the session on the server', () => {
       test('the old cookie and the session JWT answer 401 REVOKED_KEY after logout', async () => {
         const b = newBrowser()
         const email = newEmail('out')
@@ -258,7 +258,7 @@ for (const backends of BACKEND_PAIRS) {
       })
     })
 
-    describe('finding 4: login CSRF', () => {
+    describe('login CSRF', () => {
       test('the attacker’s link opened in the victim’s browser sets no session and uses nothing: a page names the account', async () => {
         const attacker = newBrowser()
         const victim = newBrowser()
@@ -392,7 +392,7 @@ for (const backends of BACKEND_PAIRS) {
       })
     })
 
-    describe('finding 3: next', () => {
+    describe('next continues only to a same-origin path', () => {
       /** A link for a fresh address, bound to browser `b` (asked for in it), with `next` in its query. */
       async function boundLink(b: Browser, next: string): Promise<{ path: string; token: string }> {
         const email = newEmail('next')

@@ -1,5 +1,5 @@
 /**
- * Issue 32 §2: a webhook cannot be pointed into the server's own networks. The URL is refused at
+ * A webhook cannot be pointed into the server's own networks. The URL is refused at
  * creation (every local range, in every form the URL parser accepts) and the target is checked
  * again at each delivery on what its name resolves to then: resolved once, every address checked,
  * the connection made only to the checked addresses. Loopback only with the operator's opt-in.

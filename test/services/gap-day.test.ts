@@ -1,8 +1,8 @@
 /**
- * A stock's row on a day it has no price (issue 12, item 3). A missing close inside a stock's
+ * A stock's row on a day it has no price. A missing close inside a stock's
  * listed life (its first to its last priced day) is a day like any other for the model: the
  * state at t is the fit over the window ending at t, where t (and t+1, whose return needs t's
- * close, METHODOLOGY §2) simply do not contribute. The store, the export and the history
+ * close, docs/methodology.md §2) simply do not contribute. The store, the export and the history
  * endpoints all have that day; returns and decomposition are null on it. Days before the first
  * and after the last price still have no rows. Every number is checked against a direct
  * weighted regression written here (it shares no code with src/).
@@ -25,7 +25,7 @@ import { TICKER_RETURNS_L3_FIELDS } from '../../src/services/analytics/returns.t
 import { importRealDataset, realDataPresent } from '../helpers/real-data.ts'
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
 
-// ---- the direct computation (METHODOLOGY §2–§5, §8 with the default parameters)
+// ---- the direct computation (docs/methodology.md §2–§7, §10 with the default parameters)
 
 const W = 252
 const H = 126

@@ -22,7 +22,7 @@ import { resolveTeo } from '../../src/services/analytics/trading-day.ts'
 import { ModelRegistry } from '../../src/services/models.ts'
 import * as fc from '../helpers/fc.ts'
 
-// METHODOLOGY §10 rankings served at any trading day (issue 13). Every expected number is
+// docs/methodology.md §12 rankings served at any trading day. Every expected number is
 // computed here from the stored per-stock fields, never by src/engine/model/cross: metric values over
 // the window, the default-universe membership, cohorts, ordinals, percentiles and deciles.
 
@@ -134,7 +134,7 @@ const monthOf = (day: number) => {
   const d = new Date(day * 86_400_000)
   return d.getUTCFullYear() * 12 + d.getUTCMonth()
 }
-/** METHODOLOGY §9 validity: a stock with a close and a non-null return. */
+/** docs/methodology.md §11 validity: a stock with a close and a non-null return. */
 const isValid = (raw: Raw, i: number, t: number) =>
   raw.stock[i] && !Number.isNaN(raw.price_close[i][t]) && !Number.isNaN(raw.returns_gross[i][t])
 

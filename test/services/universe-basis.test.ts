@@ -14,7 +14,7 @@ import { universeBasisOf } from '../../src/services/models.ts'
 import * as fc from '../helpers/fc.ts'
 import { importRealDataset, realDataPresent } from '../helpers/real-data.ts'
 
-// METHODOLOGY §9–§10, issue 13: a dataset without market caps falls back to uni_dv_3000 (volume)
+// docs/methodology.md §11–§12: a dataset without market caps falls back to uni_dv_3000 (volume)
 // or to every valid stock, and the industry panel weighs members equally. Every expected number
 // below is computed here from the dataset's prices, never by the build's kernels.
 

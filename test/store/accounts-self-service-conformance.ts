@@ -1,5 +1,5 @@
 /**
- * Self-service conformance (issue 17 §1), run on every AccountStore: key rename and expiry scoped
+ * Self-service conformance, run on every AccountStore: key rename and expiry scoped
  * to the owning account, the monthly spend cap enforced in reserve (also under concurrency, also
  * across two instances where reservations are shared), usage counters, ledger views and the audit log.
  */

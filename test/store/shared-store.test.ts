@@ -24,7 +24,7 @@ import {
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
 
 /**
- * The model store on shared storage (issue 20 §1): a build published to a real S3-compatible
+ * The model store on shared storage: a build published to a real S3-compatible
  * server on loopback (s3rver) and to a directory under a static HTTP server is served through the
  * real app with the same bytes as the local store; chunk reads are byte ranges (counted on the
  * server side), the remote cache keeps its bound, a store that is down answers 503, and a publish

@@ -1,5 +1,5 @@
 /**
- * A node that outlives its build (issue 20 §2 follow-ups): a build pruned from under a reader
+ * A node that outlives its build: a build pruned from under a reader
  * fails the read with a retryable 503 instead of answering fill values as data, and a corrected
  * rebuild with the same data_as_of is not answered from the response cache of the old one.
  */

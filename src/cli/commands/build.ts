@@ -5,7 +5,9 @@ import { describePublish, publishTo } from './publish.ts'
 export function registerBuild(program: Command): void {
   program
     .command('build')
-    .description('compute the model (every field of METHODOLOGY §2–§10) from a dataset into a model store')
+    .description(
+      'compute the model (every field of docs/methodology.md §2–§12) from a dataset into a model store',
+    )
     .requiredOption('--dataset <dir>', 'dataset directory (erm3 data synth / erm3 data import)')
     .requiredOption('--store <dir>', 'model store root (a new build is switched in atomically at the end)')
     .option(

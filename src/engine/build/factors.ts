@@ -23,7 +23,7 @@ function changes(level: Float64Array): Float64Array {
 }
 
 /**
- * The factor series of METHODOLOGY §10 on the build's calendar. An ETF factor's return is the
+ * The factor series of docs/methodology.md §13 on the build's calendar. An ETF factor's return is the
  * build's own return of that ETF (adjusted close over the previous one: null before inception and
  * next to a missing close); an index factor's is the change of its level. The proxy is the one
  * the dataset's registry names for the factor (else the built-in one); a proxy the dataset has no

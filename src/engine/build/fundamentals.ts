@@ -8,7 +8,7 @@ import { STORE_FILES } from '../model-store/layout.ts'
 import type { StoreBuildWriter } from '../model-store/writer.ts'
 
 /**
- * The build's fundamentals stage (issue 15, METHODOLOGY §12): every SEC companyfacts document of
+ * The build's fundamentals stage (docs/methodology.md §13): every SEC companyfacts document of
  * the dataset is parsed once into its point-in-time quarters and stored as a digest per company
  * (STORE_FILES.fundamentals), and the dataset's rate curves as one document (STORE_FILES.rates),
  * so GET /fundamentals reads digests and never parses a filing. A document the parser rejects is

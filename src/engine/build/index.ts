@@ -102,7 +102,7 @@ export async function buildStore(
     }
     t = lap('incremental_confirm', t)
   }
-  // Once per build, from the inputs the products are computed from (METHODOLOGY §9).
+  // Once per build, from the inputs the products are computed from (docs/methodology.md §11).
   const basis = defaultUniverseBasis(x)
   const writer = await StoreBuildWriter.begin(opts.store)
   try {

@@ -6,7 +6,7 @@ import type { Panel } from '../model/panel.ts'
 import { columnsOf } from './columns.ts'
 
 /**
- * Everything the engine needs, derived once from a dataset: returns (METHODOLOGY §2), the
+ * Everything the engine needs, derived once from a dataset: returns (docs/methodology.md §2), the
  * factor ETFs and their returns, and per stock-day the sector ETF, the registry subsector ETF
  * and the industry in force (point in time when the dataset gives validity windows).
  */

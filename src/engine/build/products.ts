@@ -38,7 +38,7 @@ function writer2D(w: StoreBuildWriter, inc: IncrementalPlan | null) {
 const LEVELS: PanelLevel[] = ['market', 'sector', 'subsector']
 
 /**
- * The cross-sectional products of METHODOLOGY §9–§10, computed from the finished per-stock
+ * The cross-sectional products of docs/methodology.md §11–§12, computed from the finished per-stock
  * panels and written under universe/, products/ and rankings/, over the default universe of
  * `basis` (defaultUniverseBasis of the same inputs).
  */
@@ -149,10 +149,10 @@ async function writeIndustryPanel(
 }
 
 /**
- * Rankings of data_as_of, precomputed (METHODOLOGY §10): per metric × window the ranked values
+ * Rankings of data_as_of, precomputed (docs/methodology.md §12): per metric × window the ranked values
  * and, per cohort, the ordinal and the cohort size, as [symbol] arrays under
  * rankings/<metric>_<window>/. Rankings of any other day come from the same kernel on request
- * (all 28 combinations in ≈20 ms), so a build never pays for days nobody asks for, and an
+ * (all 28 cheaply; docs/performance.md), so a build never pays for days nobody asks for, and an
  * incremental build only recomputes the new last day.
  */
 async function writeRankings(

@@ -101,7 +101,7 @@ export const ETF_INFO: Readonly<Record<string, EtfInfo>> = {
   SOCL: { name: 'Global X Social Media ETF', inception: '2011-11-15' },
   TAN: { name: 'Invesco Solar ETF', inception: '2008-04-15' },
   PHO: { name: 'Invesco Water Resources ETF', inception: '2005-12-06' },
-  // macro proxies (METHODOLOGY §10)
+  // macro proxies (docs/methodology.md §13)
   TIP: { name: 'iShares TIPS Bond ETF', inception: '2003-12-05' },
   VGIT: { name: 'Vanguard Intermediate-Term Treasury ETF', inception: '2009-11-23' },
   BIL: { name: 'SPDR Bloomberg 1-3 Month T-Bill ETF', inception: '2007-05-30' },
@@ -122,7 +122,7 @@ export const ETF_INFO: Readonly<Record<string, EtfInfo>> = {
   MOAT: { name: 'VanEck Morningstar Wide Moat ETF', inception: '2012-04-25' },
 }
 
-/** Macro factor name → proxy (METHODOLOGY §10). `VIX` is an index level, not an ETF. */
+/** Macro factor name → proxy (docs/methodology.md §13). `VIX` is an index level, not an ETF. */
 export const MACRO_FACTORS: Readonly<Record<string, { ticker: string; kind: 'etf' | 'index' }>> = {
   inflation: { ticker: 'TIP', kind: 'etf' },
   term_spread: { ticker: 'VGIT', kind: 'etf' },
@@ -136,7 +136,7 @@ export const MACRO_FACTORS: Readonly<Record<string, { ticker: string; kind: 'etf
   vix: { ticker: 'VIX', kind: 'index' },
 }
 
-/** Style factor name → ETF (METHODOLOGY §10). */
+/** Style factor name → ETF (docs/methodology.md §13). */
 export const STYLE_FACTORS: Readonly<Record<string, string>> = {
   momentum: 'MTUM',
   quality: 'QUAL',

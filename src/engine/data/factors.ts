@@ -1,5 +1,5 @@
 /**
- * The macro and style factors of METHODOLOGY §10 as one table: a stable key per factor, its
+ * The macro and style factors of docs/methodology.md §13 as one table: a stable key per factor, its
  * proxy (the dataset registry's ETF or index series) and the names users may call it by. The
  * proxies themselves come from MACRO_FACTORS and STYLE_FACTORS, which also drive the dataset's
  * factor registry (factors.csv).

@@ -94,7 +94,7 @@ export interface FundamentalsFile {
 
 /**
  * Known truth from the synthetic generator, per symbol and day (NaN where undefined): the
- * population hierarchical betas the model estimates (METHODOLOGY §5, against the ETFs in effect
+ * population hierarchical betas the model estimates (docs/methodology.md §5, against the ETFs in effect
  * that day), the idiosyncratic variance and the true L3 residual ER.
  */
 export interface Truth {

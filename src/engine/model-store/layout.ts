@@ -16,7 +16,7 @@ import type { ModelParams } from '../model/params.ts'
 export const STORE_FORMAT = 'erm3-model-store'
 export const STORE_VERSION = 1
 /**
- * METHODOLOGY version: bump when the numbers change for the same inputs. Readers refuse a store of
+ * Methodology version: bump when the numbers change for the same inputs. Readers refuse a store of
  * another version (rebuild it). 2: datasets without market caps get a dollar-volume or all-valid
  * default universe and an equal-weighted industry panel (version 1 left them empty). 3: the style
  * split of the L3 residual (l3_style_er, style_factors).
@@ -52,7 +52,7 @@ export const STORE_FILES = {
 
 /**
  * One column of `factors/returns` (meta/factors.json, in column order): the macro and style
- * factors of METHODOLOGY §10. `present` is false when the dataset has no series for the proxy
+ * factors of docs/methodology.md §13. `present` is false when the dataset has no series for the proxy
  * (its column is then all null).
  */
 export interface FactorMeta {
@@ -169,7 +169,7 @@ export interface StoreManifest {
   universe_size: number
   /**
    * How the default universe (ranking cohorts, industry panel, reversion deciles) was formed
-   * (METHODOLOGY §9): market_cap = uni_mc_3000; dollar_volume = uni_dv_3000 (no market caps);
+   * (docs/methodology.md §11): market_cap = uni_mc_3000; dollar_volume = uni_dv_3000 (no market caps);
    * all_valid = every valid stock (no market caps, no volume).
    */
   universe_basis: UniverseBasis

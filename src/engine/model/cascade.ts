@@ -1,5 +1,5 @@
 /**
- * The cascade of METHODOLOGY §5 for one level, solved from that level's uncentred weighted
+ * The cascade of docs/methodology.md §5–§7 for one level, solved from that level's uncentred weighted
  * moments of (r, m[, s[, u]]). Because m, s*, u* are orthogonal on the level's own contributing
  * days, every quantity is a closed-form function of the moments:
  *   λsm = <s,m>/<m,m>, <s*,s*> = <s,s> − λsm<s,m>, <r,s*> = <r,s> − λsm<r,m>

@@ -1,5 +1,5 @@
 /**
- * Macro and style correlation (METHODOLOGY §10): Pearson or Spearman correlation of a stock's
+ * Macro and style correlation (docs/methodology.md §13): Pearson or Spearman correlation of a stock's
  * return series with a factor series over the trailing `windowDays` *paired* days.
  *
  * Series are indexed by calendar day with NaN for null (the `Panel` layout). The window counts
@@ -18,7 +18,7 @@ export type CorrelationMethod = 'pearson' | 'spearman'
 
 export const CORRELATION_METHODS: readonly CorrelationMethod[] = ['pearson', 'spearman']
 
-/** Fewest pairs for a reported correlation (METHODOLOGY §10). */
+/** Fewest pairs for a reported correlation (docs/methodology.md §13). */
 export const MIN_PAIRS = 30
 
 /** Reusable working memory; arrays grow on demand, so any starting capacity works. */

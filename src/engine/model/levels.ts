@@ -1,7 +1,7 @@
 import type { ModelParams } from './params.ts'
 
 /**
- * Lstar (METHODOLOGY §7): null when both marginal ERs are null; L3 when l3_sub_er >= θ; else L2
+ * Lstar (docs/methodology.md §9): null when both marginal ERs are null; L3 when l3_sub_er >= θ; else L2
  * when l2_sec_er >= θ; else L1. Ties use >=; a null l3_sub_er fails the L3 test. Returns 1, 2, 3
  * or NaN.
  */

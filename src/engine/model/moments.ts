@@ -1,6 +1,6 @@
 /**
  * Rolling half-life-weighted, uncentred moment matrices over a fixed calendar window
- * (METHODOLOGY §4): S = Σ_k w_k x_{t-k} x_{t-k}ᵀ over the contributing days, w_k = λ^k.
+ * (docs/methodology.md §4): S = Σ_k w_k x_{t-k} x_{t-k}ᵀ over the contributing days, w_k = λ^k.
  *
  * Updated in O(1) per day: S ← λS + x_t x_tᵀ − λ^W x_{t-W} x_{t-W}ᵀ. Every update rounds
  * relative to the sums as they were, so once large values have left the window their rounding

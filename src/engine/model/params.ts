@@ -1,5 +1,5 @@
 /**
- * Model parameters (METHODOLOGY, `code font` defaults). A build records the values it used in
+ * Model parameters (defaults of docs/methodology.md §1). A build records the values it used in
  * its manifest; changing any of them changes the numbers.
  */
 export interface ModelParams {

@@ -1,5 +1,5 @@
 /**
- * Portfolio risk arithmetic (METHODOLOGY §11; docs/methodology.md §13 "Portfolio risk"): sample
+ * Portfolio risk arithmetic (docs/methodology.md §13 "Portfolio risk"): sample
  * covariance of ETF returns, quadratic forms, Euler contributions and geometric compounding of
  * daily attribution strips. Pure functions over typed arrays; NaN is a missing value.
  */

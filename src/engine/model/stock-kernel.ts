@@ -34,7 +34,7 @@ export const STATE_FIELDS = [
   'style_factors',
 ] as const
 
-/** Per stock-day decomposition of day t's return with the state after t-1 (METHODOLOGY §6). */
+/** Per stock-day decomposition of day t's return with the state after t-1 (docs/methodology.md §8). */
 export const DECOMP_FIELDS = [
   'l1_cfr',
   'l2_cfr',
@@ -278,7 +278,7 @@ function writeLevel3(
   return true
 }
 
-/** Subsector fell back to the sector ETF: L3 is L2 with a zero subsector leg (METHODOLOGY §5). */
+/** Subsector fell back to the sector ETF: L3 is L2 with a zero subsector leg (docs/methodology.md §5). */
 function copyFallback(f: Fields, t: number): void {
   f.l3_mkt_hr[t] = f.l2_mkt_hr[t]
   f.l3_sec_hr[t] = f.l2_sec_hr[t]
@@ -317,7 +317,10 @@ function clearLevel(f: Fields, t: number, level: 1 | 2 | 3): void {
   }
 }
 
-/** stock_var / vol_23d from the last 23 days directly; vol_252d_ann from rolling sums (METHODOLOGY §8). */
+/**
+ * stock_var / vol_23d from the last 23 days directly; vol_252d_ann from rolling sums
+ * (docs/methodology.md §10).
+ */
 function writeVols(f: Fields, r: Float64Array, t: number, volW: WindowMoments): void {
   let n = 0
   let sum = 0

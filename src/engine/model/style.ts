@@ -30,7 +30,7 @@ import { type Substitution, substitution } from './style-substitution.ts'
  * halt) falls back to its own full moment matrix for as long as the gap is in the window. The
  * kernel's day loop only records what the split needs of each day (`StyleDays`); `styleSplit`
  * then runs over a stock's days as a tight loop of its own, which keeps the kernel's loop as it
- * is without the split and measured cheaper than interleaving the two.
+ * is without the split and is cheaper than interleaving the two (docs/performance.md).
  */
 
 interface StyleResult {

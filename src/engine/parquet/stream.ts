@@ -14,7 +14,7 @@ import {
  * Writes a Parquet file one row group at a time, for tables too large to hold in memory (the
  * long-panel export). Same page layout as encodeParquet (v1 data pages, PLAIN, RLE definition
  * levels, uncompressed), plus nullable INT64 for integer columns given as Float64Array with NaN
- * for null (the interface spec asks for INT64 integers).
+ * for null (the export format asks for INT64 integers).
  */
 export type StreamColumn =
   | { name: string; type: 'DOUBLE'; values: Float64Array }

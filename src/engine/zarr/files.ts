@@ -121,8 +121,8 @@ async function openOrNull(file: string): Promise<FileHandle | null> {
 
 /**
  * Positioned read filling `buf` from byte `pos`; resolves to the bytes read (less only at end
- * of file). Uses the callback API on the raw fd: measured about 2x faster than FileHandle.read
- * for the many 2 KiB reads of a column fetch.
+ * of file). Uses the callback API on the raw fd: faster than FileHandle.read for the many 2 KiB
+ * reads of a column fetch (docs/performance.md).
  */
 export function preadFully(fd: number, buf: Uint8Array, pos: number, done = 0): Promise<number> {
   return new Promise<number>((res, rej) =>
@@ -136,8 +136,8 @@ export function preadFully(fd: number, buf: Uint8Array, pos: number, done = 0): 
 
 /**
  * The same read, blocking. From a warm page cache it takes a couple of microseconds, less than
- * a thread-pool round trip, and it does not degrade when the CPUs are busy (measured under
- * load: 0.6 ms vs 2-6 ms for a 10-field history); but a cold disk would stall the event loop.
+ * a thread-pool round trip, and it does not degrade when the CPUs are busy (docs/performance.md);
+ * but a cold disk would stall the event loop.
  */
 export function preadFullySync(fd: number, buf: Uint8Array, pos: number): Promise<number> {
   let done = 0

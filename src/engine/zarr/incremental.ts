@@ -138,8 +138,8 @@ function sameLayout(prev: ArrayMeta, g: Grid2D): boolean {
 /**
  * Links every existing chunk file (i < dayChunks, reusable k) of the previous array. Synchronous
  * on purpose: thousands of link(2) calls on cached metadata take microseconds each, far less
- * than a thread-pool round trip per call (measured: 0.8–1.1 s → ≈0.2 s for a 3,000-stock
- * store), and nothing else runs while a build sets up its arrays.
+ * than a thread-pool round trip per call (docs/performance.md), and nothing else runs while a
+ * build sets up its arrays.
  */
 export async function linkChunks(
   prevDir: string,

@@ -1,5 +1,5 @@
 /**
- * Self-service account API (issue 17 §1): the account's keys, usage, ledger, spend cap and audit
+ * Self-service account API: the account's keys, usage, ledger, spend cap and audit
  * log. Every change is made for an `Actor` (a session, or — for reads only — a key of the account)
  * and recorded in the audit log with who, what, when and from which address.
  *

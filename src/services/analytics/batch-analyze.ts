@@ -8,7 +8,7 @@ import { dateColumn, doubleColumn, type Num, nullable, num, seriesConfidence, te
 import type { ResolvedTicker } from './tickers.ts'
 import { historyWindow } from './window.ts'
 
-/** POST /batch/analyze (spec §2.6): per-ticker returns, hedge ratios, metrics and L3 series. */
+/** POST /batch/analyze: per-ticker returns, hedge ratios, metrics and L3 series. */
 
 export const BATCH_METRICS = ['returns', 'hedge_ratios', 'full_metrics', 'l3_decomposition'] as const
 export type BatchMetric = (typeof BATCH_METRICS)[number]

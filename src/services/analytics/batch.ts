@@ -6,7 +6,7 @@ import { lstarSeries, lstarTable } from './lstar.ts'
 import { seriesConfidence } from './series.ts'
 import { type ResolvedTicker, resolveTicker } from './tickers.ts'
 
-/** Shared rules of the batch operations, and POST /batch/lstar (spec §2.6, §8). */
+/** Shared rules of the batch operations, and POST /batch/lstar. */
 
 export const MAX_BATCH_TICKERS = 100
 

@@ -15,7 +15,7 @@ import { etfOf, rowsTable } from './series.ts'
 import { resolveTicker } from './tickers.ts'
 
 /**
- * GET /metrics/{ticker}/correlation and POST /correlation (METHODOLOGY §10): a stock's return
+ * GET /metrics/{ticker}/correlation and POST /correlation (docs/methodology.md §13): a stock's return
  * series against the stored macro and style factor returns, over trailing paired days ending at
  * the stock's last priced day (src/engine/model/correlation.ts does the numbers).
  */
@@ -107,7 +107,7 @@ async function levelWarnings(store: ModelStore, i: number, ticker: string, o: Op
         '(the model stops at the market level for it): use return_type gross or l1',
     )
   }
-  // On fallback days the stored subsector ETF is the sector ETF (METHODOLOGY §5).
+  // On fallback days the stored subsector ETF is the sector ETF (docs/methodology.md §3).
   if (o.returnType === 'l3_residual' && etfOf(store, values.subsector_etf) === sector) {
     return [
       `${ticker} has no subsector ETF of its own at teo (the subsector falls back to the sector ETF ${sector}): ` +

@@ -11,7 +11,7 @@ import { resolveTicker } from './tickers.ts'
  *
  * Style / stock-specific split (attribution only, never a hedge): the build splits the residual
  * variance l3_res_er into l3_style_er, the share of the stock's variance the style ETFs explain
- * in its residual (METHODOLOGY-facing docs: /docs/methodology), and the rest; `style_factors`
+ * in its residual (docs/methodology.md §7, "Style split"), and the rest; `style_factors`
  * says which style ETFs took part. Neither part is hedgeable with the factor ETFs.
  */
 export const STYLE_ROLE = 'diagnostic'
@@ -55,7 +55,7 @@ async function latestState(models: ModelRegistry, env: ModelEnvironment, rawTick
   const m: Record<string, Num> = {}
   for (const f of FIELDS) m[f] = num(values[f])
   const sectorEtf = etfOf(store, values.sector_etf)
-  // On fallback days the stored subsector code already names the sector ETF (METHODOLOGY §5).
+  // On fallback days the stored subsector code already names the sector ETF (docs/methodology.md §3).
   const subsectorEtf = etfOf(store, values.subsector_etf)
   const teo = t >= 0 ? store.date(t) : store.dataAsOf
   const ers = [m.l3_mkt_er, m.l3_sec_er, m.l3_sub_er, m.l3_res_er]
@@ -102,7 +102,7 @@ function styleBlocks(store: ModelStore, m: Record<string, Num>, mask: number) {
   }
 }
 
-/** DecomposeResponse (spec §2.4) without `_agent`. */
+/** DecomposeResponse without `_agent`. */
 export async function decompose(
   models: ModelRegistry,
   env: ModelEnvironment,

@@ -9,7 +9,7 @@ import { AppError } from '../../platform/errors.ts'
  * The long panel of `erm3 export`: one row per (ticker, date) of the symbol's listed life (its
  * first to its last priced day, so a day without a close inside it has a row: null price and
  * returns, the model of the window ending that day), columns `date, ticker` then the fields,
- * named as in the interface spec (MetricsV3), then
+ * named as in the API (MetricsV3), then
  * `recommended_level, sector_etf, subsector_etf`. Rows come ticker by ticker in date order, in
  * blocks, so an export of the whole store never sits in memory.
  */

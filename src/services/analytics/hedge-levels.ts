@@ -37,7 +37,7 @@ function level(
 }
 
 /**
- * HedgeLevelsBlock (spec §2.3) from one day's MetricsV3 values: each level reads only its own
+ * HedgeLevelsBlock from one day's MetricsV3 values: each level reads only its own
  * fields (L2.market_hr is l2_mkt_hr, L3.market_hr is l3_mkt_hr), so levels never share inputs.
  * Null when the stock has no L1 model yet.
  */

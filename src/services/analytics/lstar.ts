@@ -15,7 +15,7 @@ import {
 import { type ResolvedTicker, resolveTicker } from './tickers.ts'
 import { historyWindow } from './window.ts'
 
-/** GET /lstar and the per-ticker series of POST /batch/lstar (spec §2.7, METHODOLOGY §7). */
+/** GET /lstar and the per-ticker series of POST /batch/lstar (docs/methodology.md §9). */
 
 export const DEFAULT_THRESHOLD = 0.01
 

@@ -22,7 +22,7 @@ export function confidenceOf(
   return { overall: Math.min(...Object.values(factors)), factors }
 }
 
-/** MetricsSnapshotResponse (spec §2.2) of a ticker's latest model state, without `_agent`. */
+/** MetricsSnapshotResponse of a ticker's latest model state, without `_agent`. */
 export async function metricsSnapshot(models: ModelRegistry, env: ModelEnvironment, rawTicker: string) {
   const store = models.store(env)
   const r = resolveTicker(store, rawTicker)

@@ -16,7 +16,7 @@ import type { ModelStore, StoreField } from '../../engine/model-store/reader.ts'
 import { universeBasisOf } from '../models.ts'
 
 /**
- * The 28 metric × window rankings (METHODOLOGY §10) of any trading day of a store.
+ * The 28 metric × window rankings (docs/methodology.md §12) of any trading day of a store.
  *
  * - data_as_of: the build's precomputed arrays (rankings/<metric>_<window>/…), read once per
  *   store (ModelStore keeps 1-D arrays).

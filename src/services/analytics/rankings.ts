@@ -22,7 +22,7 @@ import { dayConfidence, resolveTeo, type Teo, teoNote, tickerAt } from './tradin
 export { rankingsAt } from './rankings-day.ts'
 
 /**
- * POST /rankings/screen and GET /rankings/{ticker} (METHODOLOGY §10) at any trading day of the
+ * POST /rankings/screen and GET /rankings/{ticker} (docs/methodology.md §12) at any trading day of the
  * store (`teo`, resolved by trading-day.ts `resolveTeo`): data_as_of from the build's
  * precomputed rankings, other days computed on request (rankings-day.ts).
  *
@@ -33,7 +33,7 @@ export { rankingsAt } from './rankings-day.ts'
 
 export const SCREEN_DEFAULT_LIMIT = 100
 export const SCREEN_MAX_LIMIT = 500
-/** The request leaves cohort and window optional (the spec names no default). */
+/** The request leaves cohort and window optional (the contract names no default). */
 export const SCREEN_DEFAULT_COHORT: Cohort = 'universe'
 export const SCREEN_DEFAULT_WINDOW: RankingWindow = '21d'
 /** The sector ETFs a `sector_filter` may name. */

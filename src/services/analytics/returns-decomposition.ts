@@ -13,7 +13,7 @@ import {
 import { resolveTicker } from './tickers.ts'
 import { historyWindow } from './window.ts'
 
-/** GET /returns-decomposition (spec §2.7, METHODOLOGY §6): the stored daily decomposition. */
+/** GET /returns-decomposition (docs/methodology.md §8): the stored daily decomposition. */
 
 export const DECOMPOSITION_KEYS = [
   'l1_cfr',

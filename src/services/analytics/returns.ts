@@ -7,7 +7,7 @@ import { etfOf } from './hedge-levels.ts'
 import { type ResolvedTicker, resolveTicker } from './tickers.ts'
 import { historyWindow } from './window.ts'
 
-/** The L3 fields of a stock row of TickerReturnsDailyRow (spec §2.5), in wire order. */
+/** The L3 fields of a stock row of TickerReturnsDailyRow, in wire order. */
 export const TICKER_RETURNS_L3_FIELDS = [
   'l3_mkt_hr',
   'l3_sec_hr',
@@ -36,7 +36,7 @@ function dateColumn(ds: string[]): TableColumn {
   return { name: 'date', type: 'TIMESTAMP_MILLIS', values: ds.map(dateMillis) }
 }
 
-/** TickerReturnsResponseV3 (spec §2.5) without `_agent`, and its flat table. */
+/** TickerReturnsResponseV3 without `_agent`, and its flat table. */
 export async function tickerReturns(
   models: ModelRegistry,
   env: ModelEnvironment,

@@ -18,7 +18,7 @@ export interface MeterTicket {
 }
 
 /**
- * Reserve-then-settle (DECISIONS.md "Money"): the most a call can cost is reserved before any
+ * Reserve-then-settle (docs/decisions/money.md): the most a call can cost is reserved before any
  * work, so concurrent calls can never take the balance below zero. Test keys never touch money.
  */
 export async function beginMetered(

@@ -1,5 +1,5 @@
 /**
- * Encoded answers shared by every account of a process, per build (issue 20 §4).
+ * Encoded answers shared by every account of a process, per build.
  *
  * A data answer is a function of the environment, the build, the canonical request and the
  * format, and of nothing about the caller. The response cache is per account, because a HIT

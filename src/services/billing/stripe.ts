@@ -1,5 +1,5 @@
 /**
- * Top-ups with Stripe (issue 17 §2; DECISIONS "Money": Stripe Checkout + verified webhook,
+ * Top-ups with Stripe (docs/decisions/money.md: Stripe Checkout + verified webhook,
  * idempotent per payment).
  *
  * - `createCheckout`: a Checkout Session (mode payment, one line item of the amount in cents, USD)

@@ -14,7 +14,7 @@ import { type DiscoveryLinks, describeOp, SERVICE_DESCRIPTION } from './links.ts
 
 export type AgentManifest = Static<typeof agentManifestSchema>
 
-/** The key formats of spec §5 / DECISIONS.md, as src/contract/api-key.ts checks them. */
+/** The key formats of docs/decisions/keys-and-accounts.md, as src/contract/api-key.ts checks them. */
 export const KEY_FORMATS = [
   'erm_agent_{live|test}_{32 base62}_{6 base62 CRC32}',
   'erm_user_{live|test}_{32 base62}_{6 base62 CRC32}',
@@ -133,7 +133,7 @@ export function buildAgentManifest(ctx: ServiceContext, l: DiscoveryLinks): Agen
       max_concurrent_per_key: MAX_CONCURRENT,
       headers: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After'],
       per_caller: [
-        // The general limit of everything not authenticated by a key (spec §8 headers on all).
+        // The general limit of everything not authenticated by a key (X-RateLimit-* headers on all).
         {
           operation: 'every request without an API key',
           per: 'client IP',

@@ -7,7 +7,10 @@ import { recordAudit } from './audit.ts'
 import { issueKey } from './keys.ts'
 import type { Session } from './session.ts'
 
-/** Free credit of an anonymous account from /auth/provision-free (DECISIONS.md): 0.50 USD. */
+/**
+ * Free credit of an anonymous account from /auth/provision-free
+ * (docs/decisions/keys-and-accounts.md): 0.50 USD.
+ */
 export const FREE_CREDIT_MICROS = 500_000
 
 export interface ProvisionedKey {

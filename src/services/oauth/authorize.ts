@@ -56,7 +56,7 @@ export async function checkAuthorization(
   const client = await oauthStore(ctx).getClient(q.client_id)
   if (!client) return { kind: 'page', message: 'This application is not registered with erm3.' }
   if (!q.redirect_uri) return { kind: 'page', message: 'The request has no redirect_uri.' }
-  // Exact string comparison: no normalisation, no prefix or port leniency (DECISIONS.md "OAuth").
+  // Exact string comparison: no normalisation, no prefix or port leniency (docs/decisions/oauth.md).
   if (!client.redirectUris.includes(q.redirect_uri))
     return { kind: 'page', message: 'The redirect_uri is not one this application registered.' }
   const redirectUri = q.redirect_uri
@@ -73,7 +73,7 @@ export async function checkAuthorization(
     return fail('invalid_request', 'PKCE code_challenge_method must be S256 (plain is not accepted)')
   if (!S256_CHALLENGE.test(q.code_challenge))
     return fail('invalid_request', 'code_challenge must be 43 base64url characters (S256)')
-  // Scope is informational (spec §5): whatever is asked, mcp:read is what is granted and recorded.
+  // Scope is informational: whatever is asked, mcp:read is what is granted and recorded.
   return {
     kind: 'ok',
     request: { client, redirectUri, state, codeChallenge: q.code_challenge, scope: SCOPE },

@@ -4,11 +4,11 @@ import type { ServiceContext } from '../context.ts'
 import { type AuditActor, recordAudit } from '../identity/audit.ts'
 import { forgetKey } from '../identity/keys.ts'
 
-/** Lifetimes of spec §5 / §8 and DECISIONS.md "OAuth". */
+/** Lifetimes of docs/decisions/oauth.md. */
 export const CODE_TTL_MS = 5 * 60_000
 export const ACCESS_TTL_S = 3600
 export const REFRESH_TTL_MS = 30 * 86_400_000
-/** The only scope; recorded for telemetry, never used for authorisation (spec §5). */
+/** The only scope; recorded for telemetry, never used for authorisation. */
 export const SCOPE = 'mcp:read'
 /** Refresh tokens carry a prefix so secret scanners and the revocation endpoint can tell them from keys. */
 export const REFRESH_PREFIX = 'ermrt_'

@@ -1,7 +1,7 @@
 import type { ServiceContext } from '../context.ts'
 import { issuerOf, SCOPE } from './common.ts'
 
-/** RFC 8414 authorization server metadata; every URL derives from PUBLIC_URL (DECISIONS.md "OAuth"). */
+/** RFC 8414 authorization server metadata; every URL derives from PUBLIC_URL (docs/decisions/oauth.md). */
 export function authorizationServerMetadata(ctx: ServiceContext) {
   const issuer = issuerOf(ctx)
   return {

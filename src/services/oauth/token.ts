@@ -80,7 +80,7 @@ export async function exchangeToken(
   required(r, ['grant_type'])
   if (r.grant_type === 'authorization_code') return exchangeCode(ctx, r, ip)
   if (r.grant_type === 'refresh_token') return refresh(ctx, r, ip)
-  // client_credentials included: servers and CLI tools use API keys (spec §5).
+  // client_credentials included: servers and CLI tools use API keys.
   throw oauthError('unsupported_grant_type', `grant_type ${r.grant_type} is not supported`)
 }
 
@@ -137,7 +137,8 @@ async function refresh(ctx: ServiceContext, r: TokenRequest, ip: string | null):
     now,
   )
   if (rotated.status === 'replayed') {
-    // Spec §5: a rotated token came back, so two parties hold the family: revoke the whole pair.
+    // A rotated token came back, so two parties hold the family: revoke the whole pair
+    // (docs/decisions/oauth.md).
     const { accountId, clientId } = rotated.previous
     await revokePair(ctx, accountId, clientId, {
       actor: clientActor(accountId, clientId, ip),

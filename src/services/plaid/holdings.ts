@@ -1,5 +1,5 @@
 /**
- * GET /plaid/holdings (issue 19; 0.02 USD per call): the holdings of every brokerage connection of
+ * GET /plaid/holdings (0.02 USD per call): the holdings of every brokerage connection of
  * the key's account, from Plaid /investments/holdings/get, each position joined with its erm3 risk
  * (the fields of GET /metrics/{ticker}, from the same service function) and the portfolio snapshot
  * (services/analytics/snapshot, not the metered route) of the covered positions weighted by institution_value.

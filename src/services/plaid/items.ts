@@ -1,5 +1,5 @@
 /**
- * Linking brokerage accounts (issue 19): the signed-in account asks for a Link token, its browser
+ * Linking brokerage accounts: the signed-in account asks for a Link token, its browser
  * runs Plaid Link, and the public token Link returns is exchanged here for an access token, which
  * is stored only encrypted (token-crypto.ts). Items are listed and removed (Plaid /item/remove,
  * then the stored token is deleted). Everything is scoped to the session's account: another

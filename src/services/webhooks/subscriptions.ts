@@ -1,5 +1,5 @@
 /**
- * Webhook subscriptions of the signed-in account (issue 17 §3) and its balance alert (§4). Every
+ * Webhook subscriptions of the signed-in account and its balance alert. Every
  * operation is scoped to the session's account: another account's subscription is "not found".
  */
 import { microsToUsd, usdToMicros } from '../../contract/pricing.ts'

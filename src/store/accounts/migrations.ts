@@ -234,7 +234,7 @@ function oauthTables(time: 'INTEGER' | 'BIGINT'): string[] {
 }
 
 /**
- * Self-service accounts (issue 17 §1). The spend cap and this month's spend live on the account row,
+ * Self-service accounts. The spend cap and this month's spend live on the account row,
  * so reserve checks them in the same statement/lock as the balance; settle moves `spend_month_micros`
  * with the balance (`spend_month` = UTC year × 12 + month index; another month counts from zero).
  * Usage counters are per (account, UTC day number, capability, environment): requests, cache hits and

@@ -1,5 +1,5 @@
 /**
- * Schema of Stripe top-ups (issue 17 §2), migration 4 of the account store.
+ * Schema of Stripe top-ups, migration 4 of the account store.
  *
  * - Two new ledger kinds, both negative: `payment_refund` (money a card payment returned to the
  *   payer) and `chargeback` (money withdrawn by a dispute). With `debit` they are the only entries

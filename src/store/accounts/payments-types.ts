@@ -1,5 +1,5 @@
 /**
- * Stripe payment events on the account store's own connection (issue 17 §2; schema in
+ * Stripe payment events on the account store's own connection (schema in
  * payments-schema.ts). The billing service (src/services/billing/stripe.ts) decides what an event
  * means; `applyEvent` applies it exactly once: the processed-event row, the ledger entry, the
  * balance and the payment row commit in ONE transaction, or none of them does.

@@ -1,5 +1,5 @@
 /**
- * Schema of linked Plaid Items (issue 19), migration 6 of the account store. One row per Item:
+ * Schema of linked Plaid Items, migration 6 of the account store. One row per Item:
  * Plaid's item_id (unique: one Item is linked once), the institution, the access token as
  * AES-256-GCM ciphertext plus the id of the key that sealed it (rotation), and the last Plaid error.
  */

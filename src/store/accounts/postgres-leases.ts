@@ -1,5 +1,5 @@
 /**
- * Per-process reservation leases for the PostgreSQL account store (issue 20 §4).
+ * Per-process reservation leases for the PostgreSQL account store.
  *
  * A metered call used to reserve with one statement on the account's row and settle with another;
  * every node's reserves of a busy account queued on that row lock, held by each settle batch

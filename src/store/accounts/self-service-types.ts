@@ -1,5 +1,5 @@
 /**
- * Self-service account data (issue 17 §1), on the account store's own connection: key renames and
+ * Self-service account data, on the account store's own connection: key renames and
  * expiry (rotation overlap), the monthly spend cap, per-day usage counters, ledger views grouped per
  * day and capability, and the audit log. Keys are created and revoked through the AccountStore's
  * insertKey/revokeKey (one path, so whatever hooks those sees every key change).

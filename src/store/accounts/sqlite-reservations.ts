@@ -7,17 +7,9 @@
  * Durability: synchronous=FULL fsyncs the WAL on every commit, so an acknowledged debit survives
  * kill -9 and power loss. The fsync is paid once per event-loop turn: settles are queued and
  * written together in one transaction (group commit), and their promises resolve after it.
- * Committing at NORMAL and fsyncing the WAL on the thread pool instead, with the promises
- * resolved after that fsync, was tried and measured slower (2026-11-28, metered /metrics at 50
- * connections, three alternating runs: 2.97–4.62k against 4.55–5.54k req/s): the profile showed
- * the main thread's own SQLite calls slower while an fsync of the WAL ran beside them.
- * Writing the debits on a worker thread with its own connection (one batch in flight, the
- * balance read and the batch's last ledger row probed in one statement so a 402 stayed exact)
- * was also tried and gained nothing (2026-11-28, same bench, five alternating 3 s rounds: 7.5–8.4k
- * req/s and 120–135 CPU µs per request against 7.6–8.3k and 117–129 here; with mmap on both
- * connections, 4.7–7.3k against 6.7–8.7k). The thread took about 15% of the server's CPU, yet the
- * event loop served no more requests: a commit by another connection makes this one drop its page
- * cache at its next read, so the reads the thread saved were paid again as re-reads.
+ * Committing at NORMAL and fsyncing the WAL on the thread pool, and writing the debits on a
+ * worker thread with its own connection, were both slower or no faster, so the commit stays here
+ * (docs/performance.md, "Design experiments").
  */
 import type Database from 'better-sqlite3'
 import { newId } from '../../platform/ids.ts'

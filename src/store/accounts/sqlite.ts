@@ -69,7 +69,7 @@ export function createSqliteAccountStore(path: string): AccountStore {
   let selfService: SelfServiceStore | null = null
 
   let oauth: OAuthStore | null = null
-  // Webhook events are enqueued inside the transactions below (issue 17 §3).
+  // Webhook events are enqueued inside the transactions below.
   const webhooks = createSqliteWebhooks(db)
   const money = createSqliteReservations({ db, statements: s, spend, hooks: webhooks.hooks })
   /** Inside a credit's transaction: money in re-arms the low-balance alert; a top-up is announced. */

@@ -99,7 +99,7 @@ export type ReserveResult =
       ok: false
       balanceMicros: number
       availableMicros: number
-      /** Why: the balance, or the account's monthly spend cap (issue 17 §1). Absent means balance. */
+      /** Why: the balance, or the account's monthly spend cap. Absent means balance. */
       reason?: 'balance' | 'spend_cap'
       /** With reason spend_cap: the cap and what this UTC month has spent (settled) so far. */
       capMicros?: number

@@ -1,5 +1,5 @@
 /**
- * Schema of webhooks and balance alerts (issue 17 §3–4), migration 5 of the account store.
+ * Schema of webhooks and balance alerts, migration 5 of the account store.
  *
  * - `webhook_subscriptions`: per account; `events` is a comma-separated list; the signing secret is
  *   stored only encrypted (AES-256-GCM, `secret_enc`); `failing_since` is the first failure of the

@@ -1,5 +1,5 @@
 /**
- * Webhook subscriptions, the delivery outbox and balance alerts (issue 17 §3–4): the part of the
+ * Webhook subscriptions, the delivery outbox and balance alerts: the part of the
  * account store the webhook service uses. Events are enqueued by the account store itself, inside
  * the transaction of the change that causes them (insertKey, revokeKey, credit, settle); this
  * interface manages subscriptions, claims and completes deliveries, and reads the log.

@@ -1,6 +1,6 @@
 /**
- * Shared limits with a local safety net. DECISIONS.md: backends never fail open silently — when
- * the primary (Redis) fails, each operation is served by the local in-process backend, the
+ * Shared limits with a local safety net. docs/decisions/rate-limits.md: backends never fail open
+ * silently — when the primary (Redis) fails, each operation is served by the local in-process backend, the
  * node says so in /health, and the primary is probed again after a short, growing back-off.
  * While degraded each node limits on its own, so a key may get up to N× its rate across N
  * nodes; that is the price of staying up, and /health makes it visible.

@@ -1,5 +1,5 @@
 /**
- * In-process limits: the embedded default (DESIGN.md §2) and the local fallback when Redis is
+ * In-process limits: the embedded default (docs/architecture.md §2) and the local fallback when Redis is
  * down. State is plain Maps with no timers: idle entries are swept lazily when a map has doubled
  * since the last sweep, so memory stays proportional to the keys actually busy (amortised O(1)).
  */

@@ -1,5 +1,5 @@
 /**
- * Redis limits for scale-out (DESIGN.md §2): every node sees the same buckets, leases and cache.
+ * Redis limits for scale-out (docs/architecture.md §2): every node sees the same buckets, leases and cache.
  * Each limiter operation is one Lua script, so a decision and its write are atomic across nodes.
  * Scripts take the caller's `now` (not Redis TIME) so the conformance suite can drive a clock;
  * nodes are expected to run NTP-synchronised clocks, and GCRA tolerates small skew (TAT = max).

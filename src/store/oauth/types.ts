@@ -1,5 +1,5 @@
 /**
- * OAuth 2.0 state for agent clients (spec §5 mode 2, DECISIONS.md "OAuth"): dynamically
+ * OAuth 2.0 state for agent clients (docs/decisions/oauth.md): dynamically
  * registered public clients, single-use authorization codes and rotating refresh-token families.
  * Access tokens are ordinary API keys (`erm_user_*`, 1 h) stored by the account store with
  * `clientId` set. Secrets (codes, refresh tokens) are stored only as SHA-256 hashes.
@@ -47,7 +47,7 @@ export interface RefreshToken {
 
 export type Rotation =
   | { status: 'ok'; previous: RefreshToken }
-  /** An already-rotated token came back: the family must be revoked (spec §5). */
+  /** An already-rotated token came back: the family must be revoked (docs/decisions/oauth.md). */
   | { status: 'replayed'; previous: RefreshToken }
   | { status: 'expired' | 'revoked' | 'unknown' | 'wrong_client' }
 

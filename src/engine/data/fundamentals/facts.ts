@@ -184,7 +184,7 @@ function readFact(x: unknown, where: string, concept: string, source: FactSource
   const end = day('end', true) as number
   const start = day('start', false)
   // SEC's own files always carry `filed`; a converted file may not: the fact then counts as
-  // public 45 days after its period end (METHODOLOGY §12, filed_date_source approx).
+  // public 45 days after its period end (docs/methodology.md §13, filed_date_source approx).
   const filedExact = day('filed', false)
   const filed = filedExact ?? end + APPROX_FILING_LAG_DAYS
   if (start !== null && start > end) throw new Error(`${where}: start after end`)

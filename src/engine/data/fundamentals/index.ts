@@ -1,4 +1,4 @@
-/** The pure fundamentals core: companyfacts → quarters → point-in-time rows (METHODOLOGY §12). */
+/** The pure fundamentals core: companyfacts → quarters → point-in-time rows (docs/methodology.md §13). */
 export {
   DURATION_FIELDS,
   type DurationField,

@@ -4,7 +4,7 @@ import type { SecFact } from './facts.ts'
 import type { VisibleQuarter } from './quarters.ts'
 
 /**
- * The fundamentals rows of METHODOLOGY §12 / spec §2.8 from the quarters visible at one as-of date.
+ * The fundamentals rows of docs/methodology.md §13 from the quarters visible at one as-of date.
  *
  * - TTM of a duration field = the sum over the row's quarter and the three visible quarters before
  *   it, which must be four consecutive fiscal quarters (the oldest ends 250–300 days before the

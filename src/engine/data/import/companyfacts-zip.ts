@@ -71,8 +71,8 @@ const READ_AHEAD = 1 << 20
 
 /**
  * yauzl reads the central directory one record at a time, two small reads per entry, each a
- * round trip through the thread pool (≈ 90 µs an entry, 1.7 s for SEC's 19,000 entries
- * measured here). This reader serves them from a window it reads ahead; entry data still streams.
+ * round trip through the thread pool (seconds for SEC's 19,000 entries; docs/performance.md).
+ * This reader serves them from a window it reads ahead; entry data still streams.
  */
 class ReadAheadReader extends RandomAccessReader {
   private window = Buffer.alloc(0)

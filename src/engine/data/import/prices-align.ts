@@ -14,7 +14,7 @@ export interface AlignedPrices {
 
 /**
  * Merges the price files into calendar-aligned panels. The calendar is the set of days on which
- * the market ETF has an adjusted close (METHODOLOGY §1); observations of other tickers on other
+ * the market ETF has an adjusted close (docs/methodology.md §2); observations of other tickers on other
  * days are dropped and reported, never shifted to a neighbouring day.
  */
 export function alignPrices(

@@ -8,7 +8,7 @@ export const LARGE_MOVE = 0.5
 
 /**
  * Data-quality findings for one calendar-aligned adjusted-close series. None of them stops the
- * import: they describe the data the model will see (METHODOLOGY §2 makes a gap's next return
+ * import: they describe the data the model will see (docs/methodology.md §2 makes a gap's next return
  * null, so gaps matter to users even when they are real).
  */
 export function seriesFindings(symbol: string, calendar: Int32Array, px: Float64Array): QualityFinding[] {

@@ -105,7 +105,7 @@ export function generateSynthetic(
       fields: truthPanels,
       params: {
         description:
-          'Population values at each day given the generator state: hierarchical betas against the ETFs trading that day (METHODOLOGY §5; beta_sub null when the subsector falls back to the sector ETF), idiosyncratic variance (GARCH + earnings and rare jumps), and the L3 residual ER.',
+          'Population values at each day given the generator state: hierarchical betas against the ETFs trading that day (docs/methodology.md §5; beta_sub null when the subsector falls back to the sector ETF), idiosyncratic variance (GARCH + earnings and rare jumps), and the L3 residual ER.',
         seed: o.seed,
         generator_version: GENERATOR_VERSION,
       },

@@ -5,7 +5,7 @@
  * and each member-built ETF is a cap-weighted average of its members' returns plus tracking
  * noise (or, when it has no members in the universe, its latent factors directly). So every
  * covariance among a stock and its three ETFs is a closed-form sum over the latent variances,
- * and the hierarchical betas of METHODOLOGY §5 follow by the same algebra the model uses on
+ * and the hierarchical betas of docs/methodology.md §5 follow by the same algebra the model uses on
  * sample moments. All sums are kept per industry, so each stock costs O(1).
  *
  * ETF indices: 0 = market, 1 + k = sector k, then subsector ETFs.

@@ -1,4 +1,4 @@
-/** Cross-sectional products (METHODOLOGY §9–§10): universes, rankings, industry panel, reversion. */
+/** Cross-sectional products (docs/methodology.md §11–§12): universes, rankings, industry panel, reversion. */
 export * from './industry-panel.ts'
 export * from './ranking-values.ts'
 export * from './rankings.ts'

@@ -1,5 +1,5 @@
 /**
- * Industry beta panel (METHODOLOGY §10): per industry code and level, the log-market-cap
+ * Industry beta panel (docs/methodology.md §12): per industry code and level, the log-market-cap
  * weighted (without market caps: equally weighted) mean and variance of the level's beta over
  * active default-universe members.
  *

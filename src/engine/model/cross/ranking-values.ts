@@ -1,5 +1,5 @@
 /**
- * Ranking metric values (METHODOLOGY §10) for one stock and day, all four windows at once.
+ * Ranking metric values (docs/methodology.md §12) for one stock and day, all four windows at once.
  *
  * - Windows are the last w calendar (trading) days ending at t, inclusive; a window needs every
  *   one of its days non-null, and days before the start of the data are null, so a window
@@ -7,8 +7,8 @@
  * - gross_return, sector_residual, subsector_residual compound: prod(1 + x) - 1.
  * - er_l1 = mean l1_mkt_er, er_l2 = mean(l2_mkt_er + l2_sec_er) (a day needs both), er_l3 =
  *   mean(1 - l3_res_er) = 1 - mean(l3_res_er).
- * - mkt_cap is the value at t whatever the window (a level, not a flow: the spec says "value at
- *   teo"), so its four windows rank identically.
+ * - mkt_cap is the value at t whatever the window (a level, not a flow: docs/methodology.md
+ *   §12), so its four windows rank identically.
  *
  * All values come from the kernels of window-sums.ts (which say how they are computed), so
  * `rankDay`, `rankAllMetrics`, `rankAllMetricsDays` and `rankingMetricValue` agree bit for bit.

@@ -1,5 +1,5 @@
 /**
- * Daily cross-sectional rankings (METHODOLOGY §10): every metric × window, over three cohorts.
+ * Daily cross-sectional rankings (docs/methodology.md §12): every metric × window, over three cohorts.
  *
  * - Universe cohort: active default-universe members at t with a non-NaN value. Sector and
  *   subsector cohorts: the universe cohort members that share the stock's sector ETF (resp. the

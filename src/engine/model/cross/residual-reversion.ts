@@ -1,8 +1,8 @@
 /**
- * Residual reversion signal (METHODOLOGY §10):
+ * Residual reversion signal (docs/methodology.md §12):
  * z = (sum of the last 5 l3_rr) / (std of the last 60 l3_rr × sqrt(5)).
  *
- * Null rules (chosen; the spec gives none):
+ * Null rules (chosen here, and stated in docs/methodology.md §12):
  * - the 5 short-window days t-4..t must all be non-null (a partial sum is not comparable);
  * - the 60-day std is the sample std (n - 1) of the non-null values among t-59..t, and needs at
  *   least 30 of them — half the window, the same proportion as the model's min_obs (126 of 252)
@@ -13,7 +13,7 @@
  *
  * The 60-day variance is a sliding Welford update (mean and centred sum of squares, so a mean
  * far from zero costs no precision), O(1) per day. Removing a value that dwarfed the rest of the
- * window would leave its rounding error behind (DESIGN.md numeric note), so the state is rebuilt
+ * window would leave its rounding error behind (docs/methodology.md §15), so the state is rebuilt
  * from the window by two passes whenever the centred sum falls below 1/16 of its peak since the
  * last rebuild, and on a fixed schedule every 60th day (t % 60 === 0). Both rules depend only on
  * the data, so a replay from a scheduled day reproduces the state bit for bit. The 5-day sum is

@@ -1,10 +1,10 @@
 /**
- * Monthly universes (METHODOLOGY §9): on the last trading day of each month, valid stocks are
+ * Monthly universes (docs/methodology.md §11): on the last trading day of each month, valid stocks are
  * ranked by market cap and by mean daily dollar volume; the ranking is the mask for every
  * trading day of the next month, and a stock is an active member on a day when it is inside the
  * mask and valid that day.
  *
- * Readings of the spec, each deliberate:
+ * Readings of the methodology, each deliberate:
  * - A month-end is a calendar day whose successor falls in another month (UTC month of the day
  *   number). The calendar's last day is never a month-end: whether the month goes on is unknown,
  *   and its ranking would apply to no day in the panel anyway. So appending days never changes a
@@ -190,9 +190,9 @@ export function activeMember(
   }
 }
 
-/** How a build forms its default universe (METHODOLOGY §9) … */
+/** How a build forms its default universe (docs/methodology.md §11) … */
 export type UniverseBasis = 'market_cap' | 'dollar_volume' | 'all_valid'
-/** … and weighs the industry panel (METHODOLOGY §10). */
+/** … and weighs the industry panel (docs/methodology.md §12). */
 export type WeightBasis = 'log_market_cap' | 'equal'
 export type DefaultUniverseName = 'uni_mc_3000' | 'uni_dv_3000' | 'all_valid'
 

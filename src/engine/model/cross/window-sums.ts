@@ -11,7 +11,7 @@
  * per stock and reuses it (month-ends 21 days apart share most of their 252-day windows), and
  * a single day gets bit-identical numbers from one backward sweep (`sweepWindows`) that adds the
  * same days in the same order. Nulls need no test: NaN propagates through every sum and product, so any window
- * with a null day ends NaN, as the spec requires.
+ * with a null day ends NaN, as docs/methodology.md §12 requires.
  *
  * Compounding uses R ← R·(1 + x) + x (= (1 + R)(1 + x) - 1) from the newest day back: a one-day
  * window yields x itself, where (1 + x) - 1 would round, and small returns keep their low bits.

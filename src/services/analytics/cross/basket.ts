@@ -5,7 +5,7 @@ import { resolveTicker } from '../tickers.ts'
 import { dayConfidence, resolveTeo, teoNote, tickerAt } from '../trading-day.ts'
 
 /**
- * The residual-reversion basket (METHODOLOGY §10, "Residual reversion"): a basket's members with
+ * The residual-reversion basket (docs/methodology.md §12, "Residual reversion"): a basket's members with
  * their reversion scores on one day.
  */
 

@@ -4,9 +4,9 @@ import { L3_FACTORS, type ModelEnvironment, type ModelRegistry } from '../../mod
 import { type Num, num, rowsTable } from '../series.ts'
 import { dayConfidence, resolveTeo, teoNote } from '../trading-day.ts'
 
-/** The market and sector ETF factor returns (spec §7) on one day, compounded over the standard windows. */
+/** The market and sector ETF factor returns on one day, compounded over the standard windows. */
 
-/** The market ETF and the 11 sector ETFs, the only tickers /etf/factor-returns serves (spec §7). */
+/** The market ETF and the 11 sector ETFs, the only tickers /etf/factor-returns serves. */
 export const FACTOR_ETFS = L3_FACTORS
 
 /** `SPY,XLK` / repeated values → distinct upper-cased tickers in the order asked (default all 12). */

@@ -5,7 +5,7 @@ import { etfOf, type Num, num, rowsTable } from '../series.ts'
 import { dayConfidence, resolveTeo, teoNote } from '../trading-day.ts'
 
 /**
- * The industry panel (METHODOLOGY §10), served from the stored per-day product: per industry, its
+ * The industry panel (docs/methodology.md §12), served from the stored per-day product: per industry, its
  * members' weighted risk and hedge ETFs on one day.
  */
 

@@ -7,7 +7,10 @@ import { type ModelEnvironment, type ModelRegistry, universeBasisOf } from '../.
 import { rowsTable } from '../series.ts'
 import { dayConfidence, resolveTeo, teoNote, tickerAt } from '../trading-day.ts'
 
-/** Universe membership (METHODOLOGY §9): the members of a market-cap or dollar-volume universe on one day. */
+/**
+ * Universe membership (docs/methodology.md §11): the members of a market-cap or dollar-volume
+ * universe on one day.
+ */
 
 /** The universes the contract accepts (uni_mc_N, uni_dv_N). */
 export type UniverseName = Static<typeof universeMembersOp.params>['universe']

@@ -9,7 +9,7 @@ import type { LegRole } from './benchmark.ts'
  * (the hedge legs of each level), its daily series over the lookback, and whether it is covered.
  */
 
-/** Residual returns needed to call a position covered (as for the volatilities, METHODOLOGY §8). */
+/** Residual returns needed to call a position covered (as for the volatilities, docs/methodology.md §10). */
 export const MIN_RESIDUAL_DAYS = 20
 
 const SERIES = ['returns_gross', 'l1_fr', 'l2_fr', 'l3_fr', 'l1_rr', 'l2_rr', 'l3_rr'] as const
@@ -122,7 +122,7 @@ export async function loadHolding(
       ? [
           { etf: MARKET_ETF, role: 'market', hr: state.l3_mkt_hr },
           { etf: sectorEtf, role: 'sector', hr: state.l3_sec_hr },
-          // On a fallback day the subsector leg is the sector ETF with HR 0 (METHODOLOGY §5).
+          // On a fallback day the subsector leg is the sector ETF with HR 0 (docs/methodology.md §5).
           { etf: subsectorEtf ?? sectorEtf, role: 'subsector', hr: state.l3_sub_hr },
         ]
       : []

@@ -42,7 +42,7 @@ export { getBenchmark } from './benchmark.ts'
 export { type SnapshotRequest, snapshotOptions } from './request.ts'
 
 /**
- * POST /snapshot (spec §2.9, METHODOLOGY §11; every formula in docs/methodology.md §13
+ * POST /snapshot (every formula in docs/methodology.md §13
  * "Portfolio risk"): a book's exposures, covariance-based variance and its cascade split, Euler
  * contributions, the benchmark and active risk, and the frozen-weight daily series.
  */
