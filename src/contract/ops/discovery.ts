@@ -4,7 +4,7 @@ import { Nullable } from '../schemas.ts'
 import { pricingEntrySchema } from './account.ts'
 
 /**
- * Discovery documents (spec §4, issue 6): served at the site origin, no auth, free. Every URL in
+ * Discovery documents: served at the site origin, no auth, free. Every URL in
  * them is absolute from PUBLIC_URL; prices, tools and limits are derived from the contract, never
  * written twice (test/api/discovery.test.ts fails on a name or price that does not exist).
  */
