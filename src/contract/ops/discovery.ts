@@ -23,7 +23,7 @@ export const agentManifestSchema = Type.Object(
     version: Type.String({ description: 'Interface version (X-API-Version)' }),
     base_url: url,
     openapi_url: url,
-    docs: obj({ methodology: url, errors: url, billing: url, llms_txt: url }),
+    docs: obj({ methodology: url, methodology_markdown: url, errors: url, billing: url, llms_txt: url }),
     mcp: obj({
       streamable_http_url: url,
       sse_url: url,
