@@ -53,9 +53,11 @@ const SAFE_HREF = /^(?:#|\/(?!\/)|https?:\/\/|mailto:)/i
 
 /**
  * Inline code that reads as a formula (an operator, a relation or a Greek letter) rather than a
- * name: `β_m = <r,m> / <m,m>` gets class "math", `l3_sub_er` does not.
+ * name or a path: `β_m = <r,m> / <m,m>` gets class "math", `l3_sub_er` and `/decompose` do not.
  */
 const FORMULA = /[=≤≥<>ΣΠ√·²^∈×−+/]|[\u0370-\u03ff]/
+const PATH = /^(?:(?:GET|POST|PATCH|DELETE) )?\/[\w./{}:-]*$/
+const isFormula = (code: string) => FORMULA.test(code) && !PATH.test(code)
 
 /** The text of inline tokens without their markup (`**a** \`b\`` → `a b`). */
 function plainText(tokens: readonly Token[]): string {
@@ -95,7 +97,7 @@ export async function renderMarkdown(source: string): Promise<RenderedMarkdown> 
       },
       codespan({ text }) {
         // marked hands the span's text as written (entities unresolved); escape it once.
-        const cls = FORMULA.test(text) ? ' class="math"' : ''
+        const cls = isFormula(text) ? ' class="math"' : ''
         return `<code${cls}>${escapeHtml(text)}</code>`
       },
     },

@@ -30,7 +30,7 @@ const METHODOLOGY_STYLE = `body{font:16px/1.6 system-ui,sans-serif;color:#1d1d1f
 .wrap{display:grid;grid-template-columns:minmax(13rem,17rem) minmax(0,48rem);gap:2.5rem;max-width:70rem;margin:0 auto;padding:1rem}
 header{grid-column:1/-1;font-size:.95rem}
 nav.toc{position:sticky;top:1rem;align-self:start;max-height:calc(100vh - 2rem);overflow-y:auto;font-size:.9rem;line-height:1.45}
-nav.toc h2{font-size:1rem;margin:0 0 .4rem}nav.toc ol{margin:0;padding-left:1.4rem}nav.toc ul{margin:.15rem 0 .35rem;padding-left:.9rem;list-style:none}
+nav.toc h2{font-size:1rem;margin:0 0 .4rem}nav.toc ul{margin:0;padding:0;list-style:none}nav.toc ul ul{margin:.15rem 0 .35rem;padding-left:.9rem}
 nav.toc li{margin:.12rem 0}
 @media (max-width:56rem){.wrap{display:block}nav.toc{position:static;max-height:none;border:1px solid #e5e5ea;border-radius:6px;padding:.6rem 1rem}}
 main h1{margin-top:.4rem}main h2{margin-top:2.4rem;padding-bottom:.2rem;border-bottom:1px solid #e5e5ea;font-size:1.35rem}
@@ -65,12 +65,14 @@ function contents(headings: RenderedHeading[]): string {
   }
   const li = (s: (typeof sections)[number]) =>
     `<li>${s.link}${s.subs.length ? `<ul>${s.subs.map((l) => `<li>${l}</li>`).join('')}</ul>` : ''}</li>`
-  return `<ol>${sections.map(li).join('')}</ol>`
+  return `<ul>${sections.map(li).join('')}</ul>`
 }
 
 /** docs/methodology.md as a page: rendered once per process, at the first request. */
 export async function methodologyPage(markdown: string): Promise<string> {
-  const { html, headings } = await renderMarkdown(markdown)
+  // The page has its own contents beside the text: the document's contents line is left out.
+  const body = markdown.replace(/<!-- generated:contents -->[\s\S]*?<!-- \/generated:contents -->\n?/, '')
+  const { html, headings } = await renderMarkdown(body)
   const title = headings.find((h) => h.depth === 1)?.text ?? 'erm3 methodology'
   return `<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
