@@ -37,7 +37,13 @@ const ROOTS = ['src', 'test', 'bench', 'scripts', 'docs', 'README.md', 'CONTRIBU
 const EXTENSIONS = /\.(ts|mjs|js|md|html|css)$/
 const CODE = /\.(ts|mjs|js)$/
 /** This check and its test spell out every forbidden form on purpose. */
-const EXEMPT = new Set(['scripts/check-citations.ts', 'test/scripts/check-citations.test.ts'])
+const EXEMPT = new Set([
+  'scripts/check-citations.ts',
+  'test/scripts/check-citations.test.ts',
+  // The methodology checker names the forbidden form in its messages and tests.
+  'scripts/check-docs.ts',
+  'test/scripts/check-docs.test.ts',
+])
 
 /** `docs/<path>.md`, optionally reached by `../` or `/`, never as part of a longer path or URL. */
 const DOC_REF = /(?<![\w.\-/])(?:\.\.?\/|\/)*docs\/([\w.\-/]+?\.md)\b/g

@@ -2,7 +2,8 @@ import { crc32 } from 'node:zlib'
 import { randomBase62, toBase62 } from '../platform/ids.ts'
 
 /**
- * The public API key format (DECISIONS.md): `erm_{agent|user}_{live|test}_{32 base62}_{6 base62}`.
+ * The public API key format (docs/decisions/keys-and-accounts.md):
+ * `erm_{agent|user}_{live|test}_{32 base62}_{6 base62}`.
  * The last part is CRC32 of everything before its underscore, in base62, so clients and secret
  * scanners can validate a key offline and the server rejects typos before any database lookup.
  */

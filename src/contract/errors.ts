@@ -2,9 +2,9 @@ import { Type } from 'typebox'
 import type { ErrorCode } from '../platform/errors.ts'
 
 /**
- * The closed table of wire errors (DECISIONS.md "Errors"). Every error response is RFC 9457
+ * The closed table of wire errors (docs/decisions/errors.md). Every error response is RFC 9457
  * problem+json with `code` from this table; internal codes map onto it here and nowhere else.
- * Pinned by test/contract/errors.test.ts.
+ * Pinned by test/api/contract.test.ts ("the error table").
  */
 export const WIRE_ERRORS = {
   INVALID_REQUEST: { status: 400, title: 'Invalid request' },

@@ -1,5 +1,5 @@
 import { getAgentManifest } from './ops/discovery.ts'
-import { getMethodologyDocs, getOpenApi } from './ops/docs.ts'
+import { getMethodologyMarkdown, getOpenApi } from './ops/docs.ts'
 
 /**
  * What the MCP server offers besides its tools (those come from tools.ts): the documents it
@@ -20,7 +20,7 @@ export const MCP_RESOURCES: readonly McpResource[] = [
   {
     uri: 'erm3://docs/methodology',
     name: 'methodology',
-    path: getMethodologyDocs.path,
+    path: getMethodologyMarkdown.path,
     mimeType: 'text/markdown',
     description: 'How every number is computed',
   },

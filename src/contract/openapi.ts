@@ -5,7 +5,10 @@ import { OPERATIONS } from './operations.ts'
 import { WEBHOOK_PAYLOADS } from './ops/webhooks.ts'
 import { CAPABILITIES, microsToUsd } from './pricing.ts'
 
-/** Interface version (DECISIONS.md): OpenAPI info.version and the X-API-Version header. */
+/**
+ * Interface version (docs/decisions/naming-and-identity.md): OpenAPI info.version and the
+ * X-API-Version header.
+ */
 export const API_VERSION = '3.0.0-agent'
 
 type Json = Record<string, unknown>

@@ -23,6 +23,7 @@ import {
   getErrorDocs,
   getLanding,
   getMethodologyDocs,
+  getMethodologyMarkdown,
   getOpenApi,
   getPrometheusMetrics,
 } from './ops/docs.ts'
@@ -73,6 +74,7 @@ export const OPS = {
   getOpenApi,
   getErrorDocs,
   getMethodologyDocs,
+  getMethodologyMarkdown,
   getBillingDocs,
   getPrometheusMetrics,
   getLanding,

@@ -1,5 +1,5 @@
 /**
- * The one pricing table (DECISIONS.md "Money"): /pricing, OpenAPI `x-pricing`, /estimate,
+ * The one pricing table (docs/decisions/money.md): /pricing, OpenAPI `x-pricing`, /estimate,
  * metering and the manifests all read it. Prices are integer micro-dollars.
  */
 export type PricingModel = 'per_request' | 'per_position' | 'per_token' | 'subscription'

@@ -1,6 +1,7 @@
 /**
- * A flat table: the tabular form of a time-series response (spec §1 convention 7), encoded as
- * Parquet or CSV by the export layer. Column types are the Parquet types the spec allows.
+ * A flat table: the tabular form of a time-series response (`format=parquet|csv` or the Accept
+ * header), encoded as Parquet or CSV by the export layer. Column types are the Parquet types the
+ * interface allows.
  * Nulls: `null` in `values` (or NaN in a Float64Array).
  */
 export type TableColumn =

@@ -109,6 +109,7 @@ describe('contract pins', () => {
       'GET /docs/billing',
       'GET /docs/errors',
       'GET /docs/methodology',
+      'GET /docs/methodology.md',
       'GET /docs/webhooks',
       'GET /etf-returns',
       'GET /etf/factor-returns',

@@ -1,8 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { WIRE_ERRORS } from '../../contract/errors.ts'
 import { buildOpenApi } from '../../contract/openapi.ts'
 import { AppError } from '../../platform/errors.ts'
+import { escapeHtml, type RenderedHeading, renderMarkdown } from '../../platform/markdown.ts'
 import type { ServiceContext } from '../../services/context.ts'
 import { billingDoc } from '../../services/discovery/billing-doc.ts'
 import { bearerOf } from '../auth-hook.ts'
@@ -18,11 +20,90 @@ function sameSecret(a: string, b: string): boolean {
 
 const METHODOLOGY = new URL('../../../docs/methodology.md', import.meta.url)
 
-const escapeHtml = (s: string) =>
-  s.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
-  )
+const sha256 = (s: string) => `'sha256-${createHash('sha256').update(s).digest('base64')}'`
+
+/**
+ * The methodology page's style: the contents beside the text on wide screens, formulas (inline
+ * code that reads as one, class "math") set apart from names, tables ruled and scrollable.
+ */
+const METHODOLOGY_STYLE = `body{font:16px/1.6 system-ui,sans-serif;color:#1d1d1f;margin:0}
+.wrap{display:grid;grid-template-columns:minmax(13rem,17rem) minmax(0,48rem);gap:2.5rem;max-width:70rem;margin:0 auto;padding:1rem}
+header{grid-column:1/-1;font-size:.95rem}
+nav.toc{position:sticky;top:1rem;align-self:start;max-height:calc(100vh - 2rem);overflow-y:auto;font-size:.9rem;line-height:1.45}
+nav.toc h2{font-size:1rem;margin:0 0 .4rem}nav.toc ul{margin:0;padding:0;list-style:none}nav.toc ul ul{margin:.15rem 0 .35rem;padding-left:.9rem}
+nav.toc li{margin:.12rem 0}
+@media (max-width:56rem){.wrap{display:block}nav.toc{position:static;max-height:none;border:1px solid #e5e5ea;border-radius:6px;padding:.6rem 1rem}}
+main h1{margin-top:.4rem}main h2{margin-top:2.4rem;padding-bottom:.2rem;border-bottom:1px solid #e5e5ea;font-size:1.35rem}
+main h3{margin-top:1.7rem;font-size:1.12rem}
+a{color:#0b57d0}
+code,pre{font-family:ui-monospace,"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:.88em}
+code{background:#f3f3f5;border-radius:4px;padding:.05rem .25rem}
+code.math{background:#eef4fb;color:#0f3460;border:1px solid #d6e4f5;font-size:.92em;padding:.05rem .3rem;font-variant-ligatures:none}
+pre{background:#f3f3f5;border-radius:6px;padding:.6rem .8rem;overflow-x:auto}pre code{background:none;padding:0}
+.table{overflow-x:auto;margin:1rem 0}
+table{border-collapse:collapse;font-size:.92rem}
+th,td{border:1px solid #d0d7de;padding:.35rem .6rem;text-align:left;vertical-align:top}
+thead th{background:#f6f8fa}tbody tr:nth-child(even){background:#fafbfc}
+td code.math{white-space:normal}`
+
+/** Static text with one inline style sheet (by hash): nothing may load, run, frame it or be posted from it. */
+const METHODOLOGY_CSP = [
+  "default-src 'none'",
+  `style-src ${sha256(METHODOLOGY_STYLE)}`,
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ')
+
+/** The contents: the numbered sections, each with its subsections. */
+function contents(headings: RenderedHeading[]): string {
+  const sections: { link: string; subs: string[] }[] = []
+  for (const h of headings) {
+    const link = `<a href="#${escapeHtml(h.id)}">${escapeHtml(h.text)}</a>`
+    if (h.depth === 2) sections.push({ link, subs: [] })
+    else if (h.depth === 3) sections[sections.length - 1]?.subs.push(link)
+  }
+  const li = (s: (typeof sections)[number]) =>
+    `<li>${s.link}${s.subs.length ? `<ul>${s.subs.map((l) => `<li>${l}</li>`).join('')}</ul>` : ''}</li>`
+  return `<ul>${sections.map(li).join('')}</ul>`
+}
+
+/** docs/methodology.md as a page: rendered once per process, at the first request. */
+export async function methodologyPage(markdown: string): Promise<string> {
+  // The page has its own contents beside the text: the document's contents line is left out.
+  const body = markdown.replace(/<!-- generated:contents -->[\s\S]*?<!-- \/generated:contents -->\n?/, '')
+  const { html, headings } = await renderMarkdown(body)
+  const title = headings.find((h) => h.depth === 1)?.text ?? 'erm3 methodology'
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>${METHODOLOGY_STYLE}</style>
+</head><body><div class="wrap">
+<header><a href="/">erm3</a> · <a href="/docs/api">API reference</a> · <a href="/docs/methodology.md">Markdown source</a></header>
+<nav class="toc" aria-label="Contents"><h2>Contents</h2>${contents(headings)}</nav>
+<main>
+${html}</main>
+</div></body></html>`
+}
+
+/**
+ * Whether an Accept header prefers text/markdown to text/html. Each type takes the q of its most
+ * specific range (the type itself, else `text/*`, else any type); a tie serves HTML, so browsers,
+ * curl and clients without an Accept header get the page.
+ */
+export function prefersMarkdown(accept: string | undefined): boolean {
+  if (!accept) return false
+  const q = new Map<string, number>()
+  for (const part of accept.split(',')) {
+    const [type = '', ...params] = part.trim().split(';')
+    const qp = params.map((p) => p.trim()).find((p) => p.startsWith('q='))
+    const v = qp ? Number(qp.slice(2)) : 1
+    const key = type.trim().toLowerCase()
+    if (key && Number.isFinite(v)) q.set(key, Math.max(q.get(key) ?? 0, v))
+  }
+  const of = (type: string) => q.get(type) ?? q.get('text/*') ?? q.get('*/*') ?? 0
+  return of('text/markdown') > of('text/html')
+}
 
 /** The errors page is static text: nothing may load, run, frame it or be posted from it. */
 const ERRORS_CSP = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -50,7 +131,26 @@ ${rows}
 export function docsRoutes(ctx: ServiceContext, prom: PromMetrics): RouteTable {
   const openapi = JSON.stringify(buildOpenApi({ publicUrl: ctx.config.publicUrl }))
   const errors = errorsPage()
-  let methodology: string | null = null
+  // Read and rendered once, at the first request (a failure is retried by the next one).
+  let source: Promise<Buffer> | null = null
+  let page: Promise<string> | null = null
+  const markdown = () =>
+    (source ??= readFile(METHODOLOGY).catch((err) => {
+      source = null
+      throw err
+    }))
+  const rendered = () =>
+    (page ??= markdown()
+      .then((b) => methodologyPage(b.toString('utf8')))
+      .catch((err) => {
+        page = null
+        throw err
+      }))
+  const sendMarkdown = async (reply: FastifyReply) =>
+    reply
+      .header('Content-Type', 'text/markdown; charset=utf-8')
+      .header('X-Content-Type-Options', 'nosniff')
+      .send(await markdown())
   const billing = billingDoc({
     publicUrl: ctx.config.publicUrl,
     topUpUrl: ctx.config.topUpUrl,
@@ -62,10 +162,12 @@ export function docsRoutes(ctx: ServiceContext, prom: PromMetrics): RouteTable {
     getOpenApi: async (_req, reply) =>
       reply.header('Content-Type', 'application/json; charset=utf-8').send(openapi),
     getErrorDocs: async (_req, reply) => htmlPage(reply, ERRORS_CSP, errors),
-    getMethodologyDocs: async (_req, reply) => {
-      methodology ??= await readFile(METHODOLOGY, 'utf8')
-      return reply.header('Content-Type', 'text/markdown; charset=utf-8').send(methodology)
+    getMethodologyDocs: async (req: FastifyRequest, reply) => {
+      reply.header('Vary', 'Accept')
+      if (prefersMarkdown(req.headers.accept)) return sendMarkdown(reply)
+      return htmlPage(reply, METHODOLOGY_CSP, await rendered())
     },
+    getMethodologyMarkdown: async (_req, reply) => sendMarkdown(reply),
     getPrometheusMetrics: async (req, reply) => {
       // Operator data (traffic per operation, refusals, process figures): off unless the operator
       // set a token, then only for its bearer.

@@ -1,4 +1,5 @@
 import { type TSchema, Type } from 'typebox'
+import { methodologyRef } from '../methodology.ts'
 import { defineOperation } from '../operation.ts'
 import {
   agentMetaSchema,
@@ -11,8 +12,8 @@ import {
 import { metricsV3Schema } from './metrics.ts'
 
 /**
- * Analytics operations (spec §2.6, §2.7, §4): Lstar, the daily returns decomposition, the monthly
- * L3 decomposition and the two batch calls. Every one has a tabular form (`format`).
+ * Analytics operations: Lstar, the daily returns decomposition, the monthly L3 decomposition and
+ * the two batch calls. Every one has a tabular form (`format`).
  */
 
 const Years = (dflt: number) =>
@@ -60,7 +61,7 @@ export const batchTickerErrorSchema = Type.Object(
   { $id: 'BatchTickerError' },
 )
 
-const LSTAR_DOC = `Per trading day of the window: lstar is the METHODOLOGY §7 rule on that day's l2_sec_er and l3_sub_er with θ = threshold (null when both are null; L3 if l3_sub_er ≥ θ, else L2 if l2_sec_er ≥ θ, else L1; a null l3_sub_er fails the L3 test); at θ = 0.01 it equals the stored lstar_level. market_hr, sector_hr, subsector_hr are the hedge ratios of that level (null below it: L1 has only the market leg), total_er = 1 − that level's residual ER. residual_return on day t is the residual at the level chosen at t−1 (the hedge held during t, as lstar_rr is defined), so at θ = 0.01 it equals lstar_rr. Parquet/CSV: one long table (ticker, date, lstar, market_hr, sector_hr, subsector_hr, total_er, residual_return, l2_sector_er, l3_subsector_er).`
+const LSTAR_DOC = `Per trading day of the window: lstar is the ${methodologyRef('lstar')} rule on that day's l2_sec_er and l3_sub_er with θ = threshold (null when both are null; L3 if l3_sub_er ≥ θ, else L2 if l2_sec_er ≥ θ, else L1; a null l3_sub_er fails the L3 test); at θ = 0.01 it equals the stored lstar_level. market_hr, sector_hr, subsector_hr are the hedge ratios of that level (null below it: L1 has only the market leg), total_er = 1 − that level's residual ER. residual_return on day t is the residual at the level chosen at t−1 (the hedge held during t, as lstar_rr is defined), so at θ = 0.01 it equals lstar_rr. Parquet/CSV: one long table (ticker, date, lstar, market_hr, sector_hr, subsector_hr, total_er, residual_return, l2_sector_er, l3_subsector_er).`
 
 export const getLstar = defineOperation({
   id: 'getLstar',
@@ -157,8 +158,7 @@ export const getReturnsDecomposition = defineOperation({
   method: 'GET',
   path: '/returns-decomposition',
   summary: 'Daily factor and residual returns per level (gross = l3_cfr + l3_rr)',
-  description:
-    'Parallel daily arrays as stored (METHODOLOGY §6: day t decomposed with the hedge ratios of the close of t−1): gross, and per level the cumulative factor return cfr, the incremental factor return fr and the residual rr. include_lstar=true (or dispatch=lstar) adds lstar (the stored level per day) and lstar_residual_return (= lstar_rr). Parquet/CSV: one row per date with the same columns.',
+  description: `Parallel daily arrays as stored (${methodologyRef('decomposition')}: day t decomposed with the hedge ratios of the close of t−1): gross, and per level the cumulative factor return cfr, the incremental factor return fr and the residual rr. include_lstar=true (or dispatch=lstar) adds lstar (the stored level per day) and lstar_residual_return (= lstar_rr). Parquet/CSV: one row per date with the same columns.`,
   tags: ['data'],
   auth: 'key',
   lineage: true,

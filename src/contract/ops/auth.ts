@@ -2,7 +2,10 @@ import { Type } from 'typebox'
 import { defineOperation } from '../operation.ts'
 import { IsoDateTime, Nullable } from '../schemas.ts'
 
-/** Passwordless sign-in and key provisioning (spec §5 modes 1 and 3; DECISIONS.md "Keys and accounts"). */
+/**
+ * Passwordless sign-in and key provisioning: bearer keys and sessions
+ * (docs/decisions/keys-and-accounts.md).
+ */
 
 const environmentSchema = Type.Union([Type.Literal('live'), Type.Literal('test')])
 

@@ -3,8 +3,8 @@ import { defineOperation } from '../operation.ts'
 import { IsoDate, Nullable } from '../schemas.ts'
 
 /**
- * Benchmarks (spec §4 GET /data/benchmark/{id}, free): what a snapshot compares a book with, and
- * the id every snapshot that resolved one returns (docs/methodology.md §13 "Benchmark").
+ * Benchmarks (GET /data/benchmark/{id}, free): what a snapshot compares a book with, and the id
+ * every snapshot that resolved one returns (docs/methodology.md §13 "Portfolio risk", *Benchmark*).
  */
 
 export const MAX_BENCHMARK_COMPONENTS = 100

@@ -2,9 +2,9 @@ import { Type } from 'typebox'
 import { defineOperation } from '../operation.ts'
 import { IsoDateTime, Nullable } from '../schemas.ts'
 
-/** Top-ups with Stripe (issue 17 §2): a Checkout Session to pay at, and Stripe's webhook. */
+/** Top-ups with Stripe: a Checkout Session to pay at, and Stripe's webhook. */
 
-/** DECISIONS "Money": the minimum top-up; the maximum bounds one card payment. */
+/** docs/decisions/money.md: the minimum top-up; the maximum bounds one card payment. */
 export const CHECKOUT_MIN_USD = 10
 export const CHECKOUT_MAX_USD = 10_000
 

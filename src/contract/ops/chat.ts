@@ -3,7 +3,7 @@ import { defineOperation } from '../operation.ts'
 import { agentMetaSchema, Nullable } from '../schemas.ts'
 
 /**
- * POST /chat (issue 19; spec §2.10): a model answers risk questions by calling erm3's own data
+ * POST /chat: a model answers risk questions by calling erm3's own data
  * tools with the caller's key. Priced per token plus the tools' own prices (pricing.ts `chat`);
  * docs/billing "Chat" states the reservation and settlement rules.
  */

@@ -3,7 +3,8 @@ import { defineOperation } from '../operation.ts'
 import { agentMetaSchema, IsoDate, Nullable, riskMetadataSchema, TickerParam } from '../schemas.ts'
 
 /**
- * Macro and style correlation (spec §4, METHODOLOGY §10): one stock's return series against the
+ * Macro and style correlation (docs/methodology.md §13 "Macro and style correlation"): one stock's
+ * return series against the
  * 18 factor series, over trailing *paired* days. GET for one ticker, POST for one or a batch.
  */
 

@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import { methodologyRef } from '../methodology.ts'
 import { agentMetaSchema, IsoDate, riskMetadataSchema } from '../schemas.ts'
 
 /** Pieces every cross-sectional operation shares: the day it answers for, the formats, the errors. */
@@ -22,7 +23,7 @@ export const UniverseBasis = Type.Union(
   {
     description:
       'How the default universe (cohorts, deciles) was formed: uni_mc_3000 by market cap; without market caps ' +
-      'uni_dv_3000 by dollar volume; without volume either, every valid stock (METHODOLOGY §9)',
+      `uni_dv_3000 by dollar volume; without volume either, every valid stock (${methodologyRef('universes')})`,
   },
 )
 export const common = { _metadata: riskMetadataSchema, _agent: agentMetaSchema }

@@ -5,9 +5,9 @@ import { residualReversionBasket } from './reversion.ts'
 import { getUniverseMembers } from './universe.ts'
 
 /**
- * Cross-sectional operations (spec §2.7, §4, §8; METHODOLOGY §9–§10): the industry panel,
- * rankings (screen and per ticker), universe membership, the market/sector ETF factor returns and
- * the residual-reversion basket. All are stored per trading day and answer at any `teo`.
+ * Cross-sectional operations (docs/methodology.md §11 "Universes", §12 "Cross-sectional
+ * products"): the industry panel, rankings (screen and per ticker), universe membership, the
+ * market/sector ETF factor returns and the residual-reversion basket. All are stored per trading day and answer at any `teo`.
  */
 
 export { industryRowSchema } from './industry-panel.ts'

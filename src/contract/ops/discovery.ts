@@ -4,7 +4,7 @@ import { Nullable } from '../schemas.ts'
 import { pricingEntrySchema } from './account.ts'
 
 /**
- * Discovery documents (spec §4, issue 6): served at the site origin, no auth, free. Every URL in
+ * Discovery documents: served at the site origin, no auth, free. Every URL in
  * them is absolute from PUBLIC_URL; prices, tools and limits are derived from the contract, never
  * written twice (test/api/discovery.test.ts fails on a name or price that does not exist).
  */
@@ -23,7 +23,7 @@ export const agentManifestSchema = Type.Object(
     version: Type.String({ description: 'Interface version (X-API-Version)' }),
     base_url: url,
     openapi_url: url,
-    docs: obj({ methodology: url, errors: url, billing: url, llms_txt: url }),
+    docs: obj({ methodology: url, methodology_markdown: url, errors: url, billing: url, llms_txt: url }),
     mcp: obj({
       streamable_http_url: url,
       sse_url: url,

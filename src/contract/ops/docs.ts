@@ -33,6 +33,23 @@ export const getMethodologyDocs = defineOperation({
   method: 'GET',
   path: '/docs/methodology',
   summary: 'The methodology: how every number is computed (`_metadata.wiki_uri`)',
+  description:
+    'A web page rendered from docs/methodology.md, with a table of contents and an anchor per section ' +
+    '(#9-lstar-and-the-recommended-level). A client whose Accept header prefers text/markdown to text/html ' +
+    'gets the Markdown instead, as served at /docs/methodology.md.',
+  tags: ['docs'],
+  auth: 'none',
+  status: 200,
+  response: Type.String(),
+  contentType: 'text/html; charset=utf-8, text/markdown; charset=utf-8',
+  errors: [],
+})
+
+export const getMethodologyMarkdown = defineOperation({
+  id: 'getMethodologyMarkdown',
+  method: 'GET',
+  path: '/docs/methodology.md',
+  summary: 'The methodology as Markdown: the source of /docs/methodology, byte for byte',
   tags: ['docs'],
   auth: 'none',
   status: 200,

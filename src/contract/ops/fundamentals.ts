@@ -10,7 +10,7 @@ import {
 } from '../schemas.ts'
 
 /**
- * GET /fundamentals/{ticker} (spec §2.8, METHODOLOGY §12): point-in-time quarterly rows from SEC
+ * GET /fundamentals/{ticker} (docs/methodology.md §13 "Fundamentals"): point-in-time quarterly rows from SEC
  * XBRL company facts, TTM ratios, cascade betas, cost of capital and the sensitivity grid.
  */
 

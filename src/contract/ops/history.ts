@@ -10,7 +10,7 @@ import {
 } from '../schemas.ts'
 import { hedgeLevelsSchema } from './metrics.ts'
 
-/** History operations (issue 5): decompose, ticker/gross returns, the ticker list. Spec §2.4, §2.5, §4. */
+/** History operations: decompose, ticker/gross returns, the ticker list. */
 
 const tickerBody = Type.Object({ ticker: TickerParam }, { additionalProperties: false })
 

@@ -3,7 +3,10 @@ import { defineOperation } from '../operation.ts'
 import { Nullable } from '../schemas.ts'
 import { common, ERRORS, Format, Teo, teoFields, UniverseBasis } from './cross-common.ts'
 
-/** The industry beta panel (METHODOLOGY §10): per GICS sub-industry, the weighted mean and variance of a level beta. */
+/**
+ * The industry beta panel (docs/methodology.md §12 "Industry beta panel"): per GICS sub-industry,
+ * the weighted mean and variance of a level beta.
+ */
 
 const PanelLevel = Type.Union([Type.Literal('market'), Type.Literal('sector'), Type.Literal('subsector')])
 

@@ -2,9 +2,9 @@ import { Type } from 'typebox'
 import { defineOperation } from '../operation.ts'
 
 /**
- * MCP transports (spec §4 `/mcp/sse`; DECISIONS.md "MCP"). Bodies are JSON-RPC messages defined
- * by the Model Context Protocol, not by this contract; tool input schemas come from
- * src/contract/tools.ts. Authenticated by a bearer key or OAuth access token; a 401 carries
+ * MCP transports (Streamable HTTP and the older `/mcp/sse`; docs/decisions/mcp.md). Bodies are
+ * JSON-RPC messages defined by the Model Context Protocol, not by this contract; tool input
+ * schemas come from src/contract/tools.ts. Authenticated by a bearer key or OAuth access token; a 401 carries
  * `WWW-Authenticate` pointing at /.well-known/oauth-protected-resource.
  */
 const jsonRpc = Type.Unknown({ description: 'A JSON-RPC 2.0 message (Model Context Protocol)' })

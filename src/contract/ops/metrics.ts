@@ -9,7 +9,7 @@ import {
   TickerParam,
 } from '../schemas.ts'
 
-/** GET /metrics/{ticker}: MetricsSnapshotResponse (spec §2.1–§2.3). */
+/** GET /metrics/{ticker}: MetricsSnapshotResponse (the metrics, their envelope, the hedge levels). */
 
 export const METRICS_V3_FIELDS = [
   'vol_23d',

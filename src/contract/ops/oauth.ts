@@ -2,7 +2,7 @@ import { Type } from 'typebox'
 import { defineOperation } from '../operation.ts'
 
 /**
- * OAuth 2.0 authorization server for agent clients (spec §5 mode 2, DECISIONS.md "OAuth"):
+ * OAuth 2.0 authorization server for agent clients (docs/decisions/oauth.md):
  * dynamic registration of public clients, authorization code with PKCE S256, rotating refresh
  * tokens, revocation, and the two metadata documents. Unknown request parameters are ignored, as
  * RFC 6749 §3.1/§3.2 and RFC 7591 §2 require (clients send `resource`, `grant_types` …), so the

@@ -5,8 +5,8 @@ import { metricsSnapshotSchema } from './metrics.ts'
 import { snapshot as snapshotOp } from './snapshot.ts'
 
 /**
- * Brokerage holdings through Plaid (issue 19; spec §4 GET /plaid/holdings, §5 "the connected
- * brokerage and the key must belong to the same user account"). Linking is session-authenticated
+ * Brokerage holdings through Plaid (GET /plaid/holdings: the connected brokerage and the key must
+ * belong to the same user account). Linking is session-authenticated
  * account administration (no price, no MCP tool); GET /plaid/holdings is a metered data operation
  * (0.02 USD, capability plaid_holdings) and so also an MCP tool. Unconfigured servers answer 503.
  */

@@ -3,7 +3,10 @@ import { defineOperation } from '../operation.ts'
 import { Nullable, NullableNumber, TickerParam } from '../schemas.ts'
 import { common, ERRORS, Format, Teo, teoFields, UniverseBasis } from './cross-common.ts'
 
-/** Rankings (METHODOLOGY §10): the screen of the cross-section and every rank of one ticker. */
+/**
+ * Rankings (docs/methodology.md §12 "Rankings"): the screen of the cross-section and every rank of
+ * one ticker.
+ */
 
 const Metric = Type.Union(
   [

@@ -3,7 +3,7 @@ import { defineOperation } from '../operation.ts'
 import { Nullable, NullableNumber, TickerParam } from '../schemas.ts'
 import { common, ERRORS, Format, Teo, teoFields, UniverseBasis } from './cross-common.ts'
 
-/** The residual-reversion signal of a basket (METHODOLOGY §10). */
+/** The residual-reversion signal of a basket (docs/methodology.md §13 "Residual-reversion basket"). */
 
 const histogramBucket = (key: string, max: number) =>
   Type.Object({

@@ -3,7 +3,7 @@ import { defineOperation } from '../operation.ts'
 import { IsoDate, IsoDateTime, Nullable } from '../schemas.ts'
 
 /**
- * Self-service account API (issue 17 §1). Changes need a signed-in session (Authorization: Bearer
+ * Self-service account API. Changes need a signed-in session (Authorization: Bearer
  * <SESSION_JWT>, or the session cookie with X-CSRF-Token: 403 without it); what is read-only also
  * answers the account's own API keys.
  * None of these is priced, so none is an MCP tool (contract/tools.ts lists priced operations and a

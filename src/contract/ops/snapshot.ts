@@ -11,9 +11,9 @@ import {
 import { BENCHMARK_OPS, legRoleSchema, resolvedBenchmarkSchema } from './benchmark.ts'
 
 /**
- * POST /snapshot (spec §2.9, METHODOLOGY §11): the risk of a book (or one ticker), decomposed
- * by layer and hedgeable, with real covariance; and GET /data/benchmark/{id} (free), the
- * benchmark a snapshot resolved. docs/methodology.md §13 "Portfolio risk" states every formula.
+ * POST /snapshot: the risk of a book (or one ticker), decomposed by layer and hedgeable, with
+ * real covariance; and GET /data/benchmark/{id} (free), the benchmark a snapshot resolved.
+ * docs/methodology.md §13 "Portfolio risk" states every formula.
  */
 
 export const MAX_SNAPSHOT_POSITIONS = 100

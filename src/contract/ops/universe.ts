@@ -3,7 +3,7 @@ import { defineOperation } from '../operation.ts'
 import { IsoDate, Nullable } from '../schemas.ts'
 import { common, ERRORS, Format, Teo, teoFields } from './cross-common.ts'
 
-/** Membership of the monthly universes (METHODOLOGY §9). */
+/** Membership of the monthly universes (docs/methodology.md §11 "Universes"). */
 
 export const getUniverseMembers = defineOperation({
   id: 'getUniverseMembers',

@@ -5,7 +5,7 @@ import { WEBHOOK_EVENT_NAMES } from '../webhook-events.ts'
 
 /**
  * Webhook subscriptions, their delivery log, and the balance alert of the signed-in account
- * (issue 17 §3–4; DECISIONS.md "Webhooks"). Session-authenticated account administration: no
+ * (docs/decisions/webhooks.md). Session-authenticated account administration: no
  * price, so no MCP tool.
  */
 

@@ -15,14 +15,8 @@ import type { ModelParams } from '../model/params.ts'
  */
 export const STORE_FORMAT = 'erm3-model-store'
 export const STORE_VERSION = 1
-/**
- * Methodology version: bump when the numbers change for the same inputs. Readers refuse a store of
- * another version (rebuild it). 2: datasets without market caps get a dollar-volume or all-valid
- * default universe and an equal-weighted industry panel (version 1 left them empty). 3: the style
- * split of the L3 residual (l3_style_er, style_factors).
- */
-export const METHODOLOGY_VERSION = 3
-export const MODEL_VERSION = `ERM3-L3-v${METHODOLOGY_VERSION}`
+/** The methodology and model versions live in platform (one source for code and docs). */
+export { METHODOLOGY_VERSION, MODEL_VERSION } from '../../platform/model-version.ts'
 export const FACTOR_SET_ID = 'SPY_uni_mc_3000'
 
 export const STORE_FILES = {

@@ -24,6 +24,7 @@ export const KEY_FORMATS = [
 const FREE_DOCUMENTS: OperationId[] = [
   'getOpenApi',
   'getMethodologyDocs',
+  'getMethodologyMarkdown',
   'getBillingDocs',
   'getErrorDocs',
   'getAgentManifest',
@@ -66,7 +67,13 @@ export function buildAgentManifest(ctx: ServiceContext, l: DiscoveryLinks): Agen
     version: API_VERSION,
     base_url: l.base,
     openapi_url: l.openapi,
-    docs: { methodology: l.methodology, errors: l.errors, billing: l.billing, llms_txt: l.llmsTxt },
+    docs: {
+      methodology: l.methodology,
+      methodology_markdown: l.methodologyMarkdown,
+      errors: l.errors,
+      billing: l.billing,
+      llms_txt: l.llmsTxt,
+    },
     mcp: {
       streamable_http_url: l.mcp,
       sse_url: l.mcpSse,

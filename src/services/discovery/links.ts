@@ -24,6 +24,7 @@ export function discoveryLinks(publicUrl: string) {
     base: publicUrl,
     openapi: at('getOpenApi'),
     methodology: at('getMethodologyDocs'),
+    methodologyMarkdown: at('getMethodologyMarkdown'),
     billing: at('getBillingDocs'),
     errors: at('getErrorDocs'),
     llmsTxt: at('getLlmsTxt'),

@@ -34,6 +34,7 @@ Base URL: ${m.base_url} (interface version ${m.version}). Authenticate with \`Au
 
 - [OpenAPI 3.1 document](${m.openapi_url}): every operation, its schemas and \`x-pricing\`
 - [Methodology](${m.docs.methodology}): how every number is computed
+- [Methodology as Markdown](${m.docs.methodology_markdown}): the same document, as its Markdown source
 - [Errors](${m.docs.errors}): every error code, its status and meaning
 - [Billing](${m.docs.billing}): what is charged, prices, and how to top up
 
