@@ -1,3 +1,15 @@
+/**
+ * The HTTP application: every operation of the contract (src/contract/operations.ts), each with
+ * the handler its route file defines, and nothing else.
+ *
+ * Where a handler lives: the first segment of its URL path names the file. `GET /industry-panel`
+ * is in routes/industry-panel.ts, `PATCH /account/keys/:id` in routes/account.ts, and a leading
+ * dot or a file extension is dropped (`/.well-known/…` → well-known.ts, `/openapi.json` →
+ * openapi.ts, `/llms.txt` → llms.ts); `/` is routes/root.ts. The one exception is `/mcp…`, the
+ * MCP transports: src/mcp/http.ts (api/ may not import mcp/; src/main mounts them through
+ * `extraHandlers`). routes/README.md lists every file; test/api/route-files.test.ts holds every
+ * operation to the rule.
+ */
 import { randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
 import cookie from '@fastify/cookie'
@@ -5,6 +17,7 @@ import formbody from '@fastify/formbody'
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
+  type FastifyReply,
   type FastifyRequest,
   LogController,
 } from 'fastify'
@@ -29,26 +42,8 @@ import { mapError, problem, sendProblem } from './problem.ts'
 import { createEdgeMetrics, createPromMetrics } from './prom.ts'
 import { correlationIdOf, idHeaders, requestIdGenerator } from './request-id.ts'
 import './request-state.ts'
-import { accountRoutes } from './routes/account.ts'
-import { analyticsRoutes } from './routes/analytics.ts'
-import { authRoutes } from './routes/auth.ts'
-import { billingRoutes } from './routes/billing.ts'
-import { chatRoutes } from './routes/chat.ts'
-import { correlationRoutes } from './routes/correlation.ts'
-import { crossRoutes } from './routes/cross.ts'
-import { discoveryRoutes } from './routes/discovery.ts'
-import { docsRoutes } from './routes/docs.ts'
-import { fundamentalsRoutes } from './routes/fundamentals.ts'
-import { historyRoutes } from './routes/history.ts'
-import { landingRoutes } from './routes/landing.ts'
-import { metricsRoutes } from './routes/metrics.ts'
-import { oauthRoutes } from './routes/oauth.ts'
-import { plaidRoutes } from './routes/plaid.ts'
-import { selfServiceRoutes } from './routes/self-service.ts'
-import { snapshotRoutes } from './routes/snapshot.ts'
-import type { RouteTable } from './routes/types.ts'
-import { webRoutes } from './routes/web.ts'
-import { webhookRoutes } from './routes/webhooks.ts'
+import { routeFiles } from './routes/index.ts'
+import type { RouteFile } from './routes/types.ts'
 import { anonymous, createValidatorCompiler } from './validation.ts'
 
 export interface App {
@@ -57,6 +52,8 @@ export interface App {
   routes: string[]
   /** In-process transport for calls made on behalf of MCP tools (no second rate token). */
   internal: Transport
+  /** The module that defines each operation's handler, by operation id (absolute path). */
+  handlerFiles: ReadonlyMap<string, string>
   /** Flushes batched writes (key last-used) and closes the HTTP server. */
   close(): Promise<void>
 }
@@ -80,8 +77,11 @@ export interface AppOptions {
    * Handlers of operations served by other adapters (the MCP transports), given the in-process
    * transport through which an MCP tool call becomes the REST call it stands for.
    */
-  extraHandlers?: (internal: Transport) => RouteTable
+  extraHandlers?: (internal: Transport) => RouteFile
 }
+
+/** Any operation's handler, its request no longer typed by operation (as Fastify registers it). */
+type AnyHandler = (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>
 
 export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Promise<App> {
   const perAddress = addressRule(ctx.config)
@@ -247,34 +247,25 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
     })
   })
 
-  const handlers: RouteTable = {
-    ...accountRoutes(ctx),
-    ...authRoutes(ctx, edgeMetrics),
-    ...billingRoutes(ctx),
-    ...docsRoutes(ctx, prom),
-    ...landingRoutes(ctx),
-    ...webRoutes(ctx.config.plaid?.env ?? null),
-    ...metricsRoutes(ctx, priced),
-    ...historyRoutes(ctx, priced),
-    ...analyticsRoutes(ctx, priced),
-    ...crossRoutes(ctx, priced),
-    ...correlationRoutes(ctx, priced),
-    ...fundamentalsRoutes(ctx, priced),
-    ...snapshotRoutes(ctx, priced),
-    ...chatRoutes(ctx, internal, priced),
-    ...plaidRoutes(ctx, priced),
-    ...oauthRoutes(ctx),
-    ...webhookRoutes(ctx),
-    ...selfServiceRoutes(ctx),
-    ...discoveryRoutes(ctx),
-    ...(opts.extraHandlers?.(internal) ?? {}),
-  }
+  const handlers = new Map<string, AnyHandler>()
+  const handlerFiles = new Map<string, string>()
+  const files = routeFiles({ ctx, priced, prom, edgeMetrics, internal })
+  if (opts.extraHandlers) files.push(opts.extraHandlers(internal))
+  for (const { file, handlers: table } of files)
+    for (const [id, handler] of Object.entries(table)) {
+      const other = handlerFiles.get(id)
+      if (other) throw new Error(`operation ${id} has a handler in both ${other} and ${file}`)
+      // Typed from operation `id` itself; the route validates the request against the same schemas.
+      handlers.set(id, handler as AnyHandler)
+      handlerFiles.set(id, file)
+    }
   for (const op of OPERATIONS) register(fastify, op, handlers)
   await fastify.ready()
   return {
     fastify,
     routes,
     internal,
+    handlerFiles,
     async close() {
       await usage.flush()
       await flushUsage(ctx)
@@ -289,8 +280,8 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
   }
 }
 
-function register(fastify: FastifyInstance, op: Operation, handlers: RouteTable): void {
-  const handler = handlers[op.id]
+function register(fastify: FastifyInstance, op: Operation, handlers: ReadonlyMap<string, AnyHandler>): void {
+  const handler = handlers.get(op.id)
   if (!handler) throw new Error(`operation ${op.id} has no handler`)
   const json = !op.contentType && op.id !== 'getOpenApi'
   fastify.route({

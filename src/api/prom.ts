@@ -76,8 +76,8 @@ export function createPromMetrics(sources: { shared?: () => SharedRepresentation
         timings.set(operation, t)
       }
       let b = 0
-      while (b < DURATION_BUCKETS.length && seconds > (DURATION_BUCKETS[b] as number)) b++
-      ;(t.counts as Float64Array)[b] = ((t.counts as Float64Array)[b] as number) + 1
+      while (b < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[b]) b++
+      ;(t.counts as Float64Array)[b] = (t.counts as Float64Array)[b] + 1
       t.sum += seconds
       t.count++
     },
@@ -100,7 +100,7 @@ function durationMetric(timings: Map<string, Timings>) {
       for (const [operation, t] of timings) {
         let acc = 0
         DURATION_BUCKETS.forEach((le, i) => {
-          acc += t.counts[i] as number
+          acc += t.counts[i]
           values.push({ metricName: `${DURATION}_bucket`, labels: { le, operation }, value: acc })
         })
         values.push(

@@ -1,3 +1,4 @@
+import type { Static, TSchema } from 'typebox'
 import type { Operation } from './operation.ts'
 import { estimate, getBalance, getHealth, getInvoices, getPricing } from './ops/account.ts'
 import { ANALYTICS_OPS } from './ops/analytics.ts'
@@ -83,6 +84,22 @@ export const OPS = {
 } as const
 
 export type OperationId = keyof typeof OPS
+
+/**
+ * The validated value of one part of a request to operation K: the static type of the operation's
+ * schema for it (`unknown` when it declares none; `| undefined` for an optional body). What a
+ * handler reads from `req.params`, `req.query` and `req.body`.
+ */
+export type RequestPart<
+  K extends OperationId,
+  P extends 'params' | 'querystring' | 'body',
+> = (typeof OPS)[K] extends {
+  [k in P]: infer S extends TSchema
+}
+  ? S extends { '~optional': true }
+    ? Static<S> | undefined
+    : Static<S>
+  : unknown
 
 export const OPERATIONS: readonly Operation[] = Object.values(OPS)
 

@@ -17,7 +17,7 @@ export async function createServerApp(
         const store = live()
         return describeDataset(store ? datasetOf(store) : null)
       })
-      return mcp.handlers
+      return { file: mcp.file, handlers: mcp.handlers }
     },
   })
   return {

@@ -1,10 +1,12 @@
 import type { IncomingMessage } from 'node:http'
+import { fileURLToPath } from 'node:url'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { isInitializeRequest, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Transport } from '../contract/client.ts'
+import type { RequestPart } from '../contract/operations.ts'
 import { newId } from '../platform/ids.ts'
 import type { Principal } from '../services/identity/keys.ts'
 import { createMcpServer, RATE_REFUSAL, type RateRefusal } from './server.ts'
@@ -113,6 +115,8 @@ export function createMcpHandlers(
 
   return {
     sessions,
+    /** This module: the handlers of the /mcp operations live here (src/api/app.ts, the route-file rule). */
+    file: fileURLToPath(import.meta.url),
     handlers: {
       mcpPost: async (req: FastifyRequest, reply: FastifyReply) => {
         const refused = rateRefusal(req)
@@ -191,9 +195,12 @@ export function createMcpHandlers(
         await server.connect(transport)
         return reply
       },
-      mcpMessages: async (req: FastifyRequest, reply: FastifyReply) => {
+      mcpMessages: async (
+        req: FastifyRequest<{ Querystring: RequestPart<'mcpMessages', 'querystring'> }>,
+        reply: FastifyReply,
+      ) => {
         const refused = rateRefusal(req)
-        const { sessionId } = req.query as { sessionId: string }
+        const { sessionId } = req.query
         const s = find(req, sessionId)
         if (!s || !(s.transport instanceof SSEServerTransport))
           return jsonRpcError(reply, 404, 'Unknown or expired MCP session')

@@ -31,7 +31,7 @@ export function limitSubject(address: string | undefined, ipv6Prefix: number): s
   const bytes = v6.toByteArray()
   for (let bit = ipv6Prefix; bit < 128; bit++) {
     const i = bit >> 3
-    bytes[i] = (bytes[i] as number) & ~(0x80 >> (bit & 7))
+    bytes[i] = bytes[i] & ~(0x80 >> (bit & 7))
   }
   // fromByteArray drops any zone (`%eth0`): one network is one subject whatever the interface.
   return `${ipaddr.fromByteArray(bytes).toString()}/${ipv6Prefix}`

@@ -15,7 +15,7 @@ function randomByte(): number {
     pool = randomBytes(POOL_BYTES)
     poolAt = 0
   }
-  return pool[poolAt++] as number
+  return pool[poolAt++]
 }
 
 /** `n` characters of base62 from a cryptographic source (rejection sampling: no modulo bias). */

@@ -53,7 +53,7 @@ export function stackedChart(el: HTMLElement, title: string, dates: string[], se
   const stacked: (number | null)[][] = []
   let acc = dates.map(() => 0 as number | null)
   for (const s of series) {
-    acc = acc.map((a, t) => (a === null || s.values[t] === null ? null : a + (s.values[t] as number)))
+    acc = acc.map((a, t) => (a === null || s.values[t] === null ? null : a + s.values[t]))
     stacked.push(acc)
   }
   const opts: uPlot.Options = {

@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { microsToUsd } from '../../contract/pricing.ts'
 import { AppError } from '../../platform/errors.ts'
-import type { ServiceContext } from '../../services/context.ts'
 import { freeProvisionCap } from '../../services/identity/free-cap.ts'
 import {
   type CompletedLogin,
@@ -21,11 +20,10 @@ import { provisionFree, provisionKey } from '../../services/identity/provision.t
 import { SESSION_TTL_S, signOut, signOutEverywhere } from '../../services/identity/session.ts'
 import { takeIpToken, takeRecipientToken, tighter } from '../../services/limits.ts'
 import { CSRF_COOKIE, cookieOf, csrfTokenFor, SESSION_COOKIE } from '../auth-hook.ts'
+import { sendPage } from '../pages.ts'
 import { setRateHeaders } from '../problem.ts'
-import type { EdgeMetrics } from '../prom.ts'
 import { requireSession, sessionActor } from '../request-state.ts'
-import { sendPage } from './oauth.ts'
-import type { RouteTable } from './types.ts'
+import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
@@ -55,7 +53,7 @@ const sessionBody = (done: CompletedLogin) => ({
   email: done.email,
 })
 
-export function authRoutes(ctx: ServiceContext, metrics: EdgeMetrics): RouteTable {
+export function authRoutes({ ctx, edgeMetrics: metrics }: RouteDeps): RouteFile {
   const secure = ctx.config.publicUrl.startsWith('https:')
   const freeCap = freeProvisionCap(ctx, metrics.freeProvisionRefused)
   const origin = new URL(ctx.config.publicUrl).origin
@@ -92,9 +90,9 @@ export function authRoutes(ctx: ServiceContext, metrics: EdgeMetrics): RouteTabl
       ])
       .header('Cache-Control', 'no-store')
 
-  return {
+  return routeFile(import.meta.url, {
     login: async (req, reply) => {
-      const b = req.body as { email: string; next?: string }
+      const b = req.body
       // The operation's own limits, per address and per recipient: the headers report the tighter.
       const byIp = await takeIpToken(ctx, 'login', req.ip)
       setRateHeaders(reply, tighter(byIp, await takeRecipientToken(ctx, normaliseEmail(b.email))))
@@ -120,7 +118,7 @@ export function authRoutes(ctx: ServiceContext, metrics: EdgeMetrics): RouteTabl
       }
     },
     loginCallback: async (req, reply) => {
-      const q = req.query as { token: string; next?: string }
+      const q = req.query
       const pending = await findLogin(ctx, q.token, cookieOf(req, LOGIN_STATE_COOKIE))
       if (!pending.sameBrowser) {
         // Not the browser that asked: a page that names the account; the link stays unused.
@@ -147,7 +145,7 @@ export function authRoutes(ctx: ServiceContext, metrics: EdgeMetrics): RouteTabl
     confirmLogin: async (req, reply) => {
       if (fromAnotherSite(req, origin))
         throw new AppError('FORBIDDEN', 'A sign-in link can only be confirmed from this site’s own page')
-      const b = req.body as { token: string; next?: string; csrf_token?: string }
+      const b = req.body
       if (!/^application\/x-www-form-urlencoded\b/i.test(req.headers['content-type'] ?? '')) {
         // A program posting JSON (a browser cannot send JSON to another site without its consent):
         // the session JWT, and no cookie.
@@ -164,7 +162,7 @@ export function authRoutes(ctx: ServiceContext, metrics: EdgeMetrics): RouteTabl
       return signedIn(req, reply, done.sessionJwt).redirect(done.next ?? DEFAULT_NEXT, 303)
     },
     provision: async (req, reply) => {
-      const b = req.body as { name?: string; environment: 'live' | 'test'; expires_in_seconds?: number }
+      const b = req.body
       const k = await provisionKey(ctx, requireSession(req.session), b, req.ip ?? null)
       reply.code(201).header('Cache-Control', 'no-store')
       return {
@@ -193,7 +191,7 @@ export function authRoutes(ctx: ServiceContext, metrics: EdgeMetrics): RouteTabl
       setRateHeaders(reply, await takeIpToken(ctx, 'provisionFree', req.ip))
       // Last of the checks: a request refused by its address's limit spends none of the day's keys.
       await freeCap.take()
-      const b = (req.body ?? {}) as { name?: string }
+      const b = req.body ?? {}
       const k = await provisionFree(ctx, b)
       reply.code(201).header('Cache-Control', 'no-store')
       return {
@@ -205,5 +203,5 @@ export function authRoutes(ctx: ServiceContext, metrics: EdgeMetrics): RouteTabl
         balance_usd: microsToUsd(k.balanceMicros),
       }
     },
-  }
+  })
 }

@@ -1,11 +1,8 @@
-import type { Transport } from '../../contract/client.ts'
-import type { Capability } from '../../contract/pricing.ts'
-import { type ChatRequest, prepareChat, runChat } from '../../services/chat/index.ts'
-import type { ServiceContext } from '../../services/context.ts'
+import { prepareChat, runChat } from '../../services/chat/index.ts'
 import { bearerOf } from '../auth-hook.ts'
 import { mapError } from '../problem.ts'
 import { requirePrincipal } from '../request-state.ts'
-import type { RouteTable } from './types.ts'
+import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
 
 /**
  * POST /chat: JSON, or Server-Sent Events (`stream: true` or Accept: text/event-stream). Every
@@ -13,14 +10,10 @@ import type { RouteTable } from './types.ts'
  * ordinary problem response; after that, failures are an `error` event. Tool calls go through
  * `internal` (the in-process REST transport) with the caller's own credential.
  */
-export function chatRoutes(
-  ctx: ServiceContext,
-  internal: Transport,
-  priced: (opId: string) => Capability,
-): RouteTable {
-  return {
+export function chatRoutes({ ctx, internal, priced }: RouteDeps): RouteFile {
+  return routeFile(import.meta.url, {
     chat: async (req, reply) => {
-      const body = req.body as ChatRequest
+      const body = req.body
       const stream = body.stream === true || /text\/event-stream/i.test(String(req.headers.accept ?? ''))
       const chat = await prepareChat(
         ctx,
@@ -72,5 +65,5 @@ export function chatRoutes(
       }
       if (!raw.destroyed) raw.end()
     },
-  }
+  })
 }

@@ -1,22 +1,23 @@
-import { createHash, timingSafeEqual } from 'node:crypto'
+import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import type { FastifyReply } from 'fastify'
 import { WIRE_ERRORS } from '../../contract/errors.ts'
-import { buildOpenApi } from '../../contract/openapi.ts'
+import type { API_REFERENCE_ASSETS } from '../../contract/ops/docs.ts'
 import { AppError } from '../../platform/errors.ts'
 import { escapeHtml, type RenderedHeading, renderMarkdown } from '../../platform/markdown.ts'
-import type { ServiceContext } from '../../services/context.ts'
 import { billingDoc } from '../../services/discovery/billing-doc.ts'
-import { bearerOf } from '../auth-hook.ts'
-import type { PromMetrics } from '../prom.ts'
-import { htmlPage } from './landing.ts'
-import type { RouteTable } from './types.ts'
+import { htmlPage } from '../pages.ts'
+import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
 
-function sameSecret(a: string, b: string): boolean {
-  const x = createHash('sha256').update(a).digest()
-  const y = createHash('sha256').update(b).digest()
-  return timingSafeEqual(x, y)
-}
+/**
+ * The documents under /docs: the errors page, the methodology, billing and webhook guides
+ * (Markdown from docs/), and the interactive API reference (`/docs/api`): Swagger UI from the
+ * pinned swagger-ui-dist package, served from node_modules by this instance (no CDN: it works
+ * offline), reading /openapi.json.
+ */
 
 const METHODOLOGY = new URL('../../../docs/methodology.md', import.meta.url)
 
@@ -104,6 +105,7 @@ export function prefersMarkdown(accept: string | undefined): boolean {
   const of = (type: string) => q.get(type) ?? q.get('text/*') ?? q.get('*/*') ?? 0
   return of('text/markdown') > of('text/html')
 }
+const WEBHOOKS = new URL('../../../docs/webhooks.md', import.meta.url)
 
 /** The errors page is static text: nothing may load, run, frame it or be posted from it. */
 const ERRORS_CSP = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -128,8 +130,54 @@ ${rows}
 </tbody></table></body></html>`
 }
 
-export function docsRoutes(ctx: ServiceContext, prom: PromMetrics): RouteTable {
-  const openapi = JSON.stringify(buildOpenApi({ publicUrl: ctx.config.publicUrl }))
+/** Swagger UI sets styles through the DOM (allowed) and inlines its icons as data: images. */
+const REFERENCE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ')
+
+/** What the reference page runs once Swagger UI is loaded (an external file, so no inline script). */
+const REFERENCE_INIT = `window.addEventListener('load', function () {
+  window.ui = SwaggerUIBundle({
+    url: '/openapi.json',
+    dom_id: '#swagger-ui',
+    deepLinking: true,
+    validatorUrl: null,
+    tryItOutEnabled: false,
+  })
+})
+`
+
+const REFERENCE_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>erm3 API reference</title>
+<link rel="stylesheet" href="/docs/api/swagger-ui.css">
+</head><body>
+<p style="margin:1rem"><a href="/">erm3</a> · <a href="/openapi.json">openapi.json</a></p>
+<div id="swagger-ui"></div>
+<script src="/docs/api/swagger-ui-bundle.js"></script>
+<script src="/docs/api/erm3-reference.js"></script>
+</body></html>`
+
+type Asset = (typeof API_REFERENCE_ASSETS)[number]
+const ASSET_TYPES: Record<Asset, string> = {
+  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'erm3-reference.js': 'text/javascript; charset=utf-8',
+}
+
+const isAsset = (name: string): name is Asset => Object.hasOwn(ASSET_TYPES, name)
+
+const swaggerDir = () => dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'))
+
+export function docsRoutes({ ctx }: RouteDeps): RouteFile {
   const errors = errorsPage()
   // Read and rendered once, at the first request (a failure is retried by the next one).
   let source: Promise<Buffer> | null = null
@@ -151,32 +199,45 @@ export function docsRoutes(ctx: ServiceContext, prom: PromMetrics): RouteTable {
       .header('Content-Type', 'text/markdown; charset=utf-8')
       .header('X-Content-Type-Options', 'nosniff')
       .send(await markdown())
+  let webhooks: string | null = null
   const billing = billingDoc({
     publicUrl: ctx.config.publicUrl,
     topUpUrl: ctx.config.topUpUrl,
     stripe: ctx.config.stripe !== null,
   })
-  return {
+  const assets = new Map<Asset, string>()
+  const asset = (name: Asset): string => {
+    let body = assets.get(name)
+    if (body === undefined) {
+      body = name === 'erm3-reference.js' ? REFERENCE_INIT : readFileSync(join(swaggerDir(), name), 'utf8')
+      assets.set(name, body)
+    }
+    return body
+  }
+  return routeFile(import.meta.url, {
     getBillingDocs: async (_req, reply) =>
       reply.header('Content-Type', 'text/markdown; charset=utf-8').send(billing),
-    getOpenApi: async (_req, reply) =>
-      reply.header('Content-Type', 'application/json; charset=utf-8').send(openapi),
     getErrorDocs: async (_req, reply) => htmlPage(reply, ERRORS_CSP, errors),
-    getMethodologyDocs: async (req: FastifyRequest, reply) => {
+    getMethodologyDocs: async (req, reply) => {
       reply.header('Vary', 'Accept')
       if (prefersMarkdown(req.headers.accept)) return sendMarkdown(reply)
       return htmlPage(reply, METHODOLOGY_CSP, await rendered())
     },
     getMethodologyMarkdown: async (_req, reply) => sendMarkdown(reply),
-    getPrometheusMetrics: async (req, reply) => {
-      // Operator data (traffic per operation, refusals, process figures): off unless the operator
-      // set a token, then only for its bearer.
-      const token = ctx.config.metricsToken
-      if (token === null)
-        throw new AppError('NOT_FOUND', 'No such endpoint: the operator has not enabled Prometheus metrics')
-      if (!sameSecret(bearerOf(req) ?? '', token))
-        throw new AppError('MISSING_CREDENTIALS', 'Send Authorization: Bearer <METRICS_TOKEN>')
-      return reply.header('Content-Type', prom.registry.contentType).send(await prom.registry.metrics())
+    getWebhookDocs: async (_req, reply) => {
+      webhooks ??= await readFile(WEBHOOKS, 'utf8')
+      return reply.header('Content-Type', 'text/markdown; charset=utf-8').send(webhooks)
     },
-  }
+    getApiReference: async (_req, reply) =>
+      htmlPage(reply.header('Cache-Control', 'public, max-age=3600'), REFERENCE_CSP, REFERENCE_PAGE),
+    getApiReferenceAsset: async (req, reply) => {
+      const name = req.params.asset
+      if (!isAsset(name)) throw new AppError('NOT_FOUND', `No such file of the API reference: ${name}`)
+      return reply
+        .header('Content-Type', ASSET_TYPES[name])
+        .header('Cache-Control', 'public, max-age=3600')
+        .header('X-Content-Type-Options', 'nosniff')
+        .send(asset(name))
+    },
+  })
 }

@@ -1,20 +1,13 @@
-import type { Capability } from '../../contract/pricing.ts'
-import {
-  type FundamentalsQuery,
-  fundamentalsOptions,
-  getFundamentals,
-} from '../../services/analytics/fundamentals.ts'
-import type { ServiceContext } from '../../services/context.ts'
+import { fundamentalsOptions, getFundamentals } from '../../services/analytics/fundamentals.ts'
 import { runMetered } from '../metered.ts'
 import { requirePrincipal } from '../request-state.ts'
-import type { RouteTable } from './types.ts'
+import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
 
 /** GET /fundamentals/{ticker}. */
-export function fundamentalsRoutes(ctx: ServiceContext, priced: (opId: string) => Capability): RouteTable {
-  return {
+export function fundamentalsRoutes({ ctx, priced }: RouteDeps): RouteFile {
+  return routeFile(import.meta.url, {
     getFundamentals: async (req, reply) => {
-      const { ticker } = req.params as { ticker: string }
-      const q = req.query as FundamentalsQuery
+      const q = req.query
       fundamentalsOptions(q) // before metering: a bad option is a free 400
       const env = requirePrincipal(req.principal).environment
       return runMetered(
@@ -22,9 +15,9 @@ export function fundamentalsRoutes(ctx: ServiceContext, priced: (opId: string) =
         req,
         reply,
         priced('getFundamentals'),
-        () => getFundamentals(ctx.models, env, ticker, q),
+        () => getFundamentals(ctx.models, env, req.params.ticker, q),
         { tabular: true },
       )
     },
-  }
+  })
 }

@@ -1,16 +1,30 @@
-import type { Capability } from '../../contract/pricing.ts'
+import { correlationOptions, getCorrelation } from '../../services/analytics/correlation.ts'
 import { metricsSnapshot } from '../../services/analytics/metrics.ts'
-import type { ServiceContext } from '../../services/context.ts'
 import { runMetered } from '../metered.ts'
 import { requirePrincipal } from '../request-state.ts'
-import type { RouteTable } from './types.ts'
+import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
 
-export function metricsRoutes(ctx: ServiceContext, priced: (opId: string) => Capability): RouteTable {
-  return {
+/** GET /metrics/{ticker} and GET /metrics/{ticker}/correlation. */
+export function metricsRoutes({ ctx, priced }: RouteDeps): RouteFile {
+  return routeFile(import.meta.url, {
     getMetrics: async (req, reply) => {
-      const { ticker } = req.params as { ticker: string }
       const env = requirePrincipal(req.principal).environment
-      return runMetered(ctx, req, reply, priced('getMetrics'), () => metricsSnapshot(ctx.models, env, ticker))
+      return runMetered(ctx, req, reply, priced('getMetrics'), () =>
+        metricsSnapshot(ctx.models, env, req.params.ticker),
+      )
     },
-  }
+    getCorrelation: async (req, reply) => {
+      const q = req.query
+      correlationOptions(q) // before metering: a bad option is a free 400
+      const env = requirePrincipal(req.principal).environment
+      return runMetered(
+        ctx,
+        req,
+        reply,
+        priced('getCorrelation'),
+        () => getCorrelation(ctx.models, env, req.params.ticker, q),
+        { tabular: true },
+      )
+    },
+  })
 }

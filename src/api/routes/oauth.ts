@@ -1,6 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ServiceContext } from '../../services/context.ts'
-import type { Page } from '../../services/identity/page.ts'
 import { type Session, verifySession } from '../../services/identity/session.ts'
 import { takeIpToken } from '../../services/limits.ts'
 import {
@@ -12,15 +11,13 @@ import {
   deny,
 } from '../../services/oauth/authorize.ts'
 import { oauthError } from '../../services/oauth/errors.ts'
-import { listGrants, revokeGrant } from '../../services/oauth/grants.ts'
-import { authorizationServerMetadata, protectedResourceMetadata } from '../../services/oauth/metadata.ts'
 import { consentPage, errorPage, signInPage } from '../../services/oauth/pages.ts'
-import { type RegistrationRequest, registerClient } from '../../services/oauth/register.ts'
-import { exchangeToken, revokeToken, type TokenRequest } from '../../services/oauth/token.ts'
+import { registerClient } from '../../services/oauth/register.ts'
+import { exchangeToken, revokeToken } from '../../services/oauth/token.ts'
 import { cookieOf, SESSION_COOKIE } from '../auth-hook.ts'
+import { sendPage } from '../pages.ts'
 import { setRateHeaders } from '../problem.ts'
-import { requireSession, sessionActor } from '../request-state.ts'
-import type { RouteTable } from './types.ts'
+import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
 
 const PARAM_NAMES = [
   'response_type',
@@ -38,19 +35,6 @@ function authorizationParams(raw: unknown): AuthorizationParams {
   const out: AuthorizationParams = {}
   for (const k of PARAM_NAMES) if (typeof src[k] === 'string') out[k] = src[k]
   return out
-}
-
-/** An HTML page of the sign-in and authorization flows: not cached, not framed, under its own CSP. */
-export function sendPage(reply: FastifyReply, page: Page): FastifyReply {
-  return reply
-    .code(page.status)
-    .header('Content-Type', 'text/html; charset=utf-8')
-    .header('Cache-Control', 'no-store')
-    .header('X-Frame-Options', 'DENY')
-    .header('Content-Security-Policy', page.csp)
-    .header('Referrer-Policy', 'no-referrer')
-    .header('X-Content-Type-Options', 'nosniff')
-    .send(page.html)
 }
 
 function redirect(reply: FastifyReply, location: string, status: 302 | 303): FastifyReply {
@@ -92,11 +76,12 @@ function requireForm(req: FastifyRequest): void {
 const noStore = (reply: FastifyReply) =>
   reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache')
 
-export function oauthRoutes(ctx: ServiceContext): RouteTable {
-  return {
+/** /oauth/*: client registration, authorization (pages and consent), token and revocation. */
+export function oauthRoutes({ ctx }: RouteDeps): RouteFile {
+  return routeFile(import.meta.url, {
     oauthRegister: async (req, reply) => {
       setRateHeaders(reply, await takeIpToken(ctx, 'oauthRegister', req.ip))
-      const c = await registerClient(ctx, req.body as RegistrationRequest)
+      const c = await registerClient(ctx, req.body)
       noStore(reply).code(201)
       return {
         client_id: c.clientId,
@@ -120,7 +105,7 @@ export function oauthRoutes(ctx: ServiceContext): RouteTable {
       return sendPage(reply, consentPage(check.request, params, csrf, signedIn.session.email))
     },
     oauthAuthorizeDecision: async (req, reply) => {
-      const body = (req.body ?? {}) as Record<string, unknown>
+      const body = req.body
       const params = authorizationParams(body)
       const check = await checkAuthorization(ctx, params)
       if (check.kind === 'page') return sendPage(reply, errorPage(400, check.message))
@@ -144,32 +129,16 @@ export function oauthRoutes(ctx: ServiceContext): RouteTable {
     oauthToken: async (req, reply) => {
       setRateHeaders(reply, await takeIpToken(ctx, 'oauthToken', req.ip))
       requireForm(req)
-      const tokens = await exchangeToken(ctx, req.body as TokenRequest, req.ip ?? null)
+      const tokens = await exchangeToken(ctx, req.body, req.ip ?? null)
       noStore(reply)
       return tokens
     },
     oauthRevoke: async (req, reply) => {
       setRateHeaders(reply, await takeIpToken(ctx, 'oauthToken', req.ip))
       requireForm(req)
-      await revokeToken(ctx, (req.body as { token?: string }).token, req.ip ?? null)
+      await revokeToken(ctx, req.body.token, req.ip ?? null)
       noStore(reply)
       return {}
     },
-    listOAuthGrants: async (req, reply) => {
-      reply.header('Cache-Control', 'no-store')
-      return listGrants(ctx, requireSession(req.session).accountId)
-    },
-    revokeOAuthGrant: async (req, reply) => {
-      reply.header('Cache-Control', 'no-store')
-      return revokeGrant(ctx, sessionActor(req), (req.params as { client_id: string }).client_id)
-    },
-    getOAuthAuthorizationServerMetadata: async (_req, reply) => {
-      reply.header('Cache-Control', 'public, max-age=300')
-      return authorizationServerMetadata(ctx)
-    },
-    getOAuthProtectedResourceMetadata: async (_req, reply) => {
-      reply.header('Cache-Control', 'public, max-age=300')
-      return protectedResourceMetadata(ctx)
-    },
-  }
+  })
 }

@@ -1,24 +1,20 @@
-import type { Capability } from '../../contract/pricing.ts'
-import type { ServiceContext } from '../../services/context.ts'
 import { recordAudit } from '../../services/identity/audit.ts'
 import { holdingsService, requireHoldingsAccount } from '../../services/plaid/holdings.ts'
 import * as plaid from '../../services/plaid/items.ts'
 import { runMetered } from '../metered.ts'
 import { requirePrincipal, requireSession, sessionActor } from '../request-state.ts'
-import type { RouteTable } from './types.ts'
+import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
 
 /** Plaid linking (session) and GET /plaid/holdings (key, 0.02 per call, never cached). */
-export function plaidRoutes(ctx: ServiceContext, priced: (opId: string) => Capability): RouteTable {
-  return {
+export function plaidRoutes({ ctx, priced }: RouteDeps): RouteFile {
+  return routeFile(import.meta.url, {
     createPlaidLinkToken: async (req, reply) => {
-      const b = (req.body ?? {}) as { item_id?: string }
-      const out = await plaid.createLinkToken(ctx, requireSession(req.session), b.item_id ?? null)
+      const out = await plaid.createLinkToken(ctx, requireSession(req.session), req.body.item_id ?? null)
       reply.code(201).header('Cache-Control', 'no-store')
       return out
     },
     exchangePlaidPublicToken: async (req, reply) => {
-      const b = req.body as { public_token: string; institution_id?: string; institution_name?: string }
-      const item = await plaid.exchangePublicToken(ctx, requireSession(req.session), b)
+      const item = await plaid.exchangePublicToken(ctx, requireSession(req.session), req.body)
       await recordAudit(ctx, sessionActor(req), 'plaid.linked', item.id, {
         plaid_item_id: item.plaid_item_id,
         institution_name: item.institution_name,
@@ -28,7 +24,7 @@ export function plaidRoutes(ctx: ServiceContext, priced: (opId: string) => Capab
     },
     listPlaidItems: async (req) => plaid.listItems(ctx, requireSession(req.session)),
     deletePlaidItem: async (req) => {
-      const id = (req.params as { id: string }).id
+      const id = req.params.id
       const out = await plaid.removeItem(ctx, requireSession(req.session), id)
       await recordAudit(ctx, sessionActor(req), 'plaid.unlinked', id, null)
       return out
@@ -43,5 +39,5 @@ export function plaidRoutes(ctx: ServiceContext, priced: (opId: string) => Capab
         live: true,
       })
     },
-  }
+  })
 }

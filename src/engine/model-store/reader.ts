@@ -294,9 +294,9 @@ export class ModelStore {
     const missing = fields.filter((f) => !known.has(f))
     if (missing.length > 0) {
       const h = await this.history(symbol, missing, t, t + 1)
-      for (const f of missing) known.set(f, h[f][0] as number)
+      for (const f of missing) known.set(f, h[f][0])
     }
-    for (const f of fields) values[f] = known.get(f) as number
+    for (const f of fields) values[f] = known.get(f) as number // every field is known by now (set above)
     return { t, values }
   }
 

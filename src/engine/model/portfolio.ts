@@ -14,7 +14,7 @@ export function sampleCovariance(
   const days: number[] = []
   for (let t = from; t < to; t++) {
     let ok = true
-    for (let j = 0; j < n && ok; j++) ok = !Number.isNaN((series[j] as Float64Array)[t] as number)
+    for (let j = 0; j < n && ok; j++) ok = !Number.isNaN((series[j] as Float64Array)[t])
     if (ok) days.push(t)
   }
   const cov = new Float64Array(n * n)
@@ -24,20 +24,20 @@ export function sampleCovariance(
   for (let j = 0; j < n; j++) {
     const s = series[j] as Float64Array
     let acc = 0
-    for (const t of days) acc += s[t] as number
+    for (const t of days) acc += s[t]
     mean[j] = acc / m
   }
   const dev = new Float64Array(n)
   for (const t of days) {
-    for (let j = 0; j < n; j++) dev[j] = ((series[j] as Float64Array)[t] as number) - (mean[j] as number)
+    for (let j = 0; j < n; j++) dev[j] = (series[j] as Float64Array)[t] - mean[j]
     for (let a = 0; a < n; a++) {
-      const da = dev[a] as number
-      for (let b = a; b < n; b++) cov[a * n + b] = (cov[a * n + b] as number) + da * (dev[b] as number)
+      const da = dev[a]
+      for (let b = a; b < n; b++) cov[a * n + b] = cov[a * n + b] + da * dev[b]
     }
   }
   for (let a = 0; a < n; a++)
     for (let b = a; b < n; b++) {
-      const v = (cov[a * n + b] as number) / (m - 1)
+      const v = cov[a * n + b] / (m - 1)
       cov[a * n + b] = v
       cov[b * n + a] = v
     }
@@ -53,7 +53,7 @@ export function sampleVariance(
   let n = 0
   let sum = 0
   for (let t = from; t < to; t++) {
-    const v = x[t] as number
+    const v = x[t]
     if (Number.isNaN(v)) continue
     n++
     sum += v
@@ -62,7 +62,7 @@ export function sampleVariance(
   const mean = sum / n
   let ss = 0
   for (let t = from; t < to; t++) {
-    const v = x[t] as number
+    const v = x[t]
     if (!Number.isNaN(v)) ss += (v - mean) * (v - mean)
   }
   return { variance: ss / (n - 1), n }
@@ -74,7 +74,7 @@ export function matVec(s: Float64Array, x: Float64Array): Float64Array {
   const out = new Float64Array(n)
   for (let a = 0; a < n; a++) {
     let acc = 0
-    for (let b = 0; b < n; b++) acc += (s[a * n + b] as number) * (x[b] as number)
+    for (let b = 0; b < n; b++) acc += s[a * n + b] * x[b]
     out[a] = acc
   }
   return out
@@ -82,7 +82,7 @@ export function matVec(s: Float64Array, x: Float64Array): Float64Array {
 
 export function dot(x: ArrayLike<number>, y: ArrayLike<number>): number {
   let acc = 0
-  for (let i = 0; i < x.length; i++) acc += (x[i] as number) * (y[i] as number)
+  for (let i = 0; i < x.length; i++) acc += x[i] * y[i]
   return acc
 }
 
@@ -117,13 +117,13 @@ export function compoundStrips(s: Strips): {
   let pmsu = 1
   let pg = 1
   for (let t = 0; t < s.gross.length; t++) {
-    const m = s.market[t] as number
-    const ms = m + (s.sector[t] as number)
-    const msu = ms + (s.subsector[t] as number)
+    const m = s.market[t]
+    const ms = m + s.sector[t]
+    const msu = ms + s.subsector[t]
     pm *= 1 + m
     pms *= 1 + ms
     pmsu *= 1 + msu
-    pg *= 1 + (s.gross[t] as number)
+    pg *= 1 + s.gross[t]
   }
   return {
     gross: pg - 1,
@@ -147,7 +147,7 @@ export function cumulativeAndDrawdown(r: ArrayLike<number>): {
   let peak = 1
   let maxDrawdown = 0
   for (let t = 0; t < r.length; t++) {
-    level *= 1 + (r[t] as number)
+    level *= 1 + r[t]
     if (level > peak) peak = level
     cumulative[t] = level - 1
     const dd = level / peak - 1

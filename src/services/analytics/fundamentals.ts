@@ -180,13 +180,13 @@ export async function betaReader(
     const t = tOf.get(periodEnd)
     if (t === undefined || !h || !universe) return { ...none, source: 'none' }
     const k = t - from
-    const market = num(h.l1_mkt_beta[k] as number)
+    const market = num(h.l1_mkt_beta[k])
     if (market === null) return { ...none, source: 'none' }
     const source: BetaSource = universe[k] ? 'in-universe' : 'out-of-universe'
     return {
       market,
-      sector: num(h.l2_sec_beta[k] as number),
-      subsector: num(h.l3_sub_beta[k] as number),
+      sector: num(h.l2_sec_beta[k]),
+      subsector: num(h.l3_sub_beta[k]),
       source,
     }
   }
@@ -225,7 +225,7 @@ export async function getFundamentals(
   const store = models.store(env)
   const r = resolveTicker(store, rawTicker)
   const meta = store.symbols[r.index]
-  const dataAsOf = parseIsoDay(store.dataAsOf) as number
+  const dataAsOf = parseIsoDay(store.dataAsOf) as number // a loaded store's date is valid ISO
   const asOf = Number.isFinite(o.asOf) ? o.asOf : dataAsOf
   const asOfIso = isoFromDay(asOf)
   const cik = meta?.cik ?? null

@@ -36,7 +36,7 @@ export type L3Monthly = {
 export function monthEnds(calendar: Int32Array, from: number, to: number): number[] {
   const out: number[] = []
   for (let t = from; t < to; t++) {
-    const last = t === to - 1 || monthOf(calendar[t] as number) !== monthOf(calendar[t + 1] as number)
+    const last = t === to - 1 || monthOf(calendar[t]) !== monthOf(calendar[t + 1])
     if (last) out.push(t)
   }
   return out

@@ -225,6 +225,7 @@ function cachedDay(store: ModelStore, t: number): Promise<RankDay[]> {
   computing.catch(() => {
     if (cache.get(t) === computing) cache.delete(t)
   })
+  // Not empty (size > DAY_CACHE): the first key, the oldest, exists.
   while (lru.size > DAY_CACHE) lru.delete(lru.keys().next().value as number)
   return computing
 }

@@ -60,8 +60,8 @@ export async function tickerReturns(
     if (isEtf) {
       data[k] = {
         date: ds[k] as string,
-        returns_gross: nul(ret[k] as number),
-        price_close: nul(px[k] as number),
+        returns_gross: nul(ret[k]),
+        price_close: nul(px[k]),
       }
       continue
     }
@@ -74,18 +74,18 @@ export async function tickerReturns(
       Float64Array,
       Float64Array,
     ]
-    if (!Number.isNaN(re[k] as number)) populated++
+    if (!Number.isNaN(re[k])) populated++
     data[k] = {
       date: ds[k] as string,
-      returns_gross: nul(ret[k] as number),
-      price_close: nul(px[k] as number),
-      l3_mkt_hr: nul(mh[k] as number),
-      l3_sec_hr: nul(sh[k] as number),
-      l3_sub_hr: nul(uh[k] as number),
-      l3_mkt_er: nul(me[k] as number),
-      l3_sec_er: nul(se[k] as number),
-      l3_sub_er: nul(ue[k] as number),
-      l3_res_er: nul(re[k] as number),
+      returns_gross: nul(ret[k]),
+      price_close: nul(px[k]),
+      l3_mkt_hr: nul(mh[k]),
+      l3_sec_hr: nul(sh[k]),
+      l3_sub_hr: nul(uh[k]),
+      l3_mkt_er: nul(me[k]),
+      l3_sec_er: nul(se[k]),
+      l3_sub_er: nul(ue[k]),
+      l3_res_er: nul(re[k]),
     }
   }
   let sectorEtf: string | null = null

@@ -40,13 +40,13 @@ export async function historyWindow(
   const life = await store.listedLife(symbol)
   const end = life.last
   if (end < 0) return { from: 0, to: 0, price, returns, range: null }
-  const cutoff = yearsBefore(store.calendar[end] as number, years)
+  const cutoff = yearsBefore(store.calendar[end], years)
   let lo = 0
   let hi = end
   // First calendar index with a day after the cutoff (the calendar is sorted ascending).
   while (lo < hi) {
     const mid = (lo + hi) >> 1
-    if ((store.calendar[mid] as number) > cutoff) hi = mid
+    if (store.calendar[mid] > cutoff) hi = mid
     else lo = mid + 1
   }
   const from = Math.max(lo, life.first)
@@ -55,6 +55,6 @@ export async function historyWindow(
     to: end + 1,
     price,
     returns,
-    range: [isoFromDay(store.calendar[from] as number), isoFromDay(store.calendar[end] as number)],
+    range: [isoFromDay(store.calendar[from]), isoFromDay(store.calendar[end])],
   }
 }

@@ -137,7 +137,7 @@ const idOf = (v: unknown): string | null =>
       ? ((v as Obj).id as string)
       : null
 const cents = (v: unknown): number | null =>
-  Number.isSafeInteger(v) && (v as number) >= 0 ? (v as number) : null
+  typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : null
 const metaAccount = (o: Obj): string | null => {
   const m = o.metadata
   const v = m && typeof m === 'object' ? (m as Obj)[ACCOUNT_METADATA] : undefined

@@ -181,7 +181,7 @@ function readFact(x: unknown, where: string, concept: string, source: FactSource
     if (d === null) throw new Error(`${where}: ${key} must be an ISO date (got ${JSON.stringify(v)})`)
     return d
   }
-  const end = day('end', true) as number
+  const end = day('end', true) as number // required: day() throws rather than answer null
   const start = day('start', false)
   // SEC's own files always carry `filed`; a converted file may not: the fact then counts as
   // public 45 days after its period end (docs/methodology.md §13, filed_date_source approx).

@@ -38,12 +38,13 @@ export function fiscalYears(raw: RawCompany): FiscalYear[] {
   for (const cf of raw.concepts.values())
     for (const f of cf.durations) {
       all.push(f)
-      const days = spanDays(f.start as number, f.end)
+      const start = f.start as number // a duration fact always has a start (only instants have none)
+      const days = spanDays(start, f.end)
       if (days >= 350 && days <= MAX_YEAR_DAYS) {
-        startSet.add(f.start as number)
+        startSet.add(start)
         startSet.add(f.end + 1)
-      } else if (days >= 170 && days <= 290) startSet.add(f.start as number)
-      else if (ownFirstQuarter(f, days)) startSet.add(f.start as number)
+      } else if (days >= 170 && days <= 290) startSet.add(start)
+      else if (ownFirstQuarter(f, days)) startSet.add(start)
     }
   const starts = [...startSet].sort((a, b) => a - b)
   // votes[slot] = end day → number of facts
@@ -56,7 +57,7 @@ export function fiscalYears(raw: RawCompany): FiscalYear[] {
     if (days > MAX_YEAR_DAYS) continue
     const n = Math.round(days / QUARTER_DAYS)
     if (n < 1 || n > 4 || Math.abs(days - n * QUARTER_DAYS) > SLOT_TOLERANCE_DAYS) continue
-    const own = spanDays(f.start as number, f.end)
+    const own = spanDays(f.start as number, f.end) // `all` holds duration facts only: start is set
     // The fact must itself span one quarter or run from the fiscal-year start.
     if (f.start !== S && !(own >= 80 && own <= 100)) continue
     const key = `${S}:${n}`

@@ -175,7 +175,7 @@ function quarterVersions(
   const versions: QuarterVersion[] = []
   const sorted = [...dates].filter((d) => d >= firstFiled).sort((a, b) => a - b)
   for (const d of sorted) {
-    const next = evaluate(raw, y, fq, d)
+    const next = evaluate(raw, y, fq, end, d)
     const prev = versions.at(-1)
     if (!prev) {
       versions.push(next)
@@ -209,7 +209,13 @@ interface Part {
   part: string
 }
 
-function evaluate(raw: RawCompany, y: FiscalYear, fq: 1 | 2 | 3 | 4, asOf: number): QuarterVersion {
+function evaluate(
+  raw: RawCompany,
+  y: FiscalYear,
+  fq: 1 | 2 | 3 | 4,
+  end: number,
+  asOf: number,
+): QuarterVersion {
   const values = {} as Record<FundamentalField, number>
   const facts: Partial<Record<FundamentalField, SecFact[]>> = {}
   for (const field of DURATION_FIELDS) {
@@ -217,7 +223,6 @@ function evaluate(raw: RawCompany, y: FiscalYear, fq: 1 | 2 | 3 | 4, asOf: numbe
     values[field] = p ? p.value : Number.NaN
     if (p) facts[field] = p.facts
   }
-  const end = y.ends[fq] as number
   for (const field of INSTANT_FIELDS) {
     const p = pickField(raw, field, (cf) => {
       const f = latestAsOf(cf.instantByEnd.get(end), asOf)

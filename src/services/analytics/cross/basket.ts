@@ -113,6 +113,7 @@ export async function residualReversionBasket(
   }
   const inc = rows.filter((r) => r.included)
   const gross = inc.reduce((s, r) => s + Math.abs(r.weight), 0)
+  // An included row has a z-score (a null one gives the row a reason).
   const aggregate = gross > 0 ? inc.reduce((s, r) => s + r.weight * (r.z as number), 0) / gross : null
   const histogram = (key: 'decile' | 'quality_quintile', n: number) =>
     Array.from({ length: n }, (_, k) => {

@@ -83,7 +83,7 @@ export async function loadHolding(
     store.latest(index, STATE),
   ])
   const state = Object.fromEntries(
-    STATE.map((f) => [f, latest.t === T ? (latest.values[f] as number) : Number.NaN]),
+    STATE.map((f) => [f, latest.t === T ? latest.values[f] : Number.NaN]),
   ) as Holding['state']
   const main = Object.fromEntries(
     MAIN_SERIES.map((f) => [f, Float64Array.from(h[f] as ArrayLike<number>)]),
@@ -93,9 +93,9 @@ export async function loadHolding(
   let needL1 = Number.isNaN(state.l2_mkt_hr) && !Number.isNaN(state.l1_mkt_hr)
   let needL2 = Number.isNaN(state.l3_mkt_hr) && !Number.isNaN(state.l2_mkt_hr)
   for (let t = 0; t < main.l1_fr.length && !(needL1 && needL2); t++) {
-    if (Number.isNaN(main.l1_fr[t] as number)) continue
-    if (Number.isNaN(main.l2_fr[t] as number)) needL1 = true
-    else if (Number.isNaN(main.l3_fr[t] as number)) needL2 = true
+    if (Number.isNaN(main.l1_fr[t])) continue
+    if (Number.isNaN(main.l2_fr[t])) needL1 = true
+    else if (Number.isNaN(main.l3_fr[t])) needL2 = true
   }
   const extra: ('l1_rr' | 'l2_rr')[] = []
   if (needL1) extra.push('l1_rr')
@@ -168,11 +168,11 @@ export async function loadHolding(
  */
 export function attributeDay(h: Holding, t: number, out: Float64Array): boolean {
   const s = h.series
-  const r = s.returns_gross[t] as number
+  const r = s.returns_gross[t]
   if (Number.isNaN(r)) return false
-  const f1 = s.l1_fr[t] as number
-  const f2 = s.l2_fr[t] as number
-  const f3 = s.l3_fr[t] as number
+  const f1 = s.l1_fr[t]
+  const f2 = s.l2_fr[t]
+  const f3 = s.l3_fr[t]
   out.fill(0)
   if (Number.isNaN(f1)) {
     out[3] = r
@@ -180,15 +180,15 @@ export function attributeDay(h: Holding, t: number, out: Float64Array): boolean 
   }
   out[0] = f1
   if (Number.isNaN(f2)) {
-    out[3] = s.l1_rr[t] as number
+    out[3] = s.l1_rr[t]
     return true
   }
   out[1] = f2
   if (Number.isNaN(f3)) {
-    out[3] = s.l2_rr[t] as number
+    out[3] = s.l2_rr[t]
     return true
   }
   out[2] = f3
-  out[3] = s.l3_rr[t] as number
+  out[3] = s.l3_rr[t]
   return true
 }

@@ -169,16 +169,14 @@ export async function snapshotService(
     const w = p.weight
     for (let t = 0; t < days; t++) {
       if (!attributeDay(p.holding, t, part)) continue
-      strips.gross[t] += w * (p.holding.series.returns_gross[t] as number)
-      strips.market[t] += w * (part[0] as number)
-      strips.sector[t] += w * (part[1] as number)
-      strips.subsector[t] += w * (part[2] as number)
-      strips.residual[t] += w * (part[3] as number)
+      strips.gross[t] += w * p.holding.series.returns_gross[t]
+      strips.market[t] += w * part[0]
+      strips.sector[t] += w * part[1]
+      strips.subsector[t] += w * part[2]
+      strips.residual[t] += w * part[3]
     }
   }
-  const systematic = strips.market.map(
-    (m, t) => m + (strips.sector[t] as number) + (strips.subsector[t] as number),
-  )
+  const systematic = strips.market.map((m, t) => m + strips.sector[t] + strips.subsector[t])
   const dates = Array.from({ length: days }, (_, k) => store.date(from + k))
   const path = cumulativeAndDrawdown(strips.gross)
   const realized = sampleVariance(strips.gross, 0, days)
@@ -186,12 +184,13 @@ export async function snapshotService(
   if (benchmark) {
     const ret = new Float64Array(days)
     for (const c of benchmark.components) {
+      // A benchmark's ETFs were added to the space with it, above.
       const series =
         c.asset_type === 'etf'
           ? (etfReturns[space.index.get(c.ticker) as number] as Float64Array)
           : (holdings.get(store.resolve(c.ticker)) as Holding).series.returns_gross
       for (let t = 0; t < days; t++) {
-        const r = series[t] as number
+        const r = series[t]
         if (!Number.isNaN(r)) ret[t] += c.weight * r
       }
     }
@@ -206,7 +205,7 @@ export async function snapshotService(
   const recommended = new Float64Array(n)
   for (const p of covered) {
     const v = space.vector(p.holding.recommended, p.weight)
-    for (let j = 0; j < n; j++) recommended[j] = (recommended[j] as number) + (v[j] as number)
+    for (let j = 0; j < n; j++) recommended[j] = recommended[j] + v[j]
   }
   const figures = riskFigures(portfolioRisk)
   const benchmarkId = benchmark?.id ?? null
@@ -256,7 +255,7 @@ export async function snapshotService(
     systematic_share: figures.variance_decomposition.systematic,
     dominant_drivers: dominantDrivers(space, etfContrib, euler?.residual ?? null, covered, contributionOf),
     top_exposures: space.etfs
-      .map((etf, j) => ({ etf, role: etfRole(etf), hr: hp[2][j] as number }))
+      .map((etf, j) => ({ etf, role: etfRole(etf), hr: hp[2][j] }))
       .filter((x) => x.hr !== 0)
       .sort((a, b) => Math.abs(b.hr) - Math.abs(a.hr))
       .slice(0, 5),
@@ -269,7 +268,7 @@ export async function snapshotService(
       })),
       etfs: space.etfs.map((etf, j) => ({
         etf,
-        exposure: hp[2][j] as number,
+        exposure: hp[2][j],
         ...(etfContrib[j] ?? NULL_CONTRIBUTION),
       })),
       residual: euler?.residual ?? NULL_CONTRIBUTION,
@@ -296,7 +295,7 @@ export async function snapshotService(
       ? {
           benchmark_return: Array.from(benchSeries.ret),
           benchmark_cumulative_return: Array.from(benchSeries.cum),
-          active_return: Array.from(strips.gross, (g, t) => g - (benchSeries.ret[t] as number)),
+          active_return: Array.from(strips.gross, (g, t) => g - benchSeries.ret[t]),
         }
       : {}),
   }

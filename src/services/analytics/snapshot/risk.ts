@@ -24,6 +24,7 @@ export class EtfSpace {
   }
   vector(legs: readonly Leg[], scale = 1): Float64Array {
     const v = new Float64Array(this.etfs.length)
+    // Every leg's ETF was add()ed to the space before any vector is built.
     for (const l of legs) v[this.index.get(l.etf) as number] += scale * l.hr
     return v
   }
@@ -79,7 +80,7 @@ export function bookExposures(
     for (let k = 0; k < 3; k++) {
       const hk = h[k] as Float64Array
       const bk = m.exposures[k] as Float64Array
-      for (let j = 0; j < n; j++) hk[j] = (hk[j] as number) + m.weight * (bk[j] as number)
+      for (let j = 0; j < n; j++) hk[j] = hk[j] + m.weight * bk[j]
     }
   return h
 }
@@ -147,15 +148,13 @@ export function eulerContributions(
   const members_ = members.map((m) =>
     contribution(m.weight, dot(m.exposures[2], sh) + m.weight * m.residualVar),
   )
-  const etfs = Array.from(h3, (x, j) => contribution(x, sh[j] as number))
+  const etfs = Array.from(h3, (x, j) => contribution(x, sh[j]))
   const residual: Contribution =
     V > 0 ? { marginal: null, component: scale * r.d, percent: r.d / V } : NULL_CONTRIBUTION
   const standalone = members.map((m) =>
     Math.sqrt(ANN * (dot(m.exposures[2], matVec(cov, m.exposures[2])) + m.residualVar)),
   )
   const diversification =
-    V > 0
-      ? members.reduce((a, m, i) => a + m.weight * (standalone[i] as number), 0) / Math.sqrt(ANN * V)
-      : null
+    V > 0 ? members.reduce((a, m, i) => a + m.weight * standalone[i], 0) / Math.sqrt(ANN * V) : null
   return { members: members_, etfs, residual, standalone, diversification }
 }

@@ -32,7 +32,7 @@ export interface Position {
 
 export const hedgeList = (space: EtfSpace, v: Float64Array) =>
   space.etfs
-    .map((etf, j) => ({ etf, hr: v[j] as number, role: etfRole(etf) }))
+    .map((etf, j) => ({ etf, hr: v[j], role: etfRole(etf) }))
     .filter((x) => x.hr !== 0 || x.role === 'market')
     .sort((a, b) => roleOrder[a.role] - roleOrder[b.role] || Math.abs(b.hr) - Math.abs(a.hr))
     .map(({ etf, hr }) => ({ etf, hr }))
@@ -52,9 +52,10 @@ export function etfMember(space: EtfSpace, etf: string, weight: number, cov: Flo
   const self = space.vector([{ etf, role: etfRole(etf), hr: 1 }])
   let l1 = self
   if (etf !== MARKET_ETF) {
+    // Both are in the space: a benchmark's ETFs and the market ETF are added with the benchmark.
     const s = space.index.get(etf) as number
     const m = space.index.get(MARKET_ETF) as number
-    const beta = (cov[s * n + m] as number) / (cov[m * n + m] as number)
+    const beta = cov[s * n + m] / cov[m * n + m]
     l1 = space.vector([{ etf: MARKET_ETF, role: 'market', hr: Number.isFinite(beta) ? beta : Number.NaN }])
   }
   return { key: etf, weight, exposures: [l1, self, self], residualVar: 0 }
@@ -115,8 +116,8 @@ export function hedgeEffectiveness(
   days: number,
 ) {
   const gross = sampleVariance(strips.gross, 0, days).variance
-  const l1 = strips.gross.map((g, t) => g - (strips.market[t] as number))
-  const l2 = l1.map((x, t) => x - (strips.sector[t] as number))
+  const l1 = strips.gross.map((g, t) => g - strips.market[t])
+  const l2 = l1.map((x, t) => x - strips.sector[t])
   const level = (r: Float64Array) => {
     const v = sampleVariance(r, 0, days).variance
     return { residual_vol_ann: annualVol(v), variance_reduction: gross > 0 && v >= 0 ? 1 - v / gross : null }
@@ -155,9 +156,9 @@ export function activeBlock(
     }),
     active_exposures: space.etfs.map((etf, j) => ({
       etf,
-      portfolio: p.h[2][j] as number,
-      benchmark: b.h[2][j] as number,
-      active: a.h[2][j] as number,
+      portfolio: p.h[2][j],
+      benchmark: b.h[2][j],
+      active: a.h[2][j],
     })),
   }
 }

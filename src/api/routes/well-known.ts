@@ -1,14 +1,15 @@
 import type { FastifyReply } from 'fastify'
-import type { ServiceContext } from '../../services/context.ts'
 import { createDiscovery } from '../../services/discovery/index.ts'
-import type { RouteTable } from './types.ts'
+import { authorizationServerMetadata, protectedResourceMetadata } from '../../services/oauth/metadata.ts'
+import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
 
 /** Static per configuration: any cache may keep them for an hour. */
 const cacheable = (reply: FastifyReply) => reply.header('Cache-Control', 'public, max-age=3600')
 
-export function discoveryRoutes(ctx: ServiceContext): RouteTable {
+/** /.well-known/*: the discovery documents (GET /llms.txt is in llms.ts) and the OAuth metadata. */
+export function wellKnownRoutes({ ctx }: RouteDeps): RouteFile {
   const d = createDiscovery(ctx)
-  return {
+  return routeFile(import.meta.url, {
     getAgentManifest: async (_req, reply) => {
       cacheable(reply)
       return d.agentManifest
@@ -25,7 +26,13 @@ export function discoveryRoutes(ctx: ServiceContext): RouteTable {
       cacheable(reply)
       return d.disclosure()
     },
-    getLlmsTxt: async (_req, reply) =>
-      cacheable(reply).header('Content-Type', 'text/plain; charset=utf-8').send(d.llmsTxt),
-  }
+    getOAuthAuthorizationServerMetadata: async (_req, reply) => {
+      reply.header('Cache-Control', 'public, max-age=300')
+      return authorizationServerMetadata(ctx)
+    },
+    getOAuthProtectedResourceMetadata: async (_req, reply) => {
+      reply.header('Cache-Control', 'public, max-age=300')
+      return protectedResourceMetadata(ctx)
+    },
+  })
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { FastifyReply } from 'fastify'
 import { AppError } from '../../platform/errors.ts'
-import type { RouteTable } from './types.ts'
+import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
 
 /**
  * GET /app and /app/assets/{asset}: the built dashboard from dist/web (read once at start). The
@@ -73,10 +73,10 @@ function secure(reply: FastifyReply, csp: string): FastifyReply {
     .header('Cross-Origin-Opener-Policy', 'same-origin')
 }
 
-export function webRoutes(plaidEnv: 'sandbox' | 'production' | null = null): RouteTable {
+export function appRoutes({ ctx }: RouteDeps): RouteFile {
   const built = load(WEB_DIST)
-  const csp = appCsp(plaidEnv)
-  return {
+  const csp = appCsp(ctx.config.plaid?.env ?? null)
+  return routeFile(import.meta.url, {
     getApp: async (_req, reply) => {
       if (!built)
         throw new AppError(
@@ -89,7 +89,7 @@ export function webRoutes(plaidEnv: 'sandbox' | 'production' | null = null): Rou
         .send(built.index)
     },
     getAppAsset: async (req, reply) => {
-      const name = (req.params as { asset: string }).asset
+      const name = req.params.asset
       const a = built?.assets.get(name)
       if (!a) throw new AppError('NOT_FOUND', `No such dashboard file: ${name}`)
       return secure(reply, csp)
@@ -97,5 +97,5 @@ export function webRoutes(plaidEnv: 'sandbox' | 'production' | null = null): Rou
         .header('Cache-Control', 'public, max-age=31536000, immutable')
         .send(a.body)
     },
-  }
+  })
 }

@@ -1,0 +1,16 @@
+import { decompose } from '../../services/analytics/decompose.ts'
+import { runMetered } from '../metered.ts'
+import { requirePrincipal } from '../request-state.ts'
+import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
+
+/** POST /decompose (POST /v4/decompose is in v4.ts). */
+export function decomposeRoutes({ ctx, priced }: RouteDeps): RouteFile {
+  return routeFile(import.meta.url, {
+    decompose: async (req, reply) => {
+      const env = requirePrincipal(req.principal).environment
+      return runMetered(ctx, req, reply, priced('decompose'), () =>
+        decompose(ctx.models, env, req.body.ticker, ctx.log),
+      )
+    },
+  })
+}

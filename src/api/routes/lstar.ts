@@ -1,0 +1,22 @@
+import { getLstar } from '../../services/analytics/lstar.ts'
+import { runMetered } from '../metered.ts'
+import { requirePrincipal } from '../request-state.ts'
+import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
+
+/** GET /lstar. */
+export function lstarRoutes({ ctx, priced }: RouteDeps): RouteFile {
+  return routeFile(import.meta.url, {
+    getLstar: async (req, reply) => {
+      const q = req.query
+      const env = requirePrincipal(req.principal).environment
+      return runMetered(
+        ctx,
+        req,
+        reply,
+        priced('getLstar'),
+        () => getLstar(ctx.models, env, q.ticker, q.years, q.threshold),
+        { tabular: true },
+      )
+    },
+  })
+}
