@@ -25,6 +25,12 @@ export const LAYER_RULES: Record<string, readonly string[]> = {
 /** Layers that must not touch Node built-ins (pure, portable, deterministic). */
 const PURE_LAYERS = new Set(['model'])
 
+/**
+ * Modules of platform/ that every layer may import, the pure ones included: constants shared by
+ * all layers (the metric names), with no imports of their own (checkTree verifies that).
+ */
+const SHARED_CONSTANTS = new Set([join('platform', 'metric-fields.ts')])
+
 const IMPORT_RE =
   /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|(?:^|[\s;(])import\s*\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s*['"]([^'"]+)['"]/gm
 
@@ -52,7 +58,11 @@ export function checkFile(srcRoot: string, file: string, text: string): Violatio
       const target = layerOf(srcRoot, resolve(dirname(file), spec))
       if (target === null) {
         out.push({ file, line, message: `imports ${spec}, outside src/` })
-      } else if (target !== own && !(LAYER_RULES[own] ?? []).includes(target)) {
+      } else if (
+        target !== own &&
+        !(LAYER_RULES[own] ?? []).includes(target) &&
+        !SHARED_CONSTANTS.has(relative(srcRoot, resolve(dirname(file), spec)))
+      ) {
         out.push({ file, line, message: `${own}/ may not import ${target}/ (${spec})` })
       }
     } else if (PURE_LAYERS.has(own) && (spec.startsWith('node:') || isBuiltin(spec))) {
@@ -92,7 +102,13 @@ function walk(dir: string, files: string[] = []): string[] {
 }
 
 export function checkTree(srcRoot: string): Violation[] {
-  return walk(srcRoot).flatMap((f) => checkFile(srcRoot, f, readFileSync(f, 'utf8')))
+  const out = walk(srcRoot).flatMap((f) => checkFile(srcRoot, f, readFileSync(f, 'utf8')))
+  for (const rel of SHARED_CONSTANTS) {
+    const file = join(srcRoot, rel)
+    if ([...readFileSync(file, 'utf8').matchAll(IMPORT_RE)].length > 0)
+      out.push({ file, line: 1, message: 'a shared constants module may import nothing' })
+  }
+  return out
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -25,6 +25,8 @@ test('forbidden imports are caught with file and line', () => {
       [3, 'model/ may not import api/ (../api/server.ts)'],
     ],
   )
+  // The shared metric names are the one platform/ module the pure model may import.
+  assert.deepEqual(checkFile(src, file, "import { LEVEL_FIELDS } from '../platform/metric-fields.ts'\n"), [])
   const dyn = checkFile(src, join(src, 'data', 'y.ts'), "const m = await import('../services/z.ts')")
   assert.equal(dyn.length, 1)
   assert.deepEqual(
