@@ -56,7 +56,7 @@ export interface ServerConfig {
   plaid: PlaidConfig | null
 }
 
-export interface HttpEdgeConfig {
+interface HttpEdgeConfig {
   headersTimeoutMs: number
   requestTimeoutMs: number
   keepAliveTimeoutMs: number
@@ -646,7 +646,7 @@ export const CONFIG_VARS = {
   }),
 } satisfies Record<string, ConfigVar<unknown>>
 
-export type ConfigVarName = keyof typeof CONFIG_VARS
+type ConfigVarName = keyof typeof CONFIG_VARS
 type Values = { [K in ConfigVarName]: (typeof CONFIG_VARS)[K]['default'] }
 
 /** What went wrong, all of it, and which variables failed to parse. */

@@ -15,9 +15,9 @@ import { resolveTicker } from './tickers.ts'
  * in its residual (METHODOLOGY-facing docs: /docs/methodology), and the rest; `style_factors`
  * says which style ETFs took part. Neither part is hedgeable with the factor ETFs.
  */
-export const STYLE_ROLE = 'diagnostic'
+const STYLE_ROLE = 'diagnostic'
 /** The handler warns (and still answers) when the four L3 ERs stray this far from 1. */
-export const ER_SUM_TOLERANCE = 0.05
+const ER_SUM_TOLERANCE = 0.05
 
 const FIELDS = [
   ...LEVEL_FIELDS,

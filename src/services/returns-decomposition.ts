@@ -15,7 +15,7 @@ import { historyWindow } from './window.ts'
 
 /** GET /returns-decomposition (spec §2.7, METHODOLOGY §6): the stored daily decomposition. */
 
-export const DECOMPOSITION_KEYS = [
+const DECOMPOSITION_KEYS = [
   'l1_cfr',
   'l1_fr',
   'l1_rr',

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
 /** A route adapter: parse, authorise (done by hooks), call one service, serialise. */
-export type Handler = (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>
+type Handler = (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>
 export type RouteTable = Record<string, Handler>

@@ -35,7 +35,7 @@ export const metricsV3Schema = Type.Object(
 
 const levelEnum = Nullable(Type.Union([Type.Literal('L1'), Type.Literal('L2'), Type.Literal('L3')]))
 
-export const levelHedgeSnapshotSchema = Type.Object(
+const levelHedgeSnapshotSchema = Type.Object(
   {
     market_hr: NullableNumber,
     sector_hr: NullableNumber,

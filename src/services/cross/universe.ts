@@ -33,7 +33,7 @@ async function hasDollarVolume(store: ModelStore): Promise<boolean> {
   return has
 }
 
-export interface MemberRow {
+interface MemberRow {
   ticker: string
   symbol: string
   rank: number
