@@ -75,6 +75,12 @@ export const ANALYTICS_FORBIDDEN = ['account', 'billing', 'identity', 'oauth', '
 /** engine/model imports no package and no Node built-in: pure, portable, deterministic. */
 const PURE_UNITS = new Set(['engine/model'])
 
+/**
+ * Modules of platform/ that every layer may import, the pure ones included: constants shared by
+ * all layers (the metric names), with no imports of their own (checkTree verifies that).
+ */
+const SHARED_CONSTANTS = new Set([join('platform', 'metric-fields.ts')])
+
 const IMPORT_RE =
   /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|(?:^|[\s;(])import\s*\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s*['"]([^'"]+)['"]/gm
 
@@ -146,7 +152,9 @@ export function checkFile(srcRoot: string, file: string, text: string): Violatio
     if (!spec) continue
     const line = text.slice(0, (m.index ?? 0) + m[0].indexOf(spec)).split('\n').length
     if (spec.startsWith('.')) {
-      const target = unitOf(srcRoot, resolve(dirname(file), spec))
+      const path = resolve(dirname(file), spec)
+      if (SHARED_CONSTANTS.has(relative(srcRoot, path))) continue
+      const target = unitOf(srcRoot, path)
       const why = target === null ? `imports ${spec}, outside src/` : forbidden(own, target)
       if (why) out.push({ file, line, message: target === null ? why : `${why} (${spec})` })
     } else if (PURE_UNITS.has(own.unit) && isBare(spec)) {
@@ -176,7 +184,13 @@ function walk(dir: string, files: string[] = []): string[] {
 }
 
 export function checkTree(srcRoot: string): Violation[] {
-  return walk(srcRoot).flatMap((f) => checkFile(srcRoot, f, readFileSync(f, 'utf8')))
+  const out = walk(srcRoot).flatMap((f) => checkFile(srcRoot, f, readFileSync(f, 'utf8')))
+  for (const rel of SHARED_CONSTANTS) {
+    const file = join(srcRoot, rel)
+    if ([...readFileSync(file, 'utf8').matchAll(IMPORT_RE)].length > 0)
+      out.push({ file, line: 1, message: 'a shared constants module may import nothing' })
+  }
+  return out
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

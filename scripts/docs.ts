@@ -26,6 +26,7 @@ import {
 } from '../src/contract/methodology.ts'
 import { headingSlug } from '../src/platform/markdown.ts'
 import { MODEL_VERSION } from '../src/platform/model-version.ts'
+import { CONFIG_DOC, renderConfigTable } from './docs-config.ts'
 
 export interface GeneratedBlock {
   /** Repository-relative path of the Markdown file. */
@@ -64,6 +65,7 @@ function methodologyContentsBlock(): string {
 export const GENERATED_BLOCKS: GeneratedBlock[] = [
   { file: METHODOLOGY_DOC, name: 'model-version', render: modelVersionBlock },
   { file: METHODOLOGY_DOC, name: 'contents', render: methodologyContentsBlock },
+  { file: CONFIG_DOC, name: 'config', render: renderConfigTable },
 ]
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')

@@ -120,7 +120,7 @@ export interface ServedStore {
  * with a fresh ERM3_HOME (a copy of the store as its sandbox store) and `keys` funded premium live
  * keys; resolves once it answers. `stop` ends the child and removes the home.
  */
-export async function servedStore(opts: { store: string; keys: number }): Promise<ServedStore> {
+async function servedStore(opts: { store: string; keys: number }): Promise<ServedStore> {
   const home = mkdtempSync(join(tmpdir(), 'erm3-bench-home-'))
   const removeHome = () => rmSync(home, { recursive: true, force: true })
   try {

@@ -23,7 +23,7 @@ import { problem } from './problem.ts'
 import type { EdgeMetrics } from './prom.ts'
 
 /** One year: browsers keep to https for this long after any https response. */
-export const HSTS = 'max-age=31536000'
+const HSTS = 'max-age=31536000'
 
 const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout' }
 

@@ -34,7 +34,7 @@ export interface MeteredResult {
   filename?: string
 }
 
-export function lineageHeaders(m: RiskMetadata): Record<string, string> {
+function lineageHeaders(m: RiskMetadata): Record<string, string> {
   return {
     'X-Risk-Model-Version': m.model_version,
     'X-Data-As-Of': m.data_as_of,
@@ -46,12 +46,12 @@ export function lineageHeaders(m: RiskMetadata): Record<string, string> {
 }
 
 /** `synthetic; seed=42` (erm3's generated market, never market data) or `imported`. */
-export function datasetLabel(m: RiskMetadata): string {
+function datasetLabel(m: RiskMetadata): string {
   return m.dataset.kind === 'synthetic' ? `synthetic; seed=${m.dataset.seed}` : 'imported'
 }
 
 /** The response in the negotiated format, ready to cache and send. */
-export function represent(r: MeteredResult, format: TabularFormat): Representation {
+function represent(r: MeteredResult, format: TabularFormat): Representation {
   const lineage = r.body._metadata ? lineageHeaders(r.body._metadata) : {}
   const base = {
     format,

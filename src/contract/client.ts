@@ -14,7 +14,7 @@ export interface TransportRequest {
   body?: string
 }
 
-export interface TransportResponse {
+interface TransportResponse {
   status: number
   headers: Record<string, string>
   body: string

@@ -5,7 +5,7 @@ import type { TSchema } from 'typebox'
  * like any key route) or a signed-in session (limited per address): the read-only account views
  * and the Stripe top-up.
  */
-export type AuthMode = 'key' | 'session' | 'key_or_session' | 'none'
+type AuthMode = 'key' | 'session' | 'key_or_session' | 'none'
 
 /**
  * One HTTP operation of the interface, declared once: the server registers it (validation and

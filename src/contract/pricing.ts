@@ -2,7 +2,7 @@
  * The one pricing table (docs/decisions/money.md): /pricing, OpenAPI `x-pricing`, /estimate,
  * metering and the manifests all read it. Prices are integer micro-dollars.
  */
-export type PricingModel = 'per_request' | 'per_position' | 'per_token' | 'subscription'
+type PricingModel = 'per_request' | 'per_position' | 'per_token' | 'subscription'
 
 export interface Capability {
   /** Stable capability id (also the MCP tool's billing capability). */

@@ -23,10 +23,6 @@ export const TABULAR_MEDIA_TYPES = {
   csv: 'text/csv; charset=utf-8',
 } as const
 
-export function tableRows(t: FlatTable): number {
-  return t.columns[0]?.values.length ?? 0
-}
-
 /** Epoch ms of a YYYY-MM-DD date at 00:00 UTC. */
 export function dateMillis(iso: string): number {
   return Date.parse(`${iso}T00:00:00Z`)

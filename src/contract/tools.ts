@@ -53,7 +53,7 @@ function fieldsOf(schema: TSchema | undefined): { props: Json; required: string[
   return { props: s.properties ?? {}, required: s.required ?? [] }
 }
 
-export function toolInputSchema(op: Operation): Record<string, unknown> {
+function toolInputSchema(op: Operation): Record<string, unknown> {
   const props: Json = {}
   const required: string[] = []
   for (const part of [op.params, op.querystring, op.body]) {

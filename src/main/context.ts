@@ -76,7 +76,7 @@ export async function buildContext(
   config: Config,
   opts: { store: string; sandboxStore: string; log?: Logger; now?: () => number },
 ): Promise<BuiltContext> {
-  const log = opts.log ?? createLogger()
+  const log = opts.log ?? createLogger(config.logLevel)
   const secrets = await secretsFor(config)
   const liveSource = liveStoreSource(config, opts.store)
   const live = await openModel(liveSource, 'the model store')

@@ -28,7 +28,7 @@ export async function serve(
   opts: { store?: string; progress?: Progress; say?: (line: string) => void; log?: Logger } = {},
 ): Promise<RunningServer> {
   const config: Config = loadConfig(env)
-  const log = opts.log ?? createLogger(env.LOG_LEVEL ?? 'info')
+  const log = opts.log ?? createLogger(config.logLevel)
   const paths = homePaths(config.home)
   const store = opts.store ?? config.server.store ?? paths.store
   // Refuse to boot before any slow work when the live store is missing or unreadable.

@@ -12,7 +12,7 @@ import type { Principal } from '../services/identity/keys.ts'
 import { createMcpServer, RATE_REFUSAL, type RateRefusal } from './server.ts'
 
 /** An idle session is closed after this (clients re-initialise). */
-export const SESSION_IDLE_MS = 30 * 60_000
+const SESSION_IDLE_MS = 30 * 60_000
 const SWEEP_MS = 60_000
 
 interface Session {

@@ -10,7 +10,7 @@ import type { Transport } from '../contract/client.ts'
 import { createMcpServer } from './server.ts'
 
 /** After stdin ends, requests still running get this long to answer before the server closes. */
-export const DRAIN_MS = 30_000
+const DRAIN_MS = 30_000
 
 /** The stdio transport, counting the requests it has received and not yet answered. */
 class CountingStdio extends StdioServerTransport {

@@ -4,13 +4,17 @@ import { AppError } from './errors.ts'
 
 /**
  * Configuration from the environment, validated once at start: a bad value stops the process
- * with a message naming the variable, instead of failing later in some stage.
+ * with a message naming the variable, instead of failing later in some stage. CONFIG_VARS below
+ * is the one schema: parsing, defaults, the typed Config and docs/configuration.md derive from it
+ * (what each variable means and defaults to is written there, not on the fields here).
  */
 export interface Config {
   /** Home of the embedded mode: dataset, model store, database, outbox. */
   home: string
   /** Overrides for the default synthetic dataset created by `erm3 start`. */
   synth: { seed?: number; stocks?: number; end?: string }
+  /** LOG_LEVEL: the pino level of the server's logs. */
+  logLevel: string
   server: ServerConfig
 }
 
@@ -19,10 +23,7 @@ export interface ServerConfig {
   port: number
   /** Externally visible origin (no trailing slash): links, error `type` URIs, OAuth issuer. */
   publicUrl: string
-  /**
-   * ERM3_STORE: model store served to live keys (default `<home>/store`): a directory, or a
-   * published store at s3://bucket/prefix or http(s)://host/prefix (kept as given).
-   */
+  /** ERM3_STORE: a directory (resolved), or s3://bucket/prefix or http(s)://host/prefix as given; null = `<home>/store`. */
   store: string | null
   /** How a remote store is read and how often any store's CURRENT is polled. */
   storeAccess: StoreAccessConfig
@@ -31,33 +32,15 @@ export interface ServerConfig {
   /** Key-hash pepper and session-signing secret; required with DATABASE_URL (shared by all nodes). */
   pepper: string | null
   sessionSecret: string | null
-  /**
-   * ERM3_WEBHOOK_KEY: encrypts webhook signing secrets at rest (AES-256-GCM). No default: embedded
-   * mode generates one under ERM3_HOME on first run; with DATABASE_URL it must be set (the same on
-   * every node) or the webhook endpoints answer 503.
-   */
+  /** ERM3_WEBHOOK_KEY; null: embedded mode generates one under ERM3_HOME, with DATABASE_URL webhooks answer 503. */
   webhookKey: string | null
-  /**
-   * ERM3_WEBHOOK_ALLOW_LOOPBACK (default false): webhooks may target loopback addresses (and use
-   * plain http to them). For development and tests only; other private ranges stay refused.
-   */
   webhookAllowLoopback: boolean
   smtpUrl: string | null
   mailFrom: string
-  /** /metrics-prom answers only `Authorization: Bearer <METRICS_TOKEN>`; unset, it is off (404). */
   metricsToken: string | null
-  /**
-   * TRUST_PROXY: the proxies in front (addresses, CIDR ranges, `loopback`, `linklocal`,
-   * `uniquelocal`) whose X-Forwarded-For is believed; the client is the right-most entry not
-   * among them. Empty: the socket's peer is the client.
-   */
+  /** TRUST_PROXY as a list; empty: the socket's peer is the client. */
   trustProxy: string[]
-  /** ERM3_IPV6_PREFIX (default 64): per-address limits count an IPv6 client by its /N network. */
   ipv6Prefix: number
-  /**
-   * ERM3_FREE_PROVISION_DAILY_CAP (default 100): free keys given per UTC day by all nodes
-   * together (on top of the per-address limit); 0 = POST /auth/provision-free is off.
-   */
   freeProvisionDailyCap: number
   /** The listener's defences against slow and greedy clients. */
   http: HttpEdgeConfig
@@ -73,17 +56,11 @@ export interface ServerConfig {
   plaid: PlaidConfig | null
 }
 
-export interface HttpEdgeConfig {
-  /** ERM3_HEADERS_TIMEOUT_MS (default 10000): a request's headers must arrive within this. */
+interface HttpEdgeConfig {
   headersTimeoutMs: number
-  /** ERM3_REQUEST_TIMEOUT_MS (default 30000): the whole request, headers and body, within this. */
   requestTimeoutMs: number
-  /** ERM3_KEEP_ALIVE_TIMEOUT_MS (default 72000): an idle keep-alive connection is closed after this. */
   keepAliveTimeoutMs: number
-  /**
-   * ERM3_MAX_CONNECTIONS_PER_ADDRESS (default 64; 0 = no cap): open connections per client
-   * address (IPv6 per ERM3_IPV6_PREFIX network); trusted proxies are not counted.
-   */
+  /** 0 = no cap. */
   maxConnectionsPerAddress: number
 }
 
@@ -97,40 +74,32 @@ export interface PlaidTokenKey {
 export interface PlaidConfig {
   clientId: string
   secret: string
-  /** PLAID_ENV: the host of PlaidEnvironments (sandbox default). */
+  /** PLAID_ENV: the host of PlaidEnvironments. */
   env: 'sandbox' | 'production'
-  /** PLAID_API_BASE (tests only): a local fake instead of the PLAID_ENV host. */
   apiBase: string | null
   /** ERM3_PLAID_TOKEN_KEYS, current key first; the others only decrypt (rotation). */
   tokenKeys: PlaidTokenKey[]
-  /** PLAID_TIMEOUT_MS: per Plaid API call (default 15 s); past it a holdings call answers 504. */
   timeoutMs: number
 }
 
 export interface StripeConfig {
   secretKey: string
   webhookSecret: string
-  /**
-   * STRIPE_API_BASE (tests only): where the SDK sends API calls instead of api.stripe.com, e.g. a
-   * local fake `http://127.0.0.1:12111`. Unset in production.
-   */
+  /** STRIPE_API_BASE (tests only), e.g. a local fake `http://127.0.0.1:12111`. */
   apiBase: { protocol: 'http' | 'https'; host: string; port: number } | null
 }
 
-/** Reading a shared model store (README "Shared model store"). */
+/** Reading a shared model store (docs/model-store.md). */
 export interface StoreAccessConfig {
-  /** ERM3_STORE_CACHE_MB (default 512): in-memory cache of byte ranges read from a remote store. */
   cacheMb: number
-  /** ERM3_STORE_POLL_SECONDS (default 30; 0 = off): how often a serving node checks CURRENT for a new build. */
+  /** 0 = off. */
   pollSeconds: number
-  /** ERM3_STORE_TIMEOUT_MS (default 10000): one remote read; past it the request answers 503. */
   timeoutMs: number
   s3: {
     /** AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL; null = AWS. */
     endpoint: string | null
     /** AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1. */
     region: string
-    /** ERM3_S3_FORCE_PATH_STYLE (default false; most S3-compatible servers want true). */
     forcePathStyle: boolean
     /** AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN); null = the SDK's default chain. */
     credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null
@@ -144,134 +113,135 @@ export interface LlmConfig {
   /** LLM_API_KEY: optional (local servers need none); never logged, never sent to the model. */
   apiKey: string | null
   model: string
-  /** LLM_TIMEOUT_MS (default 60000): per model call. */
   timeoutMs: number
-  /** ERM3_CHAT_RPM (default 10) chat requests and ERM3_CHAT_TPM (default 100000) tokens per minute per key. */
+  /** ERM3_CHAT_RPM, ERM3_CHAT_TPM. */
   requestsPerMinute: number
   tokensPerMinute: number
-  /** ERM3_CHAT_MAX_INPUT_TOKENS (default 200000): input budget of one chat, bounded by request-body bytes. */
   maxInputTokens: number
 }
 
 type Env = Record<string, string | undefined>
 
-function storeVar(env: Env): string | null {
-  const raw = str(env, 'ERM3_STORE')
-  if (raw === null) return null
-  if (/^s3:\/\//i.test(raw)) {
-    if (!/^s3:\/\/[^/]{3,}/i.test(raw))
-      throw new AppError(
-        'CONFIG_INVALID',
-        `ERM3_STORE must be s3://bucket/prefix, got ${JSON.stringify(raw)}`,
-      )
-    return raw
-  }
-  if (/^https?:\/\//i.test(raw)) return urlVar(env, 'ERM3_STORE', ['http:', 'https:'])
-  return resolve(raw)
+/** The sections of the configuration, in the order the documentation lists them. */
+export const CONFIG_GROUPS = {
+  home: 'Embedded mode',
+  server: 'Server',
+  store: 'Model store',
+  backends: 'Backends and secrets',
+  edge: 'Network edge and per-address limits',
+  billing: 'Billing (Stripe)',
+  plaid: 'Brokerage holdings (Plaid)',
+  chat: 'Chat (LLM provider)',
+  mcp: 'MCP client (`erm3 mcp`)',
+} as const
+export type ConfigGroup = keyof typeof CONFIG_GROUPS
+
+/**
+ * One environment variable: how it is parsed and checked, its value when unset (or empty), and
+ * its documentation. `parse` gets a non-empty string and throws AppError CONFIG_INVALID with a
+ * message that names the variable and what it expects.
+ */
+export interface ConfigVar<T> {
+  group: ConfigGroup
+  /** What a valid value is, e.g. "an integer in 0..65535" (documentation). */
+  expects: string
+  /** The value when the variable is unset or empty. */
+  default: T
+  /** How the default reads in the documentation when it is not a constant (e.g. `$ERM3_HOME/store`). */
+  defaultText?: string
+  description: string
+  /** Never echoed in a message, never logged. */
+  secret?: boolean
+  parse(raw: string, name: string): T
 }
 
-/** The shared-store settings alone (erm3 publish needs no server settings). */
-export function storeAccess(env: Env): StoreAccessConfig {
-  const flag = str(env, 'ERM3_S3_FORCE_PATH_STYLE')
-  if (flag !== null && !['true', 'false', '1', '0'].includes(flag))
-    throw new AppError(
-      'CONFIG_INVALID',
-      `ERM3_S3_FORCE_PATH_STYLE must be true or false, got ${JSON.stringify(flag)}`,
-    )
-  const accessKeyId = str(env, 'AWS_ACCESS_KEY_ID')
-  const secretAccessKey = str(env, 'AWS_SECRET_ACCESS_KEY')
-  if ((accessKeyId === null) !== (secretAccessKey === null))
-    throw new AppError('CONFIG_INVALID', 'AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set together')
-  const sessionToken = str(env, 'AWS_SESSION_TOKEN')
+type Meta = Pick<ConfigVar<unknown>, 'group' | 'description' | 'defaultText' | 'secret'>
+
+const fail = (message: string): never => {
+  throw new AppError('CONFIG_INVALID', message)
+}
+const got = (raw: string) => `, got ${JSON.stringify(raw)}`
+
+function custom<T>(spec: ConfigVar<T>): ConfigVar<T> {
+  return spec
+}
+
+function text<D extends string | null>(dflt: D, meta: Meta): ConfigVar<string | D> {
+  return { ...meta, expects: 'text', default: dflt, parse: (raw) => raw }
+}
+
+function int<D extends number | null>(
+  lo: number,
+  hi: number,
+  dflt: D,
+  meta: Meta & { also?: { expects: string; check(n: number, name: string): void } },
+): ConfigVar<number | D> {
+  const { also, ...rest } = meta
   return {
-    cacheMb: intVar(env, 'ERM3_STORE_CACHE_MB', 0, 1 << 20) ?? 512,
-    pollSeconds: intVar(env, 'ERM3_STORE_POLL_SECONDS', 0, 86_400) ?? 30,
-    timeoutMs: intVar(env, 'ERM3_STORE_TIMEOUT_MS', 100, 600_000) ?? 10_000,
-    s3: {
-      endpoint:
-        urlVar(env, 'AWS_ENDPOINT_URL_S3', ['http:', 'https:']) ??
-        urlVar(env, 'AWS_ENDPOINT_URL', ['http:', 'https:']),
-      region: str(env, 'AWS_REGION') ?? str(env, 'AWS_DEFAULT_REGION') ?? 'us-east-1',
-      forcePathStyle: flag === 'true' || flag === '1',
-      credentials:
-        accessKeyId && secretAccessKey
-          ? { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) }
-          : null,
+    ...rest,
+    expects: `an integer in ${lo}..${hi}${also ? `; ${also.expects}` : ''}`,
+    default: dflt,
+    parse(raw, name) {
+      const n = Number(raw)
+      if (!Number.isInteger(n) || n < lo || n > hi)
+        fail(`${name} must be an integer in ${lo}..${hi}${got(raw)}`)
+      also?.check(n, name)
+      return n
     },
   }
 }
 
-function intVar(env: Env, name: string, lo: number, hi: number): number | undefined {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return undefined
-  const n = Number(raw)
-  if (!Number.isInteger(n) || n < lo || n > hi) {
-    throw new AppError(
-      'CONFIG_INVALID',
-      `${name} must be an integer in ${lo}..${hi}, got ${JSON.stringify(raw)}`,
-    )
+function bool(meta: Meta): ConfigVar<boolean> {
+  return {
+    ...meta,
+    expects: '`true`, `false`, `1` or `0`',
+    default: false,
+    parse(raw, name) {
+      if (!['true', 'false', '1', '0'].includes(raw)) fail(`${name} must be true or false${got(raw)}`)
+      return raw === 'true' || raw === '1'
+    },
   }
-  return n
 }
 
-function dateVar(env: Env, name: string): string | undefined {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return undefined
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(raw))
-    throw new AppError('CONFIG_INVALID', `${name} must be a date YYYY-MM-DD, got ${JSON.stringify(raw)}`)
-  return raw
-}
-
-function str(env: Env, name: string): string | null {
-  const raw = env[name]
-  return raw === undefined || raw === '' ? null : raw
-}
-
-function urlVar(env: Env, name: string, protocols: string[]): string | null {
-  const raw = str(env, name)
-  if (raw === null) return null
-  let u: URL
+/** `raw` if it is a URL with one of `protocols`; a secret one (with a password) is never echoed. */
+function checkUrl(raw: string, name: string, protocols: string[], secret = false): string {
+  let u: URL | null = null
   try {
     u = new URL(raw)
   } catch {
-    throw new AppError('CONFIG_INVALID', `${name} must be a URL, got ${JSON.stringify(raw)}`)
+    fail(`${name} must be a URL${secret ? '' : got(raw)}`)
   }
-  if (!protocols.includes(u.protocol))
-    throw new AppError('CONFIG_INVALID', `${name} must use ${protocols.join(' or ')}, got ${u.protocol}`)
+  if (u && !protocols.includes(u.protocol))
+    fail(`${name} must use ${protocols.join(' or ')}, got ${u.protocol}`)
   return raw
 }
 
-function boolVar(env: Env, name: string): boolean {
-  const raw = str(env, name)
-  if (raw !== null && !['true', 'false', '1', '0'].includes(raw))
-    throw new AppError('CONFIG_INVALID', `${name} must be true or false, got ${JSON.stringify(raw)}`)
-  return raw === 'true' || raw === '1'
+/** A URL with one of `protocols`, kept as given (without trailing slashes when `trimSlash`). */
+function url(protocols: string[], meta: Meta & { trimSlash?: boolean }): ConfigVar<string | null> {
+  const { trimSlash, ...rest } = meta
+  return {
+    ...rest,
+    expects: `a URL (${protocols.map((p) => `\`${p.slice(0, -1)}\``).join(', ')})`,
+    default: null,
+    parse(raw, name) {
+      const ok = checkUrl(raw, name, protocols, meta.secret)
+      return trimSlash ? ok.replace(/\/+$/, '') : ok
+    },
+  }
 }
 
-function secretVar(env: Env, name: string): string | null {
-  const raw = str(env, name)
-  if (raw !== null && raw.length < 32)
-    throw new AppError('CONFIG_INVALID', `${name} must be at least 32 characters of random data`)
-  return raw
-}
-
-/**
- * Defaults: 10 requests/s sustained with 200 at once per address. Far above what a person (a page
- * with its documents) or an agent discovering the API sends, and above a few of them behind one
- * NAT; a flood from one address costs the node a small fraction of what it serves.
- */
-const IP_RATE_DEFAULT = { perMinute: 600, burst: 200 }
-
-function ipRate(env: Env): ServerConfig['ipRate'] {
-  const perMinute = intVar(env, 'ERM3_IP_RATE_PER_MINUTE', 1, 60_000) ?? IP_RATE_DEFAULT.perMinute
-  // The limiter counts in whole ticks of 1/(n / gcd(60000, n)) ms (store/limits/gcra.ts): that stays
-  // exact in a double for any n up to 2000 and for every divisor of 60000.
-  if (perMinute > 2000 && 60_000 % perMinute !== 0)
-    throw new AppError(
-      'CONFIG_INVALID',
-      `ERM3_IP_RATE_PER_MINUTE above 2000 must divide 60000 (e.g. 3000, 6000, 12000), got ${perMinute}`,
-    )
-  return { perMinute, burst: intVar(env, 'ERM3_IP_RATE_BURST', 1, 1_000_000) ?? IP_RATE_DEFAULT.burst }
+/** A shared secret: long enough to be random data. */
+function secret32(meta: Omit<Meta, 'secret'>): ConfigVar<string | null> {
+  return {
+    ...meta,
+    secret: true,
+    expects: 'at least 32 characters of random data (e.g. `openssl rand -base64 48`)',
+    default: null,
+    parse(raw, name) {
+      if (raw.length < 32) fail(`${name} must be at least 32 characters of random data`)
+      return raw
+    },
+  }
 }
 
 const TRUST_PROXY_HINT =
@@ -282,12 +252,10 @@ const TRUST_PROXY_HINT =
  * left-most X-Forwarded-For entry the client, and the client writes that one itself. A hop count is
  * refused too: it cannot tell a proxy from a client that connects directly and sends the header.
  */
-function trustProxy(env: Env): string[] {
-  const raw = str(env, 'TRUST_PROXY')
-  if (raw === null || raw === 'false' || raw === '0') return []
+function parseTrustProxy(raw: string): string[] {
+  if (raw === 'false' || raw === '0') return []
   if (raw === 'true' || /^\d+$/.test(raw))
-    throw new AppError(
-      'CONFIG_INVALID',
+    fail(
       `TRUST_PROXY=${raw} would let any client choose its own address through X-Forwarded-For; ${TRUST_PROXY_HINT}`,
     )
   const list = raw
@@ -297,191 +265,597 @@ function trustProxy(env: Env): string[] {
   try {
     parseTrustedProxies(list)
   } catch (e) {
-    throw new AppError('CONFIG_INVALID', `TRUST_PROXY: ${(e as Error).message}; ${TRUST_PROXY_HINT}`)
+    fail(`TRUST_PROXY: ${(e as Error).message}; ${TRUST_PROXY_HINT}`)
   }
   return list
-}
-
-/**
- * Defaults: headers within 10 s and the whole request within 30 s (a 1 MiB body at 35 KB/s), so a
- * client that stalls mid-request is shed; keep-alive 72 s, longer than the 60 s idle timeout of
- * common balancers, so the balancer and not the node closes an idle upstream connection (no race
- * with a request sent on it); 64 connections per address, more than browsers (6) or an agent's
- * pool open, few enough that one address cannot hold the node's sockets.
- */
-function httpEdge(env: Env): HttpEdgeConfig {
-  const headersTimeoutMs = intVar(env, 'ERM3_HEADERS_TIMEOUT_MS', 100, 600_000) ?? 10_000
-  const requestTimeoutMs = intVar(env, 'ERM3_REQUEST_TIMEOUT_MS', 100, 3_600_000) ?? 30_000
-  // Node refuses a header deadline after the whole request's.
-  if (headersTimeoutMs > requestTimeoutMs)
-    throw new AppError(
-      'CONFIG_INVALID',
-      `ERM3_HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not exceed ERM3_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`,
-    )
-  return {
-    headersTimeoutMs,
-    requestTimeoutMs,
-    keepAliveTimeoutMs: intVar(env, 'ERM3_KEEP_ALIVE_TIMEOUT_MS', 100, 600_000) ?? 72_000,
-    maxConnectionsPerAddress: intVar(env, 'ERM3_MAX_CONNECTIONS_PER_ADDRESS', 0, 1_000_000) ?? 64,
-  }
-}
-
-function stripeConfig(env: Env): StripeConfig | null {
-  const secretKey = str(env, 'STRIPE_SECRET_KEY')
-  const webhookSecret = str(env, 'STRIPE_WEBHOOK_SECRET')
-  if (secretKey === null && webhookSecret === null) return null
-  if (secretKey === null || webhookSecret === null)
-    throw new AppError(
-      'CONFIG_INVALID',
-      `Stripe top-ups need both STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET; ${secretKey === null ? 'STRIPE_SECRET_KEY' : 'STRIPE_WEBHOOK_SECRET'} is not set`,
-    )
-  // Never echo the values: they are secrets.
-  if (!/^(sk|rk)_(test|live)_\S+$/.test(secretKey))
-    throw new AppError(
-      'CONFIG_INVALID',
-      'STRIPE_SECRET_KEY must be a Stripe secret key (sk_live_… or sk_test_…)',
-    )
-  if (!/^whsec_\S+$/.test(webhookSecret))
-    throw new AppError('CONFIG_INVALID', 'STRIPE_WEBHOOK_SECRET must be a webhook signing secret (whsec_…)')
-  const base = urlVar(env, 'STRIPE_API_BASE', ['http:', 'https:'])
-  let apiBase: StripeConfig['apiBase'] = null
-  if (base !== null) {
-    const u = new URL(base)
-    const protocol = u.protocol === 'http:' ? 'http' : 'https'
-    apiBase = {
-      protocol,
-      host: u.hostname.replace(/^\[|\]$/g, ''),
-      port: u.port ? Number(u.port) : protocol === 'http' ? 80 : 443,
-    }
-  }
-  return { secretKey, webhookSecret, apiBase }
 }
 
 const PLAID_KEYS_HINT =
   'ERM3_PLAID_TOKEN_KEYS must be a comma-separated list of id:base64key (32-byte keys, e.g. `openssl rand -base64 32`), the current key first'
 
 /** `id:base64key,…`: never echoes a value (they are secrets), only positions and ids. */
-function plaidTokenKeys(raw: string): PlaidTokenKey[] {
+function parsePlaidTokenKeys(raw: string): PlaidTokenKey[] {
   const keys = raw.split(',').map((part, i) => {
     const m = /^([A-Za-z0-9_-]{1,32}):([A-Za-z0-9+/_-]+={0,2})$/.exec(part.trim())
     const key = m ? Buffer.from(m[2] as string, 'base64') : null
-    if (!m || !key || key.length !== 32)
-      throw new AppError('CONFIG_INVALID', `${PLAID_KEYS_HINT}; entry ${i + 1} is not`)
+    if (!m || !key || key.length !== 32) return fail(`${PLAID_KEYS_HINT}; entry ${i + 1} is not`)
     return { id: m[1] as string, key }
   })
-  const ids = new Set(keys.map((k) => k.id))
-  if (ids.size !== keys.length) throw new AppError('CONFIG_INVALID', `${PLAID_KEYS_HINT}; a key id repeats`)
+  if (new Set(keys.map((k) => k.id)).size !== keys.length) fail(`${PLAID_KEYS_HINT}; a key id repeats`)
   return keys
 }
 
-function plaidConfig(env: Env): PlaidConfig | null {
-  const clientId = str(env, 'PLAID_CLIENT_ID')
-  const secret = str(env, 'PLAID_SECRET')
-  if (clientId === null && secret === null) return null
-  if (clientId === null || secret === null)
-    throw new AppError(
-      'CONFIG_INVALID',
-      `Plaid needs both PLAID_CLIENT_ID and PLAID_SECRET; ${clientId === null ? 'PLAID_CLIENT_ID' : 'PLAID_SECRET'} is not set`,
-    )
-  const keys = str(env, 'ERM3_PLAID_TOKEN_KEYS')
-  if (keys === null)
-    throw new AppError(
-      'CONFIG_INVALID',
-      `Plaid is configured but ERM3_PLAID_TOKEN_KEYS is not set (it encrypts access tokens at rest; there is no default): ${PLAID_KEYS_HINT}`,
-    )
-  const plaidEnv = str(env, 'PLAID_ENV') ?? 'sandbox'
-  // Plaid retired its Development environment in 2024 (the SDK lists only sandbox and production).
-  if (plaidEnv === 'development')
-    throw new AppError(
-      'CONFIG_INVALID',
-      'PLAID_ENV=development: Plaid retired its Development environment; use sandbox (test credentials) or production',
-    )
-  if (plaidEnv !== 'sandbox' && plaidEnv !== 'production')
-    throw new AppError(
-      'CONFIG_INVALID',
-      `PLAID_ENV must be sandbox or production, got ${JSON.stringify(plaidEnv)}`,
-    )
-  return {
-    clientId,
-    secret,
-    env: plaidEnv,
-    apiBase: urlVar(env, 'PLAID_API_BASE', ['http:', 'https:'])?.replace(/\/+$/, '') ?? null,
-    tokenKeys: plaidTokenKeys(keys),
-    timeoutMs: intVar(env, 'PLAID_TIMEOUT_MS', 100, 120_000) ?? 15_000,
+/** The pino levels. */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+/**
+ * Every environment variable erm3 reads: the one place that says how each is parsed, what it
+ * defaults to and what it means. loadConfig (and storeAccess, mcpClientConfig) read through it,
+ * and docs/configuration.md is generated from it (scripts/docs-config.ts).
+ */
+export const CONFIG_VARS = {
+  ERM3_HOME: text('.erm3', {
+    group: 'home',
+    defaultText: '`./.erm3`',
+    description:
+      'home of the embedded mode: `dataset/`, `store/`, `sandbox/`, `erm3.db`, `secrets.json`, `webhook-key`, `outbox/` (the database with its `-wal` and `-shm`, the secrets and the outbox are created owner-only, `0600`/`0700`; an older `erm3.db` readable by others is made `0600` when opened)',
+  }),
+  ERM3_SYNTH_SEED: int(0, 0xffffffff, null, {
+    group: 'home',
+    defaultText: '`42`',
+    description: 'seed of the default synthetic dataset `erm3 start` generates when `$ERM3_HOME` has none',
+  }),
+  ERM3_SYNTH_STOCKS: int(20, 20000, null, {
+    group: 'home',
+    defaultText: '`3000`',
+    description: 'its number of stocks',
+  }),
+  ERM3_SYNTH_END: custom<string | null>({
+    group: 'home',
+    expects: 'a date `YYYY-MM-DD`',
+    default: null,
+    defaultText: '`2026-10-30`',
+    description: 'its last date',
+    parse(raw, name) {
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(raw)) fail(`${name} must be a date YYYY-MM-DD${got(raw)}`)
+      return raw
+    },
+  }),
+  LOG_LEVEL: custom<string>({
+    group: 'server',
+    expects: LOG_LEVELS.map((l) => `\`${l}\``).join(', '),
+    default: 'info',
+    description: 'level of the structured (JSON) logs on stderr',
+    parse(raw, name) {
+      if (!LOG_LEVELS.includes(raw)) fail(`${name} must be one of ${LOG_LEVELS.join(', ')}${got(raw)}`)
+      return raw
+    },
+  }),
+  HOST: text('127.0.0.1', { group: 'server', description: 'the address `erm3 serve` listens on' }),
+  PORT: int(0, 65535, 8080, { group: 'server', description: 'the port it listens on (`0`: any free port)' }),
+  PUBLIC_URL: url(['http:', 'https:'], {
+    group: 'server',
+    trimSlash: true,
+    defaultText: '`http://HOST:PORT`',
+    description:
+      'externally visible origin (links, error `type` URIs, OAuth issuer); `https://…` also puts `Strict-Transport-Security: max-age=31536000` on every response',
+  }),
+  ERM3_STORE: custom<string | null>({
+    group: 'store',
+    expects: 'a directory, `s3://bucket/prefix` or an `http(s)://` URL',
+    default: null,
+    defaultText: '`$ERM3_HOME/store`',
+    description:
+      'model store served to live keys (`erm3 serve --store` wins); see [model-store.md](model-store.md)',
+    parse(raw, name) {
+      if (/^s3:\/\//i.test(raw)) {
+        if (!/^s3:\/\/[^/]{3,}/i.test(raw)) fail(`${name} must be s3://bucket/prefix${got(raw)}`)
+        return raw
+      }
+      if (/^https?:\/\//i.test(raw)) return checkUrl(raw, name, ['http:', 'https:'])
+      return resolve(raw)
+    },
+  }),
+  ERM3_STORE_POLL_SECONDS: int(0, 86_400, 30, {
+    group: 'store',
+    description: "how often a serving node checks the store's `CURRENT` for a new build (`0` = never)",
+  }),
+  ERM3_STORE_CACHE_MB: int(0, 1 << 20, 512, {
+    group: 'store',
+    description: 'remote stores: memory for the byte ranges read',
+  }),
+  ERM3_STORE_TIMEOUT_MS: int(100, 600_000, 10_000, {
+    group: 'store',
+    description: 'remote stores: the time one read may take before the request answers `503`',
+  }),
+  AWS_ENDPOINT_URL_S3: url(['http:', 'https:'], {
+    group: 'store',
+    defaultText: '`AWS_ENDPOINT_URL`, else AWS',
+    description: 'an `s3://` store: the endpoint of any S3-compatible service',
+  }),
+  AWS_ENDPOINT_URL: url(['http:', 'https:'], {
+    group: 'store',
+    defaultText: 'AWS',
+    description: 'the same, when `AWS_ENDPOINT_URL_S3` is not set',
+  }),
+  AWS_REGION: text(null, {
+    group: 'store',
+    defaultText: '`AWS_DEFAULT_REGION`, else `us-east-1`',
+    description: 'an `s3://` store: its region',
+  }),
+  AWS_DEFAULT_REGION: text(null, {
+    group: 'store',
+    defaultText: '`us-east-1`',
+    description: 'the same, when `AWS_REGION` is not set',
+  }),
+  AWS_ACCESS_KEY_ID: text(null, {
+    group: 'store',
+    defaultText: "the SDK's default chain",
+    description: 'an `s3://` store: credentials, with `AWS_SECRET_ACCESS_KEY` (both or neither)',
+  }),
+  AWS_SECRET_ACCESS_KEY: text(null, {
+    group: 'store',
+    secret: true,
+    defaultText: "the SDK's default chain",
+    description: 'the secret of `AWS_ACCESS_KEY_ID`',
+  }),
+  AWS_SESSION_TOKEN: text(null, {
+    group: 'store',
+    secret: true,
+    description: 'temporary credentials: their session token',
+  }),
+  ERM3_S3_FORCE_PATH_STYLE: bool({
+    group: 'store',
+    description: 'an `s3://` store: path-style addressing (most non-AWS servers want `true`)',
+  }),
+  DATABASE_URL: url(['postgres:', 'postgresql:'], {
+    group: 'backends',
+    secret: true,
+    defaultText: '— (SQLite `$ERM3_HOME/erm3.db`)',
+    description: 'PostgreSQL for accounts, keys and the ledger',
+  }),
+  REDIS_URL: url(['redis:', 'rediss:'], {
+    group: 'backends',
+    secret: true,
+    defaultText: '— (in-process)',
+    description:
+      'Redis for limits and the response cache (falls back to local limits and says so in `/health` if Redis is down)',
+  }),
+  ERM3_PEPPER: secret32({
+    group: 'backends',
+    defaultText: 'generated into `$ERM3_HOME/secrets.json`',
+    description: 'key-hash pepper; **required** with `DATABASE_URL` (the same on every node)',
+  }),
+  ERM3_SESSION_SECRET: secret32({
+    group: 'backends',
+    defaultText: 'generated into `$ERM3_HOME/secrets.json`',
+    description: 'session-signing secret; **required** with `DATABASE_URL` (the same on every node)',
+  }),
+  ERM3_WEBHOOK_KEY: secret32({
+    group: 'backends',
+    defaultText: 'generated into `$ERM3_HOME/webhook-key`',
+    description:
+      'encrypts webhook signing secrets at rest (AES-256-GCM); with `DATABASE_URL` set it on every node, else the webhook endpoints answer `503` (see [webhooks.md](webhooks.md))',
+  }),
+  ERM3_WEBHOOK_ALLOW_LOOPBACK: bool({
+    group: 'backends',
+    description:
+      'development and tests only: webhooks may target loopback (`127.0.0.0/8`, `::1`, `localhost`), also over plain `http`; private, link-local and other non-public ranges stay refused either way',
+  }),
+  SMTP_URL: url(['smtp:', 'smtps:'], {
+    group: 'backends',
+    secret: true,
+    defaultText: '— (the outbox file `$ERM3_HOME/outbox/mail.jsonl`)',
+    description: 'send sign-in links and alerts by SMTP',
+  }),
+  MAIL_FROM: text('erm3 <no-reply@localhost>', {
+    group: 'backends',
+    description: 'the sender of those mails',
+  }),
+  METRICS_TOKEN: text(null, {
+    group: 'backends',
+    secret: true,
+    description: 'turns `/metrics-prom` on, for `Authorization: Bearer <METRICS_TOKEN>` only (unset: `404`)',
+  }),
+  TRUST_PROXY: custom<string[]>({
+    group: 'edge',
+    expects: 'addresses, CIDR ranges, `loopback`, `linklocal`, `uniquelocal`, comma-separated',
+    default: [],
+    defaultText: '— (trust nobody)',
+    description:
+      'the proxies in front of erm3, whose `X-Forwarded-For` is believed: the client is the right-most entry not among them. `true` and hop counts are refused (every hop trusted makes the client-written left-most entry the address); see [deployment.md](deployment.md)',
+    parse: parseTrustProxy,
+  }),
+  ERM3_IPV6_PREFIX: int(32, 128, 64, {
+    group: 'edge',
+    description:
+      'per-address limits (and the connection cap) count an IPv6 client by its /N network; IPv4 and `::ffff:a.b.c.d` by the IPv4 address',
+  }),
+  ERM3_FREE_PROVISION_DAILY_CAP: int(0, 1_000_000, 100, {
+    group: 'edge',
+    description:
+      'free keys (`POST /auth/provision-free`) per UTC day for all nodes together, on top of the per-address limit; `0` turns free keys off (`403`)',
+  }),
+  // Defaults: headers within 10 s and the whole request within 30 s (a 1 MiB body at 35 KB/s), so
+  // a client that stalls mid-request is shed; keep-alive 72 s, longer than the 60 s idle timeout of
+  // common balancers, so the balancer and not the node closes an idle upstream connection (no race
+  // with a request sent on it); 64 connections per address, more than browsers (6) or an agent's
+  // pool open, few enough that one address cannot hold the node's sockets.
+  ERM3_HEADERS_TIMEOUT_MS: int(100, 600_000, 10_000, {
+    group: 'edge',
+    description:
+      "a request's headers must arrive within this (at most `ERM3_REQUEST_TIMEOUT_MS`), else `408 REQUEST_TIMEOUT` and the connection closes",
+  }),
+  ERM3_REQUEST_TIMEOUT_MS: int(100, 3_600_000, 30_000, {
+    group: 'edge',
+    description:
+      'the whole request with its body must arrive within this (responses and streams are not timed)',
+  }),
+  ERM3_KEEP_ALIVE_TIMEOUT_MS: int(100, 600_000, 72_000, {
+    group: 'edge',
+    description:
+      'an idle keep-alive connection is closed after this (longer than the 60 s idle timeout of common balancers)',
+  }),
+  ERM3_MAX_CONNECTIONS_PER_ADDRESS: int(0, 1_000_000, 64, {
+    group: 'edge',
+    description:
+      'open connections per client address (IPv6: per `ERM3_IPV6_PREFIX` network); one more is closed at once. Trusted proxies are not counted. `0` = no cap',
+  }),
+  // Defaults: 10 requests/s sustained with 200 at once per address. Far above what a person (a page
+  // with its documents) or an agent discovering the API sends, and above a few of them behind one
+  // NAT; a flood from one address costs the node a small fraction of what it serves.
+  ERM3_IP_RATE_PER_MINUTE: int(1, 60_000, 600, {
+    group: 'edge',
+    description: 'per-address limit of requests without an API key: the sustained rate',
+    // The limiter counts in whole ticks of 1/(n / gcd(60000, n)) ms (store/limits/gcra.ts): that
+    // stays exact in a double for any n up to 2000 and for every divisor of 60000.
+    also: {
+      expects: 'above 2000 a divisor of 60000',
+      check(n, name) {
+        if (n > 2000 && 60_000 % n !== 0)
+          fail(`${name} above 2000 must divide 60000 (e.g. 3000, 6000, 12000), got ${n}`)
+      },
+    },
+  }),
+  ERM3_IP_RATE_BURST: int(1, 1_000_000, 200, {
+    group: 'edge',
+    description: 'how many of those requests may come at once',
+  }),
+  TOP_UP_URL: url(['https:', 'http:'], {
+    group: 'billing',
+    defaultText: '`/docs/billing`',
+    description: 'your billing page, given as `top_up_url` in a `402`',
+  }),
+  STRIPE_SECRET_KEY: custom<string | null>({
+    group: 'billing',
+    expects: 'a Stripe secret key (`sk_live_…`, `sk_test_…`)',
+    default: null,
+    secret: true,
+    description: 'card top-ups with Stripe, with `STRIPE_WEBHOOK_SECRET` (both or neither)',
+    parse(raw, name) {
+      if (!/^(sk|rk)_(test|live)_\S+$/.test(raw))
+        fail(`${name} must be a Stripe secret key (sk_live_… or sk_test_…)`)
+      return raw
+    },
+  }),
+  STRIPE_WEBHOOK_SECRET: custom<string | null>({
+    group: 'billing',
+    expects: 'a webhook signing secret (`whsec_…`)',
+    default: null,
+    secret: true,
+    description: 'the signing secret of the Stripe webhook endpoint `$PUBLIC_URL/billing/stripe/webhook`',
+    parse(raw, name) {
+      if (!/^whsec_\S+$/.test(raw)) fail(`${name} must be a webhook signing secret (whsec_…)`)
+      return raw
+    },
+  }),
+  STRIPE_API_BASE: custom<StripeConfig['apiBase']>({
+    group: 'billing',
+    expects: 'a URL (`http`, `https`)',
+    default: null,
+    description: 'tests only: a local fake Stripe API the SDK talks to instead of api.stripe.com',
+    parse(raw, name) {
+      const u = new URL(checkUrl(raw, name, ['http:', 'https:']))
+      const protocol = u.protocol === 'http:' ? 'http' : 'https'
+      return {
+        protocol,
+        host: u.hostname.replace(/^\[|\]$/g, ''),
+        port: u.port ? Number(u.port) : protocol === 'http' ? 80 : 443,
+      }
+    },
+  }),
+  PLAID_CLIENT_ID: text(null, {
+    group: 'plaid',
+    description: 'your Plaid API client id, with `PLAID_SECRET` (both or neither)',
+  }),
+  PLAID_SECRET: text(null, { group: 'plaid', secret: true, description: 'your Plaid API secret' }),
+  PLAID_ENV: custom<PlaidConfig['env']>({
+    group: 'plaid',
+    expects: '`sandbox` or `production`',
+    default: 'sandbox',
+    description: "Plaid's environment (Plaid retired `development`)",
+    parse(raw, name) {
+      // Plaid retired its Development environment in 2024 (the SDK lists only sandbox and production).
+      if (raw === 'development')
+        fail(
+          `${name}=development: Plaid retired its Development environment; use sandbox (test credentials) or production`,
+        )
+      if (raw !== 'sandbox' && raw !== 'production') fail(`${name} must be sandbox or production${got(raw)}`)
+      return raw as 'sandbox' | 'production'
+    },
+  }),
+  ERM3_PLAID_TOKEN_KEYS: custom<PlaidTokenKey[] | null>({
+    group: 'plaid',
+    expects: '`id:base64key,…` (32-byte keys), the current key first',
+    default: null,
+    secret: true,
+    description:
+      '**required** with Plaid, no default: the AES-256-GCM keys that encrypt the stored access tokens; the others after the first only decrypt (rotation)',
+    parse: parsePlaidTokenKeys,
+  }),
+  PLAID_TIMEOUT_MS: int(100, 120_000, 15_000, {
+    group: 'plaid',
+    description: 'per Plaid call; past it a holdings call answers `504 UPSTREAM_TIMEOUT`',
+  }),
+  PLAID_API_BASE: url(['http:', 'https:'], {
+    group: 'plaid',
+    trimSlash: true,
+    description: 'tests only: a local fake Plaid API instead of the `PLAID_ENV` host',
+  }),
+  LLM_BASE_URL: url(['http:', 'https:'], {
+    group: 'chat',
+    trimSlash: true,
+    description:
+      "`POST /chat`'s OpenAI-compatible provider, up to and including `/v1`, with `LLM_MODEL` (both or neither)",
+  }),
+  LLM_MODEL: text(null, {
+    group: 'chat',
+    description: 'the model name the provider knows (it must support tool calls)',
+  }),
+  LLM_API_KEY: text(null, {
+    group: 'chat',
+    secret: true,
+    description: "the provider's key, when it needs one (never sent to the model)",
+  }),
+  LLM_TIMEOUT_MS: int(100, 600_000, 60_000, { group: 'chat', description: 'per model call' }),
+  ERM3_CHAT_RPM: int(1, 2000, 10, { group: 'chat', description: 'chats a minute per key; `429` past it' }),
+  ERM3_CHAT_TPM: int(1000, 2_000_000, 100_000, {
+    group: 'chat',
+    description: 'tokens a minute per key (counted in thousands); `429` past it',
+  }),
+  ERM3_CHAT_MAX_INPUT_TOKENS: int(1000, 2_000_000, 200_000, {
+    group: 'chat',
+    description:
+      'input budget of one chat, enforced on the bytes sent to the provider; it sets the token part of the reservation',
+  }),
+  ERM3_URL: custom<string>({
+    group: 'mcp',
+    expects: 'an origin, `http(s)://host[:port]`',
+    default: 'http://127.0.0.1:8080',
+    description: "`erm3 mcp`: the erm3 API's origin (`--url` wins)",
+    // erm3 mcp checks it, as it checks --url.
+    parse: (raw) => raw,
+  }),
+  ERM3_API_KEY: custom<string | null>({
+    group: 'mcp',
+    expects: 'an erm3 key (`erm_agent_live_…`)',
+    default: null,
+    secret: true,
+    description: '`erm3 mcp`: the key its tool calls use (never on the command line, where `ps` shows it)',
+    parse: (raw) => raw.trim() || null,
+  }),
+} satisfies Record<string, ConfigVar<unknown>>
+
+type ConfigVarName = keyof typeof CONFIG_VARS
+type Values = { [K in ConfigVarName]: (typeof CONFIG_VARS)[K]['default'] }
+
+/** What went wrong, all of it, and which variables failed to parse. */
+class Problems {
+  readonly messages: string[] = []
+  readonly failed = new Set<string>()
+  add(message: string): void {
+    this.messages.push(message)
+  }
+  /** None of `names` failed to parse (a rule over them would only repeat the problem). */
+  ok(...names: ConfigVarName[]): boolean {
+    return names.every((n) => !this.failed.has(n))
+  }
+  throwIfAny(): void {
+    const m = this.messages
+    if (m.length === 1) throw new AppError('CONFIG_INVALID', m[0] as string)
+    if (m.length > 1)
+      throw new AppError(
+        'CONFIG_INVALID',
+        `${m.length} configuration problems:\n${m.map((s) => `  - ${s}`).join('\n')}`,
+      )
   }
 }
 
-function llmConfig(env: Env): LlmConfig | null {
-  const baseUrl = urlVar(env, 'LLM_BASE_URL', ['http:', 'https:'])
-  const model = str(env, 'LLM_MODEL')
-  if (baseUrl === null && model === null) return null
-  if (baseUrl === null || model === null)
-    throw new AppError(
-      'CONFIG_INVALID',
-      `POST /chat needs both LLM_BASE_URL and LLM_MODEL; ${baseUrl === null ? 'LLM_BASE_URL' : 'LLM_MODEL'} is not set`,
-    )
+/** The variables `names`, each parsed or defaulted; a bad value is recorded and takes the default. */
+function read<K extends ConfigVarName>(env: Env, names: readonly K[], problems: Problems): Pick<Values, K> {
+  const out: Partial<Values> = {}
+  for (const name of names) {
+    const spec = CONFIG_VARS[name] as ConfigVar<unknown>
+    const raw = env[name]
+    let value = spec.default
+    if (raw !== undefined && raw !== '') {
+      try {
+        value = spec.parse(raw, name)
+      } catch (e) {
+        if (!(e instanceof AppError) || e.code !== 'CONFIG_INVALID') throw e
+        problems.failed.add(name)
+        // A secret's value never appears in a message, whatever its parser wrote.
+        problems.add(spec.secret && e.message.includes(raw) ? `${name} must be ${spec.expects}` : e.message)
+      }
+    }
+    ;(out as Record<string, unknown>)[name] = value
+  }
+  return out as Pick<Values, K>
+}
+
+const names = (group: ConfigGroup) =>
+  (Object.keys(CONFIG_VARS) as ConfigVarName[]).filter((n) => CONFIG_VARS[n].group === group)
+const SERVER_VARS = (Object.keys(CONFIG_VARS) as ConfigVarName[]).filter(
+  (n) => CONFIG_VARS[n].group !== 'mcp',
+)
+const STORE_ACCESS_VARS = names('store').filter((n) => n !== 'ERM3_STORE')
+
+/** Rules over several variables, and the typed object the rest of erm3 reads. */
+function storeAccessFrom(
+  v: Pick<Values, (typeof STORE_ACCESS_VARS)[number]>,
+  p: Problems,
+): StoreAccessConfig {
+  const accessKeyId = v.AWS_ACCESS_KEY_ID
+  const secretAccessKey = v.AWS_SECRET_ACCESS_KEY
+  if ((accessKeyId === null) !== (secretAccessKey === null))
+    p.add('AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set together')
+  const sessionToken = v.AWS_SESSION_TOKEN
   return {
-    baseUrl: baseUrl.replace(/\/+$/, ''),
-    apiKey: str(env, 'LLM_API_KEY'),
-    model,
-    timeoutMs: intVar(env, 'LLM_TIMEOUT_MS', 100, 600_000) ?? 60_000,
-    requestsPerMinute: intVar(env, 'ERM3_CHAT_RPM', 1, 2000) ?? 10,
-    tokensPerMinute: intVar(env, 'ERM3_CHAT_TPM', 1000, 2_000_000) ?? 100_000,
-    maxInputTokens: intVar(env, 'ERM3_CHAT_MAX_INPUT_TOKENS', 1000, 2_000_000) ?? 200_000,
+    cacheMb: v.ERM3_STORE_CACHE_MB,
+    pollSeconds: v.ERM3_STORE_POLL_SECONDS,
+    timeoutMs: v.ERM3_STORE_TIMEOUT_MS,
+    s3: {
+      endpoint: v.AWS_ENDPOINT_URL_S3 ?? v.AWS_ENDPOINT_URL,
+      region: v.AWS_REGION ?? v.AWS_DEFAULT_REGION ?? 'us-east-1',
+      forcePathStyle: v.ERM3_S3_FORCE_PATH_STYLE,
+      credentials:
+        accessKeyId && secretAccessKey
+          ? { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) }
+          : null,
+    },
   }
 }
 
-function serverConfig(env: Env): ServerConfig {
-  const host = str(env, 'HOST') ?? '127.0.0.1'
-  const port = intVar(env, 'PORT', 0, 65535) ?? 8080
-  const publicUrl = (
-    urlVar(env, 'PUBLIC_URL', ['http:', 'https:']) ??
-    `http://${host.includes(':') ? `[${host}]` : host}:${port}`
-  ).replace(/\/+$/, '')
-  const databaseUrl = urlVar(env, 'DATABASE_URL', ['postgres:', 'postgresql:'])
-  const pepper = secretVar(env, 'ERM3_PEPPER')
-  const sessionSecret = secretVar(env, 'ERM3_SESSION_SECRET')
-  if (databaseUrl && (!pepper || !sessionSecret)) {
-    throw new AppError(
-      'CONFIG_INVALID',
+/** The shared-store settings alone (erm3 publish needs no server settings). */
+export function storeAccess(env: Env): StoreAccessConfig {
+  const p = new Problems()
+  const access = storeAccessFrom(read(env, STORE_ACCESS_VARS, p), p)
+  p.throwIfAny()
+  return access
+}
+
+/** Two variables that make sense only together: null when neither is set. */
+function pair<A, B>(a: [string, A | null], b: [string, B | null], what: string, p: Problems): [A, B] | null {
+  if (a[1] === null && b[1] === null) return null
+  if (a[1] === null || b[1] === null) {
+    p.add(`${what} both ${a[0]} and ${b[0]}; ${a[1] === null ? a[0] : b[0]} is not set`)
+    return null
+  }
+  return [a[1], b[1]]
+}
+
+function serverFrom(v: Values, p: Problems): ServerConfig {
+  const host = v.HOST
+  const port = v.PORT
+  if (
+    v.DATABASE_URL &&
+    p.ok('ERM3_PEPPER', 'ERM3_SESSION_SECRET') &&
+    (!v.ERM3_PEPPER || !v.ERM3_SESSION_SECRET)
+  )
+    p.add(
       'with DATABASE_URL, ERM3_PEPPER and ERM3_SESSION_SECRET must be set (the same on every node; e.g. `openssl rand -base64 48`)',
     )
-  }
+  // Node refuses a header deadline after the whole request's.
+  if (v.ERM3_HEADERS_TIMEOUT_MS > v.ERM3_REQUEST_TIMEOUT_MS)
+    p.add(
+      `ERM3_HEADERS_TIMEOUT_MS (${v.ERM3_HEADERS_TIMEOUT_MS}) must not exceed ERM3_REQUEST_TIMEOUT_MS (${v.ERM3_REQUEST_TIMEOUT_MS})`,
+    )
+  const stripe = p.ok('STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET')
+    ? pair(
+        ['STRIPE_SECRET_KEY', v.STRIPE_SECRET_KEY],
+        ['STRIPE_WEBHOOK_SECRET', v.STRIPE_WEBHOOK_SECRET],
+        'Stripe top-ups need',
+        p,
+      )
+    : null
+  const plaid = pair(
+    ['PLAID_CLIENT_ID', v.PLAID_CLIENT_ID],
+    ['PLAID_SECRET', v.PLAID_SECRET],
+    'Plaid needs',
+    p,
+  )
+  if (plaid && v.ERM3_PLAID_TOKEN_KEYS === null && p.ok('ERM3_PLAID_TOKEN_KEYS'))
+    p.add(
+      `Plaid is configured but ERM3_PLAID_TOKEN_KEYS is not set (it encrypts access tokens at rest; there is no default): ${PLAID_KEYS_HINT}`,
+    )
+  const llm = p.ok('LLM_BASE_URL')
+    ? pair(['LLM_BASE_URL', v.LLM_BASE_URL], ['LLM_MODEL', v.LLM_MODEL], 'POST /chat needs', p)
+    : null
   return {
     host,
     port,
-    publicUrl,
-    store: storeVar(env),
-    storeAccess: storeAccess(env),
-    databaseUrl,
-    redisUrl: urlVar(env, 'REDIS_URL', ['redis:', 'rediss:']),
-    pepper,
-    sessionSecret,
-    webhookKey: secretVar(env, 'ERM3_WEBHOOK_KEY'),
-    webhookAllowLoopback: boolVar(env, 'ERM3_WEBHOOK_ALLOW_LOOPBACK'),
-    smtpUrl: urlVar(env, 'SMTP_URL', ['smtp:', 'smtps:']),
-    mailFrom: str(env, 'MAIL_FROM') ?? 'erm3 <no-reply@localhost>',
-    metricsToken: str(env, 'METRICS_TOKEN'),
-    trustProxy: trustProxy(env),
-    ipv6Prefix: intVar(env, 'ERM3_IPV6_PREFIX', 32, 128) ?? 64,
-    freeProvisionDailyCap: intVar(env, 'ERM3_FREE_PROVISION_DAILY_CAP', 0, 1_000_000) ?? 100,
-    http: httpEdge(env),
-    topUpUrl: urlVar(env, 'TOP_UP_URL', ['https:', 'http:']),
-    ipRate: ipRate(env),
-    stripe: stripeConfig(env),
-    llm: llmConfig(env),
-    plaid: plaidConfig(env),
+    publicUrl: v.PUBLIC_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    store: v.ERM3_STORE,
+    storeAccess: storeAccessFrom(v, p),
+    databaseUrl: v.DATABASE_URL,
+    redisUrl: v.REDIS_URL,
+    pepper: v.ERM3_PEPPER,
+    sessionSecret: v.ERM3_SESSION_SECRET,
+    webhookKey: v.ERM3_WEBHOOK_KEY,
+    webhookAllowLoopback: v.ERM3_WEBHOOK_ALLOW_LOOPBACK,
+    smtpUrl: v.SMTP_URL,
+    mailFrom: v.MAIL_FROM,
+    metricsToken: v.METRICS_TOKEN,
+    trustProxy: v.TRUST_PROXY,
+    ipv6Prefix: v.ERM3_IPV6_PREFIX,
+    freeProvisionDailyCap: v.ERM3_FREE_PROVISION_DAILY_CAP,
+    http: {
+      headersTimeoutMs: v.ERM3_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: v.ERM3_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: v.ERM3_KEEP_ALIVE_TIMEOUT_MS,
+      maxConnectionsPerAddress: v.ERM3_MAX_CONNECTIONS_PER_ADDRESS,
+    },
+    topUpUrl: v.TOP_UP_URL,
+    ipRate: { perMinute: v.ERM3_IP_RATE_PER_MINUTE, burst: v.ERM3_IP_RATE_BURST },
+    stripe: stripe && { secretKey: stripe[0], webhookSecret: stripe[1], apiBase: v.STRIPE_API_BASE },
+    llm: llm && {
+      baseUrl: llm[0],
+      apiKey: v.LLM_API_KEY,
+      model: llm[1],
+      timeoutMs: v.LLM_TIMEOUT_MS,
+      requestsPerMinute: v.ERM3_CHAT_RPM,
+      tokensPerMinute: v.ERM3_CHAT_TPM,
+      maxInputTokens: v.ERM3_CHAT_MAX_INPUT_TOKENS,
+    },
+    plaid:
+      plaid && v.ERM3_PLAID_TOKEN_KEYS
+        ? {
+            clientId: plaid[0],
+            secret: plaid[1],
+            env: v.PLAID_ENV,
+            apiBase: v.PLAID_API_BASE,
+            tokenKeys: v.ERM3_PLAID_TOKEN_KEYS,
+            timeoutMs: v.PLAID_TIMEOUT_MS,
+          }
+        : null,
   }
 }
 
+/**
+ * The configuration from the environment. Every variable is checked; any problem stops here with
+ * AppError CONFIG_INVALID naming each bad variable and what it expects (all of them at once).
+ */
 export function loadConfig(env: Env = process.env): Config {
-  return {
-    server: serverConfig(env),
-    home: resolve(env.ERM3_HOME && env.ERM3_HOME !== '' ? env.ERM3_HOME : '.erm3'),
+  const p = new Problems()
+  const v = read(env, SERVER_VARS, p) as Values
+  const config: Config = {
+    server: serverFrom(v, p),
+    home: resolve(v.ERM3_HOME),
+    logLevel: v.LOG_LEVEL,
     synth: {
-      seed: intVar(env, 'ERM3_SYNTH_SEED', 0, 0xffffffff),
-      stocks: intVar(env, 'ERM3_SYNTH_STOCKS', 20, 20000),
-      end: dateVar(env, 'ERM3_SYNTH_END'),
+      seed: v.ERM3_SYNTH_SEED ?? undefined,
+      stocks: v.ERM3_SYNTH_STOCKS ?? undefined,
+      end: v.ERM3_SYNTH_END ?? undefined,
     },
   }
+  p.throwIfAny()
+  return config
+}
+
+/** What `erm3 mcp` reads from the environment (it checks the key and the origin itself). */
+export function mcpClientConfig(env: Env): { url: string; apiKey: string | null } {
+  const p = new Problems()
+  const v = read(env, names('mcp'), p)
+  p.throwIfAny()
+  return { url: v.ERM3_URL, apiKey: v.ERM3_API_KEY }
 }

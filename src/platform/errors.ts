@@ -96,7 +96,7 @@ export class InputError extends AppError {
   }
 }
 
-export function formatLocation(loc: InputLocation): string {
+function formatLocation(loc: InputLocation): string {
   let s = loc.file
   if (loc.line !== undefined) s += `:${loc.line}`
   if (loc.column !== undefined)

@@ -4,9 +4,10 @@ export type { Logger }
 
 /**
  * Structured JSON logs on stderr (stdout stays free for command output). Secrets never go in:
- * the redact list covers the header and field names that could carry them.
+ * the redact list covers the header and field names that could carry them. The server's level is
+ * LOG_LEVEL (Config.logLevel).
  */
-export function createLogger(level: string = process.env.LOG_LEVEL ?? 'info'): Logger {
+export function createLogger(level = 'info'): Logger {
   return pino(
     {
       level,

@@ -3,7 +3,7 @@ import type { ServiceContext } from './context.ts'
 import { datasetOf } from './models.ts'
 
 const startedAt = Date.now()
-export const SERVICE_VERSION = '0.1.0'
+const SERVICE_VERSION = '0.1.0'
 
 /** Whole days between a data_as_of date and now (calendar days; weekends count). */
 function ageDays(iso: string, now: number): number {
@@ -23,7 +23,7 @@ function isLocation(word: string): boolean {
  * or buckets (the database file, a store's directory or URL, Redis's address) become `…`. The
  * operator finds them in the log.
  */
-export function withoutLocations(text: string): string {
+function withoutLocations(text: string): string {
   return text.replace(/[^\s'"(),]+/g, (word) => (isLocation(word.replace(/[.:;]+$/, '')) ? '…' : word))
 }
 

@@ -49,7 +49,7 @@ export interface RateHeaders {
   resetEpochS: number
 }
 
-export function rateHeaders(rule: RateRule, d: RateDecision): RateHeaders {
+function rateHeaders(rule: RateRule, d: RateDecision): RateHeaders {
   return {
     // Requests per minute (docs/decisions/rate-limits.md); a rule slower than one a minute
     // (provision-free 3/day, login 10/h) states its quota per its own period rather than a rounded 0.

@@ -20,7 +20,7 @@ export interface ReloadSource {
   open(build: string): Promise<ModelStore>
 }
 
-export type ReloadOutcome = 'unchanged' | 'loaded' | 'refused' | 'unreachable'
+type ReloadOutcome = 'unchanged' | 'loaded' | 'refused' | 'unreachable'
 
 export interface ModelReloader {
   /** One poll now (the timer calls it too); concurrent calls share one. */

@@ -71,7 +71,7 @@ export interface ReloadFailure {
  * milliseconds; one that outlives this still completes, because a closed store's reads reopen
  * what they need (its caches are dropped, not its ability to read).
  */
-export const RETIRE_AFTER_MS = 30_000
+const RETIRE_AFTER_MS = 30_000
 
 /**
  * The model stores a node serves: the live build and the sandbox build that test keys read.

@@ -40,6 +40,11 @@ test('engine/model is pure: nothing outside itself, no package, no built-in', ()
       ],
     ],
   )
+  // The shared metric names are the one platform/ module the pure model may import.
+  assert.deepEqual(
+    check('engine/model/y.ts', "import { LEVEL_FIELDS } from '../../platform/metric-fields.ts'\n"),
+    [],
+  )
 })
 
 test('engine parts import platform and lower parts only', () => {

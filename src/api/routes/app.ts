@@ -27,7 +27,7 @@ const APP_CSP = [
  * requires to come from its CDN and which runs in a frame from it and talks to its API host
  * (Plaid's Link web SDK, "CSP directives"): those three origins are added, and nothing else.
  */
-export function appCsp(plaidEnv: 'sandbox' | 'production' | null): string {
+function appCsp(plaidEnv: 'sandbox' | 'production' | null): string {
   if (plaidEnv === null) return APP_CSP.join('; ')
   return APP_CSP.map((d) =>
     d === "script-src 'self'"

@@ -28,9 +28,9 @@ import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
 const iso = (ms: number) => new Date(ms).toISOString()
 
 /** The nonce of the browser that asked for a sign-in link (sent back to /auth/login and /auth/callback). */
-export const LOGIN_STATE_COOKIE = 'erm3_login'
+const LOGIN_STATE_COOKIE = 'erm3_login'
 /** The confirmation page's nonce, which its form's CSRF token is bound to (SameSite=Strict). */
-export const CONFIRM_COOKIE = 'erm3_confirm'
+const CONFIRM_COOKIE = 'erm3_confirm'
 const LINK_TTL_S = LOGIN_TTL_MS / 1000
 
 /**

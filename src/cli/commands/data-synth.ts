@@ -2,7 +2,7 @@ import { type Command, InvalidArgumentError } from 'commander'
 import { DEFAULT_SYNTH } from '../../engine/data/synth/index.ts'
 import { createCliProgress } from '../progress.ts'
 
-export function intOption(value: string): number {
+function intOption(value: string): number {
   const n = Number(value)
   if (!Number.isInteger(n))
     throw new InvalidArgumentError(`expected an integer, got ${JSON.stringify(value)}`)

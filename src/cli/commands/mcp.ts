@@ -1,8 +1,9 @@
 import { type Command, Option } from 'commander'
 import { parseApiKey } from '../../contract/api-key.ts'
+import { CONFIG_VARS, mcpClientConfig } from '../../platform/config.ts'
 import { AppError } from '../../platform/errors.ts'
 
-export const DEFAULT_URL = 'http://127.0.0.1:8080'
+const DEFAULT_URL = CONFIG_VARS.ERM3_URL.default
 
 /** The remote's origin: tool calls go to `origin + /path`, so a path here would be dropped. */
 function originOf(raw: string, from: string): string {
@@ -29,8 +30,7 @@ function originOf(raw: string, from: string): string {
  * The key comes from the environment only: a command line is visible to every user of the
  * machine (ps, /proc), and desktop MCP clients set per-server environment variables anyway.
  */
-function keyFromEnv(env: NodeJS.ProcessEnv): string {
-  const key = env.ERM3_API_KEY?.trim()
+function checkKey(key: string | null): string {
   if (!key)
     throw new AppError(
       'INVALID_INPUT',
@@ -58,10 +58,9 @@ export function registerMcp(program: Command): void {
           'INVALID_INPUT',
           'a key on the command line is visible to other users (ps): set ERM3_API_KEY instead, and revoke this one if the machine is shared',
         )
-      const key = keyFromEnv(process.env)
-      const baseUrl = o.url
-        ? originOf(o.url, '--url')
-        : originOf(process.env.ERM3_URL || DEFAULT_URL, 'ERM3_URL')
+      const env = mcpClientConfig(process.env)
+      const key = checkKey(env.apiKey)
+      const baseUrl = o.url ? originOf(o.url, '--url') : originOf(env.url, 'ERM3_URL')
       const say = (line: string) => process.stderr.write(`${line}\n`)
       const u = new URL(baseUrl)
       if (u.protocol === 'http:' && !['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname))

@@ -4,7 +4,7 @@ import { datasetOriginSchema, IsoDate, IsoDateTime, Nullable } from '../schemas.
 
 /** Free account operations: balance, invoices, pricing, estimate, health. */
 
-export const balanceResponseSchema = Type.Object(
+const balanceResponseSchema = Type.Object(
   {
     account_id: Type.String(),
     balance_usd: Type.Number(),
@@ -59,7 +59,7 @@ const invoiceSchema = Type.Object({
   created_at: IsoDateTime,
 })
 
-export const invoicesQuerySchema = Type.Object(
+const invoicesQuerySchema = Type.Object(
   {
     period: Type.Optional(
       Type.Union(
@@ -141,7 +141,7 @@ export const getPricing = defineOperation({
   errors: [],
 })
 
-export const estimateRequestSchema = Type.Object(
+const estimateRequestSchema = Type.Object(
   {
     operation: Type.String({
       description: 'Operation id (e.g. getMetrics), capability id, or "METHOD /path"',

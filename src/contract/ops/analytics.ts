@@ -51,7 +51,7 @@ const lstarSeries = {
   l3_subsector_er: NumSeries,
 }
 
-export const batchTickerErrorSchema = Type.Object(
+const batchTickerErrorSchema = Type.Object(
   {
     status: Type.Literal('error'),
     code: Type.Union([Type.Literal('INVALID_TICKER'), Type.Literal('TICKER_NOT_FOUND')]),
@@ -63,7 +63,7 @@ export const batchTickerErrorSchema = Type.Object(
 
 const LSTAR_DOC = `Per trading day of the window: lstar is the ${methodologyRef('lstar')} rule on that day's l2_sec_er and l3_sub_er with θ = threshold (null when both are null; L3 if l3_sub_er ≥ θ, else L2 if l2_sec_er ≥ θ, else L1; a null l3_sub_er fails the L3 test); at θ = 0.01 it equals the stored lstar_level. market_hr, sector_hr, subsector_hr are the hedge ratios of that level (null below it: L1 has only the market leg), total_er = 1 − that level's residual ER. residual_return on day t is the residual at the level chosen at t−1 (the hedge held during t, as lstar_rr is defined), so at θ = 0.01 it equals lstar_rr. Parquet/CSV: one long table (ticker, date, lstar, market_hr, sector_hr, subsector_hr, total_er, residual_return, l2_sector_er, l3_subsector_er).`
 
-export const getLstar = defineOperation({
+const getLstar = defineOperation({
   id: 'getLstar',
   method: 'GET',
   path: '/lstar',
@@ -96,7 +96,7 @@ export const getLstar = defineOperation({
   errors: ERRORS,
 })
 
-export const batchLstar = defineOperation({
+const batchLstar = defineOperation({
   id: 'batchLstar',
   method: 'POST',
   path: '/batch/lstar',
@@ -153,7 +153,7 @@ const DECOMPOSITION = [
   'l3_rr',
 ] as const
 
-export const getReturnsDecomposition = defineOperation({
+const getReturnsDecomposition = defineOperation({
   id: 'getReturnsDecomposition',
   method: 'GET',
   path: '/returns-decomposition',
@@ -193,7 +193,7 @@ export const getReturnsDecomposition = defineOperation({
   errors: ERRORS,
 })
 
-export const l3MonthlySchema = Type.Object(
+const l3MonthlySchema = Type.Object(
   {
     dates: series(IsoDate),
     l3_mkt_hr: NumSeries,
@@ -209,7 +209,7 @@ export const l3MonthlySchema = Type.Object(
   { $id: 'L3MonthlySeries' },
 )
 
-export const getL3Decomposition = defineOperation({
+const getL3Decomposition = defineOperation({
   id: 'getL3Decomposition',
   method: 'GET',
   path: '/l3-decomposition',
@@ -245,7 +245,7 @@ const Metric = Type.Union([
   Type.Literal('l3_decomposition'),
 ])
 
-export const batchHedgeRatiosSchema = Type.Object(
+const batchHedgeRatiosSchema = Type.Object(
   {
     l1_market: NullableNumber,
     l2_market: NullableNumber,
@@ -257,7 +257,7 @@ export const batchHedgeRatiosSchema = Type.Object(
   { $id: 'BatchHedgeRatios' },
 )
 
-export const batchAnalyze = defineOperation({
+const batchAnalyze = defineOperation({
   id: 'batchAnalyze',
   method: 'POST',
   path: '/batch/analyze',

@@ -56,7 +56,7 @@ export const login = defineOperation({
   errors: [400, 415, 429],
 })
 
-export const sessionResponseSchema = Type.Object(
+const sessionResponseSchema = Type.Object(
   {
     session_jwt: Type.String({
       description: 'Use as Authorization: Bearer <SESSION_JWT> for /auth/provision',
@@ -120,7 +120,7 @@ export const confirmLogin = defineOperation({
   errors: [400, 401, 403, 415, 429],
 })
 
-export const provisionResponseSchema = Type.Object(
+const provisionResponseSchema = Type.Object(
   {
     api_key: Type.String({ description: 'Shown once; only a hash is stored' }),
     key_id: Type.String(),

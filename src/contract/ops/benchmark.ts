@@ -8,7 +8,7 @@ import { IsoDate, Nullable } from '../schemas.ts'
  */
 
 export const MAX_BENCHMARK_COMPONENTS = 100
-export const BENCHMARK_KINDS = ['etf', 'sector_etf', 'mix', 'custom'] as const
+const BENCHMARK_KINDS = ['etf', 'sector_etf', 'mix', 'custom'] as const
 
 export const legRoleSchema = Type.Union([
   Type.Literal('market'),
@@ -16,7 +16,7 @@ export const legRoleSchema = Type.Union([
   Type.Literal('subsector'),
 ])
 
-export const benchmarkComponentSchema = Type.Object(
+const benchmarkComponentSchema = Type.Object(
   {
     ticker: Type.String(),
     weight: Type.Number({ description: 'Fraction of the benchmark (sums to 1)' }),
@@ -26,7 +26,7 @@ export const benchmarkComponentSchema = Type.Object(
   { $id: 'BenchmarkComponent' },
 )
 
-export const BenchmarkKind = Type.Union(
+const BenchmarkKind = Type.Union(
   BENCHMARK_KINDS.map((k) => Type.Literal(k)),
   {
     description:
@@ -44,7 +44,7 @@ export const resolvedBenchmarkSchema = Type.Object(
   { $id: 'ResolvedBenchmark' },
 )
 
-export const getBenchmark = defineOperation({
+const getBenchmark = defineOperation({
   id: 'getBenchmark',
   method: 'GET',
   path: '/data/benchmark/:id',

@@ -48,7 +48,7 @@ export const createCheckout = defineOperation({
   errors: [400, 401, 403, 415, 429, 503],
 })
 
-export const stripeWebhook = defineOperation({
+const stripeWebhook = defineOperation({
   id: 'stripeWebhook',
   method: 'POST',
   path: '/billing/stripe/webhook',

@@ -8,7 +8,7 @@ import { agentMetaSchema, Nullable } from '../schemas.ts'
  * docs/billing "Chat" states the reservation and settlement rules.
  */
 
-export const MAX_CHAT_MESSAGES = 50
+const MAX_CHAT_MESSAGES = 50
 /** Bytes of UTF-8 content over all messages of one request. */
 export const MAX_CHAT_CONTENT_BYTES = 32 * 1024
 export const MAX_CHAT_TOOL_CALLS = 10
@@ -25,7 +25,7 @@ const chatMessageSchema = Type.Object(
   { additionalProperties: false },
 )
 
-export const chatRequestSchema = Type.Object(
+const chatRequestSchema = Type.Object(
   {
     messages: Type.Array(chatMessageSchema, { minItems: 1, maxItems: MAX_CHAT_MESSAGES }),
     stream: Type.Optional(
@@ -51,7 +51,7 @@ export const chatRequestSchema = Type.Object(
   { additionalProperties: false },
 )
 
-export const chatToolCallSummarySchema = Type.Object(
+const chatToolCallSummarySchema = Type.Object(
   {
     tool: Type.String(),
     capability: Nullable(Type.String({ description: 'null for free tools' })),
@@ -62,7 +62,7 @@ export const chatToolCallSummarySchema = Type.Object(
   { $id: 'ChatToolCallSummary' },
 )
 
-export const chatAgentMetaSchema = Type.Object(
+const chatAgentMetaSchema = Type.Object(
   {
     ...agentMetaSchema.properties,
     llm_cost_usd: Type.Number({ description: 'The model tokens of this chat' }),
@@ -72,7 +72,7 @@ export const chatAgentMetaSchema = Type.Object(
   { $id: 'ChatAgentMeta', description: 'AgentMeta with the chat fields; cost_usd = llm + tools' },
 )
 
-export const chatResponseSchema = Type.Object(
+const chatResponseSchema = Type.Object(
   {
     message: Type.Object({ role: Type.Literal('assistant'), content: Type.String() }),
     tool_calls: Type.Array(chatToolCallSummarySchema),
@@ -87,7 +87,7 @@ export const chatResponseSchema = Type.Object(
   { $id: 'ChatResponse' },
 )
 
-export const chat = defineOperation({
+const chat = defineOperation({
   id: 'chat',
   method: 'POST',
   path: '/chat',

@@ -8,7 +8,6 @@ import { agentMetaSchema, IsoDate, Nullable, riskMetadataSchema, TickerParam } f
  * 18 factor series, over trailing *paired* days. GET for one ticker, POST for one or a batch.
  */
 
-export const CORRELATION_RETURN_TYPES = ['gross', 'l1', 'l2', 'l3_residual'] as const
 export const MAX_CORRELATION_TICKERS = 50
 
 const ReturnType = Type.Union(
@@ -53,7 +52,7 @@ const DESCRIPTION =
   'last priced day (teo). A factor with fewer than 30 such days (e.g. before its ETF existed) is null, with its ' +
   'overlap_days and a warning; a window that could not be filled is warned about too.'
 
-export const correlationResultSchema = Type.Object(
+const correlationResultSchema = Type.Object(
   {
     ticker: Type.String(),
     symbol: Type.String(),
@@ -73,7 +72,7 @@ export const correlationResultSchema = Type.Object(
   { $id: 'CorrelationResult' },
 )
 
-export const getCorrelation = defineOperation({
+const getCorrelation = defineOperation({
   id: 'getCorrelation',
   method: 'GET',
   path: '/metrics/:ticker/correlation',
@@ -106,7 +105,7 @@ const correlationErrorSchema = Type.Object(
   { $id: 'CorrelationError' },
 )
 
-export const postCorrelation = defineOperation({
+const postCorrelation = defineOperation({
   id: 'postCorrelation',
   method: 'POST',
   path: '/correlation',

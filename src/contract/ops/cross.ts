@@ -10,16 +10,7 @@ import { getUniverseMembers } from './universe.ts'
  * market/sector ETF factor returns and the residual-reversion basket. All are stored per trading day and answer at any `teo`.
  */
 
-export { industryRowSchema } from './industry-panel.ts'
-export { rankingRowSchema } from './rankings.ts'
-export {
-  getEtfFactorReturns,
-  getIndustryPanel,
-  getRankings,
-  getUniverseMembers,
-  rankingsScreen,
-  residualReversionBasket,
-}
+export { getUniverseMembers }
 
 export const CROSS_OPS = {
   getIndustryPanel,

@@ -189,7 +189,7 @@ export const getAgentManifest = defineOperation({
   response: agentManifestSchema,
 })
 
-export const getMcpServerCard = defineOperation({
+const getMcpServerCard = defineOperation({
   ...discovery,
   id: 'getMcpServerCard',
   method: 'GET',
@@ -198,7 +198,7 @@ export const getMcpServerCard = defineOperation({
   response: mcpServerCardSchema,
 })
 
-export const getAiPluginManifest = defineOperation({
+const getAiPluginManifest = defineOperation({
   ...discovery,
   id: 'getAiPluginManifest',
   method: 'GET',
@@ -207,7 +207,7 @@ export const getAiPluginManifest = defineOperation({
   response: aiPluginSchema,
 })
 
-export const getAgenticDisclosure = defineOperation({
+const getAgenticDisclosure = defineOperation({
   ...discovery,
   id: 'getAgenticDisclosure',
   method: 'GET',
@@ -216,7 +216,7 @@ export const getAgenticDisclosure = defineOperation({
   response: agenticDisclosureSchema,
 })
 
-export const getLlmsTxt = defineOperation({
+const getLlmsTxt = defineOperation({
   ...discovery,
   id: 'getLlmsTxt',
   method: 'GET',

@@ -44,7 +44,7 @@ const factCellSchema = Type.Object(
 
 const ratio = (description: string) => Nullable(Type.Number({ description }))
 
-export const fundamentalsRowSchema = Type.Object(
+const fundamentalsRowSchema = Type.Object(
   {
     period_end_date: IsoDate,
     filed_date: Nullable(IsoDate),
@@ -106,7 +106,7 @@ const gridCellSchema = Type.Object(
   { $id: 'FundamentalsGridCell' },
 )
 
-export const sensitivityGridSchema = Type.Object(
+const sensitivityGridSchema = Type.Object(
   {
     period_end_date: IsoDate,
     filed_date: Type.Optional(IsoDate),
@@ -120,7 +120,7 @@ export const sensitivityGridSchema = Type.Object(
   { $id: 'FundamentalsSensitivityGrid' },
 )
 
-export const getFundamentals = defineOperation({
+const getFundamentals = defineOperation({
   id: 'getFundamentals',
   method: 'GET',
   path: '/fundamentals/:ticker',

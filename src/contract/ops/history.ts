@@ -59,7 +59,7 @@ const decomposeLayerSchema = Type.Object(
   { $id: 'DecomposeLayer' },
 )
 
-export const decomposeResponseSchema = Type.Object(
+const decomposeResponseSchema = Type.Object(
   {
     ticker: Type.String(),
     symbol: Type.String(),
@@ -84,7 +84,7 @@ export const decomposeResponseSchema = Type.Object(
   { $id: 'DecomposeResponse' },
 )
 
-export const decompose = defineOperation({
+const decompose = defineOperation({
   id: 'decompose',
   method: 'POST',
   path: '/decompose',
@@ -113,7 +113,7 @@ const v4BlockProps = {
 }
 const v4BlockSchema = Type.Object(v4BlockProps, { $id: 'DecomposeV4Block' })
 
-export const decomposeV4ResponseSchema = Type.Object(
+const decomposeV4ResponseSchema = Type.Object(
   {
     ticker: Type.String(),
     symbol: Type.String(),
@@ -136,7 +136,7 @@ export const decomposeV4ResponseSchema = Type.Object(
   { $id: 'DecomposeV4Response' },
 )
 
-export const decomposeV4 = defineOperation({
+const decomposeV4 = defineOperation({
   id: 'decomposeV4',
   method: 'POST',
   path: '/v4/decompose',
@@ -166,7 +166,7 @@ const historyQuery = Type.Object(
   { additionalProperties: false },
 )
 
-export const tickerReturnsDailyRowSchema = Type.Object(
+const tickerReturnsDailyRowSchema = Type.Object(
   {
     date: IsoDate,
     returns_gross: NullableNumber,
@@ -182,7 +182,7 @@ export const tickerReturnsDailyRowSchema = Type.Object(
   { $id: 'TickerReturnsDailyRow' },
 )
 
-export const tickerReturnsResponseSchema = Type.Object(
+const tickerReturnsResponseSchema = Type.Object(
   {
     symbol: Type.String(),
     ticker: Type.String(),
@@ -201,7 +201,7 @@ export const tickerReturnsResponseSchema = Type.Object(
   { $id: 'TickerReturnsResponseV3' },
 )
 
-export const getTickerReturns = defineOperation({
+const getTickerReturns = defineOperation({
   id: 'getTickerReturns',
   method: 'GET',
   path: '/ticker-returns',
@@ -219,7 +219,7 @@ export const getTickerReturns = defineOperation({
   errors: [400, 401, 402, 404, 406, 429],
 })
 
-export const grossReturnsResponseSchema = Type.Object(
+const grossReturnsResponseSchema = Type.Object(
   {
     ticker: Type.String(),
     symbol: Type.String(),
@@ -235,7 +235,7 @@ const grossDoc = (kind: string, other: string) =>
   `${YEARS_DOC} Parallel arrays dates and returns_gross of ${kind}; ${other}. Tabular: GrossReturnDailyRow ` +
   '(date TIMESTAMP_MILLIS, returns_gross DOUBLE), the zip of the two arrays.'
 
-export const getReturns = defineOperation({
+const getReturns = defineOperation({
   id: 'getReturns',
   method: 'GET',
   path: '/returns',
@@ -250,7 +250,7 @@ export const getReturns = defineOperation({
   errors: [400, 401, 402, 404, 406, 429],
 })
 
-export const getEtfReturns = defineOperation({
+const getEtfReturns = defineOperation({
   id: 'getEtfReturns',
   method: 'GET',
   path: '/etf-returns',
@@ -265,7 +265,7 @@ export const getEtfReturns = defineOperation({
   errors: [400, 401, 402, 404, 406, 429],
 })
 
-export const tickerInfoSchema = Type.Object(
+const tickerInfoSchema = Type.Object(
   {
     ticker: Type.String(),
     symbol: Type.String(),
@@ -279,7 +279,7 @@ export const tickerInfoSchema = Type.Object(
   { $id: 'TickerInfo' },
 )
 
-export const getTickers = defineOperation({
+const getTickers = defineOperation({
   id: 'getTickers',
   method: 'GET',
   path: '/tickers',

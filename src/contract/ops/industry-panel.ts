@@ -10,7 +10,7 @@ import { common, ERRORS, Format, Teo, teoFields, UniverseBasis } from './cross-c
 
 const PanelLevel = Type.Union([Type.Literal('market'), Type.Literal('sector'), Type.Literal('subsector')])
 
-export const industryRowSchema = Type.Object(
+const industryRowSchema = Type.Object(
   {
     industry: Type.String({
       description:

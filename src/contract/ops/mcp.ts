@@ -10,7 +10,7 @@ import { defineOperation } from '../operation.ts'
 const jsonRpc = Type.Unknown({ description: 'A JSON-RPC 2.0 message (Model Context Protocol)' })
 const MCP_ERRORS = [400, 401, 404, 406, 429]
 
-export const mcpPost = defineOperation({
+const mcpPost = defineOperation({
   id: 'mcpPost',
   method: 'POST',
   path: '/mcp',
@@ -26,7 +26,7 @@ export const mcpPost = defineOperation({
   errors: MCP_ERRORS,
 })
 
-export const mcpGet = defineOperation({
+const mcpGet = defineOperation({
   id: 'mcpGet',
   method: 'GET',
   path: '/mcp',
@@ -40,7 +40,7 @@ export const mcpGet = defineOperation({
   errors: MCP_ERRORS,
 })
 
-export const mcpDelete = defineOperation({
+const mcpDelete = defineOperation({
   id: 'mcpDelete',
   method: 'DELETE',
   path: '/mcp',
@@ -54,7 +54,7 @@ export const mcpDelete = defineOperation({
   errors: MCP_ERRORS,
 })
 
-export const mcpSse = defineOperation({
+const mcpSse = defineOperation({
   id: 'mcpSse',
   method: 'GET',
   path: '/mcp/sse',
@@ -68,7 +68,7 @@ export const mcpSse = defineOperation({
   errors: MCP_ERRORS,
 })
 
-export const mcpMessages = defineOperation({
+const mcpMessages = defineOperation({
   id: 'mcpMessages',
   method: 'POST',
   path: '/mcp/messages',

@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import { BETA_FIELDS, DECOMP_FIELDS, LEVEL_FIELDS } from '../../platform/metric-fields.ts'
 import { defineOperation } from '../operation.ts'
 import {
   agentMetaSchema,
@@ -17,34 +18,9 @@ export const METRICS_V3_FIELDS = [
   'price_close',
   'market_cap',
   'stock_var',
-  'l1_mkt_hr',
-  'l1_mkt_er',
-  'l1_res_er',
-  'l2_mkt_hr',
-  'l2_sec_hr',
-  'l2_mkt_er',
-  'l2_sec_er',
-  'l2_res_er',
-  'l3_mkt_hr',
-  'l3_sec_hr',
-  'l3_sub_hr',
-  'l3_mkt_er',
-  'l3_sec_er',
-  'l3_sub_er',
-  'l3_res_er',
-  'l1_cfr',
-  'l2_cfr',
-  'l3_cfr',
-  'l1_fr',
-  'l2_fr',
-  'l3_fr',
-  'l1_rr',
-  'l2_rr',
-  'l3_rr',
-  'lstar_rr',
-  'l1_mkt_beta',
-  'l2_sec_beta',
-  'l3_sub_beta',
+  ...LEVEL_FIELDS,
+  ...DECOMP_FIELDS,
+  ...BETA_FIELDS,
 ] as const
 
 export const metricsV3Schema = Type.Object(
@@ -59,7 +35,7 @@ export const metricsV3Schema = Type.Object(
 
 const levelEnum = Nullable(Type.Union([Type.Literal('L1'), Type.Literal('L2'), Type.Literal('L3')]))
 
-export const levelHedgeSnapshotSchema = Type.Object(
+const levelHedgeSnapshotSchema = Type.Object(
   {
     market_hr: NullableNumber,
     sector_hr: NullableNumber,

@@ -12,7 +12,7 @@ const clientIdParams = Type.Object(
   { additionalProperties: false },
 )
 
-export const oauthGrantSchema = Type.Object(
+const oauthGrantSchema = Type.Object(
   {
     client_id: Type.String(),
     client_name: Type.String({ description: 'As the client registered it (not verified by erm3)' }),
@@ -36,7 +36,7 @@ export const oauthGrantSchema = Type.Object(
   { $id: 'OAuthGrant' },
 )
 
-export const listOAuthGrants = defineOperation({
+const listOAuthGrants = defineOperation({
   id: 'listOAuthGrants',
   method: 'GET',
   path: '/account/oauth-grants',
@@ -55,7 +55,7 @@ export const listOAuthGrants = defineOperation({
   errors: [401, 429],
 })
 
-export const revokeOAuthGrant = defineOperation({
+const revokeOAuthGrant = defineOperation({
   id: 'revokeOAuthGrant',
   method: 'DELETE',
   path: '/account/oauth-grants/:client_id',

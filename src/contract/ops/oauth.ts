@@ -24,7 +24,7 @@ const authorizationParams = {
 
 const html = Type.String({ description: 'An HTML page (sign-in, consent or error)' })
 
-export const oauthRegister = defineOperation({
+const oauthRegister = defineOperation({
   id: 'oauthRegister',
   method: 'POST',
   path: '/oauth/register',
@@ -63,7 +63,7 @@ export const oauthRegister = defineOperation({
   errors: [400, 413, 415, 429],
 })
 
-export const oauthAuthorize = defineOperation({
+const oauthAuthorize = defineOperation({
   id: 'oauthAuthorize',
   method: 'GET',
   path: '/oauth/authorize',
@@ -82,7 +82,7 @@ export const oauthAuthorize = defineOperation({
   errors: [400],
 })
 
-export const oauthAuthorizeDecision = defineOperation({
+const oauthAuthorizeDecision = defineOperation({
   id: 'oauthAuthorizeDecision',
   method: 'POST',
   path: '/oauth/authorize',
@@ -109,7 +109,7 @@ export const oauthAuthorizeDecision = defineOperation({
   errors: [400, 401, 403],
 })
 
-export const oauthToken = defineOperation({
+const oauthToken = defineOperation({
   id: 'oauthToken',
   method: 'POST',
   path: '/oauth/token',
@@ -149,7 +149,7 @@ export const oauthToken = defineOperation({
   errors: [400, 401, 413, 415, 429],
 })
 
-export const oauthRevoke = defineOperation({
+const oauthRevoke = defineOperation({
   id: 'oauthRevoke',
   method: 'POST',
   path: '/oauth/revoke',
@@ -171,7 +171,7 @@ export const oauthRevoke = defineOperation({
   errors: [400, 413, 415, 429],
 })
 
-export const getOAuthAuthorizationServerMetadata = defineOperation({
+const getOAuthAuthorizationServerMetadata = defineOperation({
   id: 'getOAuthAuthorizationServerMetadata',
   method: 'GET',
   path: '/.well-known/oauth-authorization-server',
@@ -200,7 +200,7 @@ export const getOAuthAuthorizationServerMetadata = defineOperation({
   errors: [],
 })
 
-export const getOAuthProtectedResourceMetadata = defineOperation({
+const getOAuthProtectedResourceMetadata = defineOperation({
   id: 'getOAuthProtectedResourceMetadata',
   method: 'GET',
   path: '/.well-known/oauth-protected-resource',

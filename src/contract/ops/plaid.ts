@@ -32,7 +32,7 @@ const plaidItemSchema = Type.Object(
 
 const SESSION_ERRORS = [400, 401, 403, 404, 415, 429, 502, 503, 504]
 
-export const createPlaidLinkToken = defineOperation({
+const createPlaidLinkToken = defineOperation({
   id: 'createPlaidLinkToken',
   method: 'POST',
   path: '/plaid/link-token',
@@ -58,7 +58,7 @@ export const createPlaidLinkToken = defineOperation({
   errors: SESSION_ERRORS,
 })
 
-export const exchangePlaidPublicToken = defineOperation({
+const exchangePlaidPublicToken = defineOperation({
   id: 'exchangePlaidPublicToken',
   method: 'POST',
   path: '/plaid/exchange',
@@ -82,7 +82,7 @@ export const exchangePlaidPublicToken = defineOperation({
   errors: [...SESSION_ERRORS, 409],
 })
 
-export const listPlaidItems = defineOperation({
+const listPlaidItems = defineOperation({
   id: 'listPlaidItems',
   method: 'GET',
   path: '/plaid/items',
@@ -94,7 +94,7 @@ export const listPlaidItems = defineOperation({
   errors: [401, 429, 503],
 })
 
-export const deletePlaidItem = defineOperation({
+const deletePlaidItem = defineOperation({
   id: 'deletePlaidItem',
   method: 'DELETE',
   path: '/plaid/items/:id',
@@ -140,7 +140,7 @@ const positionSchema = Type.Object(
   { $id: 'PlaidPosition' },
 )
 
-export const getPlaidHoldings = defineOperation({
+const getPlaidHoldings = defineOperation({
   id: 'getPlaidHoldings',
   method: 'GET',
   path: '/plaid/holdings',

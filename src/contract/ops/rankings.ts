@@ -36,7 +36,7 @@ const RANK_DOC =
   'Higher value ranks first, ties by symbol key; rank_ordinal 1 = best; rank_percentile = 100 × (1 − (rank_ordinal−1)/cohort_size); ' +
   'decile = ceil(10 × rank_ordinal / cohort_size), 1 = best.'
 
-export const rankingRowSchema = Type.Object(
+const rankingRowSchema = Type.Object(
   {
     ticker: Type.String(),
     symbol: Type.String(),

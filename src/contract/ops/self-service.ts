@@ -17,7 +17,7 @@ const keyIdParams = Type.Object(
 )
 const keyName = Type.String({ minLength: 1, maxLength: 100 })
 
-export const accountKeySchema = Type.Object(
+const accountKeySchema = Type.Object(
   {
     id: Type.String(),
     name: Nullable(Type.String()),
@@ -34,7 +34,7 @@ export const accountKeySchema = Type.Object(
   { $id: 'AccountKey' },
 )
 
-export const listAccountKeys = defineOperation({
+const listAccountKeys = defineOperation({
   id: 'listAccountKeys',
   method: 'GET',
   path: '/account/keys',
@@ -50,7 +50,7 @@ export const listAccountKeys = defineOperation({
   errors: [401, 429],
 })
 
-export const createdKeySchema = Type.Object(
+const createdKeySchema = Type.Object(
   {
     api_key: Type.String({ description: 'Shown once; only a hash is stored' }),
     key: accountKeySchema,
@@ -58,7 +58,7 @@ export const createdKeySchema = Type.Object(
   { $id: 'CreatedAccountKey' },
 )
 
-export const createAccountKey = defineOperation({
+const createAccountKey = defineOperation({
   id: 'createAccountKey',
   method: 'POST',
   path: '/account/keys',
@@ -74,7 +74,7 @@ export const createAccountKey = defineOperation({
   errors: [400, 401, 403, 415, 429],
 })
 
-export const renameAccountKey = defineOperation({
+const renameAccountKey = defineOperation({
   id: 'renameAccountKey',
   method: 'PATCH',
   path: '/account/keys/:id',
@@ -89,9 +89,9 @@ export const renameAccountKey = defineOperation({
   errors: [400, 401, 403, 404, 409, 415, 429],
 })
 
-export const MAX_OVERLAP_SECONDS = 7 * 24 * 3600
+const MAX_OVERLAP_SECONDS = 7 * 24 * 3600
 
-export const rotateAccountKey = defineOperation({
+const rotateAccountKey = defineOperation({
   id: 'rotateAccountKey',
   method: 'POST',
   path: '/account/keys/:id/rotate',
@@ -128,7 +128,7 @@ export const rotateAccountKey = defineOperation({
   errors: [400, 401, 403, 404, 409, 415, 429],
 })
 
-export const revokeAccountKey = defineOperation({
+const revokeAccountKey = defineOperation({
   id: 'revokeAccountKey',
   method: 'DELETE',
   path: '/account/keys/:id',
@@ -152,7 +152,7 @@ const dayRange = {
 
 export const MAX_RANGE_DAYS = 366
 
-export const getAccountUsage = defineOperation({
+const getAccountUsage = defineOperation({
   id: 'getAccountUsage',
   method: 'GET',
   path: '/account/usage',
@@ -186,7 +186,7 @@ export const getAccountUsage = defineOperation({
   errors: [400, 401, 429],
 })
 
-export const ledgerRowSchema = Type.Object({
+const ledgerRowSchema = Type.Object({
   date: IsoDate,
   kind: Type.String({
     description: 'topup, credit, refund, debit, or a payment reversal (payment_refund, chargeback)',
@@ -199,7 +199,7 @@ export const ledgerRowSchema = Type.Object({
   created_at: Nullable(IsoDateTime),
 })
 
-export const getAccountLedger = defineOperation({
+const getAccountLedger = defineOperation({
   id: 'getAccountLedger',
   method: 'GET',
   path: '/account/ledger',
@@ -239,7 +239,7 @@ export const getAccountLedger = defineOperation({
   errors: [400, 401, 406, 429],
 })
 
-export const accountSettingsSchema = Type.Object(
+const accountSettingsSchema = Type.Object(
   {
     account_id: Type.String(),
     spend_cap_usd: Nullable(Type.Number({ description: 'Monthly (UTC calendar month) cap; null = none' })),
@@ -249,7 +249,7 @@ export const accountSettingsSchema = Type.Object(
   { $id: 'AccountSettings' },
 )
 
-export const getAccountSettings = defineOperation({
+const getAccountSettings = defineOperation({
   id: 'getAccountSettings',
   method: 'GET',
   path: '/account/settings',
@@ -261,9 +261,9 @@ export const getAccountSettings = defineOperation({
   errors: [401, 404, 429],
 })
 
-export const MAX_SPEND_CAP_USD = 1_000_000
+const MAX_SPEND_CAP_USD = 1_000_000
 
-export const updateAccountSettings = defineOperation({
+const updateAccountSettings = defineOperation({
   id: 'updateAccountSettings',
   method: 'PATCH',
   path: '/account/settings',
@@ -284,7 +284,7 @@ export const updateAccountSettings = defineOperation({
   errors: [400, 401, 403, 415, 429],
 })
 
-export const auditEntrySchema = Type.Object({
+const auditEntrySchema = Type.Object({
   id: Type.String(),
   at: IsoDateTime,
   actor: Type.Object({
@@ -302,7 +302,7 @@ export const auditEntrySchema = Type.Object({
   ip: Nullable(Type.String()),
 })
 
-export const getAccountAudit = defineOperation({
+const getAccountAudit = defineOperation({
   id: 'getAccountAudit',
   method: 'GET',
   path: '/account/audit',

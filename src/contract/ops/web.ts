@@ -7,7 +7,7 @@ import { defineOperation } from '../operation.ts'
  * public API.
  */
 
-export const getApp = defineOperation({
+const getApp = defineOperation({
   id: 'getApp',
   method: 'GET',
   path: '/app',
@@ -21,7 +21,7 @@ export const getApp = defineOperation({
   errors: [503],
 })
 
-export const getAppAsset = defineOperation({
+const getAppAsset = defineOperation({
   id: 'getAppAsset',
   method: 'GET',
   path: '/app/assets/:asset',

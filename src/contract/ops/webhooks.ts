@@ -9,8 +9,6 @@ import { WEBHOOK_EVENT_NAMES } from '../webhook-events.ts'
  * price, so no MCP tool.
  */
 
-export { WEBHOOK_EVENT_NAMES }
-
 const eventName = Type.Union([
   Type.Literal('batch.completed'),
   Type.Literal('balance.low'),
@@ -48,7 +46,7 @@ const subscriptionProps = {
   updated_at: IsoDateTime,
 }
 
-export const webhookSubscriptionSchema = Type.Object(subscriptionProps, { $id: 'WebhookSubscription' })
+const webhookSubscriptionSchema = Type.Object(subscriptionProps, { $id: 'WebhookSubscription' })
 const webhookSubscriptionWithSecret = Type.Object(
   {
     ...subscriptionProps,
@@ -90,7 +88,7 @@ const deliverySchema = Type.Object(
 
 const SESSION_ERRORS = [400, 401, 404, 429, 503]
 
-export const listWebhooks = defineOperation({
+const listWebhooks = defineOperation({
   id: 'listWebhooks',
   method: 'GET',
   path: '/account/webhooks',
@@ -105,7 +103,7 @@ export const listWebhooks = defineOperation({
   errors: [401, 429],
 })
 
-export const createWebhook = defineOperation({
+const createWebhook = defineOperation({
   id: 'createWebhook',
   method: 'POST',
   path: '/account/webhooks',
@@ -118,7 +116,7 @@ export const createWebhook = defineOperation({
   errors: [400, 401, 409, 415, 429, 503],
 })
 
-export const getWebhook = defineOperation({
+const getWebhook = defineOperation({
   id: 'getWebhook',
   method: 'GET',
   path: '/account/webhooks/:id',
@@ -131,7 +129,7 @@ export const getWebhook = defineOperation({
   errors: [400, 401, 404, 429],
 })
 
-export const updateWebhook = defineOperation({
+const updateWebhook = defineOperation({
   id: 'updateWebhook',
   method: 'POST',
   path: '/account/webhooks/:id',
@@ -153,7 +151,7 @@ export const updateWebhook = defineOperation({
   errors: [400, 401, 404, 415, 429],
 })
 
-export const deleteWebhook = defineOperation({
+const deleteWebhook = defineOperation({
   id: 'deleteWebhook',
   method: 'DELETE',
   path: '/account/webhooks/:id',
@@ -166,7 +164,7 @@ export const deleteWebhook = defineOperation({
   errors: [400, 401, 404, 429],
 })
 
-export const rotateWebhookSecret = defineOperation({
+const rotateWebhookSecret = defineOperation({
   id: 'rotateWebhookSecret',
   method: 'POST',
   path: '/account/webhooks/:id/rotate-secret',
@@ -179,7 +177,7 @@ export const rotateWebhookSecret = defineOperation({
   errors: SESSION_ERRORS,
 })
 
-export const testWebhook = defineOperation({
+const testWebhook = defineOperation({
   id: 'testWebhook',
   method: 'POST',
   path: '/account/webhooks/:id/test',
@@ -192,7 +190,7 @@ export const testWebhook = defineOperation({
   errors: [...SESSION_ERRORS, 409],
 })
 
-export const listWebhookDeliveries = defineOperation({
+const listWebhookDeliveries = defineOperation({
   id: 'listWebhookDeliveries',
   method: 'GET',
   path: '/account/webhooks/:id/deliveries',
@@ -213,7 +211,7 @@ export const listWebhookDeliveries = defineOperation({
   errors: [400, 401, 404, 429],
 })
 
-export const redeliverWebhook = defineOperation({
+const redeliverWebhook = defineOperation({
   id: 'redeliverWebhook',
   method: 'POST',
   path: '/account/webhooks/:id/deliveries/:delivery_id/redeliver',
@@ -239,7 +237,7 @@ const balanceAlertSchema = Type.Object(
   { $id: 'BalanceAlert' },
 )
 
-export const getBalanceAlert = defineOperation({
+const getBalanceAlert = defineOperation({
   id: 'getBalanceAlert',
   method: 'GET',
   path: '/account/balance-alert',
@@ -251,7 +249,7 @@ export const getBalanceAlert = defineOperation({
   errors: [401, 429],
 })
 
-export const setBalanceAlert = defineOperation({
+const setBalanceAlert = defineOperation({
   id: 'setBalanceAlert',
   method: 'POST',
   path: '/account/balance-alert',
@@ -267,7 +265,7 @@ export const setBalanceAlert = defineOperation({
   errors: [400, 401, 415, 429],
 })
 
-export const getWebhookDocs = defineOperation({
+const getWebhookDocs = defineOperation({
   id: 'getWebhookDocs',
   method: 'GET',
   path: '/docs/webhooks',

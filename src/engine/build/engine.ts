@@ -35,7 +35,7 @@ export interface EngineRun {
   style?: readonly Float64Array[]
 }
 
-export function marketContext(
+function marketContext(
   x: BuildInputs,
   params: ModelParams,
   style: readonly Float64Array[] = [],
@@ -101,7 +101,7 @@ export async function runEngine(
  * A block of output arrays. The kernel writes every field of a stock for every day it runs, so
  * only the rows it never runs (ETFs) need the NaN fill.
  */
-export function emptyBlock(
+function emptyBlock(
   first: number,
   count: number,
   days: number,

@@ -19,7 +19,7 @@ export const KEPT_FIELDS = [
   'l2_sec_beta',
   'l3_sub_beta',
 ] as const satisfies readonly StockField[]
-export type KeptField = (typeof KEPT_FIELDS)[number]
+type KeptField = (typeof KEPT_FIELDS)[number]
 
 export interface Kept {
   fields: Record<KeptField, Panel>

@@ -28,7 +28,7 @@ export function inputDigests(ds: Dataset, dm: DatasetManifest): InputDigests | n
 }
 
 /** sha256 of days [from, to) of every column, in dataset column order; null for no days. */
-export function partialDigest(panel: Float64Array[], from: number, to: number): string | null {
+function partialDigest(panel: Float64Array[], from: number, to: number): string | null {
   if (to <= from) return null
   const h = createHash('sha256')
   for (const s of panel) h.update(new Uint8Array(s.buffer, s.byteOffset + from * 8, (to - from) * 8))

@@ -74,7 +74,7 @@ export async function readManifest(dir: string): Promise<DatasetManifest> {
 }
 
 /** Checks files against the manifest: all of them, or those `only` accepts (the ones being read). */
-export async function verifyDataset(
+async function verifyDataset(
   dir: string,
   manifest: DatasetManifest,
   only: (path: string) => boolean = () => true,

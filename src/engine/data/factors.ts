@@ -7,7 +7,7 @@
 import { AppError } from '../../platform/errors.ts'
 import { MACRO_FACTORS, STYLE_FACTORS } from './etf-registry.ts'
 
-export type FactorGroup = 'macro' | 'style'
+type FactorGroup = 'macro' | 'style'
 
 export interface FactorDef {
   /** The factor's key in the store and the API. */
@@ -78,7 +78,7 @@ function normalize(raw: string): string {
 }
 
 /** Every accepted name (normalized) → factor key. */
-export const FACTOR_NAMES: ReadonlyMap<string, string> = (() => {
+const FACTOR_NAMES: ReadonlyMap<string, string> = (() => {
   const m = new Map<string, string>()
   for (const f of FACTORS) {
     for (const name of [f.key, f.code, f.ticker, ...(ALIASES[f.key] ?? [])]) {

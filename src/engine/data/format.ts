@@ -78,8 +78,6 @@ export interface Rates {
   values: Float64Array[]
 }
 
-export const RATE_TENORS = ['1m', '3m', '6m', '1y', '2y', '3y', '5y', '7y', '10y', '20y', '30y'] as const
-
 /** Non-tradable factor series (e.g. VIX spot level), aligned to the calendar. */
 export interface Series {
   names: string[]

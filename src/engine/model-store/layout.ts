@@ -1,3 +1,4 @@
+import { BETA_FIELDS, DECOMP_FIELDS, LEVEL_FIELDS } from '../../platform/metric-fields.ts'
 import type { DefaultUniverseName, UniverseBasis, WeightBasis } from '../model/cross/universe.ts'
 import type { ModelParams } from '../model/params.ts'
 
@@ -65,34 +66,9 @@ export const FLOAT_FIELDS = [
   'stock_var',
   'vol_23d',
   'vol_252d_ann',
-  'l1_mkt_hr',
-  'l1_mkt_er',
-  'l1_res_er',
-  'l2_mkt_hr',
-  'l2_sec_hr',
-  'l2_mkt_er',
-  'l2_sec_er',
-  'l2_res_er',
-  'l3_mkt_hr',
-  'l3_sec_hr',
-  'l3_sub_hr',
-  'l3_mkt_er',
-  'l3_sec_er',
-  'l3_sub_er',
-  'l3_res_er',
-  'l1_cfr',
-  'l2_cfr',
-  'l3_cfr',
-  'l1_fr',
-  'l2_fr',
-  'l3_fr',
-  'l1_rr',
-  'l2_rr',
-  'l3_rr',
-  'lstar_rr',
-  'l1_mkt_beta',
-  'l2_sec_beta',
-  'l3_sub_beta',
+  ...LEVEL_FIELDS,
+  ...DECOMP_FIELDS,
+  ...BETA_FIELDS,
   'l3_style_er',
 ] as const
 export type FloatField = (typeof FLOAT_FIELDS)[number]

@@ -119,7 +119,7 @@ export async function currentBuild(root: string): Promise<string | null> {
  * ERM3_STORE_POLL_SECONDS) and close the old one 30 s later, and a request may still be reading
  * it; a build being written by another process (no manifest yet) is spared as long.
  */
-export const PRUNE_GRACE_MS = 10 * 60_000
+const PRUNE_GRACE_MS = 10 * 60_000
 
 /**
  * Removes builds other than `keep` once they are no longer read: a build superseded (the next

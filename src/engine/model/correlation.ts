@@ -16,8 +16,6 @@ import { type OrderScratch, orderBy, orderScratch } from './cross/sort.ts'
 
 export type CorrelationMethod = 'pearson' | 'spearman'
 
-export const CORRELATION_METHODS: readonly CorrelationMethod[] = ['pearson', 'spearman']
-
 /** Fewest pairs for a reported correlation (docs/methodology.md §13). */
 export const MIN_PAIRS = 30
 

@@ -86,11 +86,6 @@ export function dot(x: ArrayLike<number>, y: ArrayLike<number>): number {
   return acc
 }
 
-/** `x'·S·x`. */
-export function quadForm(s: Float64Array, x: Float64Array): number {
-  return dot(x, matVec(s, x))
-}
-
 /** Daily layer strips of a book (equal lengths); `gross` is the book's own return. */
 export interface Strips {
   gross: ArrayLike<number>

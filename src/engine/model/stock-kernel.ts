@@ -1,3 +1,4 @@
+import { BETA_FIELDS, DECOMP_FIELDS, LEVEL_FIELDS } from '../../platform/metric-fields.ts'
 import { emptyFit, type LevelFit, type Moments, solveLevel } from './cascade.ts'
 import { lstarLevel, recommendedLevel } from './levels.ts'
 import { WindowMoments } from './moments.ts'
@@ -7,24 +8,8 @@ import type { StyleBasis } from './style-basis.ts'
 
 /** Per stock-day state fields (the model after the close of t). */
 export const STATE_FIELDS = [
-  'l1_mkt_hr',
-  'l1_mkt_er',
-  'l1_res_er',
-  'l1_mkt_beta',
-  'l2_mkt_hr',
-  'l2_sec_hr',
-  'l2_mkt_er',
-  'l2_sec_er',
-  'l2_res_er',
-  'l2_sec_beta',
-  'l3_mkt_hr',
-  'l3_sec_hr',
-  'l3_sub_hr',
-  'l3_mkt_er',
-  'l3_sec_er',
-  'l3_sub_er',
-  'l3_res_er',
-  'l3_sub_beta',
+  ...LEVEL_FIELDS,
+  ...BETA_FIELDS,
   'lstar_level',
   'recommended_level',
   'stock_var',
@@ -32,20 +17,6 @@ export const STATE_FIELDS = [
   'vol_252d_ann',
   'l3_style_er',
   'style_factors',
-] as const
-
-/** Per stock-day decomposition of day t's return with the state after t-1 (docs/methodology.md §8). */
-export const DECOMP_FIELDS = [
-  'l1_cfr',
-  'l2_cfr',
-  'l3_cfr',
-  'l1_fr',
-  'l2_fr',
-  'l3_fr',
-  'l1_rr',
-  'l2_rr',
-  'l3_rr',
-  'lstar_rr',
 ] as const
 
 export type StockField = (typeof STATE_FIELDS)[number] | (typeof DECOMP_FIELDS)[number]

@@ -12,20 +12,14 @@ import { S3Blobs, type S3Options } from './s3.ts'
 import type { BlobReader, BlobWriter } from './types.ts'
 
 export { CachedBlobs } from './cache.ts'
-export { HttpBlobs } from './http.ts'
 export { LocalBlobs } from './local.ts'
-export { S3Blobs, type S3Options } from './s3.ts'
-export { type BlobReader, type BlobWriter, DEFAULT_TIMEOUT_MS, storeUnavailable } from './types.ts'
+export { S3Blobs } from './s3.ts'
+export type { BlobWriter } from './types.ts'
 
 export type StoreLocation =
   | { kind: 'local'; dir: string }
   | { kind: 's3'; bucket: string; prefix: string }
   | { kind: 'http'; url: string }
-
-/** Whether `spec` names a remote store (s3:// or http(s)://) rather than a directory. */
-export function isRemoteLocation(spec: string): boolean {
-  return /^(s3|https?):\/\//i.test(spec)
-}
 
 export function parseStoreLocation(spec: string): StoreLocation {
   if (/^s3:\/\//i.test(spec)) {

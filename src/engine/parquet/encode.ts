@@ -42,7 +42,7 @@ export interface EncodeOptions {
  * The file as a sequence of byte parts, in order. Value parts are mostly views into the table's
  * own arrays, so a caller writing them out (writev) copies the data only once.
  */
-export function encodeParts(
+function encodeParts(
   table: ParquetInput,
   maxPageBytes = MAX_PAGE_BYTES,
   opts: EncodeOptions = {},

@@ -10,7 +10,7 @@ export interface SchemaNode {
   logical?: TStruct
 }
 
-export interface ChunkMeta {
+interface ChunkMeta {
   type: number
   codec: number
   encodings: number[]

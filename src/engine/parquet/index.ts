@@ -4,7 +4,7 @@
  * a fast path for such chunks (ours or anyone's) and hands everything else to hyparquet.
  */
 export { decodeParquet, decodeSource, readMeta } from './decode.ts'
-export { type EncodeOptions, encodeParquet } from './encode.ts'
-export { type ParquetFileDigest, readParquetColumnNames, readParquetFile, writeParquetFile } from './file.ts'
+export { encodeParquet } from './encode.ts'
+export { readParquetColumnNames, readParquetFile, writeParquetFile } from './file.ts'
 export { type ByteSource, memorySource, withFileSource } from './source.ts'
 export type { ParquetColumn, ParquetTable, WritableColumn } from './types.ts'

@@ -20,7 +20,7 @@ export interface ParquetTable {
  * ParquetColumn types). All OPTIONAL: INT64 and TIMESTAMP_MILLIS hold integer values with NaN
  * for null; BOOLEAN uses null.
  */
-export type WriteOnlyColumn =
+type WriteOnlyColumn =
   | { name: string; type: 'INT64'; values: Float64Array }
   | { name: string; type: 'TIMESTAMP_MILLIS'; values: Float64Array }
   | { name: string; type: 'BOOLEAN'; values: (boolean | null)[] }

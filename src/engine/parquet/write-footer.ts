@@ -141,7 +141,7 @@ export function groupsFooter(
   return w.bytes()
 }
 
-export function schemaElementMeta(w: CompactWriter, c: WrittenChunk): void {
+function schemaElementMeta(w: CompactWriter, c: WrittenChunk): void {
   w.beginElement()
   w.i32(1, c.spec.physical)
   w.i32(3, c.spec.optional ? Repetition.OPTIONAL : Repetition.REQUIRED)
@@ -164,7 +164,7 @@ export function schemaElementMeta(w: CompactWriter, c: WrittenChunk): void {
   w.end()
 }
 
-export function columnChunkMeta(w: CompactWriter, c: WrittenChunk, numRows: number): void {
+function columnChunkMeta(w: CompactWriter, c: WrittenChunk, numRows: number): void {
   w.beginElement()
   w.i64(2, c.offset)
   w.beginStruct(3)

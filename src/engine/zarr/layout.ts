@@ -5,7 +5,7 @@
  * with the fill value.
  */
 import { sep } from 'node:path'
-import { type Column, DTYPES, type DType, isAllFill } from './types.ts'
+import { type Column, type DType, isAllFill } from './types.ts'
 
 export function chunkKey(indices: readonly number[], separator: '/' | '.' = '/'): string {
   let key = 'c'
@@ -86,8 +86,4 @@ export function gatherRow(chunk: Column, g: Grid2D, k: number, dl: number, out: 
   const s0 = k * g.cs
   const jn = Math.min(g.cs, g.symbols - s0)
   for (let jl = 0; jl < jn; jl++) out[s0 + jl] = chunk[jl * g.cd + dl]
-}
-
-export function chunkByteLength(g: Pick<Grid2D, 'dtype' | 'cd' | 'cs'>): number {
-  return g.cd * g.cs * DTYPES[g.dtype].itemSize
 }

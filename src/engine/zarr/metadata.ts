@@ -45,7 +45,7 @@ export function arrayJson(m: Omit<ArrayMeta, 'path'>): string {
 }
 
 /** JSON has no NaN/Infinity, and -0 would print as 0: the spec's string forms cover these. */
-export function encodeFill(dtype: DType, v: number): number | string {
+function encodeFill(dtype: DType, v: number): number | string {
   checkFill(dtype, v, 'fill value')
   if (Number.isNaN(v)) return 'NaN'
   if (v === Infinity) return 'Infinity'

@@ -81,12 +81,6 @@ export function bytesOf(col: Column): Uint8Array {
   return new Uint8Array(col.buffer, col.byteOffset, col.byteLength)
 }
 
-/** A typed view of `bytes` (which must be aligned to the item size). */
-export function viewAs(dtype: DType, bytes: Uint8Array): Column {
-  const { ctor, itemSize } = DTYPES[dtype]
-  return new ctor(bytes.buffer, bytes.byteOffset, bytes.byteLength / itemSize)
-}
-
 /**
  * Chunk bytes are little-endian on disk and we copy them straight into typed arrays, which use
  * the host byte order; a big-endian host would silently read garbage, so refuse outright.

@@ -20,8 +20,8 @@ import {
   isAllFill,
 } from './types.ts'
 
-export const DEFAULT_CHUNK_DAYS = 256
-export const DEFAULT_CHUNK_SYMBOLS = 256
+const DEFAULT_CHUNK_DAYS = 256
+const DEFAULT_CHUNK_SYMBOLS = 256
 /** One chunk file for the 1-D arrays we keep (dates, per-symbol metadata), up to 1 Mi values. */
 const MAX_DEFAULT_CHUNK_1D = 1 << 20
 /** Chunk files in flight: enough to keep libuv's 4 threads busy while we encode the next one. */
@@ -160,7 +160,7 @@ export async function prepareArrayDir(root: string, path: string): Promise<strin
 }
 
 /** mkdir -p, once per directory even when many chunk writers ask concurrently. */
-export class DirMaker {
+class DirMaker {
   private readonly made = new Map<string, Promise<unknown>>()
   ensure(dir: string): Promise<unknown> {
     let p = this.made.get(dir)

@@ -68,6 +68,7 @@ export async function createKeyFor(
   return k
 }
 
+/** @public (erm3 keys revoke, through the module namespace knip does not follow) */
 export async function revokeKeyById(ctx: OperatorContext, keyId: string): Promise<ApiKeyRecord> {
   const k = await ctx.accounts.revokeKey(keyId, ctx.now())
   if (!k) throw new AppError('NOT_FOUND', `No key ${keyId}`)
@@ -76,7 +77,10 @@ export async function revokeKeyById(ctx: OperatorContext, keyId: string): Promis
   return k
 }
 
-/** Rotation: a new key with the same account, environment, tier and name; the old one is revoked. */
+/**
+ * Rotation: a new key with the same account, environment, tier and name; the old one is revoked.
+ * @public (erm3 keys rotate, through the module namespace knip does not follow)
+ */
 export async function rotateKey(
   ctx: OperatorContext,
   keyId: string,

@@ -30,7 +30,7 @@ export interface Actor {
 const iso = (ms: number) => new Date(ms).toISOString()
 const isoDay = (day: number) => new Date(day * DAY_MS).toISOString().slice(0, 10)
 
-export function keyView(k: ApiKeyRecord, now: number) {
+function keyView(k: ApiKeyRecord, now: number) {
   return {
     id: k.id,
     name: k.name,
@@ -175,7 +175,7 @@ export async function revokeKey(ctx: ServiceContext, actor: Actor, keyId: string
 }
 
 /** Inclusive UTC day range from optional YYYY-MM-DD bounds (default: the last 30 days). */
-export function dayRange(now: number, from?: string, to?: string, defaultDays = 30) {
+function dayRange(now: number, from?: string, to?: string, defaultDays = 30) {
   const toDay = to !== undefined ? dayOf(Date.parse(`${to}T00:00:00Z`)) : dayOf(now)
   const fromDay = from !== undefined ? dayOf(Date.parse(`${from}T00:00:00Z`)) : toDay - (defaultDays - 1)
   if (!Number.isFinite(fromDay) || !Number.isFinite(toDay))

@@ -10,9 +10,9 @@ import { historyWindow } from './window.ts'
 
 /** POST /batch/analyze: per-ticker returns, hedge ratios, metrics and L3 series. */
 
-export const BATCH_METRICS = ['returns', 'hedge_ratios', 'full_metrics', 'l3_decomposition'] as const
+const BATCH_METRICS = ['returns', 'hedge_ratios', 'full_metrics', 'l3_decomposition'] as const
 export type BatchMetric = (typeof BATCH_METRICS)[number]
-export const DEFAULT_BATCH_METRICS: readonly BatchMetric[] = ['returns', 'hedge_ratios']
+const DEFAULT_BATCH_METRICS: readonly BatchMetric[] = ['returns', 'hedge_ratios']
 
 /** `returns`: gross returns and the rolling L3 market/sector/subsector HR histories. */
 export interface BatchReturns {

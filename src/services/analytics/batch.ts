@@ -8,10 +8,10 @@ import { type ResolvedTicker, resolveTicker } from './tickers.ts'
 
 /** Shared rules of the batch operations, and POST /batch/lstar. */
 
-export const MAX_BATCH_TICKERS = 100
+const MAX_BATCH_TICKERS = 100
 
 /** Per-ticker failure inside a batch that as a whole succeeded. */
-export interface BatchTickerError {
+interface BatchTickerError {
   status: 'error'
   code: 'INVALID_TICKER' | 'TICKER_NOT_FOUND'
   detail: string

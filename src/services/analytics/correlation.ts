@@ -20,7 +20,7 @@ import { resolveTicker } from './tickers.ts'
  * the stock's last priced day (src/engine/model/correlation.ts does the numbers).
  */
 
-export type CorrelationReturnType = 'gross' | 'l1' | 'l2' | 'l3_residual'
+type CorrelationReturnType = 'gross' | 'l1' | 'l2' | 'l3_residual'
 
 const FIELD_OF: Record<CorrelationReturnType, StoreField> = {
   gross: 'returns_gross',
@@ -49,7 +49,7 @@ interface Options {
 }
 
 /** `oil,DXY,btc` → distinct factor keys in the order asked (default all 18); unknown names → 400. */
-export function factorList(raw: string | undefined): string[] {
+function factorList(raw: string | undefined): string[] {
   const names = (raw ?? '')
     .split(',')
     .map((s) => s.trim())

@@ -1,6 +1,7 @@
 import { MARKET_ETF } from '../../engine/data/etf-registry.ts'
 import type { ModelStore, StoreField } from '../../engine/model-store/reader.ts'
 import type { Logger } from '../../platform/logger.ts'
+import { BETA_FIELDS, LEVEL_FIELDS } from '../../platform/metric-fields.ts'
 import type { ModelEnvironment, ModelRegistry } from '../models.ts'
 import { etfOf, hedgeLevelsBlock, type Num, num } from './hedge-levels.ts'
 import { confidenceOf } from './metrics.ts'
@@ -14,29 +15,13 @@ import { resolveTicker } from './tickers.ts'
  * in its residual (docs/methodology.md §7, "Style split"), and the rest; `style_factors`
  * says which style ETFs took part. Neither part is hedgeable with the factor ETFs.
  */
-export const STYLE_ROLE = 'diagnostic'
+const STYLE_ROLE = 'diagnostic'
 /** The handler warns (and still answers) when the four L3 ERs stray this far from 1. */
-export const ER_SUM_TOLERANCE = 0.05
+const ER_SUM_TOLERANCE = 0.05
 
 const FIELDS = [
-  'l1_mkt_hr',
-  'l1_mkt_er',
-  'l1_res_er',
-  'l2_mkt_hr',
-  'l2_sec_hr',
-  'l2_mkt_er',
-  'l2_sec_er',
-  'l2_res_er',
-  'l3_mkt_hr',
-  'l3_sec_hr',
-  'l3_sub_hr',
-  'l3_mkt_er',
-  'l3_sec_er',
-  'l3_sub_er',
-  'l3_res_er',
-  'l1_mkt_beta',
-  'l2_sec_beta',
-  'l3_sub_beta',
+  ...LEVEL_FIELDS,
+  ...BETA_FIELDS,
   'lstar_level',
   'recommended_level',
   'sector_etf',

@@ -21,7 +21,7 @@ export const EXPORT_FIELDS = [
   'sector_etf',
   'subsector_etf',
 ] as const satisfies readonly StoreField[]
-export type ExportField = (typeof EXPORT_FIELDS)[number]
+type ExportField = (typeof EXPORT_FIELDS)[number]
 
 /** Integer-valued export columns (levels); null where the model has none. */
 export const INTEGER_FIELDS: ReadonlySet<string> = new Set(['lstar_level', 'recommended_level'])

@@ -8,7 +8,7 @@ export type Num = number | null
 /** A stored float (NaN = null) as a wire number. */
 export const num = (v: number | undefined): Num => (v === undefined || Number.isNaN(v) ? null : v)
 
-export function levelName(code: number | undefined): 'L1' | 'L2' | 'L3' | null {
+function levelName(code: number | undefined): 'L1' | 'L2' | 'L3' | null {
   return code === 1 ? 'L1' : code === 2 ? 'L2' : code === 3 ? 'L3' : null
 }
 

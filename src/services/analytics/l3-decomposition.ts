@@ -13,9 +13,9 @@ import { historyWindow } from './window.ts'
  * series always ends at the latest state), with the sector and subsector ETFs in effect that day.
  */
 
-export const DEFAULT_L3_YEARS = 5
+const DEFAULT_L3_YEARS = 5
 
-export const L3_KEYS = [
+const L3_KEYS = [
   'l3_mkt_hr',
   'l3_sec_hr',
   'l3_sub_hr',
@@ -33,7 +33,7 @@ export type L3Monthly = {
 } & Record<L3Key, Num[]>
 
 /** Month-end days of [from, to): the last calendar day of each month, and to − 1. */
-export function monthEnds(calendar: Int32Array, from: number, to: number): number[] {
+function monthEnds(calendar: Int32Array, from: number, to: number): number[] {
   const out: number[] = []
   for (let t = from; t < to; t++) {
     const last = t === to - 1 || monthOf(calendar[t]) !== monthOf(calendar[t + 1])
@@ -76,7 +76,7 @@ export async function l3Monthly(
   return { series, range, populated }
 }
 
-export function l3Table(series: L3Monthly): FlatTable {
+function l3Table(series: L3Monthly): FlatTable {
   return {
     columns: [
       dateColumn('date', series.dates),

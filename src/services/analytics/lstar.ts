@@ -17,7 +17,7 @@ import { historyWindow } from './window.ts'
 
 /** GET /lstar and the per-ticker series of POST /batch/lstar (docs/methodology.md §9). */
 
-export const DEFAULT_THRESHOLD = 0.01
+const DEFAULT_THRESHOLD = 0.01
 
 const FIELDS = [
   'l1_mkt_hr',
@@ -48,7 +48,7 @@ export interface LstarSeries {
   l3_subsector_er: Num[]
 }
 
-export const LSTAR_SERIES_KEYS = [
+const LSTAR_SERIES_KEYS = [
   'market_hr',
   'sector_hr',
   'subsector_hr',

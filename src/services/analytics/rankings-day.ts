@@ -32,7 +32,7 @@ import { universeBasisOf } from '../models.ts'
  */
 
 /** Days kept per store (≈1.7 MB each for 3,000 stocks). */
-export const DAY_CACHE = 8
+const DAY_CACHE = 8
 
 /** The per-stock series the window metrics read (ranking-values.ts), in any order. */
 const SERIES = {
@@ -48,7 +48,7 @@ const SERIES = {
 const LONGEST = WINDOW_DAYS[RANKING_WINDOWS[RANKING_WINDOWS.length - 1]]
 
 /** First day loaded for day t: the start of the block holding the longest window's first day. */
-export function windowStart(t: number): number {
+function windowStart(t: number): number {
   return Math.max(0, ((t - LONGEST + 1) >> BLOCK_SHIFT) << BLOCK_SHIFT)
 }
 
@@ -183,7 +183,7 @@ export async function computeRankingsAt(store: ModelStore, t: number): Promise<R
 }
 
 /** One metric × window of data_as_of from the build's precomputed arrays. */
-export async function storedRanking(
+async function storedRanking(
   store: ModelStore,
   metric: RankingMetric,
   window: RankingWindow,

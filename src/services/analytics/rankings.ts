@@ -31,13 +31,13 @@ export { rankingsAt } from './rankings-day.ts'
  * own, so ordinal k appears once per cohort and those rows follow symbol key order.
  */
 
-export const SCREEN_DEFAULT_LIMIT = 100
-export const SCREEN_MAX_LIMIT = 500
+const SCREEN_DEFAULT_LIMIT = 100
+const SCREEN_MAX_LIMIT = 500
 /** The request leaves cohort and window optional (the contract names no default). */
-export const SCREEN_DEFAULT_COHORT: Cohort = 'universe'
-export const SCREEN_DEFAULT_WINDOW: RankingWindow = '21d'
+const SCREEN_DEFAULT_COHORT: Cohort = 'universe'
+const SCREEN_DEFAULT_WINDOW: RankingWindow = '21d'
 /** The sector ETFs a `sector_filter` may name. */
-export const SCREEN_SECTOR_ETFS: readonly string[] = [...new Set(Object.values(SECTOR_ETFS))].sort()
+const SCREEN_SECTOR_ETFS: readonly string[] = [...new Set(Object.values(SECTOR_ETFS))].sort()
 
 export interface ScreenRequest {
   metric: RankingMetric
@@ -118,7 +118,7 @@ export function screenQuery(req: ScreenRequest): ScreenQuery {
   }
 }
 
-export interface ScreenRow {
+interface ScreenRow {
   ticker: string
   symbol: string
   value: number
@@ -143,7 +143,7 @@ async function etfCodes(
 }
 
 /** Symbol indices of `day`'s cohort members passing the filters, in screen order (see the header). */
-export function screenOrder(
+function screenOrder(
   day: RankDay,
   q: Pick<ScreenQuery, 'cohort' | 'minPercentile' | 'decile'>,
   keep: (i: number) => boolean,
@@ -235,7 +235,7 @@ export async function screenRankings(models: ModelRegistry, env: ModelEnvironmen
  * at all (not an active default-universe member at teo, or a window with a null day); the rank
  * fields are null when it is not in that cohort (also: no sector / subsector ETF at teo).
  */
-export interface TickerRank {
+interface TickerRank {
   metric: RankingMetric
   window: RankingWindow
   cohort: Cohort

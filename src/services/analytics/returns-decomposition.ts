@@ -15,7 +15,7 @@ import { historyWindow } from './window.ts'
 
 /** GET /returns-decomposition (docs/methodology.md §8): the stored daily decomposition. */
 
-export const DECOMPOSITION_KEYS = [
+const DECOMPOSITION_KEYS = [
   'l1_cfr',
   'l1_fr',
   'l1_rr',

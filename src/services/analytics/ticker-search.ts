@@ -4,9 +4,9 @@ import { etfOf } from './hedge-levels.ts'
 import { suggestTickers } from './tickers.ts'
 
 /** The "magnificent seven", in this order; only those the store holds are listed. */
-export const MAG7 = ['AAPL', 'MSFT', 'GOOGL', 'AMZN', 'NVDA', 'META', 'TSLA'] as const
-export const TICKERS_DEFAULT_LIMIT = 100
-export const TICKERS_MAX_LIMIT = 1000
+const MAG7 = ['AAPL', 'MSFT', 'GOOGL', 'AMZN', 'NVDA', 'META', 'TSLA'] as const
+const TICKERS_DEFAULT_LIMIT = 100
+const TICKERS_MAX_LIMIT = 1000
 
 export interface TickerInfo {
   ticker: string

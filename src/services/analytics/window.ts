@@ -14,7 +14,7 @@ export interface HistoryWindow {
 }
 
 /** The same month and day `years` earlier; 29 February becomes 28 February (never 1 March). */
-export function yearsBefore(day: number, years: number): number {
+function yearsBefore(day: number, years: number): number {
   const d = new Date(day * 86_400_000)
   const y = d.getUTCFullYear() - years
   const m = d.getUTCMonth() + 1

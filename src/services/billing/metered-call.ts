@@ -30,7 +30,7 @@ export const CACHE_TTL_MS = 24 * 3600_000
  * Cache entry framing: u32 length of a small JSON header (everything but the body), the header,
  * then the body bytes as they are — a megabyte body is neither escaped into JSON nor base64'd.
  */
-export function encodeRepresentation(rep: Representation): Buffer {
+function encodeRepresentation(rep: Representation): Buffer {
   const { data, ...head } = rep
   const h = Buffer.from(JSON.stringify(head), 'utf8')
   const out = Buffer.allocUnsafe(4 + h.length + data.length)
@@ -40,7 +40,7 @@ export function encodeRepresentation(rep: Representation): Buffer {
   return out
 }
 
-export function decodeRepresentation(buf: Buffer): Representation {
+function decodeRepresentation(buf: Buffer): Representation {
   const n = buf.readUInt32BE(0)
   const head = JSON.parse(buf.toString('utf8', 4, 4 + n)) as Omit<Representation, 'data'>
   return { ...head, data: buf.subarray(4 + n) }
@@ -68,7 +68,7 @@ export function etagOf(bytes: Buffer | string): string {
   return `W/"${hash('sha256', bytes, 'base64url').slice(0, 27)}"`
 }
 
-export function etagMatches(ifNoneMatch: string | null, etag: string): boolean {
+function etagMatches(ifNoneMatch: string | null, etag: string): boolean {
   if (!ifNoneMatch) return false
   const bare = etag.replace(/^W\//, '')
   return (

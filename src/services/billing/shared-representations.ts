@@ -24,8 +24,8 @@ import { ownBytes } from '../../platform/utf8.ts'
 import type { ServiceContext } from '../context.ts'
 import type { Representation } from './metered-call.ts'
 
-export const SHARED_BUDGET_BYTES = 64 * 1024 * 1024
-export const SHARED_ENTRY_MAX_BYTES = 1024 * 1024
+const SHARED_BUDGET_BYTES = 64 * 1024 * 1024
+const SHARED_ENTRY_MAX_BYTES = 1024 * 1024
 
 export interface SharedAnswer {
   rep: Representation

@@ -28,7 +28,7 @@ import type { ServiceContext } from '../context.ts'
 import type { Principal } from '../identity/keys.ts'
 
 /** Stripe's own default: a signed timestamp older than this is a replay. */
-export const WEBHOOK_TOLERANCE_S = 300
+const WEBHOOK_TOLERANCE_S = 300
 /** Micro-dollars per US cent. */
 const MICROS_PER_CENT = 10_000
 const ACCOUNT_METADATA = 'erm3_account_id'
@@ -148,7 +148,7 @@ const metaAccount = (o: Obj): string | null => {
  * What an event means for the ledger: an effect to apply, or null for an event to acknowledge and
  * forget (a type erm3 does not use, or an object that is not an erm3 USD payment).
  */
-export async function effectOf(
+async function effectOf(
   ctx: ServiceContext,
   type: string,
   o: Obj,

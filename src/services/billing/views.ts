@@ -62,7 +62,7 @@ function balanceBody(p: Principal, b: BalanceView) {
 export type InvoicePeriod = 'month' | 'quarter' | 'year' | 'all'
 
 /** [from, to) of the current calendar period in UTC. */
-export function periodRange(period: InvoicePeriod, now: number): { from: number; to: number } {
+function periodRange(period: InvoicePeriod, now: number): { from: number; to: number } {
   const d = new Date(now)
   const y = d.getUTCFullYear()
   const m = d.getUTCMonth()

@@ -17,7 +17,7 @@ import type { Principal } from '../identity/keys.ts'
  */
 
 /** The batch tools take at most this many tickers (POST /batch/*): their dearest possible call. */
-export const MAX_TOOL_POSITIONS = 100
+const MAX_TOOL_POSITIONS = 100
 
 /**
  * Micro-dollars of `input` and `output` tokens: ⌈(input × in_per_1k + output × out_per_1k) / 1000⌉,

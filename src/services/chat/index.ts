@@ -38,8 +38,6 @@ import {
   type ToolOutcome,
 } from './tools.ts'
 
-export type { ChatToolCallSummary } from './tools.ts'
-
 /**
  * POST /chat: the model answers by calling erm3's tools with the caller's key, in rounds (a model
  * answer, then the tool calls it asked for), until it answers without tools or a bound stops it.
@@ -74,7 +72,7 @@ export interface PreparedChat {
 }
 
 /** No round starts that could end after this much time since the request arrived. */
-export const CHAT_DEADLINE_MS = 8 * 60_000
+const CHAT_DEADLINE_MS = 8 * 60_000
 
 const providers = new WeakMap<LlmConfig, ChatProvider>()
 

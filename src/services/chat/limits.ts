@@ -12,7 +12,7 @@ import type { Principal } from '../identity/keys.ts'
  * chat waits). Test keys chat for free (with the sandbox model, sandbox.ts), so their token limit is
  * stricter: at most 20k a minute.
  */
-export const TEST_KEY_TPM = 20_000
+const TEST_KEY_TPM = 20_000
 
 function rules(cfg: LlmConfig, p: Principal): { requests: RateRule; kilotokens: RateRule } {
   const tpm = p.environment === 'test' ? Math.min(cfg.tokensPerMinute, TEST_KEY_TPM) : cfg.tokensPerMinute

@@ -13,7 +13,7 @@ import type { ChatBody, ChatProvider, ModelTurn } from './provider.ts'
  * does (BYTES_PER_TOKEN) from the messages it read (tool definitions aside: it reads none) and the
  * answer, so test keys' token limit holds for it as for a model.
  */
-export const SANDBOX_PREFIX = '[sandbox]'
+const SANDBOX_PREFIX = '[sandbox]'
 
 /** The note of every test key's chat (`notes`), for clients that read it rather than the text. */
 export const SANDBOX_NOTE =

@@ -11,7 +11,7 @@ import type { ProviderToolCall } from './provider.ts'
  */
 
 /** Tool results fed back to the model are cut here (bytes of UTF-8), with a note saying so. */
-export const TOOL_RESULT_MAX_BYTES = 12 * 1024
+const TOOL_RESULT_MAX_BYTES = 12 * 1024
 
 export interface ChatToolCallSummary {
   tool: string

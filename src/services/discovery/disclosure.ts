@@ -15,7 +15,7 @@ export type AgenticDisclosure = Static<typeof agenticDisclosureSchema>
 type Stored = AgenticDisclosure['data_stored'][number]
 
 /** "15 minutes", "1 hour", "30 days". */
-export function span(ms: number): string {
+function span(ms: number): string {
   const [n, unit] =
     ms % 86_400_000 === 0 && ms >= 2 * 86_400_000
       ? [ms / 86_400_000, 'day']

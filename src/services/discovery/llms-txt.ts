@@ -10,7 +10,7 @@ const UNIT: Record<string, string> = {
 }
 
 /** "`GET /lstar` — lstar: 0.02 USD per call. Dispatch-level (Lstar) series" */
-export function pricingLine(c: Priced): string {
+function pricingLine(c: Priced): string {
   const min = c.min_charge === null ? '' : `, minimum ${c.min_charge} USD`
   if (c.model === 'per_token')
     return `- \`${c.method} ${c.path}\` — ${c.capability_id}: ${c.cost_usd} USD ${UNIT[c.model]}. That is 1k input tokens; 1k output tokens cost ${c.output_cost_per_1k_tokens_usd ?? '?'} USD; each tool call costs its own price. ${c.description}`

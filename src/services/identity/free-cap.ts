@@ -5,7 +5,7 @@ import type { ServiceContext } from '../context.ts'
 const DAY_MS = 86_400_000
 
 /** Bucket names of the daily cap: the UTC day follows (one bucket per day, shared by every node). */
-export const FREE_CAP_BUCKET = 'free-provision:'
+const FREE_CAP_BUCKET = 'free-provision:'
 
 /** The UTC day of `ms`, `YYYY-MM-DD`. */
 const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10)

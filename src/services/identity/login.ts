@@ -139,9 +139,6 @@ export function confirmTokenValid(
   return nonce !== null && given !== undefined && equal(confirmToken(ctx, nonce, token), given)
 }
 
-/** A new nonce for a confirmation page's cookie. */
-export const confirmNonce = () => randomBytes(32).toString('base64url')
-
 export interface CompletedLogin {
   sessionJwt: string
   expiresIn: number

@@ -18,7 +18,7 @@ export const PURGE_AFTER_EXPIRY_MS = {
   sessions: DAY_MS,
 } as const
 
-export function purgeCutoffs(now: number): PurgeCutoffs {
+function purgeCutoffs(now: number): PurgeCutoffs {
   return {
     loginTokens: now - PURGE_AFTER_EXPIRY_MS.loginTokens,
     codes: now - PURGE_AFTER_EXPIRY_MS.codes,

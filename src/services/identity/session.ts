@@ -8,7 +8,7 @@ import { type AuditActor, recordAudit } from './audit.ts'
 /** Session lifetime (cookie, JWT and the server-side row). */
 export const SESSION_TTL_S = 12 * 3600
 /** How stale a session's last_seen_at may get before a request moves it (one write per session per span). */
-export const SESSION_TOUCH_MS = 5 * 60_000
+const SESSION_TOUCH_MS = 5 * 60_000
 const AUDIENCE = 'erm3-session'
 
 export interface Session {

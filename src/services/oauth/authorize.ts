@@ -35,7 +35,7 @@ export type AuthorizationCheck =
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/
 
 /** Adds the response parameters to the client's redirect URI (its own query kept), with `iss` (RFC 9207). */
-export function redirectWith(
+function redirectWith(
   ctx: ServiceContext,
   redirectUri: string,
   state: string | null,

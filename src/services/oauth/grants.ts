@@ -11,7 +11,7 @@ import { type GrantRevocationReason, oauthStore, revokePair, SCOPE } from './com
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
 
-export function grantView(g: OAuthGrant) {
+function grantView(g: OAuthGrant) {
   return {
     client_id: g.clientId,
     client_name: g.clientName ?? g.clientId,

@@ -10,7 +10,7 @@ const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost'])
  * RFC 7591 §2: absolute, no fragment, no user info; https anywhere, http only on a
  * loopback host (RFC 8252 §7.3 native apps). Returns a reason, or null when acceptable.
  */
-export function redirectUriProblem(raw: string): string | null {
+function redirectUriProblem(raw: string): string | null {
   let u: URL
   try {
     u = new URL(raw)

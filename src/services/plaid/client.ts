@@ -12,7 +12,7 @@ import type { ServiceContext } from '../context.ts'
 
 const clients = new WeakMap<PlaidConfig, PlaidApi>()
 
-export const PLAID_NOT_CONFIGURED =
+const PLAID_NOT_CONFIGURED =
   'Brokerage holdings (Plaid) are not configured on this server: the operator must set PLAID_CLIENT_ID, ' +
   'PLAID_SECRET, PLAID_ENV (sandbox or production) and ERM3_PLAID_TOKEN_KEYS (see the README, "Brokerage holdings with Plaid")'
 
@@ -71,7 +71,7 @@ export function plaidFailure(err: unknown): PlaidFailure {
 }
 
 /** Plaid item errors the user fixes by going through Link again (update mode). */
-export const RELINK_CODES: ReadonlySet<string> = new Set([
+const RELINK_CODES: ReadonlySet<string> = new Set([
   'ITEM_LOGIN_REQUIRED',
   'PENDING_EXPIRATION',
   'PENDING_DISCONNECT',

@@ -23,7 +23,7 @@ export interface PlaidItemView {
   last_error: string | null
 }
 
-export const itemView = (i: PlaidItemRecord): PlaidItemView => ({
+const itemView = (i: PlaidItemRecord): PlaidItemView => ({
   id: i.id,
   plaid_item_id: i.itemId,
   institution_id: i.institutionId,

@@ -10,7 +10,7 @@ import type { ModelStore } from '../../engine/model-store/reader.ts'
 import type { ItemHoldings } from './holdings.ts'
 
 /** The simulated item's ids and name: what a client can tell the sandbox by. */
-export const SANDBOX_ITEM = {
+const SANDBOX_ITEM = {
   id: 'pli_sandbox',
   itemId: 'sandbox',
   institutionId: null,

@@ -22,15 +22,15 @@ import { eventBody, eventEmail } from './events.ts'
 import { postWebhook } from './post.ts'
 import { type ResolveHost, systemResolve } from './target.ts'
 
-export const RETRY_WINDOW_MS = 24 * 3600_000
+const RETRY_WINDOW_MS = 24 * 3600_000
 /** How long the delivery log keeps finished deliveries. */
-export const LOG_RETENTION_MS = 30 * 24 * 3600_000
+const LOG_RETENTION_MS = 30 * 24 * 3600_000
 
 /** Drops finished deliveries older than the retention (run with the server's periodic housekeeping). */
 export function purgeDeliveryLog(ctx: ServiceContext): Promise<number> {
   return ctx.accounts.webhooks().purgeDeliveries(ctx.now() - LOG_RETENTION_MS)
 }
-export const DISABLE_AFTER_MS = 24 * 3600_000
+const DISABLE_AFTER_MS = 24 * 3600_000
 
 export interface DispatcherOptions {
   /** Lease of a claimed delivery; longer than the send timeout. */
@@ -59,7 +59,7 @@ export interface Dispatcher {
 }
 
 /** Delay before retry `attempt` + 1: base·2^(attempt−1), capped, ±20 % jitter. */
-export function backoffMs(
+function backoffMs(
   attempt: number,
   o: Required<Pick<DispatcherOptions, 'baseDelayMs' | 'maxDelayMs' | 'random'>>,
 ) {

@@ -9,7 +9,7 @@ import type { Delivery } from '../../store/accounts/webhooks-types.ts'
 const iso = (ms: number) => new Date(ms).toISOString()
 
 /** `*_micros` → `*_usd`, `*_at` (epoch ms) → ISO 8601; everything else as stored. */
-export function renderData(data: Record<string, unknown>): Record<string, unknown> {
+function renderData(data: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {}
   for (const [k, v] of Object.entries(data)) {
     if (k.endsWith('_micros') && typeof v === 'number') out[`${k.slice(0, -7)}_usd`] = microsToUsd(v)

@@ -31,7 +31,7 @@ function webhookKey(ctx: ServiceContext): string {
 }
 
 /** The subscription URL rules (target.ts), with the operator's loopback opt-in. */
-export function checkWebhookUrl(ctx: ServiceContext, raw: string): string {
+function checkWebhookUrl(ctx: ServiceContext, raw: string): string {
   return checkTargetUrl(raw, { allowLoopback: ctx.config.webhookAllowLoopback })
 }
 
@@ -48,7 +48,7 @@ function checkEvents(events: string[]): WebhookEvent[] {
   return [...new Set(events)] as WebhookEvent[]
 }
 
-export function subscriptionView(s: Subscription) {
+function subscriptionView(s: Subscription) {
   return {
     id: s.id,
     url: s.url,
@@ -136,7 +136,7 @@ export async function rotateSecret(ctx: ServiceContext, session: Session, id: st
   return { ...subscriptionView(sub), secret }
 }
 
-export function deliveryView(d: Delivery & { log?: DeliveryAttempt[] }) {
+function deliveryView(d: Delivery & { log?: DeliveryAttempt[] }) {
   return {
     id: d.id,
     event_id: d.eventId,

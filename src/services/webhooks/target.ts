@@ -124,7 +124,7 @@ export type ResolveHost = (host: string) => Promise<{ address: string; family: n
 export const systemResolve: ResolveHost = (host) => lookup(host, { all: true })
 
 /** What the delivery log says of a refused target: the same for every reason, no address named. */
-export const TARGET_REFUSED = 'target refused: not a public address'
+const TARGET_REFUSED = 'target refused: not a public address'
 /** Every failure before a connection (no such name, refused, unreachable, no answer in time). */
 export const COULD_NOT_CONNECT = 'could not connect'
 

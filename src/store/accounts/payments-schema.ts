@@ -17,8 +17,8 @@
  *   payment, find the account, and a partial refund debits only what was newly refunded.
  */
 
-export const LEDGER_KINDS_V4 = ['topup', 'credit', 'refund', 'debit', 'payment_refund', 'chargeback'] as const
-export const NEGATIVE_KINDS_V4 = ['debit', 'payment_refund', 'chargeback'] as const
+const LEDGER_KINDS_V4 = ['topup', 'credit', 'refund', 'debit', 'payment_refund', 'chargeback'] as const
+const NEGATIVE_KINDS_V4 = ['debit', 'payment_refund', 'chargeback'] as const
 
 const list = (xs: readonly string[]) => xs.map((x) => `'${x}'`).join(', ')
 const KIND_CHECK = `kind IN (${list(LEDGER_KINDS_V4)})`

@@ -37,7 +37,7 @@ export const LEASE_TARGET_MICROS = 250_000
 /** A lease with no call in flight for this long goes back to the account. */
 export const LEASE_IDLE_MS = 1000
 /** A lease in use has its created_at moved forward this often (reconcile's cutoff is 10 minutes). */
-export const LEASE_TOUCH_MS = 60_000
+const LEASE_TOUCH_MS = 60_000
 
 type Run = (text: string, values: unknown[], name: string) => Promise<Record<string, unknown>[]>
 

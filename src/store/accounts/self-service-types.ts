@@ -44,7 +44,7 @@ export interface DebitGroup {
   amountMicros: number
 }
 
-export interface AccountSettings {
+interface AccountSettings {
   spendCapMicros: number | null
   /** Settled debits of the UTC month of `now` (reservations not included). */
   monthSpentMicros: number

@@ -14,7 +14,7 @@ import type { SessionStore } from './sessions-types.ts'
 import type { WebhookStore } from './webhooks-types.ts'
 
 export type Environment = 'live' | 'test'
-export type KeyKind = 'agent' | 'user'
+type KeyKind = 'agent' | 'user'
 export type RateTier = 'default' | 'premium'
 export type AccountKind = 'user' | 'anonymous'
 
@@ -78,7 +78,7 @@ export interface LedgerEntry {
   createdAt: number
 }
 
-export interface CreditInput {
+interface CreditInput {
   kind: 'topup' | 'credit' | 'refund'
   amountMicros: number
   reference: string | null
@@ -111,14 +111,14 @@ export interface BalanceView {
   reservedMicros: number
 }
 
-export interface SpendSummary {
+interface SpendSummary {
   spentMicros: number
   /** Number of debit entries (charged requests). */
   requests: number
   topUpsMicros: number
 }
 
-export interface LoginTokenView {
+interface LoginTokenView {
   email: string
   /** SHA-256 (hex) of the asking browser's state nonce, or null. */
   stateHash: string | null
@@ -136,7 +136,7 @@ export interface PurgeReport {
   refreshTokens: number
 }
 
-export interface ReconcileReport {
+interface ReconcileReport {
   /** Reservations older than the cutoff released (their requests never settled). */
   releasedReservations: number
   /** Accounts whose cached balance disagreed with the ledger sum and were corrected. */

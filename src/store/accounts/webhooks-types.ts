@@ -30,7 +30,7 @@ export interface Subscription {
   updatedAt: number
 }
 
-export interface NewSubscription {
+interface NewSubscription {
   id: string
   accountId: string
   url: string
@@ -40,7 +40,7 @@ export interface NewSubscription {
   createdAt: number
 }
 
-export interface SubscriptionPatch {
+interface SubscriptionPatch {
   url?: string
   events?: WebhookEvent[]
   /** Enabling clears the failure run and the reason it was disabled. */
@@ -49,7 +49,7 @@ export interface SubscriptionPatch {
   updatedAt: number
 }
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed'
+type DeliveryStatus = 'pending' | 'delivered' | 'failed'
 
 export interface DeliveryAttempt {
   attempt: number
@@ -94,7 +94,7 @@ export interface ClaimedDelivery extends Delivery {
   email: string | null
 }
 
-export interface AttemptOutcome {
+interface AttemptOutcome {
   deliveryId: string
   owner: string
   attempt: number
@@ -111,14 +111,14 @@ export interface AttemptOutcome {
   now: number
 }
 
-export interface FinishResult {
+interface FinishResult {
   /** False when the lease was lost (another dispatcher took the delivery): nothing was recorded. */
   recorded: boolean
   /** The subscription was disabled by this failure. */
   disabled: boolean
 }
 
-export interface BalanceAlert {
+interface BalanceAlert {
   thresholdMicros: number
   armed: boolean
 }

@@ -52,7 +52,7 @@ export type Rotation =
   | { status: 'expired' | 'revoked' | 'unknown' | 'wrong_client' }
 
 /** What a user approved, recorded at consent (the grant of an account to a client). */
-export interface Approval {
+interface Approval {
   accountId: string
   clientId: string
   redirectUri: string

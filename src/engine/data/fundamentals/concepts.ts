@@ -74,7 +74,7 @@ export type FundamentalField = DurationField | InstantField
 export const FIELDS: readonly FundamentalField[] = [...DURATION_FIELDS, ...INSTANT_FIELDS]
 
 /** One concept of an alternative; `optional` parts are added when reported, else skipped. */
-export interface ConceptPart {
+interface ConceptPart {
   concept: string
   source: FactSource
   optional: boolean

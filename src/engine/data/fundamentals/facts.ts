@@ -88,7 +88,7 @@ export const conceptKey = (source: FactSource, concept: string) => `${source}:${
 
 /** Days covered by a duration fact, both ends included. */
 export const spanDays = (start: number, end: number) => end - start + 1
-export const isQuarterSpan = (days: number) => days >= 80 && days <= 100
+const isQuarterSpan = (days: number) => days >= 80 && days <= 100
 
 const TAXONOMIES: [string, FactSource][] = [
   ['us-gaap', 'us_gaap'],

@@ -48,13 +48,13 @@ import { type FiscalYear, fiscalYears } from './fiscal-years.ts'
  */
 
 /** One filed version of one fiscal quarter: the values as known once `filed` (epoch day) is public. */
-export interface QuarterVersion {
+interface QuarterVersion {
   filed: number
   /** NaN = not reported */
   values: Record<FundamentalField, number>
   facts: Partial<Record<FundamentalField, SecFact[]>>
 }
-export interface CompanyQuarter {
+interface CompanyQuarter {
   /** epoch day of the fiscal quarter end */
   periodEnd: number
   fy: number
@@ -112,7 +112,7 @@ export function quartersAsOf(c: CompanyFundamentals, asOf: number): VisibleQuart
   return out
 }
 
-export function quarterise(raw: RawCompany): CompanyFundamentals {
+function quarterise(raw: RawCompany): CompanyFundamentals {
   const years = fiscalYears(raw)
   const specConcepts = conceptLists(raw)
   const quarters: CompanyQuarter[] = []

@@ -62,7 +62,7 @@ export interface RowParams {
   rfTenor: Tenor
 }
 
-export interface SecFactCell {
+interface SecFactCell {
   value: number
   source: FactSource
   unit: string
@@ -124,7 +124,7 @@ export const NUMERIC_ROW_FIELDS = [
   'economic_profit',
 ] as const satisfies readonly (keyof FundamentalsRow)[]
 
-export interface GridCell {
+interface GridCell {
   cost_of_equity: number | null
   wacc: number | null
   economic_profit: number | null
@@ -170,7 +170,7 @@ const finite = (x: number | null | undefined): number | null =>
   x !== null && x !== undefined && Number.isFinite(x) ? x : null
 
 /** The four consecutive visible quarters ending at index i, or null. */
-export function ttmWindow(visible: VisibleQuarter[], i: number): VisibleQuarter[] | null {
+function ttmWindow(visible: VisibleQuarter[], i: number): VisibleQuarter[] | null {
   if (i < 3) return null
   const span = visible[i].periodEnd - visible[i - 3].periodEnd
   if (span < WINDOW_MIN_DAYS || span > WINDOW_MAX_DAYS) return null

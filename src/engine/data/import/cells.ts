@@ -18,7 +18,7 @@ const MISSING_TOKENS = new Set(['', 'na', 'nan', 'n/a', '#n/a', 'null', 'none', 
  * exact: it yields the same double a CSV writer printed); the checks after it reject what
  * `Number()` is too lenient about (whitespace-only reads as 0, `Infinity`).
  */
-export function parseNumberCell(c: Cell): number | null {
+function parseNumberCell(c: Cell): number | null {
   if (typeof c === 'string') {
     if (c.length === 0) return Number.NaN
     const v = Number(c)
@@ -32,7 +32,7 @@ export function parseNumberCell(c: Cell): number | null {
 }
 
 /** A date cell as a day number, or null when it is not a date in an accepted spelling. */
-export function parseDateCell(c: Cell): number | null {
+function parseDateCell(c: Cell): number | null {
   if (typeof c === 'string') return parseFlexibleDay(c)
   if (c instanceof Date) {
     const t = c.getTime()

@@ -15,7 +15,7 @@ export type CikMap = ReadonlyMap<string, number>
  * `.`. SEC spells class shares `BRK-B`, S&P lists `BRK.B`, other vendors `BRK/B` or `BRK B`;
  * all four meet at `BRK.B` (preferred series like SEC's `CTA-PA` become `CTA.PA` alike).
  */
-export function tickerKey(ticker: string): string {
+function tickerKey(ticker: string): string {
   return ticker.trim().toUpperCase().replace(/[-/ ]/g, '.')
 }
 

@@ -2,9 +2,9 @@ import { isoFromDay } from '../../../platform/dates.ts'
 import type { QualityFinding } from '../format.ts'
 
 /** A run of at least this many identical consecutive prices is reported (stale or filled data). */
-export const FLAT_RUN_MIN = 5
+const FLAT_RUN_MIN = 5
 /** One-day moves larger than this in absolute value are reported (unadjusted split, bad tick). */
-export const LARGE_MOVE = 0.5
+const LARGE_MOVE = 0.5
 
 /**
  * Data-quality findings for one calendar-aligned adjusted-close series. None of them stops the

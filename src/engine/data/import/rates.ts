@@ -14,7 +14,7 @@ import {
 import { readTable, type TableSink } from './table-reader.ts'
 import { tenorFromFileName, tenorFromName, tenorMonths } from './tenors.ts'
 
-export type RateUnit = 'percent' | 'fraction'
+type RateUnit = 'percent' | 'fraction'
 
 /** One `--rates` argument: `path`, `path=TENOR`, `path=TENOR:unit` or `path=:unit`. */
 export interface RateSpec {

@@ -19,7 +19,7 @@ import { seriesFindings } from './quality.ts'
 import { readTable, type TableSink } from './table-reader.ts'
 
 /** The index-level series the factor registry reads (MACRO_FACTORS of kind index): `VIX`. */
-export const SERIES_NAMES: readonly string[] = Object.values(MACRO_FACTORS)
+const SERIES_NAMES: readonly string[] = Object.values(MACRO_FACTORS)
   .filter((m) => m.kind === 'index')
   .map((m) => m.ticker)
 
@@ -27,7 +27,7 @@ export const SERIES_NAMES: readonly string[] = Object.values(MACRO_FACTORS)
 const SERIES_ALIASES: Readonly<Record<string, string>> = { vixcls: 'VIX', '^vix': 'VIX' }
 
 /** The series a name or column header means, or null. */
-export function seriesName(raw: string): string | null {
+function seriesName(raw: string): string | null {
   const n = normalizeName(raw)
   return SERIES_ALIASES[n] ?? SERIES_NAMES.find((s) => normalizeName(s) === n) ?? null
 }

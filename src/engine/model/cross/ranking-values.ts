@@ -68,7 +68,7 @@ export interface RankingInput {
 
 const NW = LENGTHS.length
 /** Values per stock and day: metric-major (RANKING_METRICS order), then window. */
-export const METRIC_WINDOWS = RANKING_METRICS.length * NW
+const METRIC_WINDOWS = RANKING_METRICS.length * NW
 
 function stockSeries(x: RankingInput, i: number): StockSeries {
   return {

@@ -51,16 +51,15 @@ export interface Universes {
 
 export type UniverseKind = 'mc' | 'dv'
 
-export const UNIVERSE_SIZES = [50, 500, 1000, 3000] as const
 /** The default universe of a dataset with market caps (`uni_mc_3000`); see defaultUniverseBasis. */
-export const DEFAULT_UNIVERSE = { kind: 'mc', n: 3000 } as const satisfies { kind: UniverseKind; n: number }
+const DEFAULT_UNIVERSE = { kind: 'mc', n: 3000 } as const satisfies { kind: UniverseKind; n: number }
 
 /** Trading days over which the mean daily dollar volume is taken. */
 export const DOLLAR_VOLUME_DAYS = 63
 const MAX_RANK = 32767
 
 /** Year × 12 + month (0-based) of a day number, UTC. */
-export function monthKey(day: number): number {
+function monthKey(day: number): number {
   const d = new Date(day * 86_400_000)
   return d.getUTCFullYear() * 12 + d.getUTCMonth()
 }

@@ -19,7 +19,7 @@
  */
 
 export const BLOCK_SHIFT = 4
-export const BLOCK = 1 << BLOCK_SHIFT
+const BLOCK = 1 << BLOCK_SHIFT
 /** Lanes per stock: 0..2 compounded, 3..5 summed. */
 export const LANES = 6
 /** Window lengths in days, ascending (RANKING_WINDOWS order). */
@@ -38,7 +38,7 @@ export interface StockSeries {
 }
 
 /** Aggregates of days hi down to lo (inclusive) into out[at .. at + 6). */
-export function rangeInto(s: StockSeries, lo: number, hi: number, out: Float64Array, at: number): void {
+function rangeInto(s: StockSeries, lo: number, hi: number, out: Float64Array, at: number): void {
   const { r, q2, q3, e1, e2a, e2b, e3 } = s
   let g = 0
   let x2 = 0

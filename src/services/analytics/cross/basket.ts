@@ -9,7 +9,7 @@ import { dayConfidence, resolveTeo, teoNote, tickerAt } from '../trading-day.ts'
  * their reversion scores on one day.
  */
 
-export const MAX_BASKET = 500
+const MAX_BASKET = 500
 
 export interface BasketRequest {
   tickers?: string[]
@@ -18,7 +18,7 @@ export interface BasketRequest {
   teo?: string
 }
 
-export interface BasketRow {
+interface BasketRow {
   ticker: string
   symbol: string | null
   z: Num

@@ -7,10 +7,10 @@ import { dayConfidence, resolveTeo, teoNote } from '../trading-day.ts'
 /** The market and sector ETF factor returns on one day, compounded over the standard windows. */
 
 /** The market ETF and the 11 sector ETFs, the only tickers /etf/factor-returns serves. */
-export const FACTOR_ETFS = L3_FACTORS
+const FACTOR_ETFS = L3_FACTORS
 
 /** `SPY,XLK` / repeated values → distinct upper-cased tickers in the order asked (default all 12). */
-export function factorEtfList(raw: string | string[] | undefined): string[] {
+function factorEtfList(raw: string | string[] | undefined): string[] {
   if (raw === undefined) return [...FACTOR_ETFS]
   const asked = (Array.isArray(raw) ? raw : [raw])
     .flatMap((s) => s.split(','))
@@ -29,7 +29,7 @@ export function factorEtfList(raw: string | string[] | undefined): string[] {
 }
 
 /** prod(1 + r) - 1 over the `days` returns ending at t; null when any is missing or t is too early. */
-export function compounded(returns: ArrayLike<number>, t: number, days: number): Num {
+function compounded(returns: ArrayLike<number>, t: number, days: number): Num {
   if (t - days + 1 < 0) return null
   let g = 1
   for (let d = t - days + 1; d <= t; d++) {
@@ -40,7 +40,7 @@ export function compounded(returns: ArrayLike<number>, t: number, days: number):
   return g - 1
 }
 
-export interface FactorReturnRow {
+interface FactorReturnRow {
   ticker: string
   role: 'market' | 'sector'
   close: Num

@@ -10,7 +10,7 @@ import { dayConfidence, resolveTeo, teoNote } from '../trading-day.ts'
  */
 
 /** `Application Software` → `application_software`: the stable identifier of an industry. */
-export function industryId(name: string): string {
+function industryId(name: string): string {
   return name
     .toLowerCase()
     .replace(/&/g, ' and ')
@@ -46,7 +46,7 @@ async function industryEtfs(
   return out
 }
 
-export interface IndustryRow {
+interface IndustryRow {
   industry: string
   industry_name: string
   level: PanelLevel

@@ -36,7 +36,7 @@ async function hasDollarVolume(store: ModelStore): Promise<boolean> {
   return has
 }
 
-export interface MemberRow {
+interface MemberRow {
   ticker: string
   symbol: string
   rank: number

@@ -12,10 +12,10 @@ import type { ModelEnvironment, ModelRegistry } from '../../models.ts'
  * same id and resolving an id needs no stored state (any node of a deployment can).
  */
 
-export type BenchmarkKind = 'etf' | 'sector_etf' | 'mix' | 'custom'
+type BenchmarkKind = 'etf' | 'sector_etf' | 'mix' | 'custom'
 export type LegRole = 'market' | 'sector' | 'subsector'
 
-export interface BenchmarkComponent {
+interface BenchmarkComponent {
   ticker: string
   weight: number
   asset_type: 'etf' | 'stock'

@@ -10,7 +10,7 @@ import type { LegRole } from './benchmark.ts'
  */
 
 /** Residual returns needed to call a position covered (as for the volatilities, docs/methodology.md §10). */
-export const MIN_RESIDUAL_DAYS = 20
+const MIN_RESIDUAL_DAYS = 20
 
 const SERIES = ['returns_gross', 'l1_fr', 'l2_fr', 'l3_fr', 'l1_rr', 'l2_rr', 'l3_rr'] as const
 /** Read for every holding; l1_rr and l2_rr only when a day (or the state) stops at L1 or L2. */
