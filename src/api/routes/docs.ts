@@ -70,7 +70,7 @@ function contents(headings: RenderedHeading[]): string {
 }
 
 /** docs/methodology.md as a page: rendered once per process, at the first request. */
-export async function methodologyPage(markdown: string): Promise<string> {
+async function methodologyPage(markdown: string): Promise<string> {
   // The page has its own contents beside the text: the document's contents line is left out.
   const body = markdown.replace(/<!-- generated:contents -->[\s\S]*?<!-- \/generated:contents -->\n?/, '')
   const { html, headings } = await renderMarkdown(body)

@@ -11,14 +11,14 @@ import type { EdgeMetrics, PromMetrics } from '../prom.ts'
  * operation's own schemas in src/contract/ops/, which the route validated the request against
  * before the handler runs (so no handler restates them).
  */
-export type RequestOf<K extends OperationId> = FastifyRequest<{
+type RequestOf<K extends OperationId> = FastifyRequest<{
   Params: RequestPart<K, 'params'>
   Querystring: RequestPart<K, 'querystring'>
   Body: RequestPart<K, 'body'>
 }>
 
 /** A route adapter: parse, authorise (done by hooks), call one service, serialise. */
-export type Handler<K extends OperationId> = (req: RequestOf<K>, reply: FastifyReply) => Promise<unknown>
+type Handler<K extends OperationId> = (req: RequestOf<K>, reply: FastifyReply) => Promise<unknown>
 
 /** Handlers by operation id; each one's request is typed from that operation (a wrong id does not compile). */
 export type RouteTable = { [K in OperationId]?: Handler<K> }
@@ -36,7 +36,7 @@ export function routeFile(moduleUrl: string, handlers: RouteTable): RouteFile {
 }
 
 /** Prices a metered operation (throws at start when the pricing table lacks it). */
-export type Priced = (opId: OperationId) => Capability
+type Priced = (opId: OperationId) => Capability
 
 /** What the route files are built from: one shape for all, so src/api/app.ts builds them alike. */
 export interface RouteDeps {
