@@ -18,8 +18,14 @@ import ts from 'typescript'
 
 export const MAX_BODY_LINES = 100
 
-/** `path/under/src.ts:functionName` -> why it stays whole. Keep it short. */
-export const ALLOWED: Readonly<Record<string, string>> = {}
+/**
+ * `path/under/src.ts:functionName` -> why it stays whole, in one line. A key's path may be given
+ * by its last folders only (`model/style.ts` matches `src/engine/model/style.ts`).
+ */
+export const ALLOWED: Readonly<Record<string, string>> = {
+  'model/style.ts:styleSplit':
+    'numeric kernel: one day loop whose sums, moment matrices and factorisation carry from day to day',
+}
 
 export interface LongFunction {
   file: string
@@ -120,23 +126,46 @@ export function allowKey(srcRoot: string, f: LongFunction): string {
   return `${relative(srcRoot, f.file).split(sep).join('/')}:${f.name}`
 }
 
+/** The allow-list entry for `key` (exact, or naming the file by its last folders), if any. */
+function entryFor(key: string, allowed: Readonly<Record<string, string>>): string | undefined {
+  return Object.keys(allowed).find((k) => key === k || key.endsWith(`/${k}`))
+}
+
 export function checkTree(srcRoot: string, limit = MAX_BODY_LINES): LongFunction[] {
   return walk(srcRoot).flatMap((f) => longFunctions(f, readFileSync(f, 'utf8'), limit))
 }
 
+export interface Verdict {
+  /** Every function over the limit, longest first. */
+  found: LongFunction[]
+  /** Those not on the allow-list. */
+  failing: LongFunction[]
+  /** Allow-list entries that match no function over the limit (split since, or renamed). */
+  stale: string[]
+}
+
+export function check(
+  srcRoot: string,
+  allowed: Readonly<Record<string, string>> = ALLOWED,
+  limit = MAX_BODY_LINES,
+): Verdict {
+  const found = checkTree(srcRoot, limit).sort((a, b) => b.lines - a.lines)
+  const entries = found.map((f) => entryFor(allowKey(srcRoot, f), allowed))
+  const failing = found.filter((_, i) => entries[i] === undefined)
+  const stale = Object.keys(allowed).filter((k) => !entries.includes(k))
+  return { found, failing, stale }
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'src')
-  const listAll = process.argv.includes('--list')
-  const found = checkTree(root).sort((a, b) => b.lines - a.lines)
-  const failing = found.filter((f) => !(allowKey(root, f) in ALLOWED))
-  for (const f of listAll ? found : failing) {
-    const reason = ALLOWED[allowKey(root, f)]
-    const note = reason ? ` (allowed: ${reason})` : ''
+  const { found, failing, stale } = check(root)
+  for (const f of process.argv.includes('--list') ? found : failing) {
+    const entry = entryFor(allowKey(root, f), ALLOWED)
+    const note = entry ? ` (allowed: ${ALLOWED[entry]})` : ''
     process.stderr.write(
       `${relative(process.cwd(), f.file)}:${f.line}: ${f.name} has ${f.lines} body lines${note}\n`,
     )
   }
-  const stale = Object.keys(ALLOWED).filter((k) => !found.some((f) => allowKey(root, f) === k))
   for (const k of stale) process.stderr.write(`check-function-length: stale allow-list entry ${k}\n`)
   if (failing.length > 0 || stale.length > 0) {
     process.stderr.write(
