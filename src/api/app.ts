@@ -83,7 +83,47 @@ export interface AppOptions {
 /** Any operation's handler, its request no longer typed by operation (as Fastify registers it). */
 type AnyHandler = (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>
 
+/**
+ * Builds the app in steps: the Fastify instance behind the edge server -> the request hooks
+ * (ids, HEAD refusal, auth, the access line) and the error answers -> the contract's
+ * operations (API, docs and static pages alike) -> ready.
+ */
 export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Promise<App> {
+  const deps = appDeps(ctx)
+  const fastify = createFastify(deps, opts)
+  const routes: string[] = []
+  fastify.addHook('onRoute', (r) => {
+    for (const m of [r.method].flat()) routes.push(`${m} ${r.url}`)
+  })
+  await installPlugins(fastify)
+  installRequestHooks(fastify, deps)
+  installErrorHandlers(fastify, ctx)
+  const internal = internalTransport(fastify, deps.internalSecret)
+  const handlerFiles = registerOperations(fastify, deps, internal, opts)
+  await fastify.ready()
+  return {
+    fastify,
+    routes,
+    internal,
+    handlerFiles,
+    async close() {
+      await deps.usage.flush()
+      await flushUsage(ctx)
+      const force = setTimeout(() => fastify.server.closeAllConnections(), opts.drainMs ?? 10_000)
+      force.unref()
+      try {
+        await fastify.close()
+      } finally {
+        clearTimeout(force)
+      }
+    },
+  }
+}
+
+type AppDeps = ReturnType<typeof appDeps>
+
+/** What the hooks, the edge and the routes share: metrics, key usage, the request-id scheme. */
+function appDeps(ctx: ServiceContext) {
   const perAddress = addressRule(ctx.config)
   const prom = createPromMetrics({ shared: () => sharedRepresentations(ctx) })
   const edgeMetrics = createEdgeMetrics(prom.registry)
@@ -95,6 +135,12 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
   // Marks this process's calls to itself (MCP tools, chat tool calls); never leaves the process.
   const internalSecret = randomBytes(24).toString('base64url')
   const requestId = requestIdGenerator(internalSecret)
+  return { ctx, perAddress, prom, edgeMetrics, trusted, usage, accessLog, internalSecret, requestId }
+}
+
+/** The Fastify instance: its server is the edge (edge.ts), its validator the contract's. */
+function createFastify(deps: AppDeps, opts: AppOptions): FastifyInstance {
+  const { ctx, perAddress, prom, edgeMetrics, trusted, usage, accessLog, requestId } = deps
   const fastDeps = { ctx, usage, prom, accessLog, requestId, correlationId: correlationIdOf }
   const fastify = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
@@ -143,10 +189,11 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
   for (const method of ['DELETE', 'OPTIONS'])
     fastify.addHttpMethod(method, { hasBody: false, overrideExisting: true })
   fastify.setValidatorCompiler(createValidatorCompiler())
-  const routes: string[] = []
-  fastify.addHook('onRoute', (r) => {
-    for (const m of [r.method].flat()) routes.push(`${m} ${r.url}`)
-  })
+  return fastify
+}
+
+/** Cookies and form bodies, and the per-request fields the hooks fill in (request-state.ts). */
+async function installPlugins(fastify: FastifyInstance): Promise<void> {
   // Cookies are parsed where a route needs one (cookieOf), not on every request.
   await fastify.register(cookie, { hook: false })
   await fastify.register(formbody)
@@ -156,7 +203,14 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
   fastify.decorateRequest('slot', null)
   fastify.decorateRequest('startedAt', 0)
   fastify.decorateRequest('rawBody', null)
+}
 
+/**
+ * On the way in: ids and the version header, then HEAD refusal or authentication (which also
+ * takes the rate token). On the way out: the latency metric and one access line per request.
+ */
+function installRequestHooks(fastify: FastifyInstance, deps: AppDeps): void {
+  const { ctx, perAddress, prom, usage, accessLog, internalSecret } = deps
   const auth = createAuthHook(ctx, usage, internalSecret)
   const refuseHead = headRefusal(ctx, perAddress)
   fastify.addHook('onRequest', (req, reply) => {
@@ -166,17 +220,6 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
     if (headRefused(req)) return refuseHead(req, reply)
     return auth(req, reply)
   })
-  const internal: Transport = async (r) => {
-    const res = await fastify.inject({
-      method: r.method as 'GET',
-      url: r.url,
-      headers: { ...r.headers, [INTERNAL_HEADER]: internalSecret },
-      ...(r.body !== undefined ? { payload: r.body } : {}),
-    })
-    const headers: Record<string, string> = {}
-    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = String(v)
-    return { status: res.statusCode, headers, body: res.body }
-  }
   fastify.addHook('onResponse', (req, reply, done) => {
     const op = req.routeOptions.config.op
     const ms = performance.now() - req.startedAt
@@ -197,7 +240,28 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
       )
     done()
   })
+}
 
+/**
+ * The in-process transport: an MCP tool or chat tool call becomes the REST call it stands for,
+ * marked internal by the per-process secret (no second rate token).
+ */
+function internalTransport(fastify: FastifyInstance, internalSecret: string): Transport {
+  return async (r) => {
+    const res = await fastify.inject({
+      method: r.method as 'GET',
+      url: r.url,
+      headers: { ...r.headers, [INTERNAL_HEADER]: internalSecret },
+      ...(r.body !== undefined ? { payload: r.body } : {}),
+    })
+    const headers: Record<string, string> = {}
+    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = String(v)
+    return { status: res.statusCode, headers, body: res.body }
+  }
+}
+
+/** Every error, and every unknown path or method, is answered from the error table (problem.ts). */
+function installErrorHandlers(fastify: FastifyInstance, ctx: ServiceContext): void {
   fastify.setErrorHandler(async (err, req, reply) => {
     // The client went away (or was cut off at its deadline) before its request was complete: its
     // doing, not the server's, and nobody is left to read an answer (the access line records it).
@@ -246,7 +310,19 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
       internal: false,
     })
   })
+}
 
+/**
+ * Registers every operation of the contract with the handler its route file defines; an operation
+ * without one, or with one in two files, stops the start. Returns the file of each operation.
+ */
+function registerOperations(
+  fastify: FastifyInstance,
+  deps: AppDeps,
+  internal: Transport,
+  opts: AppOptions,
+): ReadonlyMap<string, string> {
+  const { ctx, prom, edgeMetrics } = deps
   const handlers = new Map<string, AnyHandler>()
   const handlerFiles = new Map<string, string>()
   const files = routeFiles({ ctx, priced, prom, edgeMetrics, internal })
@@ -260,24 +336,7 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
       handlerFiles.set(id, file)
     }
   for (const op of OPERATIONS) register(fastify, op, handlers)
-  await fastify.ready()
-  return {
-    fastify,
-    routes,
-    internal,
-    handlerFiles,
-    async close() {
-      await usage.flush()
-      await flushUsage(ctx)
-      const force = setTimeout(() => fastify.server.closeAllConnections(), opts.drainMs ?? 10_000)
-      force.unref()
-      try {
-        await fastify.close()
-      } finally {
-        clearTimeout(force)
-      }
-    },
-  }
+  return handlerFiles
 }
 
 function register(fastify: FastifyInstance, op: Operation, handlers: ReadonlyMap<string, AnyHandler>): void {

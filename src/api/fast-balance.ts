@@ -60,9 +60,40 @@ export function withFastBalance(
   deps: FastBalanceDeps,
   fastify: (req: IncomingMessage, res: ServerResponse) => void,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  const { ctx, usage, prom, accessLog } = deps
-  const serialize = responseSerializer(getBalance)
+  const { ctx } = deps
+  const fp: FastPath = { deps, fastify, serialize: responseSerializer(getBalance), answer: responder(deps) }
+  return function handler(req, res) {
+    const h = req.headers
+    if (
+      req.method !== 'GET' ||
+      req.url !== '/balance' ||
+      h['content-length'] !== undefined ||
+      h['transfer-encoding'] !== undefined ||
+      h[INTERNAL_HEADER] !== undefined
+    )
+      return fastify(req, res)
+    const m = h.authorization === undefined ? null : BEARER.exec(h.authorization)
+    if (!m) return fastify(req, res)
+    if (serveNow(fp, req, res, m[1] as string)) return
+    serve(fp, req, res, m[1] as string).catch((err: unknown) => {
+      // Nothing above throws past its own fallback; should it, the connection must not hang.
+      ctx.log.error({ err }, 'GET /balance fast path failed')
+      if (!res.headersSent) fastify(req, res)
+    })
+  }
+}
 
+/** What both ways of serving share: the deps, the hand-over to Fastify, the body's serializer, the 200. */
+interface FastPath {
+  deps: FastBalanceDeps
+  fastify: (req: IncomingMessage, res: ServerResponse) => void
+  serialize: ReturnType<typeof responseSerializer>
+  answer: ReturnType<typeof responder>
+}
+
+/** The 200 and the end of the request (its slot back, its metrics and access line). */
+function responder(deps: FastBalanceDeps) {
+  const { ctx, prom, accessLog } = deps
   /** The request is over: its slot goes back, and its metrics and access line are recorded. */
   function done(
     req: IncomingMessage,
@@ -93,7 +124,6 @@ export function withFastBalance(
         'request',
       )
   }
-
   /**
    * Writes the 200. A request holding a concurrency slot is over when its connection closes
    * ('close' follows 'finish' and a dropped connection alike, so the slot goes back exactly once);
@@ -134,101 +164,83 @@ export function withFastBalance(
     res.end(body)
     if (!slot) done(req, res, id, p, null, t0)
   }
+  return answer
+}
 
-  /**
-   * The whole answer in this turn, when every part of it is in this process: a key verified here
-   * moments ago, in-process limits and a fresh balance snapshot. False, with nothing taken, when
-   * one of them is not (then `serve`); a refusal goes to Fastify as in `serve`.
-   */
-  function serveNow(req: PreTaken, res: ServerResponse, bearer: string): boolean {
-    const t0 = performance.now()
-    const principal = cachedPrincipal(ctx, bearer)
-    if (!principal) return false
-    const view = balanceViewNow(ctx, principal)
-    if (!view) return false
-    let rate: RateHeaders | undefined
-    try {
-      rate = takeKeyTokenNow(ctx, principal)
-    } catch {
-      fastify(req, res) // refused, and a refused take took nothing: Fastify takes again and answers
-      return true
-    }
-    if (!rate) return false
-    usage.touch(principal.keyId, ctx.now())
-    // No other request runs before this one is answered, so a free slot is all it needs: it
-    // holds one for no time (and Fastify answers a key at its cap, with the token already taken).
-    if (keySlotFreeNow(ctx, principal) !== true) {
-      req[PRE_TAKEN] = rate
-      fastify(req, res)
-      return true
-    }
-    answer(req, res, principal, rate, null, serialize(view), t0)
+/**
+ * The whole answer in this turn, when every part of it is in this process: a key verified here
+ * moments ago, in-process limits and a fresh balance snapshot. False, with nothing taken, when
+ * one of them is not (then `serve`); a refusal goes to Fastify as in `serve`.
+ */
+function serveNow(fp: FastPath, req: PreTaken, res: ServerResponse, bearer: string): boolean {
+  const { deps, fastify, serialize, answer } = fp
+  const { ctx, usage } = deps
+  const t0 = performance.now()
+  const principal = cachedPrincipal(ctx, bearer)
+  if (!principal) return false
+  const view = balanceViewNow(ctx, principal)
+  if (!view) return false
+  let rate: RateHeaders | undefined
+  try {
+    rate = takeKeyTokenNow(ctx, principal)
+  } catch {
+    fastify(req, res) // refused, and a refused take took nothing: Fastify takes again and answers
     return true
   }
-
-  async function serve(req: PreTaken, res: ServerResponse, bearer: string): Promise<void> {
-    const t0 = performance.now()
-    let principal: Principal
-    try {
-      principal = await authenticateKey(ctx, bearer)
-    } catch {
-      return fastify(req, res) // refused (or the store is away): Fastify answers, and limits, as always
-    }
-    // The rate token and whether a slot is free are asked for together: with Redis, one round
-    // trip (ioredis pipelines the commands of one turn).
-    const [token, free] = await Promise.allSettled([
-      takeKeyToken(ctx, principal),
-      keySlotFree(ctx, principal),
-    ])
-    // A refused take took nothing: Fastify takes again and answers the 429.
-    if (token.status === 'rejected') return fastify(req, res)
-    const rate = token.value
-    usage.touch(principal.keyId, ctx.now())
-    if (free.status === 'rejected' || !free.value) {
-      // At its cap (or the limits are away): Fastify acquires, with the token already taken.
-      req[PRE_TAKEN] = rate
-      return fastify(req, res)
-    }
-    // With a fresh snapshot the answer leaves in the turn the limits answered in: like `serveNow`,
-    // the request holds its free slot for no time, so it takes none and gives none back.
-    const view = balanceViewNow(ctx, principal)
-    if (view) return answer(req, res, principal, rate, null, serialize(view), t0)
-    // The balance must be read: the request holds a slot while it waits.
-    let slot: KeySlot
-    try {
-      slot = await acquireKeySlot(ctx, principal)
-    } catch {
-      req[PRE_TAKEN] = rate
-      return fastify(req, res)
-    }
-    let body: string
-    try {
-      body = serialize(await balanceView(ctx, principal))
-    } catch {
-      await releaseKeySlot(ctx, slot).catch(() => undefined)
-      req[PRE_TAKEN] = rate
-      return fastify(req, res)
-    }
-    answer(req, res, principal, rate, slot, body, t0)
+  if (!rate) return false
+  usage.touch(principal.keyId, ctx.now())
+  // No other request runs before this one is answered, so a free slot is all it needs: it
+  // holds one for no time (and Fastify answers a key at its cap, with the token already taken).
+  if (keySlotFreeNow(ctx, principal) !== true) {
+    req[PRE_TAKEN] = rate
+    fastify(req, res)
+    return true
   }
+  answer(req, res, principal, rate, null, serialize(view), t0)
+  return true
+}
 
-  return function handler(req, res) {
-    const h = req.headers
-    if (
-      req.method !== 'GET' ||
-      req.url !== '/balance' ||
-      h['content-length'] !== undefined ||
-      h['transfer-encoding'] !== undefined ||
-      h[INTERNAL_HEADER] !== undefined
-    )
-      return fastify(req, res)
-    const m = h.authorization === undefined ? null : BEARER.exec(h.authorization)
-    if (!m) return fastify(req, res)
-    if (serveNow(req, res, m[1] as string)) return
-    serve(req, res, m[1] as string).catch((err: unknown) => {
-      // Nothing above throws past its own fallback; should it, the connection must not hang.
-      ctx.log.error({ err }, 'GET /balance fast path failed')
-      if (!res.headersSent) fastify(req, res)
-    })
+async function serve(fp: FastPath, req: PreTaken, res: ServerResponse, bearer: string): Promise<void> {
+  const { deps, fastify, serialize, answer } = fp
+  const { ctx, usage } = deps
+  const t0 = performance.now()
+  let principal: Principal
+  try {
+    principal = await authenticateKey(ctx, bearer)
+  } catch {
+    return fastify(req, res) // refused (or the store is away): Fastify answers, and limits, as always
   }
+  // The rate token and whether a slot is free are asked for together: with Redis, one round
+  // trip (ioredis pipelines the commands of one turn).
+  const [token, free] = await Promise.allSettled([takeKeyToken(ctx, principal), keySlotFree(ctx, principal)])
+  // A refused take took nothing: Fastify takes again and answers the 429.
+  if (token.status === 'rejected') return fastify(req, res)
+  const rate = token.value
+  usage.touch(principal.keyId, ctx.now())
+  if (free.status === 'rejected' || !free.value) {
+    // At its cap (or the limits are away): Fastify acquires, with the token already taken.
+    req[PRE_TAKEN] = rate
+    return fastify(req, res)
+  }
+  // With a fresh snapshot the answer leaves in the turn the limits answered in: like `serveNow`,
+  // the request holds its free slot for no time, so it takes none and gives none back.
+  const view = balanceViewNow(ctx, principal)
+  if (view) return answer(req, res, principal, rate, null, serialize(view), t0)
+  // The balance must be read: the request holds a slot while it waits.
+  let slot: KeySlot
+  try {
+    slot = await acquireKeySlot(ctx, principal)
+  } catch {
+    req[PRE_TAKEN] = rate
+    return fastify(req, res)
+  }
+  let body: string
+  try {
+    body = serialize(await balanceView(ctx, principal))
+  } catch {
+    await releaseKeySlot(ctx, slot).catch(() => undefined)
+    req[PRE_TAKEN] = rate
+    return fastify(req, res)
+  }
+  answer(req, res, principal, rate, slot, body, t0)
 }

@@ -78,6 +78,28 @@ export function createMcpHandlers(
   now: () => number = Date.now,
   dataNotice?: () => string,
 ) {
+  const b = sessionBook(internal, now, dataNotice)
+  const { sessions, sweeper, close } = b
+  return {
+    sessions,
+    /** This module: the handlers of the /mcp operations live here (src/api/app.ts, the route-file rule). */
+    file: fileURLToPath(import.meta.url),
+    handlers: { ...streamableHandlers(b), ...sseHandlers(b) },
+    close() {
+      clearInterval(sweeper)
+      for (const s of sessions.values()) close(s)
+    },
+  }
+}
+
+type SessionBook = ReturnType<typeof sessionBook>
+
+/**
+ * The open sessions, each bound to the account and environment that opened it, and what every
+ * handler needs: a new MCP server, the request's credentials handed to the SDK, a session looked
+ * up (another account's is not found), a session closed. Idle sessions are swept.
+ */
+function sessionBook(internal: Transport, now: () => number, dataNotice?: () => string) {
   const sessions = new Map<string, Session>()
   const principal = (req: FastifyRequest) => req.principal as Principal
   const newServer = () =>
@@ -112,107 +134,116 @@ export function createMcpHandlers(
     for (const s of sessions.values()) if (s.lastSeen < cutoff) close(s)
   }, SWEEP_MS)
   sweeper.unref()
+  return { sessions, now, principal, newServer, attachAuth, find, close, sweeper }
+}
 
+/** Streamable HTTP at /mcp: POST messages (the first one initialises), GET the stream, DELETE the session. */
+function streamableHandlers(b: SessionBook) {
+  const { attachAuth, find, close } = b
   return {
-    sessions,
-    /** This module: the handlers of the /mcp operations live here (src/api/app.ts, the route-file rule). */
-    file: fileURLToPath(import.meta.url),
-    handlers: {
-      mcpPost: async (req: FastifyRequest, reply: FastifyReply) => {
-        const refused = rateRefusal(req)
-        const sid = req.headers['mcp-session-id']
-        const s = typeof sid === 'string' ? find(req, sid) : null
-        if (typeof sid === 'string' && !s)
-          return jsonRpcError(reply, 404, 'Unknown or expired MCP session: initialise again')
-        if (!s) {
-          if (!isInitializeRequest(req.body))
-            return jsonRpcError(reply, 400, 'No session: send an initialize request first')
-          const p = principal(req)
-          const server = newServer()
-          const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-            sessionIdGenerator: () => newId('mcp'),
-            onsessioninitialized: (id) => {
-              sessions.set(id, {
-                id,
-                transport,
-                server,
-                accountId: p.accountId,
-                environment: p.environment,
-                lastSeen: now(),
-              })
-            },
-          })
-          transport.onclose = () => {
-            if (transport.sessionId) sessions.delete(transport.sessionId)
-          }
-          await server.connect(transport)
-          attachAuth(req)
-          hijack(reply)
-          await transport.handleRequest(req.raw, reply.raw, req.body)
-          return reply
-        }
-        attachAuth(req, refused)
-        hijack(reply)
-        await (s.transport as StreamableHTTPServerTransport).handleRequest(req.raw, reply.raw, req.body)
-        return reply
-      },
-      mcpGet: async (req: FastifyRequest, reply: FastifyReply) => {
-        const sid = req.headers['mcp-session-id']
-        const s = typeof sid === 'string' ? find(req, sid) : null
-        if (!s || !(s.transport instanceof StreamableHTTPServerTransport))
-          return jsonRpcError(reply, 404, 'Unknown or expired MCP session')
-        attachAuth(req)
-        hijack(reply)
-        await s.transport.handleRequest(req.raw, reply.raw)
-        return reply
-      },
-      // Ends the session and frees its transport and server. A session is the account's own:
-      // another account's id is a 404 exactly like an unknown one (as on POST and GET), so an id
-      // can neither be ended nor probed from outside the account that opened it.
-      mcpDelete: async (req: FastifyRequest, reply: FastifyReply) => {
-        const sid = req.headers['mcp-session-id']
-        const s = typeof sid === 'string' ? find(req, sid) : null
-        if (!s) return jsonRpcError(reply, 404, 'Unknown or expired MCP session')
-        close(s)
-        return reply.code(200).header('Content-Type', 'application/json').send('{}')
-      },
-      mcpSse: async (req: FastifyRequest, reply: FastifyReply) => {
-        const p = principal(req)
-        hijack(reply)
-        const transport = new SSEServerTransport('/mcp/messages', reply.raw)
-        const server = newServer()
-        const s: Session = {
-          id: transport.sessionId,
-          transport,
-          server,
-          accountId: p.accountId,
-          environment: p.environment,
-          lastSeen: now(),
-        }
-        sessions.set(s.id, s)
-        transport.onclose = () => sessions.delete(s.id)
-        reply.raw.on('close', () => close(s))
-        await server.connect(transport)
-        return reply
-      },
-      mcpMessages: async (
-        req: FastifyRequest<{ Querystring: RequestPart<'mcpMessages', 'querystring'> }>,
-        reply: FastifyReply,
-      ) => {
-        const refused = rateRefusal(req)
-        const { sessionId } = req.query
-        const s = find(req, sessionId)
-        if (!s || !(s.transport instanceof SSEServerTransport))
-          return jsonRpcError(reply, 404, 'Unknown or expired MCP session')
-        attachAuth(req, refused)
-        hijack(reply)
-        await s.transport.handlePostMessage(req.raw, reply.raw, req.body)
-        return reply
-      },
+    mcpPost: async (req: FastifyRequest, reply: FastifyReply) => {
+      const refused = rateRefusal(req)
+      const sid = req.headers['mcp-session-id']
+      const s = typeof sid === 'string' ? find(req, sid) : null
+      if (typeof sid === 'string' && !s)
+        return jsonRpcError(reply, 404, 'Unknown or expired MCP session: initialise again')
+      if (!s) {
+        if (!isInitializeRequest(req.body))
+          return jsonRpcError(reply, 400, 'No session: send an initialize request first')
+        return openSession(b, req, reply)
+      }
+      attachAuth(req, refused)
+      hijack(reply)
+      await (s.transport as StreamableHTTPServerTransport).handleRequest(req.raw, reply.raw, req.body)
+      return reply
     },
-    close() {
-      clearInterval(sweeper)
-      for (const s of sessions.values()) close(s)
+    mcpGet: async (req: FastifyRequest, reply: FastifyReply) => {
+      const sid = req.headers['mcp-session-id']
+      const s = typeof sid === 'string' ? find(req, sid) : null
+      if (!s || !(s.transport instanceof StreamableHTTPServerTransport))
+        return jsonRpcError(reply, 404, 'Unknown or expired MCP session')
+      attachAuth(req)
+      hijack(reply)
+      await s.transport.handleRequest(req.raw, reply.raw)
+      return reply
+    },
+    // Ends the session and frees its transport and server. A session is the account's own:
+    // another account's id is a 404 exactly like an unknown one (as on POST and GET), so an id
+    // can neither be ended nor probed from outside the account that opened it.
+    mcpDelete: async (req: FastifyRequest, reply: FastifyReply) => {
+      const sid = req.headers['mcp-session-id']
+      const s = typeof sid === 'string' ? find(req, sid) : null
+      if (!s) return jsonRpcError(reply, 404, 'Unknown or expired MCP session')
+      close(s)
+      return reply.code(200).header('Content-Type', 'application/json').send('{}')
+    },
+  }
+}
+
+/** An initialize request without a session: a new server and transport, registered once initialised. */
+async function openSession(b: SessionBook, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const { sessions, principal, newServer, attachAuth, now } = b
+  const p = principal(req)
+  const server = newServer()
+  const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: () => newId('mcp'),
+    onsessioninitialized: (id) => {
+      sessions.set(id, {
+        id,
+        transport,
+        server,
+        accountId: p.accountId,
+        environment: p.environment,
+        lastSeen: now(),
+      })
+    },
+  })
+  transport.onclose = () => {
+    if (transport.sessionId) sessions.delete(transport.sessionId)
+  }
+  await server.connect(transport)
+  attachAuth(req)
+  hijack(reply)
+  await transport.handleRequest(req.raw, reply.raw, req.body)
+  return reply
+}
+
+/** The SSE transport: the stream at /mcp/sse, and the messages posted to /mcp/messages. */
+function sseHandlers(b: SessionBook) {
+  const { sessions, now, principal, newServer, attachAuth, find, close } = b
+  return {
+    mcpSse: async (req: FastifyRequest, reply: FastifyReply) => {
+      const p = principal(req)
+      hijack(reply)
+      const transport = new SSEServerTransport('/mcp/messages', reply.raw)
+      const server = newServer()
+      const s: Session = {
+        id: transport.sessionId,
+        transport,
+        server,
+        accountId: p.accountId,
+        environment: p.environment,
+        lastSeen: now(),
+      }
+      sessions.set(s.id, s)
+      transport.onclose = () => sessions.delete(s.id)
+      reply.raw.on('close', () => close(s))
+      await server.connect(transport)
+      return reply
+    },
+    mcpMessages: async (
+      req: FastifyRequest<{ Querystring: RequestPart<'mcpMessages', 'querystring'> }>,
+      reply: FastifyReply,
+    ) => {
+      const refused = rateRefusal(req)
+      const { sessionId } = req.query
+      const s = find(req, sessionId)
+      if (!s || !(s.transport instanceof SSEServerTransport))
+        return jsonRpcError(reply, 404, 'Unknown or expired MCP session')
+      attachAuth(req, refused)
+      hijack(reply)
+      await s.transport.handlePostMessage(req.raw, reply.raw, req.body)
+      return reply
     },
   }
 }

@@ -14,12 +14,13 @@ import {
   updateSettings,
   usageView,
 } from '../../services/account/self-service.ts'
+import type { ServiceContext } from '../../services/context.ts'
 import { recordAudit } from '../../services/identity/audit.ts'
 import { listGrants, revokeGrant } from '../../services/oauth/grants.ts'
 import * as webhooks from '../../services/webhooks/subscriptions.ts'
 import { negotiateFormat } from '../negotiate.ts'
 import { requireSession, sessionActor } from '../request-state.ts'
-import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
+import { type RouteDeps, type RouteFile, type RouteTable, routeFile } from './types.ts'
 
 /** The account of a read: the presented key's, or the session's (`key_or_session` routes). */
 function accountOf(req: FastifyRequest): string {
@@ -34,14 +35,18 @@ function accountOf(req: FastifyRequest): string {
  * which IP).
  */
 export function accountRoutes({ ctx }: RouteDeps): RouteFile {
-  const noStore = (reply: FastifyReply) => reply.header('Cache-Control', 'no-store')
-  const audit = (
-    req: FastifyRequest,
-    action: string,
-    target: string | null,
-    detail: Record<string, unknown> | null = null,
-  ) => recordAudit(ctx, sessionActor(req), action, target, detail)
   return routeFile(import.meta.url, {
+    ...accountViewRoutes(ctx),
+    ...webhookRoutes(ctx),
+    ...grantRoutes(ctx),
+  })
+}
+
+const noStore = (reply: FastifyReply) => reply.header('Cache-Control', 'no-store')
+
+/** The account's keys, usage, ledger, settings and audit log. */
+function accountViewRoutes(ctx: ServiceContext): RouteTable {
+  return {
     listAccountKeys: async (req, reply) => {
       noStore(reply)
       return listKeys(ctx, accountOf(req))
@@ -100,6 +105,18 @@ export function accountRoutes({ ctx }: RouteDeps): RouteFile {
       noStore(reply)
       return auditView(ctx, accountOf(req), { from: q.from, to: q.to, limit: q.limit ?? 100 })
     },
+  }
+}
+
+/** The account's webhook subscriptions and balance alert; every change is audited. */
+function webhookRoutes(ctx: ServiceContext): RouteTable {
+  const audit = (
+    req: FastifyRequest,
+    action: string,
+    target: string | null,
+    detail: Record<string, unknown> | null = null,
+  ) => recordAudit(ctx, sessionActor(req), action, target, detail)
+  return {
     listWebhooks: async (req) => webhooks.listSubscriptions(ctx, requireSession(req.session)),
     createWebhook: async (req, reply) => {
       const out = await webhooks.createSubscription(ctx, requireSession(req.session), req.body)
@@ -147,6 +164,12 @@ export function accountRoutes({ ctx }: RouteDeps): RouteFile {
       await audit(req, 'balance_alert.set', null, { threshold_usd: threshold })
       return out
     },
+  }
+}
+
+/** The OAuth clients the account has granted access to, and revoking them. */
+function grantRoutes(ctx: ServiceContext): RouteTable {
+  return {
     listOAuthGrants: async (req, reply) => {
       reply.header('Cache-Control', 'no-store')
       return listGrants(ctx, requireSession(req.session).accountId)
@@ -155,5 +178,5 @@ export function accountRoutes({ ctx }: RouteDeps): RouteFile {
       reply.header('Cache-Control', 'no-store')
       return revokeGrant(ctx, sessionActor(req), req.params.client_id)
     },
-  })
+  }
 }

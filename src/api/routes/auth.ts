@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { microsToUsd } from '../../contract/pricing.ts'
 import { AppError } from '../../platform/errors.ts'
+import type { ServiceContext } from '../../services/context.ts'
 import { freeProvisionCap } from '../../services/identity/free-cap.ts'
 import {
   type CompletedLogin,
@@ -22,8 +23,9 @@ import { takeIpToken, takeRecipientToken, tighter } from '../../services/limits.
 import { CSRF_COOKIE, cookieOf, csrfTokenFor, SESSION_COOKIE } from '../auth-hook.ts'
 import { sendPage } from '../pages.ts'
 import { setRateHeaders } from '../problem.ts'
+import type { EdgeMetrics } from '../prom.ts'
 import { requireSession, sessionActor } from '../request-state.ts'
-import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
+import { type RouteDeps, type RouteFile, type RouteTable, routeFile } from './types.ts'
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
@@ -54,9 +56,19 @@ const sessionBody = (done: CompletedLogin) => ({
 })
 
 export function authRoutes({ ctx, edgeMetrics: metrics }: RouteDeps): RouteFile {
+  const cookies = sessionCookies(ctx)
+  return routeFile(import.meta.url, {
+    ...signInRoutes(ctx, cookies),
+    ...sessionRoutes(ctx, cookies),
+    ...keyRoutes(ctx, metrics),
+  })
+}
+
+type SessionCookies = ReturnType<typeof sessionCookies>
+
+/** The cookies of signing in and out (Secure when the public URL is https). */
+function sessionCookies(ctx: ServiceContext) {
   const secure = ctx.config.publicUrl.startsWith('https:')
-  const freeCap = freeProvisionCap(ctx, metrics.freeProvisionRefused)
-  const origin = new URL(ctx.config.publicUrl).origin
   const gone = { secure, path: '/', maxAge: 0 }
 
   /** The session cookie (first: a client keeping one cookie keeps it) and its CSRF token; the nonces cleared. */
@@ -89,8 +101,16 @@ export function authRoutes({ ctx, edgeMetrics: metrics }: RouteDeps): RouteFile 
         req.server.serializeCookie(CSRF_COOKIE, '', { ...gone, sameSite: 'strict' }),
       ])
       .header('Cache-Control', 'no-store')
+  return { secure, signedIn, signedOut }
+}
 
-  return routeFile(import.meta.url, {
+/**
+ * Passwordless sign-in: the link is asked for, opened (in the browser that asked for it, or
+ * confirmed on a page in another), and becomes a session.
+ */
+function signInRoutes(ctx: ServiceContext, { secure, signedIn }: SessionCookies): RouteTable {
+  const origin = new URL(ctx.config.publicUrl).origin
+  return {
     login: async (req, reply) => {
       const b = req.body
       // The operation's own limits, per address and per recipient: the headers report the tighter.
@@ -161,19 +181,12 @@ export function authRoutes({ ctx, edgeMetrics: metrics }: RouteDeps): RouteFile 
       const done = await completeLogin(ctx, b.token, b.next, { ip: req.ip ?? null, via: 'confirmation' })
       return signedIn(req, reply, done.sessionJwt).redirect(done.next ?? DEFAULT_NEXT, 303)
     },
-    provision: async (req, reply) => {
-      const b = req.body
-      const k = await provisionKey(ctx, requireSession(req.session), b, req.ip ?? null)
-      reply.code(201).header('Cache-Control', 'no-store')
-      return {
-        api_key: k.apiKey,
-        key_id: k.record.id,
-        environment: k.record.environment,
-        created_at: iso(k.record.createdAt),
-        account_id: k.record.accountId,
-        expires_at: k.record.expiresAt === null ? null : iso(k.record.expiresAt),
-      }
-    },
+  }
+}
+
+/** The signed-in session: who it is, and signing out (this browser, or every session). */
+function sessionRoutes(ctx: ServiceContext, { signedOut }: SessionCookies): RouteTable {
+  return {
     getSession: async (req) => {
       const s = requireSession(req.session)
       return { account_id: s.accountId, email: s.email }
@@ -186,6 +199,26 @@ export function authRoutes({ ctx, edgeMetrics: metrics }: RouteDeps): RouteFile 
       const n = await signOutEverywhere(ctx, requireSession(req.session), sessionActor(req))
       signedOut(req, reply)
       return { signed_out_sessions: n }
+    },
+  }
+}
+
+/** API keys for a signed-in account, and the free key (per address and per day). */
+function keyRoutes(ctx: ServiceContext, metrics: EdgeMetrics): RouteTable {
+  const freeCap = freeProvisionCap(ctx, metrics.freeProvisionRefused)
+  return {
+    provision: async (req, reply) => {
+      const b = req.body
+      const k = await provisionKey(ctx, requireSession(req.session), b, req.ip ?? null)
+      reply.code(201).header('Cache-Control', 'no-store')
+      return {
+        api_key: k.apiKey,
+        key_id: k.record.id,
+        environment: k.record.environment,
+        created_at: iso(k.record.createdAt),
+        account_id: k.record.accountId,
+        expires_at: k.record.expiresAt === null ? null : iso(k.record.expiresAt),
+      }
     },
     provisionFree: async (req, reply) => {
       setRateHeaders(reply, await takeIpToken(ctx, 'provisionFree', req.ip))
@@ -203,5 +236,5 @@ export function authRoutes({ ctx, edgeMetrics: metrics }: RouteDeps): RouteFile 
         balance_usd: microsToUsd(k.balanceMicros),
       }
     },
-  })
+  }
 }

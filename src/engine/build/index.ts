@@ -107,22 +107,8 @@ export async function buildStore(
   const writer = await StoreBuildWriter.begin(opts.store)
   try {
     await writer.writeMeta(x.calendar, symbolMeta(ds, x.symbols), x.etfTickers, x.industries)
-    const T = x.calendar.length
-    const N = x.symbols.length
     const link = plan ? { prevDir: plan.prev.dir, fromDay: plan.from } : undefined
-    for (const f of FLOAT_FIELDS) {
-      await writer.createArray(STORE_FILES.field(f), { dtype: 'float64', days: T, symbols: N }, link)
-    }
-    for (const c of CODE_FIELDS) {
-      const etfCode = c === 'sector_etf' || c === 'subsector_etf'
-      const spec = {
-        dtype: etfCode || c === 'style_factors' ? ('int16' as const) : ('int8' as const),
-        days: T,
-        symbols: N,
-        fillValue: etfCode ? -1 : 0,
-      }
-      await writer.createArray(STORE_FILES.code(c), spec, link)
-    }
+    await createStoreArrays(writer, x.calendar.length, x.symbols.length, link)
     const kept = emptyKept()
     const blockSize = opts.blockSize ?? 256
     // Only the panels the cross-sectional stage reads outlive their block; the rest are pooled.
@@ -156,6 +142,32 @@ export async function buildStore(
     await plan?.prev.close()
     await writer.abort()
     throw err
+  }
+}
+
+/**
+ * Creates every per-stock array of the store, T days by N symbols: the float fields, and the
+ * code fields (ETF codes and style factor masks int16, −1 for no ETF; the rest int8). An
+ * incremental build links the previous build's days before `fromDay`.
+ */
+async function createStoreArrays(
+  writer: StoreBuildWriter,
+  T: number,
+  N: number,
+  link: { prevDir: string; fromDay: number } | undefined,
+): Promise<void> {
+  for (const f of FLOAT_FIELDS) {
+    await writer.createArray(STORE_FILES.field(f), { dtype: 'float64', days: T, symbols: N }, link)
+  }
+  for (const c of CODE_FIELDS) {
+    const etfCode = c === 'sector_etf' || c === 'subsector_etf'
+    const spec = {
+      dtype: etfCode || c === 'style_factors' ? ('int16' as const) : ('int8' as const),
+      days: T,
+      symbols: N,
+      fillValue: etfCode ? -1 : 0,
+    }
+    await writer.createArray(STORE_FILES.code(c), spec, link)
   }
 }
 

@@ -1,4 +1,5 @@
 import type { FlatTable } from '../../contract/table.ts'
+import type { ModelStore } from '../../engine/model-store/reader.ts'
 import { AppError } from '../../platform/errors.ts'
 import type { ModelEnvironment, ModelRegistry } from '../models.ts'
 import { perTicker, unionRange } from './batch.ts'
@@ -15,7 +16,7 @@ export type BatchMetric = (typeof BATCH_METRICS)[number]
 const DEFAULT_BATCH_METRICS: readonly BatchMetric[] = ['returns', 'hedge_ratios']
 
 /** `returns`: gross returns and the rolling L3 market/sector/subsector HR histories. */
-export interface BatchReturns {
+interface BatchReturns {
   dates: string[]
   values: Num[]
   l1: Num[]
@@ -45,97 +46,11 @@ export async function batchAnalyze(
   const years = opts.years ?? 1
   const wanted = new Set(opts.metrics ?? DEFAULT_BATCH_METRICS)
   const store = models.store(env)
-  const ranges: ([string, string] | null)[] = []
-  let populated = 0
-  let counted = 0
-
-  const one = async (r: ResolvedTicker): Promise<Analyzed> => {
-    const latest = await store.latest(r.index, HEDGE_FIELDS)
-    const out: Analyzed = {
-      ticker: r.ticker,
-      symbol: r.symbol,
-      asset_type: store.symbols[r.index]?.asset_type ?? null,
-      teo: latest.t >= 0 ? store.date(latest.t) : null,
-    }
-    counted++
-    if (num(latest.values.l1_mkt_hr) !== null) populated++
-    if (wanted.has('returns')) {
-      const w = await historyWindow(store, r.index, years)
-      const h = await store.history(r.index, ['l3_mkt_hr', 'l3_sec_hr', 'l3_sub_hr'], w.from, w.to)
-      out.returns = {
-        dates: Array.from({ length: w.to - w.from }, (_, i) => store.date(w.from + i)),
-        values: nullable(w.returns, w.from, w.to),
-        l1: nullable(h.l3_mkt_hr, w.from, w.to, w.from),
-        l2: nullable(h.l3_sec_hr, w.from, w.to, w.from),
-        l3: nullable(h.l3_sub_hr, w.from, w.to, w.from),
-      }
-      ranges.push(w.range)
-    }
-    if (wanted.has('hedge_ratios')) {
-      const v = latest.values
-      out.hedge_ratios = {
-        l1_market: num(v.l1_mkt_hr),
-        l2_market: num(v.l2_mkt_hr),
-        l2_sector: num(v.l2_sec_hr),
-        l3_market: num(v.l3_mkt_hr),
-        l3_sector: num(v.l3_sec_hr),
-        l3_subsector: num(v.l3_sub_hr),
-      }
-    }
-    if (wanted.has('full_metrics')) {
-      // The same snapshot GET /metrics/{ticker} serves, not a copy of its logic.
-      out.full_metrics = (await metricsSnapshot(models, env, r.ticker)).body.metrics
-    }
-    if (wanted.has('l3_decomposition')) {
-      const m = await l3Monthly(store, r.index, years)
-      out.l3_decomposition = m.series
-      ranges.push(m.range)
-    }
-    if (out.teo) ranges.push([out.teo, out.teo])
-    return out
-  }
-
-  const { results, ok } = await perTicker(store, tickers, one)
-  const range = unionRange(ranges)
-  const table = (): FlatTable => {
-    if (!wanted.has('returns')) {
-      throw new AppError(
-        'INVALID_REQUEST',
-        "The Parquet/CSV form of /batch/analyze is the returns table: include 'returns' in metrics",
-        { fields: [{ field: 'metrics', message: "must include 'returns' for format parquet or csv" }] },
-      )
-    }
-    const rows = ok.filter((x) => x.returns !== undefined)
-    const col = (pick: (x: BatchReturns) => Num[]) => rows.flatMap((x) => pick(x.returns as BatchReturns))
-    return {
-      columns: [
-        textColumn(
-          'ticker',
-          rows.flatMap((x) => (x.returns as BatchReturns).dates.map(() => x.ticker)),
-        ),
-        dateColumn(
-          'date',
-          rows.flatMap((x) => (x.returns as BatchReturns).dates),
-        ),
-        doubleColumn(
-          'gross_return',
-          col((x) => x.values),
-        ),
-        doubleColumn(
-          'l1',
-          col((x) => x.l1),
-        ),
-        doubleColumn(
-          'l2',
-          col((x) => x.l2),
-        ),
-        doubleColumn(
-          'l3',
-          col((x) => x.l3),
-        ),
-      ],
-    }
-  }
+  const job: BatchJob = { models, env, store, years, wanted, ranges: [], populated: 0, counted: 0 }
+  const { results, ok } = await perTicker(store, tickers, (r) => analyzeOne(job, r))
+  const { populated, counted } = job
+  const range = unionRange(job.ranges)
+  const table = () => returnsTable(wanted, ok)
   return {
     body: {
       years,
@@ -150,5 +65,107 @@ export async function batchAnalyze(
     positions: ok.length,
     table,
     filename: `batch-analyze_${ok.length}-tickers_${years}y`,
+  }
+}
+
+/** The request, and what the tickers' answers add up to: the dates they span and how many had a model. */
+interface BatchJob {
+  models: ModelRegistry
+  env: ModelEnvironment
+  store: ModelStore
+  years: number
+  wanted: Set<BatchMetric>
+  ranges: ([string, string] | null)[]
+  /** Tickers with an L1 hedge ratio today, of those counted. */
+  populated: number
+  counted: number
+}
+
+/** One ticker's answer: the parts asked for, each from the same store. */
+async function analyzeOne(job: BatchJob, r: ResolvedTicker): Promise<Analyzed> {
+  const { models, env, store, years, wanted, ranges } = job
+  const latest = await store.latest(r.index, HEDGE_FIELDS)
+  const out: Analyzed = {
+    ticker: r.ticker,
+    symbol: r.symbol,
+    asset_type: store.symbols[r.index]?.asset_type ?? null,
+    teo: latest.t >= 0 ? store.date(latest.t) : null,
+  }
+  job.counted++
+  if (num(latest.values.l1_mkt_hr) !== null) job.populated++
+  if (wanted.has('returns')) {
+    const w = await historyWindow(store, r.index, years)
+    const h = await store.history(r.index, ['l3_mkt_hr', 'l3_sec_hr', 'l3_sub_hr'], w.from, w.to)
+    out.returns = {
+      dates: Array.from({ length: w.to - w.from }, (_, i) => store.date(w.from + i)),
+      values: nullable(w.returns, w.from, w.to),
+      l1: nullable(h.l3_mkt_hr, w.from, w.to, w.from),
+      l2: nullable(h.l3_sec_hr, w.from, w.to, w.from),
+      l3: nullable(h.l3_sub_hr, w.from, w.to, w.from),
+    }
+    ranges.push(w.range)
+  }
+  if (wanted.has('hedge_ratios')) {
+    const v = latest.values
+    out.hedge_ratios = {
+      l1_market: num(v.l1_mkt_hr),
+      l2_market: num(v.l2_mkt_hr),
+      l2_sector: num(v.l2_sec_hr),
+      l3_market: num(v.l3_mkt_hr),
+      l3_sector: num(v.l3_sec_hr),
+      l3_subsector: num(v.l3_sub_hr),
+    }
+  }
+  if (wanted.has('full_metrics')) {
+    // The same snapshot GET /metrics/{ticker} serves, not a copy of its logic.
+    out.full_metrics = (await metricsSnapshot(models, env, r.ticker)).body.metrics
+  }
+  if (wanted.has('l3_decomposition')) {
+    const m = await l3Monthly(store, r.index, years)
+    out.l3_decomposition = m.series
+    ranges.push(m.range)
+  }
+  if (out.teo) ranges.push([out.teo, out.teo])
+  return out
+}
+
+/** The Parquet/CSV form: the returns part, one row per ticker and day. */
+function returnsTable(wanted: Set<BatchMetric>, ok: readonly Analyzed[]): FlatTable {
+  if (!wanted.has('returns')) {
+    throw new AppError(
+      'INVALID_REQUEST',
+      "The Parquet/CSV form of /batch/analyze is the returns table: include 'returns' in metrics",
+      { fields: [{ field: 'metrics', message: "must include 'returns' for format parquet or csv" }] },
+    )
+  }
+  const rows = ok.filter((x) => x.returns !== undefined)
+  const col = (pick: (x: BatchReturns) => Num[]) => rows.flatMap((x) => pick(x.returns as BatchReturns))
+  return {
+    columns: [
+      textColumn(
+        'ticker',
+        rows.flatMap((x) => (x.returns as BatchReturns).dates.map(() => x.ticker)),
+      ),
+      dateColumn(
+        'date',
+        rows.flatMap((x) => (x.returns as BatchReturns).dates),
+      ),
+      doubleColumn(
+        'gross_return',
+        col((x) => x.values),
+      ),
+      doubleColumn(
+        'l1',
+        col((x) => x.l1),
+      ),
+      doubleColumn(
+        'l2',
+        col((x) => x.l2),
+      ),
+      doubleColumn(
+        'l3',
+        col((x) => x.l3),
+      ),
+    ],
   }
 }

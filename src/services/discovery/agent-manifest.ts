@@ -59,8 +59,6 @@ function agentFlow(l: DiscoveryLinks): string[] {
 
 export function buildAgentManifest(ctx: ServiceContext, l: DiscoveryLinks): AgentManifest {
   const tools = toolCatalogue()
-  const pricing = pricingView()
-  const oauth = authorizationServerMetadata(ctx)
   return {
     name: 'erm3',
     description: SERVICE_DESCRIPTION,
@@ -80,81 +78,9 @@ export function buildAgentManifest(ctx: ServiceContext, l: DiscoveryLinks): Agen
       server_card_url: l.mcpServerCard,
       tools: tools.map((t) => t.name),
     },
-    authentication: {
-      bearer: {
-        header: 'Authorization: Bearer <API_KEY>',
-        key_formats: KEY_FORMATS,
-        test_keys: '_test_ keys read a sandbox market and never move the balance (X-Environment: test)',
-      },
-      provisioning: [
-        {
-          method: 'POST',
-          url: l.provisionFree,
-          description: `Anonymous account with a live key and ${usd(FREE_CREDIT_MICROS)} of free credit; no sign-in`,
-        },
-        {
-          method: 'POST',
-          url: l.login,
-          description:
-            'E-mails a one-time sign-in link; POST its token as JSON to /auth/callback for a session JWT (a browser follows the link)',
-        },
-        {
-          method: 'POST',
-          url: l.provision,
-          description: 'A key for the signed-in account (Authorization: Bearer <SESSION_JWT>)',
-        },
-      ],
-      oauth2: {
-        authorization_server_metadata_url: l.oauthServer,
-        protected_resource_metadata_url: l.oauthResource,
-        registration_endpoint: oauth.registration_endpoint,
-        authorization_endpoint: oauth.authorization_endpoint,
-        token_endpoint: oauth.token_endpoint,
-        revocation_endpoint: oauth.revocation_endpoint,
-        grant_types: oauth.grant_types_supported,
-        code_challenge_methods: oauth.code_challenge_methods_supported,
-        token_endpoint_auth_methods: oauth.token_endpoint_auth_methods_supported,
-        scopes: oauth.scopes_supported,
-        access_token_lifetime_s: ACCESS_TTL_S,
-        refresh_token_lifetime_s: REFRESH_TTL_MS / 1000,
-      },
-    },
-    pricing: {
-      currency: pricing.currency,
-      pricing_url: l.pricing,
-      estimate_url: l.estimate,
-      cached_responses_free: pricing.cached_responses_free,
-      min_top_up_usd: pricing.min_top_up_usd,
-      capabilities: pricing.capabilities.map((c) => ({
-        ...c,
-        mcp_tool: tools.find((t) => t.capability?.id === c.capability_id)?.name ?? null,
-      })),
-      free_endpoints: [...new Set([...pricing.free, ...FREE_DOCUMENTS.map(describeOp)])],
-    },
-    rate_limits: {
-      per_key: Object.entries(KEY_RULES).map(([tier, r]) => ({
-        tier,
-        requests_per_minute: Math.round((r.limit * 60_000) / r.periodMs),
-        burst: r.burst,
-      })),
-      max_concurrent_per_key: MAX_CONCURRENT,
-      headers: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After'],
-      per_caller: [
-        // The general limit of everything not authenticated by a key (X-RateLimit-* headers on all).
-        {
-          operation: 'every request without an API key',
-          per: 'client IP',
-          limit: ctx.config.ipRate.perMinute,
-          period_s: 60,
-        },
-        ...PER_CALLER.map(({ rule, op, per }) => ({
-          operation: describeOp(op),
-          per,
-          limit: IP_RULES[rule].limit,
-          period_s: IP_RULES[rule].periodMs / 1000,
-        })),
-      ],
-    },
+    authentication: authenticationSection(ctx, l),
+    pricing: pricingSection(l, tools),
+    rate_limits: rateLimitsSection(ctx),
     agent_flow: agentFlow(l),
     links: {
       mcp_server_card: l.mcpServerCard,
@@ -164,5 +90,97 @@ export function buildAgentManifest(ctx: ServiceContext, l: DiscoveryLinks): Agen
       oauth_protected_resource: l.oauthResource,
       llms_txt: l.llmsTxt,
     },
+  }
+}
+
+/** Bearer keys (and how to get one), and OAuth 2.0 for agent clients. */
+function authenticationSection(ctx: ServiceContext, l: DiscoveryLinks): AgentManifest['authentication'] {
+  const oauth = authorizationServerMetadata(ctx)
+  return {
+    bearer: {
+      header: 'Authorization: Bearer <API_KEY>',
+      key_formats: KEY_FORMATS,
+      test_keys: '_test_ keys read a sandbox market and never move the balance (X-Environment: test)',
+    },
+    provisioning: [
+      {
+        method: 'POST',
+        url: l.provisionFree,
+        description: `Anonymous account with a live key and ${usd(FREE_CREDIT_MICROS)} of free credit; no sign-in`,
+      },
+      {
+        method: 'POST',
+        url: l.login,
+        description:
+          'E-mails a one-time sign-in link; POST its token as JSON to /auth/callback for a session JWT (a browser follows the link)',
+      },
+      {
+        method: 'POST',
+        url: l.provision,
+        description: 'A key for the signed-in account (Authorization: Bearer <SESSION_JWT>)',
+      },
+    ],
+    oauth2: {
+      authorization_server_metadata_url: l.oauthServer,
+      protected_resource_metadata_url: l.oauthResource,
+      registration_endpoint: oauth.registration_endpoint,
+      authorization_endpoint: oauth.authorization_endpoint,
+      token_endpoint: oauth.token_endpoint,
+      revocation_endpoint: oauth.revocation_endpoint,
+      grant_types: oauth.grant_types_supported,
+      code_challenge_methods: oauth.code_challenge_methods_supported,
+      token_endpoint_auth_methods: oauth.token_endpoint_auth_methods_supported,
+      scopes: oauth.scopes_supported,
+      access_token_lifetime_s: ACCESS_TTL_S,
+      refresh_token_lifetime_s: REFRESH_TTL_MS / 1000,
+    },
+  }
+}
+
+/** Prices per capability (with the MCP tool that calls it) and what is free. */
+function pricingSection(
+  l: DiscoveryLinks,
+  tools: ReturnType<typeof toolCatalogue>,
+): AgentManifest['pricing'] {
+  const pricing = pricingView()
+  return {
+    currency: pricing.currency,
+    pricing_url: l.pricing,
+    estimate_url: l.estimate,
+    cached_responses_free: pricing.cached_responses_free,
+    min_top_up_usd: pricing.min_top_up_usd,
+    capabilities: pricing.capabilities.map((c) => ({
+      ...c,
+      mcp_tool: tools.find((t) => t.capability?.id === c.capability_id)?.name ?? null,
+    })),
+    free_endpoints: [...new Set([...pricing.free, ...FREE_DOCUMENTS.map(describeOp)])],
+  }
+}
+
+/** Per-key rate tiers and concurrency, and the per-caller limits of what a key does not cover. */
+function rateLimitsSection(ctx: ServiceContext): AgentManifest['rate_limits'] {
+  return {
+    per_key: Object.entries(KEY_RULES).map(([tier, r]) => ({
+      tier,
+      requests_per_minute: Math.round((r.limit * 60_000) / r.periodMs),
+      burst: r.burst,
+    })),
+    max_concurrent_per_key: MAX_CONCURRENT,
+    headers: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After'],
+    per_caller: [
+      // The general limit of everything not authenticated by a key (X-RateLimit-* headers on all).
+      {
+        operation: 'every request without an API key',
+        per: 'client IP',
+        limit: ctx.config.ipRate.perMinute,
+        period_s: 60,
+      },
+      ...PER_CALLER.map(({ rule, op, per }) => ({
+        operation: describeOp(op),
+        per,
+        limit: IP_RULES[rule].limit,
+        period_s: IP_RULES[rule].periodMs / 1000,
+      })),
+    ],
   }
 }

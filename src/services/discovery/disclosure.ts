@@ -32,10 +32,13 @@ const KEPT = 'Kept: erm3 has no deletion or purge job for these rows.'
  * the backends this instance was configured with; review this file whenever storage changes.
  */
 function stored(ctx: ServiceContext): Stored[] {
+  return [...inTheDatabase(ctx), ...inTheLimitsBackend(ctx), ...inLogsAndMail(ctx)]
+}
+
+/** What the account database holds (SQLite file or PostgreSQL). */
+function inTheDatabase(ctx: ServiceContext): Stored[] {
   const db = ctx.accounts.backend === 'sqlite' ? 'SQLite database file on the server' : 'PostgreSQL database'
-  const limits = ctx.limits.backend === 'redis' ? 'Redis' : "the serving process's memory (lost on restart)"
-  const longestIpRule = Math.max(...Object.values(IP_RULES).map((r) => r.periodMs))
-  const out: Stored[] = [
+  return [
     {
       category: 'accounts',
       fields: [
@@ -129,6 +132,14 @@ function stored(ctx: ServiceContext): Stored[] {
       where: db,
       retention: `Codes are usable once within ${span(CODE_TTL_MS)} and deleted ${span(PURGE_AFTER_EXPIRY_MS.codes)} after expiry; refresh tokens live ${span(REFRESH_TTL_MS)}, rotated on every use, and are deleted ${span(PURGE_AFTER_EXPIRY_MS.refreshTokens)} after expiry (so a replayed old token is still recognised). Client registrations are kept.`,
     },
+  ]
+}
+
+/** What the limits backend holds (Redis, or the serving process's memory). */
+function inTheLimitsBackend(ctx: ServiceContext): Stored[] {
+  const limits = ctx.limits.backend === 'redis' ? 'Redis' : "the serving process's memory (lost on restart)"
+  const longestIpRule = Math.max(...Object.values(IP_RULES).map((r) => r.periodMs))
+  return [
     {
       category: 'response cache',
       fields: [
@@ -153,6 +164,12 @@ function stored(ctx: ServiceContext): Stored[] {
           ? `Expire once the counter has refilled (at most ${span(longestIpRule)} for the per-IP counters).`
           : `Dropped by a later sweep once the counter has refilled (per-IP counters refill within ${span(longestIpRule)}), and on restart.`,
     },
+  ]
+}
+
+/** What leaves in the logs, and the mail outbox of embedded mode. */
+function inLogsAndMail(ctx: ServiceContext): Stored[] {
+  const out: Stored[] = [
     {
       category: 'logs',
       fields: [

@@ -15,7 +15,7 @@
 
 import { getBillingDocs } from '../../contract/ops/docs.ts'
 import { randomBase62 } from '../../platform/ids.ts'
-import type { ClaimedDelivery } from '../../store/accounts/webhooks-types.ts'
+import type { ClaimedDelivery, WebhookStore } from '../../store/accounts/webhooks-types.ts'
 import type { ServiceContext } from '../context.ts'
 import { decryptSecret, signatureHeader } from './crypto.ts'
 import { eventBody, eventEmail } from './events.ts'
@@ -68,103 +68,17 @@ function backoffMs(
 }
 
 export function createDispatcher(ctx: ServiceContext, opts: DispatcherOptions = {}): Dispatcher {
-  const o = {
-    leaseMs: opts.leaseMs ?? 60_000,
-    timeoutMs: opts.timeoutMs ?? 10_000,
-    batch: opts.batch ?? 20,
-    pollMs: opts.pollMs ?? 1000,
-    baseDelayMs: opts.baseDelayMs ?? 10_000,
-    maxDelayMs: opts.maxDelayMs ?? 3600_000,
-    random: opts.random ?? Math.random,
-    resolve: opts.resolve ?? systemResolve,
-  }
+  const o = dispatcherOptions(opts)
   const owner = opts.owner ?? `dsp_${randomBase62(12)}`
   const store = ctx.accounts.webhooks()
   let timer: NodeJS.Timeout | null = null
   let running: Promise<number> | null = null
   let stopped = false
 
-  async function send(
-    d: ClaimedDelivery,
-  ): Promise<{ ok: boolean; statusCode: number | null; error: string | null }> {
-    if (d.channel === 'email') {
-      if (!d.email) return { ok: true, statusCode: null, error: 'no e-mail address' }
-      await ctx.mailer.send(
-        eventEmail(d, d.email, {
-          publicUrl: ctx.config.publicUrl,
-          topUpUrl: ctx.config.topUpUrl ?? `${ctx.config.publicUrl}${getBillingDocs.path}`,
-        }),
-      )
-      return { ok: true, statusCode: null, error: null }
-    }
-    if (!d.url || !d.secretEnc || !d.subscriptionId)
-      return { ok: false, statusCode: null, error: 'subscription gone' }
-    const key = ctx.secrets.webhookKey
-    if (!key) return { ok: false, statusCode: null, error: 'ERM3_WEBHOOK_KEY is not set on this node' }
-    const secret = decryptSecret(key, d.subscriptionId, d.secretEnc)
-    const body = eventBody(d)
-    const t = Math.floor(ctx.now() / 1000)
-    const headers = {
-      'content-type': 'application/json',
-      'user-agent': 'erm3-webhooks/1',
-      'x-erm3-event': d.event,
-      'x-erm3-delivery': d.id,
-      'x-erm3-signature': signatureHeader(secret, t, body),
-    }
-    const status = await postWebhook(d.url, headers, body, {
-      policy: { allowLoopback: ctx.config.webhookAllowLoopback },
-      resolve: o.resolve,
-      timeoutMs: o.timeoutMs,
-    })
-    const ok = status >= 200 && status < 300
-    return { ok, statusCode: status, error: ok ? null : `HTTP ${status}` }
-  }
-
-  async function attempt(d: ClaimedDelivery): Promise<void> {
-    const startedAt = ctx.now()
-    const t0 = performance.now()
-    let r: { ok: boolean; statusCode: number | null; error: string | null }
-    try {
-      r = await send(d)
-    } catch (e) {
-      // A network failure is one of post.ts's fixed phrases (DeliveryFailed); the rest are this
-      // node's own (a mailer, a secret that does not decrypt).
-      r = { ok: false, statusCode: null, error: String((e as Error).message).slice(0, 300) }
-    }
-    const latencyMs = Math.round(performance.now() - t0)
-    const now = ctx.now()
-    const deadline = d.createdAt + RETRY_WINDOW_MS
-    // The last retry lands on the deadline itself, so a run of failures reaches the 24 h mark.
-    const nextAttemptAt = r.ok || now >= deadline ? null : Math.min(deadline, now + backoffMs(d.attempt, o))
-    const res = await store.finish({
-      deliveryId: d.id,
-      owner,
-      attempt: d.attempt,
-      startedAt,
-      latencyMs,
-      statusCode: r.statusCode,
-      error: r.error,
-      ok: r.ok,
-      nextAttemptAt,
-      disableIfFailingSince: now - DISABLE_AFTER_MS,
-      now,
-    })
-    if (!res.recorded)
-      ctx.log.warn(
-        { delivery_id: d.id, attempt: d.attempt },
-        'webhook delivery lease lost; outcome not recorded',
-      )
-    if (res.disabled)
-      ctx.log.warn(
-        { subscription_id: d.subscriptionId, account_id: d.accountId },
-        'webhook subscription disabled',
-      )
-  }
-
   async function pass(): Promise<number> {
     // A node without the webhook key cannot sign: it sends e-mails only, never failing a webhook.
     const claimed = await store.claim(owner, ctx.now(), o.leaseMs, o.batch, !ctx.secrets.webhookKey)
-    await Promise.all(claimed.map((d) => attempt(d)))
+    await Promise.all(claimed.map((d) => attempt(ctx, o, store, owner, d)))
     return claimed.length
   }
 
@@ -200,6 +114,108 @@ export function createDispatcher(ctx: ServiceContext, opts: DispatcherOptions = 
     },
   }
   return dispatcher
+}
+
+type Options = ReturnType<typeof dispatcherOptions>
+
+function dispatcherOptions(opts: DispatcherOptions) {
+  return {
+    leaseMs: opts.leaseMs ?? 60_000,
+    timeoutMs: opts.timeoutMs ?? 10_000,
+    batch: opts.batch ?? 20,
+    pollMs: opts.pollMs ?? 1000,
+    baseDelayMs: opts.baseDelayMs ?? 10_000,
+    maxDelayMs: opts.maxDelayMs ?? 3600_000,
+    random: opts.random ?? Math.random,
+    resolve: opts.resolve ?? systemResolve,
+  }
+}
+
+type SendResult = { ok: boolean; statusCode: number | null; error: string | null }
+
+/** One attempt: the delivery is sent, and its outcome recorded with the next attempt's time (or none). */
+async function attempt(
+  ctx: ServiceContext,
+  o: Options,
+  store: WebhookStore,
+  owner: string,
+  d: ClaimedDelivery,
+): Promise<void> {
+  const startedAt = ctx.now()
+  const t0 = performance.now()
+  let r: SendResult
+  try {
+    r = await (d.channel === 'email' ? sendEmail(ctx, d) : sendWebhook(ctx, o, d))
+  } catch (e) {
+    // A network failure is one of post.ts's fixed phrases (DeliveryFailed); the rest are this
+    // node's own (a mailer, a secret that does not decrypt).
+    r = { ok: false, statusCode: null, error: String((e as Error).message).slice(0, 300) }
+  }
+  const latencyMs = Math.round(performance.now() - t0)
+  const now = ctx.now()
+  const deadline = d.createdAt + RETRY_WINDOW_MS
+  // The last retry lands on the deadline itself, so a run of failures reaches the 24 h mark.
+  const nextAttemptAt = r.ok || now >= deadline ? null : Math.min(deadline, now + backoffMs(d.attempt, o))
+  const res = await store.finish({
+    deliveryId: d.id,
+    owner,
+    attempt: d.attempt,
+    startedAt,
+    latencyMs,
+    statusCode: r.statusCode,
+    error: r.error,
+    ok: r.ok,
+    nextAttemptAt,
+    disableIfFailingSince: now - DISABLE_AFTER_MS,
+    now,
+  })
+  if (!res.recorded)
+    ctx.log.warn(
+      { delivery_id: d.id, attempt: d.attempt },
+      'webhook delivery lease lost; outcome not recorded',
+    )
+  if (res.disabled)
+    ctx.log.warn(
+      { subscription_id: d.subscriptionId, account_id: d.accountId },
+      'webhook subscription disabled',
+    )
+}
+
+/** An event e-mailed to the account's address (none: nothing to send, and nothing failed). */
+async function sendEmail(ctx: ServiceContext, d: ClaimedDelivery): Promise<SendResult> {
+  if (!d.email) return { ok: true, statusCode: null, error: 'no e-mail address' }
+  await ctx.mailer.send(
+    eventEmail(d, d.email, {
+      publicUrl: ctx.config.publicUrl,
+      topUpUrl: ctx.config.topUpUrl ?? `${ctx.config.publicUrl}${getBillingDocs.path}`,
+    }),
+  )
+  return { ok: true, statusCode: null, error: null }
+}
+
+/** A signed JSON POST to the subscription's URL, to the addresses its check allowed (target.ts). */
+async function sendWebhook(ctx: ServiceContext, o: Options, d: ClaimedDelivery): Promise<SendResult> {
+  if (!d.url || !d.secretEnc || !d.subscriptionId)
+    return { ok: false, statusCode: null, error: 'subscription gone' }
+  const key = ctx.secrets.webhookKey
+  if (!key) return { ok: false, statusCode: null, error: 'ERM3_WEBHOOK_KEY is not set on this node' }
+  const secret = decryptSecret(key, d.subscriptionId, d.secretEnc)
+  const body = eventBody(d)
+  const t = Math.floor(ctx.now() / 1000)
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': 'erm3-webhooks/1',
+    'x-erm3-event': d.event,
+    'x-erm3-delivery': d.id,
+    'x-erm3-signature': signatureHeader(secret, t, body),
+  }
+  const status = await postWebhook(d.url, headers, body, {
+    policy: { allowLoopback: ctx.config.webhookAllowLoopback },
+    resolve: o.resolve,
+    timeoutMs: o.timeoutMs,
+  })
+  const ok = status >= 200 && status < 300
+  return { ok, statusCode: status, error: ok ? null : `HTTP ${status}` }
 }
 
 /**

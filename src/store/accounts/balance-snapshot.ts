@@ -30,10 +30,67 @@ export function withBalanceSnapshots(
   inner: AccountStore,
   clock: () => number = () => performance.now(),
 ): AccountStore {
+  const b = snapshotBook(clock)
+  return {
+    ...inner,
+
+    balanceSnapshot: b.snapshotOf,
+
+    async balance(accountId, maxAgeMs) {
+      if (maxAgeMs !== undefined && maxAgeMs > 0) {
+        const kept = b.snapshotOf(accountId, maxAgeMs)
+        if (kept) return kept
+      }
+      const now = clock()
+      const version = b.versions.get(accountId) ?? 0
+      const atEpoch = b.state.epoch
+      const view = await inner.balance(accountId)
+      if ((b.versions.get(accountId) ?? 0) === version && b.state.epoch === atEpoch)
+        b.keep(accountId, { ...view }, now)
+      return view
+    },
+
+    ...tracked(b, inner),
+    ...(inner.inProcess ? { inProcess: tracked(b, inner.inProcess) } : {}),
+
+    async credit(accountId, input, now) {
+      return b.around(accountId, () => inner.credit(accountId, input, now))
+    },
+
+    payments() {
+      const inner_ = inner.payments()
+      return {
+        ...inner_,
+        // A refund or dispute names only its payment: the account is known once it is applied.
+        async applyEvent(ev, now) {
+          const before = ev.effect.kind === 'topup' || ev.effect.kind === 'none' ? ev.effect.accountId : null
+          if (before) b.changed(before)
+          const r = await inner_.applyEvent(ev, now)
+          if (r.outcome === 'applied' && r.accountId) b.changed(r.accountId)
+          return r
+        },
+      }
+    },
+
+    async reconcile(reservationsBefore) {
+      b.reset()
+      try {
+        return await inner.reconcile(reservationsBefore)
+      } finally {
+        b.reset()
+      }
+    },
+  }
+}
+
+type SnapshotBook = ReturnType<typeof snapshotBook>
+
+/** The snapshots and per-account versions, and the writes that void them (see the freshness rule). */
+function snapshotBook(clock: () => number) {
   const snapshots = new Map<string, Snapshot>()
   const versions = new Map<string, number>()
   /** Bumped by reconcile, which may change any account. */
-  let epoch = 0
+  const state = { epoch: 0 }
   /** Open reservations of this process, so settle/release know their account. */
   const accountOf = new Map<string, string>()
 
@@ -41,7 +98,7 @@ export function withBalanceSnapshots(
   const reset = () => {
     snapshots.clear()
     versions.clear()
-    epoch++
+    state.epoch++
   }
   const changed = (accountId: string) => {
     snapshots.delete(accountId)
@@ -67,9 +124,13 @@ export function withBalanceSnapshots(
     const s = snapshots.get(accountId)
     return s && clock() - s.at < maxAgeMs ? { ...s.view } : null
   }
+  return { state, versions, accountOf, reset, changed, keep, around, snapshotOf }
+}
 
-  /** Reserve, settle and release that drop the account's snapshot around each write. */
-  const tracked = (r: Reservations): Reservations => ({
+/** Reserve, settle and release that drop the account's snapshot around each write. */
+function tracked(b: SnapshotBook, r: Reservations): Reservations {
+  const { accountOf, around } = b
+  return {
     async reserve(accountId, amountMicros, now) {
       const res = await around(accountId, () => r.reserve(accountId, amountMicros, now))
       if (res.ok) {
@@ -93,56 +154,6 @@ export function withBalanceSnapshots(
       const accountId = accountOf.get(reservationId)
       accountOf.delete(reservationId)
       return around(accountId, () => r.release(reservationId))
-    },
-  })
-
-  return {
-    ...inner,
-
-    balanceSnapshot: snapshotOf,
-
-    async balance(accountId, maxAgeMs) {
-      if (maxAgeMs !== undefined && maxAgeMs > 0) {
-        const kept = snapshotOf(accountId, maxAgeMs)
-        if (kept) return kept
-      }
-      const now = clock()
-      const version = versions.get(accountId) ?? 0
-      const atEpoch = epoch
-      const view = await inner.balance(accountId)
-      if ((versions.get(accountId) ?? 0) === version && epoch === atEpoch) keep(accountId, { ...view }, now)
-      return view
-    },
-
-    ...tracked(inner),
-    ...(inner.inProcess ? { inProcess: tracked(inner.inProcess) } : {}),
-
-    async credit(accountId, input, now) {
-      return around(accountId, () => inner.credit(accountId, input, now))
-    },
-
-    payments() {
-      const inner_ = inner.payments()
-      return {
-        ...inner_,
-        // A refund or dispute names only its payment: the account is known once it is applied.
-        async applyEvent(ev, now) {
-          const before = ev.effect.kind === 'topup' || ev.effect.kind === 'none' ? ev.effect.accountId : null
-          if (before) changed(before)
-          const r = await inner_.applyEvent(ev, now)
-          if (r.outcome === 'applied' && r.accountId) changed(r.accountId)
-          return r
-        },
-      }
-    },
-
-    async reconcile(reservationsBefore) {
-      reset()
-      try {
-        return await inner.reconcile(reservationsBefore)
-      } finally {
-        reset()
-      }
     },
   }
 }

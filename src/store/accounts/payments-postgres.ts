@@ -12,6 +12,7 @@ import type { Tx } from '../oauth/postgres.ts'
 import {
   disputeReference,
   NO_CHARGEBACK_TO_REVERSE,
+  type PaymentEffect,
   type PaymentEvent,
   type PaymentEventResult,
   type PaymentRecord,
@@ -70,115 +71,10 @@ const POST_NEGATIVE = `WITH ins AS (
 class UnknownPayment extends Error {}
 
 export function createPostgresPaymentStore(pool: pg.Pool, tx: Tx): PaymentStore {
-  const post = async (
-    c: pg.PoolClient,
-    accountId: string,
-    kind: LedgerKind,
-    amountMicros: number,
-    reference: string,
-    note: string,
-    now: number,
-  ): Promise<LedgerEntry | null> => {
-    const id = newId('led', now)
-    const r =
-      amountMicros > 0
-        ? await c.query(CREDIT, [id, accountId, kind, amountMicros, reference, note, now, newId('evt', now)])
-        : await c.query(POST_NEGATIVE, [id, accountId, kind, amountMicros, reference, note, now])
-    if (r.rows.length === 0) return null
-    return {
-      ...{ id, accountId, kind, amountMicros, reference, createdAt: now },
-      ...{ requestId: null, capability: null, keyId: null },
-    }
-  }
-
-  const known = async (c: pg.PoolClient, paymentIntent: string): Promise<PaymentRow> => {
-    const r = await c.query<PaymentRow>(
-      `SELECT ${PAYMENT_COLUMNS} FROM stripe_payments WHERE payment_intent = $1 FOR UPDATE`,
-      [paymentIntent],
-    )
-    const p = r.rows[0]
-    if (!p) throw new UnknownPayment(paymentIntent)
-    return { ...p, amount_micros: Number(p.amount_micros), refunded_micros: Number(p.refunded_micros) }
-  }
-
-  const apply = (ev: PaymentEvent, now: number) =>
-    tx(async (c): Promise<PaymentEventResult> => {
-      const claimed = await c.query(
-        `INSERT INTO stripe_events (event_id, type, processed_at) VALUES ($1, $2, $3)
-         ON CONFLICT (event_id) DO NOTHING RETURNING event_id`,
-        [ev.eventId, ev.type, now],
-      )
-      if (claimed.rows.length === 0) return { outcome: 'duplicate_event' }
-      const e = ev.effect
-      let accountId: string | null = null
-      let entry: LedgerEntry | null = null
-      let note: string | undefined
-      switch (e.kind) {
-        case 'none':
-          accountId = e.accountId
-          break
-        case 'topup':
-          accountId = e.accountId
-          await c.query(
-            `INSERT INTO stripe_payments (payment_intent, account_id, session_id, amount_micros, created_at)
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (payment_intent) DO NOTHING`,
-            [e.paymentIntent, e.accountId, e.sessionId, e.amountMicros, now],
-          )
-          entry = await post(c, e.accountId, 'topup', e.amountMicros, e.paymentIntent, 'stripe', now)
-          break
-        case 'refund': {
-          const p = await known(c, e.paymentIntent)
-          accountId = p.account_id
-          const total = Math.min(e.refundedTotalMicros, p.amount_micros)
-          if (total > p.refunded_micros) {
-            await c.query('UPDATE stripe_payments SET refunded_micros = $1 WHERE payment_intent = $2', [
-              total,
-              p.payment_intent,
-            ])
-            const ref = `${p.payment_intent}:refund:${total}`
-            const delta = total - p.refunded_micros
-            entry = await post(c, p.account_id, 'payment_refund', -delta, ref, 'stripe refund', now)
-          }
-          break
-        }
-        case 'chargeback': {
-          const p = await known(c, e.paymentIntent)
-          accountId = p.account_id
-          const ref = disputeReference(e.disputeId, 'withdrawn')
-          entry = await post(c, accountId, 'chargeback', -e.amountMicros, ref, 'stripe dispute', now)
-          break
-        }
-        case 'reinstatement': {
-          // The payment row's lock (known) orders this after a chargeback of the same payment.
-          const p = await known(c, e.paymentIntent)
-          accountId = p.account_id
-          // Only what the dispute took comes back: the chargeback posted for it, negated.
-          const taken = await c.query<{ amount_micros: string | number }>(
-            'SELECT amount_micros FROM ledger WHERE account_id = $1 AND reference = $2',
-            [accountId, disputeReference(e.disputeId, 'withdrawn')],
-          )
-          const row = taken.rows[0]
-          if (!row) {
-            note = NO_CHARGEBACK_TO_REVERSE
-            break
-          }
-          const ref = disputeReference(e.disputeId, 'reinstated')
-          const amount = -Number(row.amount_micros)
-          entry = await post(c, accountId, 'credit', amount, ref, 'stripe dispute won', now)
-          break
-        }
-      }
-      await c.query(
-        'UPDATE stripe_events SET account_id = $1, payment_intent = $2, ledger_id = $3 WHERE event_id = $4',
-        [accountId, e.paymentIntent, entry?.id ?? null, ev.eventId],
-      )
-      return { outcome: 'applied', accountId, entry, ...(note ? { note } : {}) }
-    })
-
   return {
     async applyEvent(ev, now) {
       try {
-        return await apply(ev, now)
+        return await tx((c) => applyInTx(c, ev, now))
       } catch (err) {
         if (err instanceof UnknownPayment) return { outcome: 'unknown_payment' }
         throw err
@@ -195,5 +91,122 @@ export function createPostgresPaymentStore(pool: pg.Pool, tx: Tx): PaymentStore 
       )
       return r.rows[0] ? toPayment(r.rows[0]) : null
     },
+  }
+}
+
+/** Claims the event (once, across nodes), applies its effect and records what it did: one transaction. */
+async function applyInTx(c: pg.PoolClient, ev: PaymentEvent, now: number): Promise<PaymentEventResult> {
+  const claimed = await c.query(
+    `INSERT INTO stripe_events (event_id, type, processed_at) VALUES ($1, $2, $3)
+     ON CONFLICT (event_id) DO NOTHING RETURNING event_id`,
+    [ev.eventId, ev.type, now],
+  )
+  if (claimed.rows.length === 0) return { outcome: 'duplicate_event' }
+  const e = ev.effect
+  const { accountId, entry, note } = await applyEffect(c, e, now)
+  await c.query(
+    'UPDATE stripe_events SET account_id = $1, payment_intent = $2, ledger_id = $3 WHERE event_id = $4',
+    [accountId, e.paymentIntent, entry?.id ?? null, ev.eventId],
+  )
+  return { outcome: 'applied', accountId, entry, ...(note ? { note } : {}) }
+}
+
+/** The effect on the ledger: a top-up credited, a refund or chargeback debited, a won dispute reversed. */
+async function applyEffect(
+  c: pg.PoolClient,
+  e: PaymentEffect,
+  now: number,
+): Promise<{ accountId: string | null; entry: LedgerEntry | null; note?: string }> {
+  let accountId: string | null = null
+  let entry: LedgerEntry | null = null
+  let note: string | undefined
+  switch (e.kind) {
+    case 'none':
+      accountId = e.accountId
+      break
+    case 'topup':
+      accountId = e.accountId
+      await c.query(
+        `INSERT INTO stripe_payments (payment_intent, account_id, session_id, amount_micros, created_at)
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (payment_intent) DO NOTHING`,
+        [e.paymentIntent, e.accountId, e.sessionId, e.amountMicros, now],
+      )
+      entry = await post(c, e.accountId, 'topup', e.amountMicros, e.paymentIntent, 'stripe', now)
+      break
+    case 'refund': {
+      const p = await known(c, e.paymentIntent)
+      accountId = p.account_id
+      const total = Math.min(e.refundedTotalMicros, p.amount_micros)
+      if (total > p.refunded_micros) {
+        await c.query('UPDATE stripe_payments SET refunded_micros = $1 WHERE payment_intent = $2', [
+          total,
+          p.payment_intent,
+        ])
+        const ref = `${p.payment_intent}:refund:${total}`
+        const delta = total - p.refunded_micros
+        entry = await post(c, p.account_id, 'payment_refund', -delta, ref, 'stripe refund', now)
+      }
+      break
+    }
+    case 'chargeback': {
+      const p = await known(c, e.paymentIntent)
+      accountId = p.account_id
+      const ref = disputeReference(e.disputeId, 'withdrawn')
+      entry = await post(c, accountId, 'chargeback', -e.amountMicros, ref, 'stripe dispute', now)
+      break
+    }
+    case 'reinstatement': {
+      // The payment row's lock (known) orders this after a chargeback of the same payment.
+      const p = await known(c, e.paymentIntent)
+      accountId = p.account_id
+      // Only what the dispute took comes back: the chargeback posted for it, negated.
+      const taken = await c.query<{ amount_micros: string | number }>(
+        'SELECT amount_micros FROM ledger WHERE account_id = $1 AND reference = $2',
+        [accountId, disputeReference(e.disputeId, 'withdrawn')],
+      )
+      const row = taken.rows[0]
+      if (!row) {
+        note = NO_CHARGEBACK_TO_REVERSE
+        break
+      }
+      const ref = disputeReference(e.disputeId, 'reinstated')
+      const amount = -Number(row.amount_micros)
+      entry = await post(c, accountId, 'credit', amount, ref, 'stripe dispute won', now)
+      break
+    }
+  }
+  return { accountId, entry, note }
+}
+
+/** The payment a refund or dispute refers to, locked; an unknown one rolls the transaction back. */
+async function known(c: pg.PoolClient, paymentIntent: string): Promise<PaymentRow> {
+  const r = await c.query<PaymentRow>(
+    `SELECT ${PAYMENT_COLUMNS} FROM stripe_payments WHERE payment_intent = $1 FOR UPDATE`,
+    [paymentIntent],
+  )
+  const p = r.rows[0]
+  if (!p) throw new UnknownPayment(paymentIntent)
+  return { ...p, amount_micros: Number(p.amount_micros), refunded_micros: Number(p.refunded_micros) }
+}
+
+/** Posts one entry (CREDIT for money in, POST_NEGATIVE for money out); null if its reference is posted. */
+async function post(
+  c: pg.PoolClient,
+  accountId: string,
+  kind: LedgerKind,
+  amountMicros: number,
+  reference: string,
+  note: string,
+  now: number,
+): Promise<LedgerEntry | null> {
+  const id = newId('led', now)
+  const r =
+    amountMicros > 0
+      ? await c.query(CREDIT, [id, accountId, kind, amountMicros, reference, note, now, newId('evt', now)])
+      : await c.query(POST_NEGATIVE, [id, accountId, kind, amountMicros, reference, note, now])
+  if (r.rows.length === 0) return null
+  return {
+    ...{ id, accountId, kind, amountMicros, reference, createdAt: now },
+    ...{ requestId: null, capability: null, keyId: null },
   }
 }

@@ -8,6 +8,7 @@ import { newId } from '../../platform/ids.ts'
 import {
   disputeReference,
   NO_CHARGEBACK_TO_REVERSE,
+  type PaymentEffect,
   type PaymentEvent,
   type PaymentEventResult,
   type PaymentRecord,
@@ -104,6 +105,7 @@ export function createSqlitePaymentStore(
     return entry
   }
 
+  /** The payment a refund or dispute refers to; an unknown one rolls the transaction back. */
   const known = (paymentIntent: string): PaymentRow => {
     const p = s.payment.get(paymentIntent)
     if (!p) throw new UnknownPayment(paymentIntent)
@@ -113,57 +115,7 @@ export function createSqlitePaymentStore(
   const apply = db.transaction((ev: PaymentEvent, now: number): PaymentEventResult => {
     if (s.insertEvent.run(ev.eventId, ev.type, now).changes === 0) return { outcome: 'duplicate_event' }
     const e = ev.effect
-    let accountId: string | null = null
-    let entry: LedgerEntry | null = null
-    let note: string | undefined
-    switch (e.kind) {
-      case 'none':
-        accountId = e.accountId
-        break
-      case 'topup':
-        accountId = e.accountId
-        s.insertPayment.run(e.paymentIntent, e.accountId, e.sessionId, e.amountMicros, now)
-        entry = post(e.accountId, 'topup', e.amountMicros, e.paymentIntent, 'stripe', now)
-        break
-      case 'refund': {
-        const p = known(e.paymentIntent)
-        accountId = p.account_id
-        const total = Math.min(e.refundedTotalMicros, p.amount_micros)
-        if (total > p.refunded_micros) {
-          s.setRefunded.run(total, p.payment_intent)
-          const ref = `${p.payment_intent}:refund:${total}`
-          entry = post(
-            p.account_id,
-            'payment_refund',
-            -(total - p.refunded_micros),
-            ref,
-            'stripe refund',
-            now,
-          )
-        }
-        break
-      }
-      case 'chargeback': {
-        const p = known(e.paymentIntent)
-        accountId = p.account_id
-        const ref = disputeReference(e.disputeId, 'withdrawn')
-        entry = post(p.account_id, 'chargeback', -e.amountMicros, ref, 'stripe dispute', now)
-        break
-      }
-      case 'reinstatement': {
-        const p = known(e.paymentIntent)
-        accountId = p.account_id
-        // Only what the dispute took comes back: the chargeback posted for it, negated.
-        const taken = s.postedAmount.get(p.account_id, disputeReference(e.disputeId, 'withdrawn'))
-        if (!taken) {
-          note = NO_CHARGEBACK_TO_REVERSE
-          break
-        }
-        const ref = disputeReference(e.disputeId, 'reinstated')
-        entry = post(p.account_id, 'credit', -taken.amount_micros, ref, 'stripe dispute won', now)
-        break
-      }
-    }
+    const { accountId, entry, note } = applyEffect({ s, post, known }, e, now)
     s.finishEvent.run(accountId, e.paymentIntent, entry?.id ?? null, ev.eventId)
     return { outcome: 'applied', accountId, entry, ...(note ? { note } : {}) }
   })
@@ -185,4 +137,71 @@ export function createSqlitePaymentStore(
       return r ? toPayment(r) : null
     },
   }
+}
+
+/** The statements, and posting an entry / finding the payment an event refers to (see above). */
+interface PaymentLedger {
+  s: ReturnType<typeof prepare>
+  post(
+    accountId: string,
+    kind: LedgerKind,
+    amountMicros: number,
+    reference: string,
+    note: string,
+    now: number,
+  ): LedgerEntry | null
+  known(paymentIntent: string): PaymentRow
+}
+
+/** The effect on the ledger: a top-up credited, a refund or chargeback debited, a won dispute reversed. */
+function applyEffect(
+  { s, post, known }: PaymentLedger,
+  e: PaymentEffect,
+  now: number,
+): { accountId: string | null; entry: LedgerEntry | null; note?: string } {
+  let accountId: string | null = null
+  let entry: LedgerEntry | null = null
+  let note: string | undefined
+  switch (e.kind) {
+    case 'none':
+      accountId = e.accountId
+      break
+    case 'topup':
+      accountId = e.accountId
+      s.insertPayment.run(e.paymentIntent, e.accountId, e.sessionId, e.amountMicros, now)
+      entry = post(e.accountId, 'topup', e.amountMicros, e.paymentIntent, 'stripe', now)
+      break
+    case 'refund': {
+      const p = known(e.paymentIntent)
+      accountId = p.account_id
+      const total = Math.min(e.refundedTotalMicros, p.amount_micros)
+      if (total > p.refunded_micros) {
+        s.setRefunded.run(total, p.payment_intent)
+        const ref = `${p.payment_intent}:refund:${total}`
+        entry = post(p.account_id, 'payment_refund', -(total - p.refunded_micros), ref, 'stripe refund', now)
+      }
+      break
+    }
+    case 'chargeback': {
+      const p = known(e.paymentIntent)
+      accountId = p.account_id
+      const ref = disputeReference(e.disputeId, 'withdrawn')
+      entry = post(p.account_id, 'chargeback', -e.amountMicros, ref, 'stripe dispute', now)
+      break
+    }
+    case 'reinstatement': {
+      const p = known(e.paymentIntent)
+      accountId = p.account_id
+      // Only what the dispute took comes back: the chargeback posted for it, negated.
+      const taken = s.postedAmount.get(p.account_id, disputeReference(e.disputeId, 'withdrawn'))
+      if (!taken) {
+        note = NO_CHARGEBACK_TO_REVERSE
+        break
+      }
+      const ref = disputeReference(e.disputeId, 'reinstated')
+      entry = post(p.account_id, 'credit', -taken.amount_micros, ref, 'stripe dispute won', now)
+      break
+    }
+  }
+  return { accountId, entry, note }
 }

@@ -34,14 +34,69 @@ export function isTransient(err: unknown): boolean {
 export type SettleMode = 'claim' | 'lease'
 
 export function createSettleQueue(pool: pg.Pool, tx: Tx, mode: SettleMode = 'claim') {
-  const statement =
-    mode === 'claim'
-      ? { name: 'settle', text: SETTLE_BATCH }
-      : { name: 'settle_lease', text: SETTLE_LEASE_BATCH }
   let queue: Queued[] = []
   let queuedIds = new Set<string>()
   let scheduled = false
   let current: Promise<void> | null = null
+  const run = batchCommitter(pool, tx, mode)
+
+  /**
+   * One batch in flight per store: settles arriving while it commits wait and go together in the
+   * next one. Overlapping batches would each hold the account's row lock through their own fsync,
+   * serialising a busy account at one flush per small batch.
+   */
+  function flush(): void {
+    scheduled = false
+    if (current || queue.length === 0) return
+    const batch = queue
+    queue = []
+    queuedIds = new Set()
+    current = run(batch).finally(() => {
+      current = null
+      flush()
+    })
+  }
+
+  return {
+    settle(id: string, charge: Charge, now: number): Promise<LedgerEntry | null> {
+      try {
+        checkMicros(charge.amountMicros, 'charge', 0)
+      } catch (err) {
+        return Promise.reject(err)
+      }
+      // The same reservation twice in one turn: the first claims it, the repeat is unknown.
+      if (mode === 'claim') {
+        if (queuedIds.has(id)) return Promise.resolve(null)
+        queuedIds.add(id)
+      }
+      return new Promise((resolve, reject) => {
+        queue.push({ id, charge, now, ledgerId: newId('led', now), resolve, reject })
+        if (!scheduled) {
+          scheduled = true
+          setImmediate(flush)
+        }
+      })
+    },
+    /** Waits for queued and in-flight batches (called before the pool closes). */
+    async drain(): Promise<void> {
+      while (current || queue.length > 0) {
+        flush()
+        if (current) await current
+      }
+    },
+  }
+}
+
+/**
+ * Commits one batch and settles its promises: the batch's statement claims what it can (one
+ * statement when it names one reservation or lease, else a transaction locking the accounts in
+ * order); an unclaimed charge resolves null, or is refused when it exceeds its reservation.
+ */
+function batchCommitter(pool: pg.Pool, tx: Tx, mode: SettleMode) {
+  const statement =
+    mode === 'claim'
+      ? { name: 'settle', text: SETTLE_BATCH }
+      : { name: 'settle_lease', text: SETTLE_LEASE_BATCH }
 
   /** Writes the batch; returns the account of every charge it claimed, by ledger id. */
   async function write(batch: Queued[]): Promise<Map<string, string>> {
@@ -99,52 +154,7 @@ export function createSettleQueue(pool: pg.Pool, tx: Tx, mode: SettleMode = 'cla
       for (const b of batch) b.reject(err)
     }
   }
-
-  /**
-   * One batch in flight per store: settles arriving while it commits wait and go together in the
-   * next one. Overlapping batches would each hold the account's row lock through their own fsync,
-   * serialising a busy account at one flush per small batch.
-   */
-  function flush(): void {
-    scheduled = false
-    if (current || queue.length === 0) return
-    const batch = queue
-    queue = []
-    queuedIds = new Set()
-    current = run(batch).finally(() => {
-      current = null
-      flush()
-    })
-  }
-
-  return {
-    settle(id: string, charge: Charge, now: number): Promise<LedgerEntry | null> {
-      try {
-        checkMicros(charge.amountMicros, 'charge', 0)
-      } catch (err) {
-        return Promise.reject(err)
-      }
-      // The same reservation twice in one turn: the first claims it, the repeat is unknown.
-      if (mode === 'claim') {
-        if (queuedIds.has(id)) return Promise.resolve(null)
-        queuedIds.add(id)
-      }
-      return new Promise((resolve, reject) => {
-        queue.push({ id, charge, now, ledgerId: newId('led', now), resolve, reject })
-        if (!scheduled) {
-          scheduled = true
-          setImmediate(flush)
-        }
-      })
-    },
-    /** Waits for queued and in-flight batches (called before the pool closes). */
-    async drain(): Promise<void> {
-      while (current || queue.length > 0) {
-        flush()
-        if (current) await current
-      }
-    },
-  }
+  return run
 }
 
 function debitEntry(b: Queued, accountId: string): LedgerEntry {

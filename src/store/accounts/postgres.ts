@@ -45,18 +45,33 @@ import type { WebhookStore } from './webhooks-types.ts'
 export function createPostgresAccountStore(url: string, opts: { schema?: string } = {}): AccountStore {
   const { schema } = opts
   const db = openPostgresPools(url, schema)
-  const { pool, q, tx } = db
   const { direct, leases, balanceOf, ...reservations } = createPostgresReservations(db)
-  let oauth: OAuthStore | null = null
-  let webhooks: WebhookStore | null = null
-  let payments: PaymentStore | null = null
-  let plaid: PlaidStore | null = null
-  let selfService: SelfServiceStore | null = null
-  let sessions: SessionStore | null = null
-
+  const c: PostgresContext = { db, schema, reservations, leases }
   return {
     backend: 'postgres',
+    ...schemaMethods(c),
+    ...accountAndKeyMethods(c),
+    ...direct,
+    inProcess: leases.reservations,
+    balance: balanceOf,
+    ...ledgerMethods(c),
+    ...signInMethods(c),
+    ...subStores(c),
+  }
+}
 
+/** What the method groups below share: the pools and the node's reservations and leases. */
+interface PostgresContext {
+  db: ReturnType<typeof openPostgresPools>
+  schema: string | undefined
+  reservations: { close(): Promise<void> }
+  leases: ReturnType<typeof createPostgresReservations>['leases']
+}
+
+/** The schema's migrations (one node at a time), the health probe, and closing. */
+function schemaMethods({ db, schema, reservations }: PostgresContext) {
+  const { q, tx } = db
+  return {
     async migrate() {
       await tx(async (c) => {
         // Two processes starting at once: the second waits here, then finds nothing to do.
@@ -90,7 +105,13 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
         return { ok: false, detail: `postgres: ${(err as Error).message}` }
       }
     },
+  } satisfies Partial<AccountStore>
+}
 
+/** Accounts and API keys; key.created and key.revoked commit in the statement that makes the change. */
+function accountAndKeyMethods({ db }: PostgresContext) {
+  const { q } = db
+  return {
     async createAccount(input) {
       await q('INSERT INTO accounts (id, email, kind, created_at) VALUES ($1, $2, $3, $4)', [
         input.id,
@@ -163,15 +184,17 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
       if (lastUsed.size === 0) return
       await q(
         `UPDATE api_keys k SET last_used_at = t.at FROM unnest($1::text[], $2::bigint[]) AS t(id, at)
-         WHERE k.id = t.id AND (k.last_used_at IS NULL OR k.last_used_at < t.at)`,
+       WHERE k.id = t.id AND (k.last_used_at IS NULL OR k.last_used_at < t.at)`,
         [[...lastUsed.keys()], [...lastUsed.values()]],
       )
     },
+  } satisfies Partial<AccountStore>
+}
 
-    ...direct,
-    inProcess: leases.reservations,
-    balance: balanceOf,
-
+/** Credits, the ledger and reconcile (reserve, settle and release: postgres-reservations.ts). */
+function ledgerMethods({ db }: PostgresContext) {
+  const { q, tx } = db
+  return {
     async credit(accountId, input, now) {
       checkMicros(input.amountMicros, 'credit amount', 1)
       const id = newId('led', now)
@@ -202,7 +225,7 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
     async entries(accountId, { from, to, limit }) {
       const rows = await q<LedgerRow>(
         `SELECT ${LEDGER_COLUMNS} FROM ledger WHERE account_id = $1 AND created_at >= $2 AND created_at < $3
-         ORDER BY created_at, id LIMIT $4`,
+       ORDER BY created_at, id LIMIT $4`,
         [accountId, from, to, limit],
       )
       return rows.map(toEntry)
@@ -236,7 +259,13 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
       }
       return { releasedReservations: released?.released ?? 0, correctedBalances }
     },
+  } satisfies Partial<AccountStore>
+}
 
+/** One-time sign-in tokens, and the purge of every expired one-time secret. */
+function signInMethods({ db }: PostgresContext) {
+  const { q, pool } = db
+  return {
     async createLoginToken({ hash, email, expiresAt, createdAt, stateHash }) {
       await q(
         'INSERT INTO login_tokens (hash, email, expires_at, created_at, state_hash) VALUES ($1, $2, $3, $4, $5)',
@@ -266,7 +295,19 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
         refreshTokens: await del('oauth_refresh_tokens', c.refreshTokens),
       }
     },
+  } satisfies Partial<AccountStore>
+}
 
+/** The stores that share these pools, each made on first use. */
+function subStores({ db, leases }: PostgresContext) {
+  const { pool, tx } = db
+  let oauth: OAuthStore | null = null
+  let webhooks: WebhookStore | null = null
+  let payments: PaymentStore | null = null
+  let plaid: PlaidStore | null = null
+  let selfService: SelfServiceStore | null = null
+  let sessions: SessionStore | null = null
+  return {
     oauth() {
       oauth ??= createPostgresOAuthStore(pool, tx)
       return oauth
@@ -309,5 +350,5 @@ export function createPostgresAccountStore(url: string, opts: { schema?: string 
       sessions ??= createPostgresSessionStore(pool)
       return sessions
     },
-  }
+  } satisfies Partial<AccountStore>
 }

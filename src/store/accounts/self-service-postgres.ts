@@ -29,7 +29,18 @@ export const SPEND_STATE = `SELECT spend_cap_micros AS cap,
 export function createPostgresSelfService(pool: pg.Pool, tx: Tx): SelfServiceStore {
   const q = async <R extends pg.QueryResultRow>(text: string, values: unknown[]) =>
     (await pool.query<R>(text, values)).rows
+  const c: SelfServiceContext = { pool, tx, q }
+  return { ...keyAndCapMethods(c), ...usageMethods(c), ...auditMethods(c) }
+}
 
+interface SelfServiceContext {
+  pool: pg.Pool
+  tx: Tx
+  q: <R extends pg.QueryResultRow>(text: string, values: unknown[]) => Promise<R[]>
+}
+
+/** The account's own keys (renamed, expired; OAuth tokens untouched) and its monthly spend cap. */
+function keyAndCapMethods({ pool, q }: SelfServiceContext) {
   return {
     async renameKey(accountId, keyId, name) {
       const [r] = await q<KeyRow>(
@@ -59,6 +70,12 @@ export function createPostgresSelfService(pool: pg.Pool, tx: Tx): SelfServiceSto
       const [r] = await q<SettingsRow>(SPEND_STATE, [accountId, monthOf(now)])
       return r ? { spendCapMicros: r.cap, monthSpentMicros: Number(r.spent) } : null
     },
+  } satisfies Partial<SelfServiceStore>
+}
+
+/** Usage counters (merged, locked in one order across nodes) and the ledger grouped for views. */
+function usageMethods({ tx, q }: SelfServiceContext) {
+  return {
     async addUsage(deltas) {
       if (deltas.length === 0) return
       const rows = mergeUsage(deltas)
@@ -109,6 +126,12 @@ export function createPostgresSelfService(pool: pg.Pool, tx: Tx): SelfServiceSto
       )
       return rows.map(toNonDebit)
     },
+  } satisfies Partial<SelfServiceStore>
+}
+
+/** The account's audit log. */
+function auditMethods({ pool, q }: SelfServiceContext) {
+  return {
     async appendAudit(e) {
       await pool.query(
         `INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
@@ -133,5 +156,5 @@ export function createPostgresSelfService(pool: pg.Pool, tx: Tx): SelfServiceSto
       )
       return rows.map(toAudit)
     },
-  }
+  } satisfies Partial<SelfServiceStore>
 }

@@ -42,19 +42,54 @@ export interface SqliteMoneyDeps {
   hooks: SqliteWebhookHooks
 }
 
-export function createSqliteReservations({ db, statements: s, spend, hooks }: SqliteMoneyDeps) {
+export function createSqliteReservations(deps: SqliteMoneyDeps) {
+  const holds = newHolds()
+  const debits = debitQueue(deps, holds)
+  const reservations = sqliteReservations(deps, holds, debits)
+  return {
+    ...reservations,
+    /** Held for the account: calls in flight and debits queued but not yet committed. */
+    reservedOf(accountId: string): number {
+      return holds.reservedBy.get(accountId) ?? 0
+    },
+    /** Frees reservations older than the cutoff (a call that never settled); queued debits stay. */
+    releaseOlderThan(before: number): number {
+      let releasedReservations = 0
+      for (const [id, h] of holds.held) {
+        if (!h.settling && h.createdAt < before) {
+          holds.free(id, h)
+          releasedReservations++
+        }
+      }
+      return releasedReservations
+    },
+    /** Commits the queued debits now (before the database closes). */
+    flush: debits.flush,
+  }
+}
+
+type Holds = ReturnType<typeof newHolds>
+
+/** The reservations held (in memory: one process owns the file), by id and summed per account. */
+function newHolds() {
   const held = new Map<string, Held>()
   const reservedBy = new Map<string, number>()
-  let queue: QueuedSettle[] = []
-  let flushScheduled = false
-
   const free = (id: string, h: Held) => {
     if (!held.delete(id)) return
     const left = (reservedBy.get(h.accountId) ?? 0) - h.amount
     if (left > 0) reservedBy.set(h.accountId, left)
     else reservedBy.delete(h.accountId)
   }
+  return { held, reservedBy, free }
+}
 
+/**
+ * The group commit of debits: the settles of one turn are written in one transaction at the next
+ * setImmediate, and each settle's promise resolves once its debit is durable.
+ */
+function debitQueue({ db, statements: s, spend, hooks }: SqliteMoneyDeps, { free }: Holds) {
+  let queue: QueuedSettle[] = []
+  let flushScheduled = false
   // One wrapper for the store's life (creating a transaction function per flush showed in profiles).
   const writeDebitsTx = db.transaction((batch: QueuedSettle[]) => {
     // Per (account, month): the summed debit moves balance and month spend once, and the balance
@@ -117,8 +152,27 @@ export function createSqliteReservations({ db, statements: s, spend, hooks }: Sq
       q.resolve(q.entry)
     }
   }
+  /** Queues a settle's debit for the next group commit. */
+  const push = (q: QueuedSettle) => {
+    queue.push(q)
+    if (!flushScheduled) {
+      flushScheduled = true
+      setImmediate(flush)
+    }
+  }
+  return { push, flush }
+}
 
-  const reservations: Reservations = {
+/**
+ * Reserve checks the balance (read through to the file) and the monthly spend cap against what
+ * is held; settle queues the debit; release frees a hold that is not settling.
+ */
+function sqliteReservations(
+  { spend }: SqliteMoneyDeps,
+  { held, reservedBy, free }: Holds,
+  debits: ReturnType<typeof debitQueue>,
+): Reservations {
+  return {
     async reserve(accountId, amountMicros, now) {
       checkMicros(amountMicros, 'reserve amount', 0)
       // Read through to the file each time: the operator CLI may have topped up since.
@@ -173,13 +227,9 @@ export function createSqliteReservations({ db, statements: s, spend, hooks }: Sq
         keyId: charge.keyId,
         createdAt: now,
       }
-      return new Promise((resolve, reject) => {
-        queue.push({ id: reservationId, held: h, entry, resolve, reject })
-        if (!flushScheduled) {
-          flushScheduled = true
-          setImmediate(flush)
-        }
-      })
+      return new Promise((resolve, reject) =>
+        debits.push({ id: reservationId, held: h, entry, resolve, reject }),
+      )
     },
 
     async release(reservationId) {
@@ -187,26 +237,5 @@ export function createSqliteReservations({ db, statements: s, spend, hooks }: Sq
       // A settling reservation belongs to its queued debit; it is freed when that commits.
       if (h && !h.settling) free(reservationId, h)
     },
-  }
-
-  return {
-    ...reservations,
-    /** Held for the account: calls in flight and debits queued but not yet committed. */
-    reservedOf(accountId: string): number {
-      return reservedBy.get(accountId) ?? 0
-    },
-    /** Frees reservations older than the cutoff (a call that never settled); queued debits stay. */
-    releaseOlderThan(before: number): number {
-      let releasedReservations = 0
-      for (const [id, h] of held) {
-        if (!h.settling && h.createdAt < before) {
-          free(id, h)
-          releasedReservations++
-        }
-      }
-      return releasedReservations
-    },
-    /** Commits the queued debits now (before the database closes). */
-    flush,
   }
 }

@@ -49,13 +49,7 @@ function ownerOnly(path: string): void {
 }
 
 export function createSqliteAccountStore(path: string): AccountStore {
-  ownerOnly(path)
-  const db = new Database(path)
-  db.pragma('journal_mode = WAL')
-  db.pragma('synchronous = FULL')
-  db.pragma('busy_timeout = 5000')
-  db.pragma('foreign_keys = ON')
-
+  const db = openSqlite(path)
   let prepared: ReturnType<typeof prepareSqlite> | null = null
   const s = () => {
     prepared ??= prepareSqlite(db)
@@ -66,9 +60,6 @@ export function createSqliteAccountStore(path: string): AccountStore {
     spendPrepared ??= prepareSqliteSpend(db)
     return spendPrepared
   }
-  let selfService: SelfServiceStore | null = null
-
-  let oauth: OAuthStore | null = null
   // Webhook events are enqueued inside the transactions below.
   const webhooks = createSqliteWebhooks(db)
   const money = createSqliteReservations({ db, statements: s, spend, hooks: webhooks.hooks })
@@ -88,13 +79,40 @@ export function createSqliteAccountStore(path: string): AccountStore {
         e.createdAt,
       )
   }
-  let payments: PaymentStore | null = null
-  let plaid: PlaidStore | null = null
-  let sessions: SessionStore | null = null
-
+  const c: SqliteContext = { db, s, webhooks, money, moneyIn }
   return {
     backend: 'sqlite',
+    ...schemaMethods(c),
+    ...accountAndKeyMethods(c),
+    ...moneyMethods(c),
+    ...signInMethods(c),
+    ...subStores(c),
+  }
+}
 
+/** What the method groups below share: the connection, its prepared statements, webhooks, money. */
+interface SqliteContext {
+  db: Database.Database
+  s: () => ReturnType<typeof prepareSqlite>
+  webhooks: ReturnType<typeof createSqliteWebhooks>
+  money: ReturnType<typeof createSqliteReservations>
+  moneyIn: (e: LedgerEntry) => void
+}
+
+/** Opens the file owner-only, in WAL mode with full synchronous commits and foreign keys. */
+function openSqlite(path: string): Database.Database {
+  ownerOnly(path)
+  const db = new Database(path)
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = FULL')
+  db.pragma('busy_timeout = 5000')
+  db.pragma('foreign_keys = ON')
+  return db
+}
+
+/** The schema's migrations, the health probe, and closing (after the queued debits commit). */
+function schemaMethods({ db, money }: SqliteContext) {
+  return {
     async migrate() {
       db.transaction(() => {
         db.exec(SCHEMA_MIGRATIONS_SQLITE)
@@ -128,7 +146,12 @@ export function createSqliteAccountStore(path: string): AccountStore {
         return { ok: false, detail: `sqlite: ${(err as Error).message}` }
       }
     },
+  } satisfies Partial<AccountStore>
+}
 
+/** Accounts and API keys; key.created and key.revoked commit with the change they announce. */
+function accountAndKeyMethods({ db, s, webhooks }: SqliteContext) {
+  return {
     async createAccount(input) {
       s().insertAccount.run(input.id, input.email, input.kind, input.createdAt)
       return { ...input }
@@ -198,7 +221,12 @@ export function createSqliteAccountStore(path: string): AccountStore {
         for (const [id, at] of lastUsed) s().touch.run(at, id, at)
       }).immediate()
     },
+  } satisfies Partial<AccountStore>
+}
 
+/** Reserve, settle and release (sqlite-reservations.ts), balances, credits and the ledger. */
+function moneyMethods({ db, s, money, moneyIn }: SqliteContext) {
+  return {
     reserve: money.reserve,
     settle: money.settle,
     release: money.release,
@@ -267,7 +295,12 @@ export function createSqliteAccountStore(path: string): AccountStore {
         .immediate()
       return { releasedReservations, correctedBalances }
     },
+  } satisfies Partial<AccountStore>
+}
 
+/** One-time sign-in tokens, and the purge of every expired one-time secret. */
+function signInMethods({ db, s }: SqliteContext) {
+  return {
     async createLoginToken({ hash, email, expiresAt, createdAt, stateHash }) {
       s().insertToken.run(hash, email, expiresAt, createdAt, stateHash ?? null)
     },
@@ -287,7 +320,17 @@ export function createSqliteAccountStore(path: string): AccountStore {
         refreshTokens: del('oauth_refresh_tokens', c.refreshTokens),
       }))()
     },
+  } satisfies Partial<AccountStore>
+}
 
+/** The stores that share this connection, each made on first use. */
+function subStores({ db, webhooks, moneyIn }: SqliteContext) {
+  let oauth: OAuthStore | null = null
+  let selfService: SelfServiceStore | null = null
+  let payments: PaymentStore | null = null
+  let plaid: PlaidStore | null = null
+  let sessions: SessionStore | null = null
+  return {
     oauth() {
       oauth ??= createSqliteOAuthStore(db)
       return oauth
@@ -317,5 +360,5 @@ export function createSqliteAccountStore(path: string): AccountStore {
       sessions ??= createSqliteSessionStore(db)
       return sessions
     },
-  }
+  } satisfies Partial<AccountStore>
 }

@@ -132,6 +132,20 @@ const CLAIM = `WITH due AS (
     (SELECT a.email FROM accounts a WHERE a.id = d.account_id) AS email`
 
 export function createPostgresWebhooks(pool: pg.Pool, tx: Tx): WebhookStore {
+  const c = webhookContext(pool, tx)
+  return {
+    ...subscriptionMethods(c),
+    ...deliveryMethods(c),
+    ...dispatchMethods(c),
+    ...outboxUpkeep(c),
+    ...balanceAlertMethods(c),
+  }
+}
+
+type WebhookContext = ReturnType<typeof webhookContext>
+
+/** The pool and the reads and writes the method groups below share. */
+function webhookContext(pool: pg.Pool, tx: Tx) {
   const q = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) =>
     (await pool.query<R>(text, values)).rows
   const getSub = async (accountId: string, id: string, c?: pg.PoolClient) => {
@@ -156,6 +170,11 @@ export function createPostgresWebhooks(pool: pg.Pool, tx: Tx): WebhookStore {
     return toDelivery(r as DeliveryRow)
   }
 
+  return { pool, tx, q, getSub, insertDelivery }
+}
+
+/** An account's subscriptions: created, listed, changed (re-enabling clears the failure state), deleted. */
+function subscriptionMethods({ tx, q, getSub }: WebhookContext) {
   return {
     async createSubscription(n) {
       await q(
@@ -223,6 +242,12 @@ export function createPostgresWebhooks(pool: pg.Pool, tx: Tx): WebhookStore {
         return true
       })
     },
+  } satisfies Partial<WebhookStore>
+}
+
+/** An account's view of the outbox: a test delivery, the recent deliveries with their log, a redelivery. */
+function deliveryMethods({ pool, q, getSub, insertDelivery }: WebhookContext) {
+  return {
     async enqueueTest(accountId, id, now) {
       if (!(await getSub(accountId, id))) return null
       return insertDelivery(pool, [
@@ -276,7 +301,15 @@ export function createPostgresWebhooks(pool: pg.Pool, tx: Tx): WebhookStore {
         orig.id,
       ])
     },
+  } satisfies Partial<WebhookStore>
+}
 
+/**
+ * The dispatcher's side: claim due deliveries under a lease, then record each attempt's outcome
+ * (a subscription failing for too long is disabled, and the account told by e-mail).
+ */
+function dispatchMethods({ tx, q }: WebhookContext) {
+  return {
     async claim(owner, now, leaseMs, limit, emailOnly = false) {
       const rows = await q<ClaimedRow>(toPg(CLAIM), [
         now,
@@ -346,7 +379,12 @@ export function createPostgresWebhooks(pool: pg.Pool, tx: Tx): WebhookStore {
         return { recorded: true, disabled: true }
       })
     },
+  } satisfies Partial<WebhookStore>
+}
 
+/** model.updated, once per build across nodes, and the purge of old finished deliveries. */
+function outboxUpkeep({ tx }: WebhookContext) {
+  return {
     async recordModelBuild(dataAsOf, modelVersion, now) {
       return tx(async (c) => {
         const ins = await c.query(
@@ -371,7 +409,12 @@ export function createPostgresWebhooks(pool: pg.Pool, tx: Tx): WebhookStore {
         return (await c.query(toPg(PURGE_DELIVERIES), [before])).rowCount ?? 0
       })
     },
+  } satisfies Partial<WebhookStore>
+}
 
+/** The low-balance alert's threshold and whether it is armed. */
+function balanceAlertMethods({ q }: WebhookContext) {
+  return {
     async balanceAlert(accountId) {
       const [r] = await q<{ t: number; a: number }>(
         'SELECT low_balance_micros AS t, low_balance_armed AS a FROM accounts WHERE id = $1',
@@ -387,5 +430,5 @@ export function createPostgresWebhooks(pool: pg.Pool, tx: Tx): WebhookStore {
       )
       return r ? { thresholdMicros: Number(r.t), armed: Number(r.a) === 1 } : null
     },
-  }
+  } satisfies Partial<WebhookStore>
 }

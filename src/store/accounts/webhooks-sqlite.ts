@@ -57,7 +57,26 @@ export function createSqliteWebhooks(db: Database.Database): {
     prepared ??= prepare(db)
     return prepared
   }
+  const hooks = transactionHooks(s)
+  const c: WebhookContext = { db, s }
+  const store: WebhookStore = {
+    ...subscriptionMethods(c),
+    ...deliveryMethods(c),
+    ...dispatchMethods(c),
+    ...outboxUpkeep(c),
+    ...balanceAlertMethods(c),
+  }
+  return { store, hooks }
+}
 
+/** The connection and its prepared statements (made on first use). */
+interface WebhookContext {
+  db: Database.Database
+  s: () => ReturnType<typeof prepare>
+}
+
+/** The hooks the account store calls inside its own transactions (see SqliteWebhookHooks). */
+function transactionHooks(s: () => ReturnType<typeof prepare>): SqliteWebhookHooks {
   const enqueue: SqliteWebhookHooks['enqueue'] = (accountId, event, data, now, email = false) => {
     const eventId = newId('evt', now)
     const json = JSON.stringify(data)
@@ -65,7 +84,7 @@ export function createSqliteWebhooks(db: Database.Database): {
     if (email) s().enqueueEmail.run(eventId, event, json, now, now, now, accountId)
   }
 
-  const hooks: SqliteWebhookHooks = {
+  return {
     enqueue,
     afterDebit(accountId, chargeMicros, now) {
       const crossed = s().cross.get(accountId, chargeMicros)
@@ -82,8 +101,11 @@ export function createSqliteWebhooks(db: Database.Database): {
       s().rearm.run(accountId)
     },
   }
+}
 
-  const store: WebhookStore = {
+/** An account's subscriptions: created, listed, changed (re-enabling clears the failure state), deleted. */
+function subscriptionMethods({ db, s }: WebhookContext) {
+  return {
     async createSubscription(n) {
       s().insertSub.run(n.id, n.accountId, n.url, n.events.join(','), n.secretEnc, n.createdAt, n.createdAt)
       return toSubscription(s().sub.get(n.accountId, n.id) as SubscriptionRow)
@@ -135,6 +157,12 @@ export function createSqliteWebhooks(db: Database.Database): {
         })
         .immediate()
     },
+  } satisfies Partial<WebhookStore>
+}
+
+/** An account's view of the outbox: a test delivery, the recent deliveries with their log, a redelivery. */
+function deliveryMethods({ db, s }: WebhookContext) {
+  return {
     async enqueueTest(accountId, id, now) {
       if (!s().sub.get(accountId, id)) return null
       const did = newId('whd', now)
@@ -187,7 +215,15 @@ export function createSqliteWebhooks(db: Database.Database): {
       )
       return toDelivery(s().delivery.get(did) as DeliveryRow)
     },
+  } satisfies Partial<WebhookStore>
+}
 
+/**
+ * The dispatcher's side: claim due deliveries under a lease, then record each attempt's outcome
+ * (a subscription failing for too long is disabled, and the account told by e-mail).
+ */
+function dispatchMethods({ db, s }: WebhookContext) {
+  return {
     async claim(owner, now, leaseMs, limit, emailOnly = false) {
       return db
         .transaction(() => {
@@ -240,7 +276,12 @@ export function createSqliteWebhooks(db: Database.Database): {
         })
         .immediate()
     },
+  } satisfies Partial<WebhookStore>
+}
 
+/** model.updated, once per build, and the purge of old finished deliveries. */
+function outboxUpkeep({ db, s }: WebhookContext) {
+  return {
     async recordModelBuild(dataAsOf, modelVersion, now) {
       return db
         .transaction(() => {
@@ -266,7 +307,12 @@ export function createSqliteWebhooks(db: Database.Database): {
         })
         .immediate()
     },
+  } satisfies Partial<WebhookStore>
+}
 
+/** The low-balance alert's threshold and whether it is armed. */
+function balanceAlertMethods({ s }: WebhookContext) {
+  return {
     async balanceAlert(accountId) {
       const r = s().alert.get(accountId)
       return r ? { thresholdMicros: r.t, armed: r.a === 1 } : null
@@ -275,8 +321,7 @@ export function createSqliteWebhooks(db: Database.Database): {
       const r = s().setAlert.get(thresholdMicros, accountId)
       return r ? { thresholdMicros: r.t, armed: r.a === 1 } : null
     },
-  }
-  return { store, hooks }
+  } satisfies Partial<WebhookStore>
 }
 
 function prepare(db: Database.Database) {

@@ -23,33 +23,79 @@ export function createFallbackLimits(
   local: LimitsBackend,
   log: (msg: string) => void = () => {},
 ): FallbackLimits {
-  let degraded = false
-  let retryAt = 0
-  let backoff = MIN_BACKOFF_MS
-  /** One probe at a time: while it is in flight everyone else stays local. */
-  let probing = false
+  const sw = failover(primary, local, log)
+  const { run, waiting } = sw
+  return {
+    get backend() {
+      return primary.backend
+    },
+    get degraded() {
+      return sw.state.degraded
+    },
+    rate: {
+      take: (key: string, rule: RateRule, now: number, cost?: number): Promise<RateDecision> =>
+        run((b) => b.rate.take(key, rule, now, cost)),
+    },
+    concurrency: fallbackConcurrency(primary, local, sw),
+    cache: {
+      get: (key: string) => run((b) => b.cache.get(key)),
+      set: (key: string, value: Buffer, ttlMs: number) => run((b) => b.cache.set(key, value, ttlMs)),
+    },
+    async health() {
+      if (waiting()) return DEGRADED
+      const probe = sw.state.degraded
+      const h = await primary
+        .health()
+        .catch((e: unknown) => ({ ok: false, degraded: false, detail: String(e) }))
+      if (h.ok) {
+        if (sw.state.degraded) sw.recover()
+        return h
+      }
+      sw.fail(new Error(h.detail), probe)
+      return DEGRADED
+    },
+    async close() {
+      await Promise.all([primary.close(), local.close()])
+    },
+  }
+}
+
+type Failover = ReturnType<typeof failover>
+
+/**
+ * The switch between the primary and the local backend: `run` serves an operation from the
+ * primary unless it is known down (then local, until the back-off ends and one call probes it).
+ */
+function failover(primary: LimitsBackend, local: LimitsBackend, log: (msg: string) => void) {
+  const state = {
+    degraded: false,
+    retryAt: 0,
+    backoff: MIN_BACKOFF_MS,
+    /** One probe at a time: while it is in flight everyone else stays local. */
+    probing: false,
+  }
 
   /** `probe`: the failed call was the one probe after a back-off (only those grow the back-off). */
   const fail = (e: unknown, probe: boolean) => {
     const msg = e instanceof Error ? e.message : String(e)
-    if (!degraded) log(`limits: primary failed (${msg}); using local limits`)
+    if (!state.degraded) log(`limits: primary failed (${msg}); using local limits`)
     // Calls already in flight when the outage began fail too: same outage, same back-off window.
     else if (!probe) return
-    else backoff = Math.min(2 * backoff, MAX_BACKOFF_MS)
-    degraded = true
-    retryAt = Date.now() + backoff
+    else state.backoff = Math.min(2 * state.backoff, MAX_BACKOFF_MS)
+    state.degraded = true
+    state.retryAt = Date.now() + state.backoff
   }
   const recover = () => {
-    degraded = false
-    backoff = MIN_BACKOFF_MS
+    state.degraded = false
+    state.backoff = MIN_BACKOFF_MS
     log('limits: primary reachable again; using shared limits')
   }
-  const waiting = () => degraded && (probing || Date.now() < retryAt)
+  const waiting = () => state.degraded && (state.probing || Date.now() < state.retryAt)
 
   async function run<T>(op: (b: LimitsBackend) => Promise<T>): Promise<T> {
     if (waiting()) return op(local)
-    const probe = degraded
-    if (probe) probing = true
+    const probe = state.degraded
+    if (probe) state.probing = true
     try {
       const r = await op(primary)
       if (probe) recover()
@@ -60,75 +106,55 @@ export function createFallbackLimits(
       fail(e, probe)
       return op(local)
     } finally {
-      if (probe) probing = false
+      if (probe) state.probing = false
     }
   }
+  return { state, fail, recover, waiting, run }
+}
 
+/**
+ * Concurrency leases: a lease handed out by the local backend is marked (LOCAL_LEASE) so that its
+ * renew and release go back to the local backend; a shared lease is not renewed while the primary
+ * is away (the holder acquires again) and, if it cannot be released, expires on its TTL.
+ */
+function fallbackConcurrency(
+  primary: LimitsBackend,
+  local: LimitsBackend,
+  { run, waiting, fail }: Failover,
+): LimitsBackend['concurrency'] {
   return {
-    get backend() {
-      return primary.backend
+    async acquire(key: string, max: number, ttlMs: number, now: number): Promise<ConcurrencyDecision> {
+      let usedLocal = false
+      const d = await run((b) => {
+        usedLocal = b === local
+        return b.concurrency.acquire(key, max, ttlMs, now)
+      })
+      return usedLocal && d.leaseId ? { ...d, leaseId: LOCAL_LEASE + d.leaseId } : d
     },
-    get degraded() {
-      return degraded
-    },
-    rate: {
-      take: (key: string, rule: RateRule, now: number, cost?: number): Promise<RateDecision> =>
-        run((b) => b.rate.take(key, rule, now, cost)),
-    },
-    concurrency: {
-      async acquire(key: string, max: number, ttlMs: number, now: number): Promise<ConcurrencyDecision> {
-        let usedLocal = false
-        const d = await run((b) => {
-          usedLocal = b === local
-          return b.concurrency.acquire(key, max, ttlMs, now)
-        })
-        return usedLocal && d.leaseId ? { ...d, leaseId: LOCAL_LEASE + d.leaseId } : d
-      },
-      free: (key: string, max: number, now: number): Promise<boolean> =>
-        run((b) => b.concurrency.free(key, max, now)),
-      async renew(key: string, leaseId: string, ttlMs: number, now: number): Promise<boolean> {
-        if (leaseId.startsWith(LOCAL_LEASE))
-          return local.concurrency.renew(key, leaseId.slice(LOCAL_LEASE.length), ttlMs, now)
-        // A shared lease cannot be renewed while the primary is away: the holder acquires again.
-        if (waiting()) return false
-        try {
-          return await primary.concurrency.renew(key, leaseId, ttlMs, now)
-        } catch (e) {
-          fail(e, false)
-          return false
-        }
-      },
-      async release(key: string, leaseId: string): Promise<void> {
-        if (leaseId.startsWith(LOCAL_LEASE))
-          return local.concurrency.release(key, leaseId.slice(LOCAL_LEASE.length))
-        // A shared lease we cannot return now expires on its TTL; don't stall on a primary known down.
-        if (waiting()) return
-        try {
-          await primary.concurrency.release(key, leaseId)
-        } catch (e) {
-          fail(e, false)
-        }
-      },
-    },
-    cache: {
-      get: (key: string) => run((b) => b.cache.get(key)),
-      set: (key: string, value: Buffer, ttlMs: number) => run((b) => b.cache.set(key, value, ttlMs)),
-    },
-    async health() {
-      if (waiting()) return DEGRADED
-      const probe = degraded
-      const h = await primary
-        .health()
-        .catch((e: unknown) => ({ ok: false, degraded: false, detail: String(e) }))
-      if (h.ok) {
-        if (degraded) recover()
-        return h
+    free: (key: string, max: number, now: number): Promise<boolean> =>
+      run((b) => b.concurrency.free(key, max, now)),
+    async renew(key: string, leaseId: string, ttlMs: number, now: number): Promise<boolean> {
+      if (leaseId.startsWith(LOCAL_LEASE))
+        return local.concurrency.renew(key, leaseId.slice(LOCAL_LEASE.length), ttlMs, now)
+      // A shared lease cannot be renewed while the primary is away: the holder acquires again.
+      if (waiting()) return false
+      try {
+        return await primary.concurrency.renew(key, leaseId, ttlMs, now)
+      } catch (e) {
+        fail(e, false)
+        return false
       }
-      fail(new Error(h.detail), probe)
-      return DEGRADED
     },
-    async close() {
-      await Promise.all([primary.close(), local.close()])
+    async release(key: string, leaseId: string): Promise<void> {
+      if (leaseId.startsWith(LOCAL_LEASE))
+        return local.concurrency.release(key, leaseId.slice(LOCAL_LEASE.length))
+      // A shared lease we cannot return now expires on its TTL; don't stall on a primary known down.
+      if (waiting()) return
+      try {
+        await primary.concurrency.release(key, leaseId)
+      } catch (e) {
+        fail(e, false)
+      }
     },
   }
 }

@@ -90,53 +90,8 @@ interface Scripts {
 
 export function createRedisLimits(url: string, opts: RedisLimitsOptions = {}): LimitsBackend {
   const prefix = opts.prefix ?? 'erm3:'
-  const connectTimeout = opts.connectTimeoutMs ?? 1000
-  let lastError = ''
   const nextLeaseId = leaseIdGenerator()
-  const client = new Redis(url, {
-    connectTimeout,
-    commandTimeout: opts.commandTimeoutMs ?? 1000,
-    // Commands issued in the same event-loop turn (the rate tokens, leases and releases of many
-    // concurrent requests) share one write and one round trip.
-    enableAutoPipelining: true,
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: false,
-    // How long close() waits for a half-dead socket before destroying it (default 2 s keeps a
-    // process alive after close on a refused connection).
-    disconnectTimeout: 200,
-    // Keep reconnecting in the background (capped back-off) so the fallback's probe finds it.
-    retryStrategy: (times) => Math.min(times * 200, 2000),
-  }) as Redis & Scripts
-  // Without a listener ioredis reports every failed reconnect as an unhandled error.
-  client.on('error', (e: Error) => {
-    lastError = e.message
-  })
-  client.defineCommand('erm3Gcra', { numberOfKeys: 1, lua: GCRA_LUA })
-  client.defineCommand('erm3Acquire', { numberOfKeys: 1, lua: ACQUIRE_LUA })
-  client.defineCommand('erm3Renew', { numberOfKeys: 1, lua: RENEW_LUA })
-
-  // The first connection is worth a bounded wait (a node starting up); after that a client that
-  // is not ready fails immediately and the fallback serves while ioredis reconnects.
-  const firstConnect = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('redis connect timeout')), connectTimeout + 100)
-    timer.unref()
-    client.once('ready', () => {
-      clearTimeout(timer)
-      resolve()
-    })
-    client.once('close', () => {
-      clearTimeout(timer)
-      reject(new Error(`redis connection closed: ${lastError}`))
-    })
-  })
-  firstConnect.catch(() => {})
-  // A function, not an inline test: TypeScript would keep the narrowed status across the await.
-  const status = (): string => client.status
-  const ready = async (): Promise<void> => {
-    if (status() === 'ready') return
-    if (status() === 'connecting' || status() === 'connect') await firstConnect
-    if (status() !== 'ready') throw new Error(`redis ${client.status}: ${lastError || 'not connected'}`)
-  }
+  const { client, ready } = connectRedis(url, opts)
 
   return {
     backend: 'redis',
@@ -207,4 +162,58 @@ export function createRedisLimits(url: string, opts: RedisLimitsOptions = {}): L
       client.disconnect()
     },
   }
+}
+
+/**
+ * Opens the client with its Lua scripts. `ready` waits (bounded) for the first connection; after
+ * that a client that is not ready fails at once, and the fallback serves while ioredis reconnects.
+ */
+function connectRedis(url: string, opts: RedisLimitsOptions) {
+  const connectTimeout = opts.connectTimeoutMs ?? 1000
+  let lastError = ''
+  const client = new Redis(url, {
+    connectTimeout,
+    commandTimeout: opts.commandTimeoutMs ?? 1000,
+    // Commands issued in the same event-loop turn (the rate tokens, leases and releases of many
+    // concurrent requests) share one write and one round trip.
+    enableAutoPipelining: true,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    // How long close() waits for a half-dead socket before destroying it (default 2 s keeps a
+    // process alive after close on a refused connection).
+    disconnectTimeout: 200,
+    // Keep reconnecting in the background (capped back-off) so the fallback's probe finds it.
+    retryStrategy: (times) => Math.min(times * 200, 2000),
+  }) as Redis & Scripts
+  // Without a listener ioredis reports every failed reconnect as an unhandled error.
+  client.on('error', (e: Error) => {
+    lastError = e.message
+  })
+  client.defineCommand('erm3Gcra', { numberOfKeys: 1, lua: GCRA_LUA })
+  client.defineCommand('erm3Acquire', { numberOfKeys: 1, lua: ACQUIRE_LUA })
+  client.defineCommand('erm3Renew', { numberOfKeys: 1, lua: RENEW_LUA })
+
+  // The first connection is worth a bounded wait (a node starting up); after that a client that
+  // is not ready fails immediately and the fallback serves while ioredis reconnects.
+  const firstConnect = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('redis connect timeout')), connectTimeout + 100)
+    timer.unref()
+    client.once('ready', () => {
+      clearTimeout(timer)
+      resolve()
+    })
+    client.once('close', () => {
+      clearTimeout(timer)
+      reject(new Error(`redis connection closed: ${lastError}`))
+    })
+  })
+  firstConnect.catch(() => {})
+  // A function, not an inline test: TypeScript would keep the narrowed status across the await.
+  const status = (): string => client.status
+  const ready = async (): Promise<void> => {
+    if (status() === 'ready') return
+    if (status() === 'connecting' || status() === 'connect') await firstConnect
+    if (status() !== 'ready') throw new Error(`redis ${client.status}: ${lastError || 'not connected'}`)
+  }
+  return { client, ready }
 }

@@ -40,7 +40,17 @@ const GRANTS = grantsQuery({ account: '$1', now: '$2' })
 export function createPostgresOAuthStore(pool: pg.Pool, tx: Tx): OAuthStore {
   const q = async <R extends pg.QueryResultRow>(text: string, values: unknown[], name?: string) =>
     (await pool.query<R>({ text, values, name })).rows
+  const c: OAuthContext = { tx, q }
+  return { ...clientMethods(c), ...grantMethods(c), ...tokenMethods(c) }
+}
 
+interface OAuthContext {
+  tx: Tx
+  q: <R extends pg.QueryResultRow>(text: string, values: unknown[], name?: string) => Promise<R[]>
+}
+
+/** Registered clients (dynamic client registration). */
+function clientMethods({ q }: OAuthContext) {
   return {
     async registerClient(c) {
       await q(
@@ -57,14 +67,56 @@ export function createPostgresOAuthStore(pool: pg.Pool, tx: Tx): OAuthStore {
       )
       return r ? toClient(r) : null
     },
+  } satisfies Partial<OAuthStore>
+}
 
+/**
+ * Grants: an approval recorded, the account's grants listed, and a grant revoked with everything
+ * issued under it (under the grant's lock, as rotations take it).
+ */
+function grantMethods({ tx, q }: OAuthContext) {
+  return {
     async recordApproval(a) {
       await q(APPROVE, [a.accountId, a.clientId, a.at, a.redirectUri, a.scope])
     },
     async listGrants(accountId, now) {
       return toGrants(await q<GrantRow>(GRANTS, [accountId, now], 'oauth_grants_list'))
     },
+    revokeGrant(accountId, clientId, now) {
+      return tx(async (c) => {
+        await c.query(LOCK_GRANT, [grantKey(accountId, clientId)])
+        const tokens = await c.query(
+          `UPDATE oauth_refresh_tokens SET revoked_at = $3
+           WHERE account_id = $1 AND client_id = $2 AND revoked_at IS NULL`,
+          [accountId, clientId, now],
+        )
+        const keys = await c.query(
+          'UPDATE api_keys SET revoked_at = $3 WHERE account_id = $1 AND client_id = $2 AND revoked_at IS NULL',
+          [accountId, clientId, now],
+        )
+        const codes = await c.query(
+          `UPDATE oauth_codes SET expires_at = $3
+           WHERE account_id = $1 AND client_id = $2 AND used_at IS NULL AND expires_at > $3`,
+          [accountId, clientId, now],
+        )
+        const grant = await c.query(
+          'UPDATE oauth_grants SET revoked_at = $3 WHERE account_id = $1 AND client_id = $2 AND revoked_at IS NULL',
+          [accountId, clientId, now],
+        )
+        return {
+          refreshTokens: tokens.rowCount ?? 0,
+          accessTokens: keys.rowCount ?? 0,
+          codes: codes.rowCount ?? 0,
+          grant: (grant.rowCount ?? 0) > 0,
+        }
+      })
+    },
+  } satisfies Partial<OAuthStore>
+}
 
+/** Authorization codes (used once) and refresh tokens (rotated once; a replay is told apart). */
+function tokenMethods({ tx, q }: OAuthContext) {
+  return {
     async createCode(c) {
       await q(
         `INSERT INTO oauth_codes (hash, client_id, account_id, redirect_uri, code_challenge, scope, created_at, expires_at)
@@ -132,34 +184,5 @@ export function createPostgresOAuthStore(pool: pg.Pool, tx: Tx): OAuthStore {
       )
       return r ? toRefresh(r) : null
     },
-    revokeGrant(accountId, clientId, now) {
-      return tx(async (c) => {
-        await c.query(LOCK_GRANT, [grantKey(accountId, clientId)])
-        const tokens = await c.query(
-          `UPDATE oauth_refresh_tokens SET revoked_at = $3
-           WHERE account_id = $1 AND client_id = $2 AND revoked_at IS NULL`,
-          [accountId, clientId, now],
-        )
-        const keys = await c.query(
-          'UPDATE api_keys SET revoked_at = $3 WHERE account_id = $1 AND client_id = $2 AND revoked_at IS NULL',
-          [accountId, clientId, now],
-        )
-        const codes = await c.query(
-          `UPDATE oauth_codes SET expires_at = $3
-           WHERE account_id = $1 AND client_id = $2 AND used_at IS NULL AND expires_at > $3`,
-          [accountId, clientId, now],
-        )
-        const grant = await c.query(
-          'UPDATE oauth_grants SET revoked_at = $3 WHERE account_id = $1 AND client_id = $2 AND revoked_at IS NULL',
-          [accountId, clientId, now],
-        )
-        return {
-          refreshTokens: tokens.rowCount ?? 0,
-          accessTokens: keys.rowCount ?? 0,
-          codes: codes.rowCount ?? 0,
-          grant: (grant.rowCount ?? 0) > 0,
-        }
-      })
-    },
-  }
+  } satisfies Partial<OAuthStore>
 }

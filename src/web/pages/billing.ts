@@ -33,75 +33,9 @@ export async function billingPage(root: HTMLElement): Promise<void> {
   ])
   const status = el('div', { 'aria-live': 'polite' })
   const fail = (e: unknown) => status.replaceChildren(errorMessage(e))
-
-  const amount = el('input', { id: 'topup', type: 'number', min: 10, max: 10000, step: '0.01', value: 25 })
-  const topup = field('topup', 'Top up (USD, at least 10)', amount, 'Pay with Stripe')
-  topup.addEventListener('submit', async (ev) => {
-    ev.preventDefault()
-    try {
-      const c = await call<ResponseOf<'createCheckout'>>('/billing/checkout', {
-        body: { amount_usd: Number(amount.value) },
-      })
-      location.assign(c.data.checkout_url)
-    } catch (e) {
-      if (e instanceof ApiError && e.problem.status === 503)
-        status.replaceChildren(
-          message(
-            `Card payments are not configured on this instance (${e.problem.detail}). Ask its operator to top up your account (erm3 admin topup --account <your account id> --usd <amount>).`,
-          ),
-        )
-      else fail(e)
-    }
-  })
-
-  const cap = el('input', {
-    id: 'cap',
-    type: 'number',
-    min: 0,
-    step: '0.01',
-    value: settings.data.spend_cap_usd ?? '',
-  })
-  const capForm = field('cap', 'Monthly spend cap (USD; empty = none)', cap, 'Save cap')
-  capForm.addEventListener('submit', async (ev) => {
-    ev.preventDefault()
-    try {
-      const s = await call<ResponseOf<'updateAccountSettings'>>('/account/settings', {
-        method: 'PATCH',
-        body: { spend_cap_usd: cap.value === '' ? null : Number(cap.value) },
-      })
-      status.replaceChildren(
-        message(
-          s.data.spend_cap_usd === null
-            ? 'No spend cap.'
-            : `Cap set to ${usd(s.data.spend_cap_usd)} a month.`,
-        ),
-      )
-    } catch (e) {
-      fail(e)
-    }
-  })
-
-  const threshold = el('input', {
-    id: 'threshold',
-    type: 'number',
-    min: 0,
-    step: '0.01',
-    value: alert.data.threshold_usd,
-  })
-  const alertForm = field('threshold', 'Low-balance alert below (USD)', threshold, 'Save alert')
-  alertForm.addEventListener('submit', async (ev) => {
-    ev.preventDefault()
-    try {
-      const a = await call<ResponseOf<'setBalanceAlert'>>('/account/balance-alert', {
-        body: { threshold_usd: Number(threshold.value) },
-      })
-      status.replaceChildren(
-        message(`You will be told once when the balance falls below ${usd(a.data.threshold_usd)}.`),
-      )
-    } catch (e) {
-      fail(e)
-    }
-  })
+  const topup = topUpForm(status, fail)
+  const capForm = spendCapForm(settings.data, status, fail)
+  const alertForm = balanceAlertForm(alert.data, status, fail)
 
   const s = settings.data
   root.append(
@@ -139,4 +73,89 @@ export async function billingPage(root: HTMLElement): Promise<void> {
       'Invoices by period',
     ),
   )
+}
+
+/** Top-up through Stripe Checkout; without Stripe, how to ask the operator. */
+function topUpForm(status: HTMLElement, fail: (e: unknown) => void): HTMLFormElement {
+  const amount = el('input', { id: 'topup', type: 'number', min: 10, max: 10000, step: '0.01', value: 25 })
+  const topup = field('topup', 'Top up (USD, at least 10)', amount, 'Pay with Stripe')
+  topup.addEventListener('submit', async (ev) => {
+    ev.preventDefault()
+    try {
+      const c = await call<ResponseOf<'createCheckout'>>('/billing/checkout', {
+        body: { amount_usd: Number(amount.value) },
+      })
+      location.assign(c.data.checkout_url)
+    } catch (e) {
+      if (e instanceof ApiError && e.problem.status === 503)
+        status.replaceChildren(
+          message(
+            `Card payments are not configured on this instance (${e.problem.detail}). Ask its operator to top up your account (erm3 admin topup --account <your account id> --usd <amount>).`,
+          ),
+        )
+      else fail(e)
+    }
+  })
+  return topup
+}
+
+/** The monthly spend cap (empty: none). */
+function spendCapForm(settings: Settings, status: HTMLElement, fail: (e: unknown) => void): HTMLFormElement {
+  const cap = el('input', {
+    id: 'cap',
+    type: 'number',
+    min: 0,
+    step: '0.01',
+    value: settings.spend_cap_usd ?? '',
+  })
+  const capForm = field('cap', 'Monthly spend cap (USD; empty = none)', cap, 'Save cap')
+  capForm.addEventListener('submit', async (ev) => {
+    ev.preventDefault()
+    try {
+      const s = await call<ResponseOf<'updateAccountSettings'>>('/account/settings', {
+        method: 'PATCH',
+        body: { spend_cap_usd: cap.value === '' ? null : Number(cap.value) },
+      })
+      status.replaceChildren(
+        message(
+          s.data.spend_cap_usd === null
+            ? 'No spend cap.'
+            : `Cap set to ${usd(s.data.spend_cap_usd)} a month.`,
+        ),
+      )
+    } catch (e) {
+      fail(e)
+    }
+  })
+  return capForm
+}
+
+/** The low-balance alert's threshold. */
+function balanceAlertForm(
+  alert: ResponseOf<'getBalanceAlert'>,
+  status: HTMLElement,
+  fail: (e: unknown) => void,
+): HTMLFormElement {
+  const threshold = el('input', {
+    id: 'threshold',
+    type: 'number',
+    min: 0,
+    step: '0.01',
+    value: alert.threshold_usd,
+  })
+  const alertForm = field('threshold', 'Low-balance alert below (USD)', threshold, 'Save alert')
+  alertForm.addEventListener('submit', async (ev) => {
+    ev.preventDefault()
+    try {
+      const a = await call<ResponseOf<'setBalanceAlert'>>('/account/balance-alert', {
+        body: { threshold_usd: Number(threshold.value) },
+      })
+      status.replaceChildren(
+        message(`You will be told once when the balance falls below ${usd(a.data.threshold_usd)}.`),
+      )
+    } catch (e) {
+      fail(e)
+    }
+  })
+  return alertForm
 }

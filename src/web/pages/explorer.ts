@@ -53,6 +53,16 @@ function hedgeTable(h: HedgeLevels): HTMLTableElement {
 
 export async function explorerPage(root: HTMLElement, params: URLSearchParams): Promise<void> {
   await requireSession() // 401 → the sign-in page; the key waits for the first data call
+  const { input, out } = tickerSearch(root)
+  const ticker = params.get('ticker')
+  if (!ticker) return
+  input.value = ticker
+  out.append(message(`Loading ${ticker}…`))
+  renderTicker(out, await loadTicker(ticker))
+}
+
+/** The ticker form, suggesting tickers as one types; submitting opens that ticker's view. */
+function tickerSearch(root: HTMLElement): { input: HTMLInputElement; out: HTMLElement } {
   const input = el('input', {
     id: 'ticker',
     name: 'ticker',
@@ -89,10 +99,13 @@ export async function explorerPage(root: HTMLElement, params: URLSearchParams): 
     ev.preventDefault()
     location.hash = `#/explorer?ticker=${encodeURIComponent(input.value.trim().toUpperCase())}`
   })
-  const ticker = params.get('ticker')
-  if (!ticker) return
-  input.value = ticker
-  out.append(message(`Loading ${ticker}…`))
+  return { input, out }
+}
+
+type TickerView = Awaited<ReturnType<typeof loadTicker>>
+
+/** Every call of the view at once, each answer kept with what it cost. */
+async function loadTicker(ticker: string) {
   const costs: Answer<unknown>[] = []
   const track = <T>(a: Answer<T>) => {
     costs.push(a)
@@ -106,6 +119,12 @@ export async function explorerPage(root: HTMLElement, params: URLSearchParams): 
     data<Rankings>(`/rankings/${t}`).then(track),
     data<Panel>('/industry-panel?level=sector&min_peers=2').then(track),
   ])
+  return { m, hist, dec, rk, panel, costs }
+}
+
+/** The view: the state today (explained risk, hedges, industry context), the history, the rankings. */
+function renderTicker(out: HTMLElement, view: TickerView): void {
+  const { m, rk, panel, costs } = view
   const peers = panel.industries.find((x) => x.industry_name === m.display.industry)
   const cost = costs.reduce((a, c) => a + (c.costUsd ?? 0), 0)
   const erBox = el('section', { class: 'card', id: 'er-bars' })
@@ -142,6 +161,15 @@ export async function explorerPage(root: HTMLElement, params: URLSearchParams): 
       'Rankings (252-day window, and size)',
     ),
   )
+  drawCharts({ erBox, erHistory, hrHistory, cum }, view)
+}
+
+/** The charts, drawn into their boxes once these are on the page. */
+function drawCharts(
+  boxes: Record<'erBox' | 'erHistory' | 'hrHistory' | 'cum', HTMLElement>,
+  { m, hist, dec }: TickerView,
+): void {
+  const { erBox, erHistory, hrHistory, cum } = boxes
   const l3 = m.hedge_levels?.L3
   if (l3)
     bars(erBox, 'Explained risk at L3 (share of variance)', [

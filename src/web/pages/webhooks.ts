@@ -13,6 +13,24 @@ type Delivery = ResponseOf<'listWebhookDeliveries'>['deliveries'][number]
 export async function webhooksPage(root: HTMLElement): Promise<void> {
   const out = el('div', { 'aria-live': 'polite' })
   const fail = (e: unknown) => out.replaceChildren(errorMessage(e))
+  const list = el('div', { id: 'hook-list' })
+  const log = el('div', { id: 'hook-log' })
+  const ui: WebhooksUi = { out, fail, list, log }
+  root.append(subscriptionForm(ui), out, list, log)
+  await renderSubscriptions(ui)
+}
+
+/** The page's status line, subscription list and delivery log, which every part below updates. */
+interface WebhooksUi {
+  out: HTMLElement
+  fail: (e: unknown) => void
+  list: HTMLElement
+  log: HTMLElement
+}
+
+/** The form adding a subscription: its URL and events; the signing secret is shown once. */
+function subscriptionForm(ui: WebhooksUi): HTMLFormElement {
+  const { out, fail } = ui
   const url = el('input', {
     id: 'hook-url',
     type: 'url',
@@ -32,79 +50,6 @@ export async function webhooksPage(root: HTMLElement): Promise<void> {
     el('fieldset', {}, el('legend', { text: 'Events' }), ...boxes.map((b) => b.label)),
     el('button', { type: 'submit', text: 'Add subscription' }),
   )
-  const list = el('div', { id: 'hook-list' })
-  const log = el('div', { id: 'hook-log' })
-
-  async function showLog(s: Subscription): Promise<void> {
-    const r = await call<ResponseOf<'listWebhookDeliveries'>>(`/account/webhooks/${s.id}/deliveries?limit=50`)
-    const t = table(
-      ['Delivery', 'Event', 'Status', 'Attempts', 'HTTP', 'Latency ms', 'Created', 'Action'],
-      r.data.deliveries.map((d) => [
-        d.id,
-        d.event,
-        d.status,
-        d.attempts,
-        d.response_code,
-        d.latency_ms,
-        d.created_at.slice(0, 19),
-        '',
-      ]),
-      `Deliveries to ${s.url}`,
-    )
-    t.querySelectorAll('tbody tr').forEach((tr, i) => {
-      const d = r.data.deliveries[i] as Delivery
-      const b = el('button', {
-        type: 'button',
-        class: 'secondary',
-        text: 'Re-deliver',
-        'aria-label': `Re-deliver ${d.id}`,
-      })
-      b.addEventListener('click', async () => {
-        try {
-          await call(`/account/webhooks/${s.id}/deliveries/${d.id}/redeliver`, { body: {} })
-          await showLog(s)
-        } catch (e) {
-          fail(e)
-        }
-      })
-      tr.lastElementChild?.append(b)
-    })
-    log.replaceChildren(t)
-  }
-
-  async function render(): Promise<void> {
-    const r = await call<ResponseOf<'listWebhooks'>>('/account/webhooks')
-    const t = table(
-      ['URL', 'Events', 'State', 'Actions'],
-      r.data.subscriptions.map((s) => [
-        s.url,
-        s.events.join(', '),
-        s.enabled ? 'enabled' : `disabled: ${s.disabled_reason ?? ''}`,
-        '',
-      ]),
-      'Subscriptions',
-    )
-    t.querySelectorAll('tbody tr').forEach((tr, i) => {
-      const s = r.data.subscriptions[i] as Subscription
-      const cell = tr.lastElementChild as HTMLElement
-      const act = (label: string, fn: () => Promise<void>) =>
-        rowAction(cell, label, `${label}: ${s.url}`, fn, fail)
-      act('Send test', async () => {
-        await call(`/account/webhooks/${s.id}/test`, { body: {} })
-        out.replaceChildren(message('A test event is queued; its delivery shows in the log.'))
-        await showLog(s)
-      })
-      act('Log', () => showLog(s))
-      act('Delete', async () => {
-        if (!confirm(`Delete the subscription to ${s.url}?`)) return
-        await call(`/account/webhooks/${s.id}`, { method: 'DELETE' })
-        log.replaceChildren()
-        await render()
-      })
-    })
-    list.replaceChildren(t)
-  }
-
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault()
     try {
@@ -121,11 +66,84 @@ export async function webhooksPage(root: HTMLElement): Promise<void> {
           el('code', { class: 'key', text: c.data.secret }),
         ),
       )
-      await render()
+      await renderSubscriptions(ui)
     } catch (e) {
       fail(e)
     }
   })
-  root.append(form, out, list, log)
-  await render()
+  return form
+}
+
+/** The subscriptions, each with its actions: send a test event, show its log, delete it. */
+async function renderSubscriptions(ui: WebhooksUi): Promise<void> {
+  const { out, fail, list, log } = ui
+  const r = await call<ResponseOf<'listWebhooks'>>('/account/webhooks')
+  const t = table(
+    ['URL', 'Events', 'State', 'Actions'],
+    r.data.subscriptions.map((s) => [
+      s.url,
+      s.events.join(', '),
+      s.enabled ? 'enabled' : `disabled: ${s.disabled_reason ?? ''}`,
+      '',
+    ]),
+    'Subscriptions',
+  )
+  t.querySelectorAll('tbody tr').forEach((tr, i) => {
+    const s = r.data.subscriptions[i] as Subscription
+    const cell = tr.lastElementChild as HTMLElement
+    const act = (label: string, fn: () => Promise<void>) =>
+      rowAction(cell, label, `${label}: ${s.url}`, fn, fail)
+    act('Send test', async () => {
+      await call(`/account/webhooks/${s.id}/test`, { body: {} })
+      out.replaceChildren(message('A test event is queued; its delivery shows in the log.'))
+      await showLog(ui, s)
+    })
+    act('Log', () => showLog(ui, s))
+    act('Delete', async () => {
+      if (!confirm(`Delete the subscription to ${s.url}?`)) return
+      await call(`/account/webhooks/${s.id}`, { method: 'DELETE' })
+      log.replaceChildren()
+      await renderSubscriptions(ui)
+    })
+  })
+  list.replaceChildren(t)
+}
+
+/** A subscription's last 50 deliveries, each of which can be delivered again. */
+async function showLog(ui: WebhooksUi, s: Subscription): Promise<void> {
+  const { fail, log } = ui
+  const r = await call<ResponseOf<'listWebhookDeliveries'>>(`/account/webhooks/${s.id}/deliveries?limit=50`)
+  const t = table(
+    ['Delivery', 'Event', 'Status', 'Attempts', 'HTTP', 'Latency ms', 'Created', 'Action'],
+    r.data.deliveries.map((d) => [
+      d.id,
+      d.event,
+      d.status,
+      d.attempts,
+      d.response_code,
+      d.latency_ms,
+      d.created_at.slice(0, 19),
+      '',
+    ]),
+    `Deliveries to ${s.url}`,
+  )
+  t.querySelectorAll('tbody tr').forEach((tr, i) => {
+    const d = r.data.deliveries[i] as Delivery
+    const b = el('button', {
+      type: 'button',
+      class: 'secondary',
+      text: 'Re-deliver',
+      'aria-label': `Re-deliver ${d.id}`,
+    })
+    b.addEventListener('click', async () => {
+      try {
+        await call(`/account/webhooks/${s.id}/deliveries/${d.id}/redeliver`, { body: {} })
+        await showLog(ui, s)
+      } catch (e) {
+        fail(e)
+      }
+    })
+    tr.lastElementChild?.append(b)
+  })
+  log.replaceChildren(t)
 }

@@ -56,6 +56,39 @@ export interface FundamentalsInputs {
 }
 
 export function companyFundamentals(rng: Rng, c: Company, x: FundamentalsInputs): FundamentalsFile {
+  const profile = companyProfile(rng, c)
+  const { usGaap, shareFacts } = quarterlyFilings(rng, c, x, profile)
+  return factsFile(c, usGaap, shareFacts)
+}
+
+type Profile = ReturnType<typeof companyProfile>
+
+/** The company's fixed traits (drawn first, always in this order). */
+function companyProfile(rng: Rng, c: Company) {
+  const financial = c.cik % 7 === 0
+  const ps = rng.logNormal(2.5, 0.5)
+  const margin = 0.02 + 0.09 * rng.normal() * 0.7 + 0.06
+  const leverage = financial ? 6 + 4 * rng.uniform() : 1.6 + 1.4 * rng.uniform()
+  const capexRatio = 0.02 + 0.06 * rng.uniform()
+  const buybackRate = rng.chance(0.5) ? 0.01 + 0.03 * rng.uniform() : 0
+  const newRevenueConcept = rng.chance(0.5)
+  const newInterestConcept = rng.chance(0.3)
+  return { ps, margin, leverage, capexRatio, buybackRate, newRevenueConcept, newInterestConcept }
+}
+
+/** What carries from quarter to quarter: revenue and equity, and the fiscal year's sums so far. */
+interface Books {
+  revenue: number
+  equity: number
+  ytd: { cfo: number; capex: number; div: number; buy: number }
+  income: { rev: number; ni: number; int: number; quarters: number }
+}
+
+/**
+ * One filing per fiscal quarter from the company's listing (or the start of XBRL) to its
+ * delisting or the dataset's end, each visible from its filing date.
+ */
+function quarterlyFilings(rng: Rng, c: Company, x: FundamentalsInputs, p: Profile) {
   const usGaap: Record<string, Fact[]> = {}
   const shareFacts: Fact[] = []
   const push = (concept: string, f: Fact) => {
@@ -66,18 +99,12 @@ export function companyFundamentals(rng: Rng, c: Company, x: FundamentalsInputs)
     }
     list.push(f)
   }
-  const financial = c.cik % 7 === 0
-  const ps = rng.logNormal(2.5, 0.5)
-  const margin = 0.02 + 0.09 * rng.normal() * 0.7 + 0.06
-  const leverage = financial ? 6 + 4 * rng.uniform() : 1.6 + 1.4 * rng.uniform()
-  const capexRatio = 0.02 + 0.06 * rng.uniform()
-  const buybackRate = rng.chance(0.5) ? 0.01 + 0.03 * rng.uniform() : 0
-  const newRevenueConcept = rng.chance(0.5)
-  const newInterestConcept = rng.chance(0.3)
-  let revenue = Number.NaN
-  let equity = Number.NaN
-  let ytd = { cfo: 0, capex: 0, div: 0, buy: 0 }
-  let income = { rev: 0, ni: 0, int: 0, quarters: 0 }
+  const books: Books = {
+    revenue: Number.NaN,
+    equity: Number.NaN,
+    ytd: { cfo: 0, capex: 0, div: 0, buy: 0 },
+    income: { rev: 0, ni: 0, int: 0, quarters: 0 },
+  }
   let seq = 100000 + (c.cik % 800000)
 
   const firstDay = Math.max(x.calendar[c.listIdx], XBRL_START)
@@ -102,41 +129,11 @@ export function companyFundamentals(rng: Rng, c: Company, x: FundamentalsInputs)
     }
     const qStart = isoFromDay(previousQuarterEnd(pe) + 1)
     const fyStart = isoFromDay(fiscalYearStart(pe, c.fyEnd))
+    const { revenue, ni, interest, equity, assets, debt } = quarterFigures(rng, books, p, c, x, q, t, cap)
+    const { ytd, income } = books
 
-    const target = cap / ps / 4
-    revenue = Number.isNaN(revenue)
-      ? target
-      : 0.6 * revenue * Math.exp(0.01 + 0.03 * rng.normal()) + 0.4 * target
-    const ni = revenue * (margin + 0.03 * rng.normal())
-    const dividends = (c.divYield * cap) / 4
-    const buybacks = (buybackRate * cap) / 4
-    equity = Number.isNaN(equity) ? cap / rng.logNormal(3, 0.4) : equity + ni - dividends - buybacks
-    const assets = Math.max(equity, 0) * leverage + revenue
-    const debt = (assets - equity) * 0.45
-    const rate = x.bill3m[Math.max(0, t)] + 0.02
-    const quarter = {
-      cfo: ni * 1.15 + revenue * 0.03 * rng.normal(),
-      capex: revenue * capexRatio,
-      div: dividends,
-      buy: buybacks,
-    }
-    if (q === 1) ytd = { cfo: 0, capex: 0, div: 0, buy: 0 }
-    ytd = {
-      cfo: ytd.cfo + quarter.cfo,
-      capex: ytd.capex + quarter.capex,
-      div: ytd.div + quarter.div,
-      buy: ytd.buy + quarter.buy,
-    }
     // Income items: 3-month durations in 10-Qs; the 10-K carries only the 12-month figure (a
     // partial first fiscal year is filled with the current quarter's run rate).
-    const interest = (debt * rate) / 4
-    if (q === 1) income = { rev: 0, ni: 0, int: 0, quarters: 0 }
-    income = {
-      rev: income.rev + revenue,
-      ni: income.ni + ni,
-      int: income.int + interest,
-      quarters: income.quarters + 1,
-    }
     const fill = 4 - income.quarters
     const period = annual
       ? {
@@ -147,11 +144,11 @@ export function companyFundamentals(rng: Rng, c: Company, x: FundamentalsInputs)
         }
       : { start: qStart, rev: revenue, ni, int: interest }
     const revConcept =
-      newRevenueConcept && yearOf(pe) >= 2018
+      p.newRevenueConcept && yearOf(pe) >= 2018
         ? 'RevenueFromContractWithCustomerExcludingAssessedTax'
         : 'Revenues'
     const intConcept =
-      newInterestConcept && yearOf(pe) >= 2023 ? 'InterestExpenseNonoperating' : 'InterestExpense'
+      p.newInterestConcept && yearOf(pe) >= 2023 ? 'InterestExpenseNonoperating' : 'InterestExpense'
     push(revConcept, { start: period.start, ...base, val: usd(period.rev) })
     push('NetIncomeLoss', { start: period.start, ...base, val: usd(period.ni) })
     push(intConcept, { start: period.start, ...base, val: usd(period.int) })
@@ -159,7 +156,7 @@ export function companyFundamentals(rng: Rng, c: Company, x: FundamentalsInputs)
     push('NetCashProvidedByUsedInOperatingActivities', { start: fyStart, ...base, val: usd(ytd.cfo) })
     push('PaymentsToAcquirePropertyPlantAndEquipment', { start: fyStart, ...base, val: usd(ytd.capex) })
     if (c.divYield > 0) push('PaymentsOfDividends', { start: fyStart, ...base, val: usd(ytd.div) })
-    if (buybackRate > 0)
+    if (p.buybackRate > 0)
       push('PaymentsForRepurchaseOfCommonStock', { start: fyStart, ...base, val: usd(ytd.buy) })
     push('StockholdersEquity', { ...base, val: usd(equity) })
     push('Assets', { ...base, val: usd(assets) })
@@ -171,6 +168,66 @@ export function companyFundamentals(rng: Rng, c: Company, x: FundamentalsInputs)
       val: Math.round(x.shares[cover] || x.shares[t]),
     })
   }
+  return { usGaap, shareFacts }
+}
+
+/**
+ * The quarter's figures, consistent with its market cap: revenue drifts towards cap / (P/S),
+ * equity grows by what is earned and not paid out; the fiscal year's sums move on (`books`).
+ */
+function quarterFigures(
+  rng: Rng,
+  books: Books,
+  p: Profile,
+  c: Company,
+  x: FundamentalsInputs,
+  q: number,
+  t: number,
+  cap: number,
+) {
+  const target = cap / p.ps / 4
+  const revenue = Number.isNaN(books.revenue)
+    ? target
+    : 0.6 * books.revenue * Math.exp(0.01 + 0.03 * rng.normal()) + 0.4 * target
+  books.revenue = revenue
+  const ni = revenue * (p.margin + 0.03 * rng.normal())
+  const dividends = (c.divYield * cap) / 4
+  const buybacks = (p.buybackRate * cap) / 4
+  const equity = Number.isNaN(books.equity)
+    ? cap / rng.logNormal(3, 0.4)
+    : books.equity + ni - dividends - buybacks
+  books.equity = equity
+  const assets = Math.max(equity, 0) * p.leverage + revenue
+  const debt = (assets - equity) * 0.45
+  const rate = x.bill3m[Math.max(0, t)] + 0.02
+  const quarter = {
+    cfo: ni * 1.15 + revenue * 0.03 * rng.normal(),
+    capex: revenue * p.capexRatio,
+    div: dividends,
+    buy: buybacks,
+  }
+  let ytd = books.ytd
+  if (q === 1) ytd = { cfo: 0, capex: 0, div: 0, buy: 0 }
+  books.ytd = {
+    cfo: ytd.cfo + quarter.cfo,
+    capex: ytd.capex + quarter.capex,
+    div: ytd.div + quarter.div,
+    buy: ytd.buy + quarter.buy,
+  }
+  const interest = (debt * rate) / 4
+  let income = books.income
+  if (q === 1) income = { rev: 0, ni: 0, int: 0, quarters: 0 }
+  books.income = {
+    rev: income.rev + revenue,
+    ni: income.ni + ni,
+    int: income.int + interest,
+    quarters: income.quarters + 1,
+  }
+  return { revenue, ni, interest, equity, assets, debt }
+}
+
+/** The companyfacts JSON (gzipped): shares outstanding under dei, the rest under us-gaap. */
+function factsFile(c: Company, usGaap: Record<string, Fact[]>, shareFacts: Fact[]): FundamentalsFile {
   const facts = {
     dei: {
       EntityCommonStockSharesOutstanding: {

@@ -5,11 +5,12 @@ import {
   sampleCovariance,
   sampleVariance,
 } from '../../../engine/model/portfolio.ts'
+import type { ModelStore } from '../../../engine/model-store/reader.ts'
 import type { ModelEnvironment, ModelRegistry } from '../../models.ts'
 import { levelName } from '../series.ts'
 import { type ResolvedBenchmark, resolveBenchmark } from './benchmark.ts'
 import { attributeDay, etfRole, type Holding, loadHolding } from './holdings.ts'
-import { resolveBook, type SnapshotRequest, snapshotOptions } from './request.ts'
+import { resolveBook, type SnapshotOptions, type SnapshotRequest, snapshotOptions } from './request.ts'
 import {
   annualVol,
   type BookRisk,
@@ -49,6 +50,12 @@ export { type SnapshotRequest, snapshotOptions } from './request.ts'
 
 /** The fewest common ETF days the covariance is estimated from. */
 const MIN_ETF_DAYS = 20
+
+/**
+ * The answer is built in steps, each a function below: resolve the holdings (the book, the
+ * benchmark, every stock's model over the lookback) -> price the risk (ETF covariance, the
+ * book's, benchmark's and active variance) -> the daily series -> the sections -> assemble.
+ */
 export async function snapshotService(
   models: ModelRegistry,
   env: ModelEnvironment,
@@ -56,9 +63,64 @@ export async function snapshotService(
 ) {
   const o = snapshotOptions(request)
   const store = models.store(env)
+  const win = lookbackWindow(store, o.lookbackDays)
+  const book = await resolveHoldings(store, o, win)
+  const etfs = await etfCovariance(store, book, win)
+  const risk = priceRisk(store, book, etfs)
+  const series = dailySeries(store, book, etfs, win)
+
+  const positionRows = book.positions.map((p) =>
+    positionRow(store, p, risk.contributionOf.get(p) ?? NULL_CONTRIBUTION, risk.standaloneOf.get(p) ?? null),
+  )
+  const snapshot = snapshotSection(store, o, win, book, etfs, risk, positionRows)
+  const riskSummary = riskSummarySection(store, book, etfs.space, risk, series.strips, win.days)
+  const { timeBehavior, attribution } = seriesSections(series)
+  const body = {
+    snapshot,
+    risk_summary: riskSummary,
+    time_behavior: timeBehavior,
+    attribution,
+    metadata: {
+      data_as_of: store.dataAsOf,
+      lookback_days: o.lookbackDays,
+      mode: 'frozen' as const,
+      benchmark: o.benchmark,
+      benchmark_context_id: snapshot.benchmark_context_id,
+    },
+    _metadata: models.metadata(store, [store.date(win.from), store.date(win.T)]),
+  }
+  const only = o.type === 'ticker' ? book.positions[0] : undefined
+  return {
+    body,
+    store,
+    confidence: { overall: Math.min(1, risk.weightCovered), factors: { model_coverage: risk.weightCovered } },
+    table: () => snapshotTable(o.table, positionRows, attribution, timeBehavior),
+    filename: `snapshot_${o.type === 'ticker' ? (only?.symbol ?? 'ticker') : 'portfolio'}_${o.table}`,
+  }
+}
+
+/** The lookback: the last `lookbackDays` trading days up to as_of (day T), fewer if the dataset is short. */
+interface Lookback {
+  T: number
+  from: number
+  days: number
+}
+
+function lookbackWindow(store: ModelStore, lookbackDays: number): Lookback {
   const T = store.calendar.length - 1
-  const from = Math.max(0, T - o.lookbackDays + 1)
-  const days = T - from + 1
+  const from = Math.max(0, T - lookbackDays + 1)
+  return { T, from, days: T - from + 1 }
+}
+
+type Book = Awaited<ReturnType<typeof resolveHoldings>>
+
+/**
+ * Step 1: the book's positions (weights of the resolved amounts, largest first) and the
+ * benchmark (a book too), with the holding of every stock in either loaded over the lookback.
+ * The warnings collected here and in the next steps go out with the answer, in this order.
+ */
+async function resolveHoldings(store: ModelStore, o: SnapshotOptions, win: Lookback) {
+  const { T, from, days } = win
   const { entries, unresolved, warnings } = await resolveBook(store, o.positions)
   if (days < o.lookbackDays)
     warnings.push(
@@ -97,10 +159,21 @@ export async function snapshotService(
       if (!holdings.has(i)) holdings.set(i, await loadHolding(store, i, from, T))
     }),
   )
+  const covered = positions.filter((p) => p.holding.covered)
+  return { positions, covered, unresolved, warnings, benchmark, holdings }
+}
 
+type EtfCovariance = Awaited<ReturnType<typeof etfCovariance>>
+
+/**
+ * Step 2a: the ETF space and its sample covariance over the lookback. The risk figures need at
+ * least one covered position and MIN_ETF_DAYS days on which every ETF in play has a return.
+ */
+async function etfCovariance(store: ModelStore, book: Book, win: Lookback) {
+  const { T, from, days } = win
+  const { covered, benchmark, holdings, warnings } = book
   // ETF space: every leg of a covered holding, and the benchmark's ETFs (with the market ETF for their L1).
   const space = new EtfSpace()
-  const covered = positions.filter((p) => p.holding.covered)
   for (const p of covered) for (const legs of p.holding.legs) for (const l of legs) space.add(l.etf)
   for (const c of benchmark?.components ?? []) {
     if (c.asset_type === 'etf') {
@@ -131,7 +204,18 @@ export async function snapshotService(
     warnings.push(
       `the ETF covariance uses the ${etfDays} of ${days} lookback days on which every ETF in play has a return`,
     )
+  return { space, etfReturns, cov, etfDays, riskOk }
+}
 
+type PricedRisk = ReturnType<typeof priceRisk>
+
+/**
+ * Step 2b: the book's variance, its cascade split and Euler contributions; the benchmark's
+ * and the active book's. Everything is null when the covariance is not usable (riskOk).
+ */
+function priceRisk(store: ModelStore, book: Book, etfs: EtfCovariance) {
+  const { space, cov, riskOk } = etfs
+  const { covered, benchmark, holdings } = book
   const n = space.etfs.length
   const members = covered.map((p) => memberOf(space, p.symbol, p.weight, p.holding))
   const portfolioRisk = riskOk
@@ -155,9 +239,22 @@ export async function snapshotService(
     benchRisk = bookRisk(bookExposures([...benchMembers].sort(byKey), n), residualVariance(benchMembers), cov)
     active = activeBlock(members, benchMembers, space, cov, portfolioRisk as BookRisk, benchRisk)
   }
+  // The hedge ratios per level (the book's exposures), also when the risk itself is null.
+  const hp = portfolioRisk?.h ?? bookExposures(members, n)
+  const figures = riskFigures(portfolioRisk)
+  return { figures, euler, contributionOf, standaloneOf, weightCovered, benchRisk, benchMembers, active, hp }
+}
 
-  // Daily series: every resolved position, covered or not (an uncovered one is all residual).
-  const strips = {
+type Strips = Record<'gross' | 'market' | 'sector' | 'subsector' | 'residual', Float64Array>
+type DailySeries = ReturnType<typeof dailySeries>
+
+/**
+ * Step 3: the frozen-weight daily series. Every resolved position counts, covered or not (an
+ * uncovered one is all residual).
+ */
+function dailySeries(store: ModelStore, book: Book, etfs: EtfCovariance, win: Lookback) {
+  const { from, days } = win
+  const strips: Strips = {
     gross: new Float64Array(days),
     market: new Float64Array(days),
     sector: new Float64Array(days),
@@ -165,7 +262,7 @@ export async function snapshotService(
     residual: new Float64Array(days),
   }
   const part = new Float64Array(4)
-  for (const p of positions) {
+  for (const p of book.positions) {
     const w = p.weight
     for (let t = 0; t < days; t++) {
       if (!attributeDay(p.holding, t, part)) continue
@@ -180,55 +277,67 @@ export async function snapshotService(
   const dates = Array.from({ length: days }, (_, k) => store.date(from + k))
   const path = cumulativeAndDrawdown(strips.gross)
   const realized = sampleVariance(strips.gross, 0, days)
-  let benchSeries: { ret: Float64Array; cum: Float64Array } | null = null
-  if (benchmark) {
-    const ret = new Float64Array(days)
-    for (const c of benchmark.components) {
-      // A benchmark's ETFs were added to the space with it, above.
-      const series =
-        c.asset_type === 'etf'
-          ? (etfReturns[space.index.get(c.ticker) as number] as Float64Array)
-          : (holdings.get(store.resolve(c.ticker)) as Holding).series.returns_gross
-      for (let t = 0; t < days; t++) {
-        const r = series[t]
-        if (!Number.isNaN(r)) ret[t] += c.weight * r
-      }
+  const benchSeries = book.benchmark ? benchmarkSeries(store, book, etfs, days) : null
+  return { strips, systematic, dates, path, realized, benchSeries }
+}
+
+/** The benchmark's daily return: its components' gross returns at their weights (a missing day adds 0). */
+function benchmarkSeries(store: ModelStore, book: Book, etfs: EtfCovariance, days: number) {
+  const { benchmark, holdings } = book
+  const ret = new Float64Array(days)
+  for (const c of benchmark?.components ?? []) {
+    const series =
+      c.asset_type === 'etf'
+        ? (etfs.etfReturns[etfs.space.index.get(c.ticker) as number] as Float64Array)
+        : (holdings.get(store.resolve(c.ticker)) as Holding).series.returns_gross
+    for (let t = 0; t < days; t++) {
+      const r = series[t] as number
+      if (!Number.isNaN(r)) ret[t] += c.weight * r
     }
-    benchSeries = { ret, cum: cumulativeAndDrawdown(ret).cumulative }
   }
+  return { ret, cum: cumulativeAndDrawdown(ret).cumulative }
+}
 
-  const positionRows = positions.map((p) =>
-    positionRow(store, p, contributionOf.get(p) ?? NULL_CONTRIBUTION, standaloneOf.get(p) ?? null),
-  )
-
-  const hp = portfolioRisk?.h ?? bookExposures(members, n)
+/** Step 4a: the `snapshot` section — the book, its hedges per level, the risk figures, the warnings. */
+function snapshotSection(
+  store: ModelStore,
+  o: SnapshotOptions,
+  win: Lookback,
+  book: Book,
+  etfs: EtfCovariance,
+  risk: PricedRisk,
+  positionRows: ReturnType<typeof positionRow>[],
+) {
+  const { T, from, days } = win
+  const { positions, covered, benchmark, unresolved, warnings } = book
+  const { space, etfDays } = etfs
+  const { hp } = risk
+  const n = space.etfs.length
   const recommended = new Float64Array(n)
   for (const p of covered) {
     const v = space.vector(p.holding.recommended, p.weight)
     for (let j = 0; j < n; j++) recommended[j] = recommended[j] + v[j]
   }
-  const figures = riskFigures(portfolioRisk)
-  const benchmarkId = benchmark?.id ?? null
   const only = o.type === 'ticker' ? positions[0] : undefined
-  const snapshot = {
+  return {
     type: o.type,
     as_of: store.date(T),
     lookback: { from: store.date(from), to: store.date(T), days, etf_days: etfDays },
     positions: positionRows,
     positions_count: positions.length,
     covered_count: covered.length,
-    weight_covered: weightCovered,
+    weight_covered: risk.weightCovered,
     hedges: {
       L1: hedgeList(space, hp[0]),
       L2: hedgeList(space, hp[1]),
       L3: hedgeList(space, hp[2]),
       recommended: hedgeList(space, recommended),
     },
-    ...figures,
-    diversification_ratio: euler?.diversification ?? null,
+    ...risk.figures,
+    diversification_ratio: risk.euler?.diversification ?? null,
     unresolved,
     benchmark,
-    benchmark_context_id: benchmarkId,
+    benchmark_context_id: benchmark?.id ?? null,
     ...(only
       ? {
           ticker_meta: {
@@ -248,9 +357,21 @@ export async function snapshotService(
       : {}),
     warnings,
   }
+}
 
+/** Step 4b: the `risk_summary` section — drivers, exposures, concentration, contributions, active risk. */
+function riskSummarySection(
+  store: ModelStore,
+  book: Book,
+  space: EtfSpace,
+  risk: PricedRisk,
+  strips: Strips,
+  days: number,
+) {
+  const { positions, covered } = book
+  const { figures, euler, contributionOf, hp, benchRisk, weightCovered } = risk
   const etfContrib = euler?.etfs ?? []
-  const riskSummary = {
+  return {
     total_risk_ann: figures.volatility_ann,
     systematic_share: figures.variance_decomposition.systematic,
     dominant_drivers: dominantDrivers(space, etfContrib, euler?.residual ?? null, covered, contributionOf),
@@ -273,17 +394,21 @@ export async function snapshotService(
       })),
       residual: euler?.residual ?? NULL_CONTRIBUTION,
     },
-    active,
+    active: risk.active,
     hedge_effectiveness: hedgeEffectiveness(strips, days),
     benchmark_risk: benchRisk
       ? {
           ...riskFigures(benchRisk),
           hedges_L3: hedgeList(space, benchRisk.h[2]),
-          weight_covered: benchMembers.reduce((a, m) => a + m.weight, 0),
+          weight_covered: risk.benchMembers.reduce((a, m) => a + m.weight, 0),
         }
       : null,
   }
+}
 
+/** Step 4c: the `time_behavior` and `attribution` sections — the daily series as plain arrays. */
+function seriesSections(series: DailySeries) {
+  const { strips, systematic, dates, path, realized, benchSeries } = series
   const timeBehavior = {
     dates,
     portfolio_return: Array.from(strips.gross),
@@ -310,25 +435,5 @@ export async function snapshotService(
     systematic: Array.from(systematic),
     totals: compoundStrips(stripArrays),
   }
-  const body = {
-    snapshot,
-    risk_summary: riskSummary,
-    time_behavior: timeBehavior,
-    attribution,
-    metadata: {
-      data_as_of: store.dataAsOf,
-      lookback_days: o.lookbackDays,
-      mode: 'frozen' as const,
-      benchmark: o.benchmark,
-      benchmark_context_id: benchmarkId,
-    },
-    _metadata: models.metadata(store, [store.date(from), store.date(T)]),
-  }
-  return {
-    body,
-    store,
-    confidence: { overall: Math.min(1, weightCovered), factors: { model_coverage: weightCovered } },
-    table: () => snapshotTable(o.table, positionRows, attribution, timeBehavior),
-    filename: `snapshot_${o.type === 'ticker' ? (only?.symbol ?? 'ticker') : 'portfolio'}_${o.table}`,
-  }
+  return { timeBehavior, attribution }
 }
