@@ -231,19 +231,13 @@ async function measure(b: Backend, variants: Variant[]): Promise<void> {
       }
     }
     console.log(
-      `${b.name}: median µs per call over ${RUNS} rounds of ${b.calls} calls (one caller)` +
-        variants.map((v) => v.name.padStart(14)).join(''),
+      `${b.name}: median over ${RUNS} rounds of ${b.calls} calls (one caller), µs per call: wall / CPU of this process`,
     )
+    console.log(`  ${''.padEnd(20)}${variants.map((v) => v.name.padStart(20)).join('')}`)
+    const cell = (k: number, v: number) =>
+      `${median(us[k]?.[v] ?? []).toFixed(1)} / ${median(cpu[k]?.[v] ?? []).toFixed(1)}`.padStart(20)
     for (const [k, op] of ops.entries())
-      console.log(
-        `  ${op.name.padEnd(20)}${variants
-          .map((_, v) =>
-            median(us[k]?.[v] ?? [])
-              .toFixed(1)
-              .padStart(14),
-          )
-          .join('')}`,
-      )
+      console.log(`  ${op.name.padEnd(20)}${variants.map((_, v) => cell(k, v)).join('')}`)
   } finally {
     await accounts.close()
     await b.drop()
