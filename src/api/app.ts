@@ -21,7 +21,6 @@ import { KeyUsage } from '../services/identity/keys.ts'
 import { addressRule, takeAddressToken } from '../services/limits.ts'
 import { createAuthHook, INTERNAL_HEADER } from './auth-hook.ts'
 import { clientErrorHandler, createEdgeServer } from './edge.ts'
-import { withFastBalance } from './fast-balance.ts'
 import { headRefusal, headRefused } from './head.ts'
 import { lazyChildLoggerFactory } from './lazy-logger.ts'
 import { sendOAuthError } from './oauth-error.ts'
@@ -95,7 +94,6 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
   // Marks this process's calls to itself (MCP tools, chat tool calls); never leaves the process.
   const internalSecret = randomBytes(24).toString('base64url')
   const requestId = requestIdGenerator(internalSecret)
-  const fastDeps = { ctx, usage, prom, accessLog, requestId, correlationId: correlationIdOf }
   const fastify = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -105,10 +103,8 @@ export async function createApp(ctx: ServiceContext, opts: AppOptions = {}): Pro
     trustProxy: ctx.config.trustProxy.length > 0 ? (address) => trusted(address) : false,
     requestIdHeader: false,
     genReqId: requestId,
-    // Deadlines, connection cap, HSTS (edge.ts); the listener answers GET /balance itself when it
-    // can (fast-balance.ts), else hands over.
-    serverFactory: (handler) =>
-      createEdgeServer(ctx, withFastBalance(fastDeps, handler), { metrics: edgeMetrics, trusted }),
+    // Deadlines, connection cap, HSTS (edge.ts).
+    serverFactory: (handler) => createEdgeServer(ctx, handler, { metrics: edgeMetrics, trusted }),
     clientErrorHandler: clientErrorHandler(ctx),
     ajv: {
       customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: true, useDefaults: true },

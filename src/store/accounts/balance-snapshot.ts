@@ -99,8 +99,6 @@ export function withBalanceSnapshots(
   return {
     ...inner,
 
-    balanceSnapshot: snapshotOf,
-
     async balance(accountId, maxAgeMs) {
       if (maxAgeMs !== undefined && maxAgeMs > 0) {
         const kept = snapshotOf(accountId, maxAgeMs)
