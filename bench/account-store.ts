@@ -22,7 +22,7 @@ const DAY = 86_400_000
 const hash = () => randomBytes(32).toString('hex')
 
 /** A store to measure, taken from an opened and migrated account store. */
-export interface Variant {
+interface Variant {
   name: string
   oauth(accounts: AccountStore): OAuthStore
 }
@@ -244,7 +244,7 @@ async function measure(b: Backend, variants: Variant[]): Promise<void> {
   }
 }
 
-export async function main(variants: Variant[] = VARIANTS): Promise<void> {
+async function main(variants: Variant[]): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'erm3-bench-accounts-'))
   try {
     for (const b of backends(root)) await measure(b, variants)
@@ -253,4 +253,4 @@ export async function main(variants: Variant[] = VARIANTS): Promise<void> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await main()
+await main(VARIANTS)
