@@ -20,7 +20,7 @@
  * against its own floor; the hello-world and Fastify rows are context. So are the rows "floor + …"
  * (bench/lib/part-floor.ts): a floor that also does the one part of the request erm3 cannot drop
  * without changing what it promises — a durable debit on erm3's own account store (SQLite; with
- * PostgreSQL + Redis also PostgreSQL), or the key's rate take and free-slot check on erm3's Redis
+ * PostgreSQL + Redis also PostgreSQL), or the key's rate take and slot acquire on erm3's Redis
  * limiter — so their ratio bounds the ratio any server doing that part per request reaches here.
  *
  * Every server is up for the whole run and the paths are measured in rounds (each path once per
@@ -673,7 +673,7 @@ async function main(): Promise<void> {
     }
     notes.push(
       'rows "floor + …": the floor plus only the part erm3 cannot drop (bench/lib/part-floor.ts): a durable ' +
-        "debit on erm3's own account store, or the key's Redis rate take and free-slot check; their ratio " +
+        "debit on erm3's own account store, or the key's Redis rate take and slot acquire; their ratio " +
         'bounds what any server doing that part per request reaches here',
     )
     const targets = [...context, balanceFloor, metricsFloor, ...partFloors, ...erm3Targets]

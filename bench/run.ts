@@ -13,6 +13,7 @@ const benches = (
         'cross',
         'limits',
         'ledger',
+        'account-store',
         'webhooks',
         'http',
         'data-api',

@@ -5,8 +5,9 @@
  * - `sqlite`: reserve and a durable, group-committed debit on erm3's own SQLite account store
  *   (synchronous=FULL, one ledger row per call), before answering the `/metrics/` bytes;
  * - `postgres`: the same on erm3's PostgreSQL account store (reservation leases, group commit);
- * - `redis`: the key's rate token and the free-slot check through erm3's Redis limiter, in one
- *   round trip, before answering the `/balance` bytes (the limits hold across nodes, §3).
+ * - `redis`: the key's rate token and a concurrency slot through erm3's Redis limiter, in one
+ *   round trip, before answering the `/balance` bytes (the limits hold across nodes, §3); the slot
+ *   goes back once answered, as erm3's does.
  *
  * No framework, authentication, key lookup, metering logic or encoding: the request is answered
  * with the bytes erm3 sent (captured by bench/http.ts, as for the plain floors) once the part is
@@ -64,11 +65,13 @@ async function limitsPart(url: string): Promise<Part> {
   return async (bearer) => {
     const now = Date.now()
     const key = `bench-floor:${bearer}`
-    const [token, free] = await Promise.all([
+    const [token, slot] = await Promise.all([
       limits.rate.take(key, KEY_RULES.premium, now),
-      limits.concurrency.free(key, MAX_CONCURRENT, now),
+      limits.concurrency.acquire(key, MAX_CONCURRENT, 60_000, now),
     ])
-    return token.allowed && free
+    // Given back without waiting, as erm3 gives a request's slot back when its response is done.
+    if (slot.leaseId) void limits.concurrency.release(key, slot.leaseId)
+    return token.allowed && slot.ok
   }
 }
 

@@ -34,7 +34,6 @@ import { KeyUsage } from '../services/identity/keys.ts'
 import { addressRule, takeAddressToken } from '../services/limits.ts'
 import { createAuthHook, INTERNAL_HEADER } from './auth-hook.ts'
 import { clientErrorHandler, createEdgeServer } from './edge.ts'
-import { withFastBalance } from './fast-balance.ts'
 import { headRefusal, headRefused } from './head.ts'
 import { lazyChildLoggerFactory } from './lazy-logger.ts'
 import { sendOAuthError } from './oauth-error.ts'
@@ -140,8 +139,7 @@ function appDeps(ctx: ServiceContext) {
 
 /** The Fastify instance: its server is the edge (edge.ts), its validator the contract's. */
 function createFastify(deps: AppDeps, opts: AppOptions): FastifyInstance {
-  const { ctx, perAddress, prom, edgeMetrics, trusted, usage, accessLog, requestId } = deps
-  const fastDeps = { ctx, usage, prom, accessLog, requestId, correlationId: correlationIdOf }
+  const { ctx, perAddress, edgeMetrics, trusted, requestId } = deps
   const fastify = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -151,10 +149,8 @@ function createFastify(deps: AppDeps, opts: AppOptions): FastifyInstance {
     trustProxy: ctx.config.trustProxy.length > 0 ? (address) => trusted(address) : false,
     requestIdHeader: false,
     genReqId: requestId,
-    // Deadlines, connection cap, HSTS (edge.ts); the listener answers GET /balance itself when it
-    // can (fast-balance.ts), else hands over.
-    serverFactory: (handler) =>
-      createEdgeServer(ctx, withFastBalance(fastDeps, handler), { metrics: edgeMetrics, trusted }),
+    // Deadlines, connection cap, HSTS (edge.ts).
+    serverFactory: (handler) => createEdgeServer(ctx, handler, { metrics: edgeMetrics, trusted }),
     clientErrorHandler: clientErrorHandler(ctx),
     ajv: {
       customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: true, useDefaults: true },

@@ -1,5 +1,4 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import type { IncomingMessage } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../platform/errors.ts'
 import type { ServiceContext } from '../services/context.ts'
@@ -26,13 +25,6 @@ const CREDENTIAL_ERRORS: ReadonlySet<string> = new Set([
 ])
 /** Marks an in-process call made on behalf of an MCP tool (value: a per-process secret). */
 export const INTERNAL_HEADER = 'x-erm3-internal'
-/**
- * On a request the `GET /balance` fast path (fast-balance.ts) handed over after taking its key's
- * rate token: that token's figures, so the request does not take a second one. A property of the
- * in-process request object: no client can set it.
- */
-export const PRE_TAKEN = Symbol('erm3.preTakenRate')
-export type PreTaken = IncomingMessage & { [PRE_TAKEN]?: RateHeaders }
 
 export function bearerOf(req: FastifyRequest): string | null {
   const h = req.headers.authorization
@@ -92,8 +84,7 @@ export function createAuthHook(ctx: ServiceContext, usage: KeyUsage, internalSec
     usage.touch(principal.keyId, ctx.now())
     // An MCP tool call already took its rate token as an MCP message: the inner REST call
     // (marked by this process's secret) takes only the concurrency slot.
-    const preTaken = (req.raw as PreTaken)[PRE_TAKEN]
-    const takes = !preTaken && req.headers[INTERNAL_HEADER] !== internalSecret
+    const takes = req.headers[INTERNAL_HEADER] !== internalSecret
     // The rate token and the concurrency slot are asked for together: with Redis, one round trip
     // (ioredis pipelines the commands of one turn) instead of two in a row before every request.
     // An MCP event stream (GET) holds one of the key's MCP stream slots instead, for as long as it
@@ -112,8 +103,7 @@ export function createAuthHook(ctx: ServiceContext, usage: KeyUsage, internalSec
       // 'close' follows 'finish' as well as a dropped connection: exactly one release either way.
       reply.raw.once('close', () => releaseSlotOf(ctx, req))
     }
-    if (preTaken) setRateHeaders(reply, preTaken)
-    else if (token.status === 'fulfilled') {
+    if (token.status === 'fulfilled') {
       if (token.value) setRateHeaders(reply, token.value)
     } else {
       const e = token.reason

@@ -33,7 +33,7 @@ const checkEvery = (headersTimeoutMs: number) =>
 
 /**
  * The HTTP server Fastify serves on (its serverFactory): the deadlines, the connection cap and
- * HSTS, with `handle` (the GET /balance fast path, then Fastify) for every well-formed request.
+ * HSTS, with `handle` (Fastify) for every well-formed request.
  */
 export function createEdgeServer(
   ctx: ServiceContext,

@@ -42,22 +42,8 @@ export function createPromMetrics(sources: { shared?: () => SharedRepresentation
   })
   const timings = new Map<string, Timings>()
   registry.registerMetric(durationMetric(timings) as unknown as Metric)
-  let fastUnreported = 0
-  new Counter({
-    name: 'erm3_balance_fast_path_total',
-    help: 'GET /balance requests answered on the listener without Fastify (the rest of them are in erm3_http_requests_total too)',
-    registers: [registry],
-    collect() {
-      this.inc(fastUnreported)
-      fastUnreported = 0
-    },
-  })
   return {
     registry,
-    /** One GET /balance answered by the listener's fast path (fast-balance.ts). */
-    fastBalance() {
-      fastUnreported++
-    },
     observe(operation: string, status: number, seconds: number) {
       let byStatus = unreported.get(operation)
       if (!byStatus) {

@@ -1,8 +1,6 @@
 import { Ajv, type Options } from 'ajv'
 import addFormats from 'ajv-formats'
-import fastJson from 'fast-json-stringify'
 import type { FastifySchemaCompiler } from 'fastify'
-import type { Operation } from '../contract/operation.ts'
 
 /**
  * Two validators: query strings and path parameters arrive as text, so they are coerced
@@ -33,13 +31,4 @@ export function anonymous(schema: unknown): unknown {
       .filter(([k]) => k !== '$id')
       .map(([k, v]) => [k, anonymous(v)]),
   )
-}
-
-/**
- * An operation's success body serialised as Fastify serialises it (fast-json-stringify over the
- * same response schema, Fastify's default serializer compiler), for a path answered without
- * Fastify (fast-balance.ts; its test compares the bytes of both).
- */
-export function responseSerializer(op: Operation): (body: unknown) => string {
-  return fastJson(anonymous(op.response) as Parameters<typeof fastJson>[0])
 }

@@ -106,17 +106,6 @@ export function takeKeyToken(ctx: ServiceContext, p: Principal): Promise<RateHea
   return takeToken(ctx, `key:${p.keyId}`, KEY_RULES[p.tier], p.keyId, keyRefusal)
 }
 
-/**
- * `takeKeyToken` in the caller's turn when the limits live in this process; `undefined` (nothing
- * taken) when they do not, and the caller takes the asynchronous way.
- */
-export function takeKeyTokenNow(ctx: ServiceContext, p: Principal): RateHeaders | undefined {
-  const rate = ctx.limits.rate
-  if (!rate.takeNow) return undefined
-  const rule = KEY_RULES[p.tier]
-  return decided(rate.takeNow(`key:${p.keyId}`, rule, ctx.now()), rule, p.keyId, keyRefusal)
-}
-
 /** Bucket names of the general per-IP limit start with this (then the address's subject). */
 export const ADDRESS_BUCKET = 'ip:any:'
 
@@ -150,24 +139,6 @@ export interface KeySlot {
 export async function acquireKeySlot(ctx: ServiceContext, p: Principal): Promise<KeySlot> {
   const key = `key:${p.keyId}`
   return slotOf(key, await ctx.limits.concurrency.acquire(key, MAX_CONCURRENT, LEASE_TTL_MS, ctx.now()))
-}
-
-/**
- * Whether one of the key's concurrency slots is free, taking none: for a request answered in the
- * turn this answer arrives in, which holds its slot for no time (with Redis, sent in the same
- * round trip as the rate take of the same turn).
- */
-export function keySlotFree(ctx: ServiceContext, p: Principal): Promise<boolean> {
-  return ctx.limits.concurrency.free(`key:${p.keyId}`, MAX_CONCURRENT, ctx.now())
-}
-
-/**
- * Whether the key has a concurrency slot free, answered in the caller's turn and taking none (for
- * a request answered within that turn, which holds a slot for no time); `undefined` when the limits
- * are not in this process (then `acquireKeySlot`).
- */
-export function keySlotFreeNow(ctx: ServiceContext, p: Principal): boolean | undefined {
-  return ctx.limits.concurrency.freeNow?.(`key:${p.keyId}`, MAX_CONCURRENT, ctx.now())
 }
 
 function slotOf(

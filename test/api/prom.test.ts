@@ -25,14 +25,8 @@ function reference() {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
     registers: [registry],
   })
-  const fast = new Counter({
-    name: 'erm3_balance_fast_path_total',
-    help: 'GET /balance requests answered on the listener without Fastify (the rest of them are in erm3_http_requests_total too)',
-    registers: [registry],
-  })
   return {
     registry,
-    fastBalance: () => fast.inc(),
     observe(operation: string, status: number, seconds: number) {
       requests.inc({ operation, status: String(status) })
       duration.observe({ operation }, seconds)
@@ -58,7 +52,6 @@ const step = fc.oneof(
       fc.double({ min: 0, max: 20, noNaN: true }),
     ),
   }),
-  fc.constant({ kind: 'fast' as const }),
   fc.constant({ kind: 'scrape' as const }),
 )
 
@@ -72,9 +65,6 @@ describe('operator metrics (prom.ts)', () => {
           if (s.kind === 'request') {
             ours.observe(s.operation, s.status, s.seconds)
             ref.observe(s.operation, s.status, s.seconds)
-          } else if (s.kind === 'fast') {
-            ours.fastBalance()
-            ref.fastBalance()
           } else {
             assert.equal(own(await ours.registry.metrics()), own(await ref.registry.metrics()))
           }
@@ -87,7 +77,6 @@ describe('operator metrics (prom.ts)', () => {
   it('an unscraped process still counts every request (a scrape after many shows them all)', async () => {
     const ours = createPromMetrics()
     for (let i = 0; i < 10_000; i++) ours.observe('getBalance', 200, 0.0001)
-    for (let i = 0; i < 3; i++) ours.fastBalance()
     const text = await ours.registry.metrics()
     assert.match(text, /^erm3_http_requests_total\{operation="getBalance",status="200"\} 10000$/m)
     assert.match(
@@ -95,7 +84,6 @@ describe('operator metrics (prom.ts)', () => {
       /^erm3_http_request_duration_seconds_bucket\{le="0.0005",operation="getBalance"\} 10000$/m,
     )
     assert.match(text, /^erm3_http_request_duration_seconds_count\{operation="getBalance"\} 10000$/m)
-    assert.match(text, /^erm3_balance_fast_path_total 3$/m)
     // Counted once: a second scrape shows the same totals.
     assert.match(
       await ours.registry.metrics(),

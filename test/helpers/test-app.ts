@@ -107,11 +107,8 @@ async function openDb(
 function addressLimitOnRealTime(limits: LimitsBackend): LimitsBackend {
   const rate = limits.rate
   const at = (key: string, now: number) => (key.startsWith(ADDRESS_BUCKET) ? Date.now() : now)
-  const takeNow = rate.takeNow?.bind(rate)
   ;(limits as { rate: RateLimiter }).rate = {
     take: (key, rule, now, cost) => rate.take(key, rule, at(key, now), cost),
-    // An in-process limiter keeps its synchronous take (the hot paths that use it are under test too).
-    ...(takeNow ? { takeNow: (key, rule, now, cost) => takeNow(key, rule, at(key, now), cost) } : {}),
   }
   return limits
 }

@@ -40,6 +40,14 @@ async function waitFor(ok: () => Promise<boolean>): Promise<boolean> {
   return true
 }
 
+/** Whether one of the key's MCP stream slots is free now: one is taken and given straight back. */
+async function streamSlotFree(t: TestApp, keyId: string): Promise<boolean> {
+  const c = t.ctx.limits.concurrency
+  const d = await c.acquire(`mcp:${keyId}`, MAX_MCP_STREAMS, 1000, t.ctx.now())
+  if (d.ok && d.leaseId) await c.release(`mcp:${keyId}`, d.leaseId)
+  return d.ok
+}
+
 const text = (r: unknown) => ((r as CallToolResult).content[0] as { text: string }).text
 
 function limitsSuite(backends: BackendPair) {
@@ -165,8 +173,7 @@ function limitsSuite(backends: BackendPair) {
         other.close()
         ;(open.shift() as { close(): void }).close()
         // The slot comes back once the server sees the connection close.
-        const freed = () => t.ctx.limits.concurrency.free(`mcp:${id}`, MAX_MCP_STREAMS, t.ctx.now())
-        assert.ok(await waitFor(freed), 'the closed stream gave its slot back')
+        assert.ok(await waitFor(() => streamSlotFree(t, id)), 'the closed stream gave its slot back')
         const again = await openStream(base, key, '/mcp', session)
         assert.equal(again.status, 200)
         open.push(again)
@@ -183,20 +190,30 @@ function limitsSuite(backends: BackendPair) {
       ctx.mock.timers.enable({ apis: ['setInterval'] })
       const clock = t.clock.offsetMs
       const open = []
+      // Counts the stream leases of this key renewed (each open stream renews its own).
+      const slots = t.ctx.limits.concurrency
+      const renew = slots.renew
+      let renewed = 0
+      slots.renew = async (key, ...rest) => {
+        const ok = await renew.call(slots, key, ...rest)
+        if (ok && key === `mcp:${id}`) renewed++
+        return ok
+      }
       try {
         for (let i = 0; i < MAX_MCP_STREAMS; i++) open.push(await openStream(base, key))
         assert.ok(open.every((s) => s.status === 200))
         // 100 s on: the renewals (every 30 s) run; then past the first leases' 120 s TTL.
         t.clock.offsetMs += 100_000
         ctx.mock.timers.tick(30_000)
-        const later = async () =>
-          !(await t.ctx.limits.concurrency.free(`mcp:${id}`, MAX_MCP_STREAMS, t.ctx.now() + 30_000))
-        assert.ok(await waitFor(later), 'the open streams renewed their leases')
+        assert.ok(
+          await waitFor(async () => renewed >= MAX_MCP_STREAMS),
+          'the open streams renewed their leases',
+        )
         t.clock.offsetMs += 30_000
-        assert.equal(await t.ctx.limits.concurrency.free(`mcp:${id}`, MAX_MCP_STREAMS, t.ctx.now()), false)
         const over = await openStream(base, key)
         assert.equal(over.status, 429, 'still counted after the TTL')
       } finally {
+        slots.renew = renew
         for (const s of open) s.close()
         t.clock.offsetMs = clock
         ctx.mock.timers.reset()

@@ -228,25 +228,6 @@ export function limitsConformance(name: string, make: () => Promise<LimitsBacken
         assert.equal((await b.concurrency.acquire(key, 2, 60_000, T0 + 60_001)).ok, false)
       })
 
-      it('free answers whether a slot is free at that time and takes none', async () => {
-        const key = freshKey('free')
-        assert.equal(await b.concurrency.free(key, 2, T0), true)
-        // Asking takes nothing: both slots are still there to acquire.
-        assert.equal(await b.concurrency.free(key, 2, T0), true)
-        const first = await b.concurrency.acquire(key, 2, 60_000, T0)
-        assert.equal(await b.concurrency.free(key, 2, T0 + 1), true)
-        const second = await b.concurrency.acquire(key, 2, 60_000, T0 + 10_000)
-        assert.ok(first.ok && second.ok)
-        assert.equal(await b.concurrency.free(key, 2, T0 + 10_001), false)
-        assert.equal(await b.concurrency.free(key, 3, T0 + 10_001), true)
-        // The first lease expires at T0 + 60 s (the same boundary as acquire's).
-        assert.equal(await b.concurrency.free(key, 2, T0 + 59_999), false)
-        assert.equal(await b.concurrency.free(key, 2, T0 + 60_000), true)
-        await b.concurrency.release(key, String(second.leaseId))
-        assert.equal(await b.concurrency.free(key, 2, T0 + 10_002), true)
-        assert.equal(await b.concurrency.free(freshKey('none'), 1, T0), true)
-      })
-
       it('renew keeps a live lease past its TTL; an expired or released lease is not renewed', async () => {
         const key = freshKey('renew')
         const held = await b.concurrency.acquire(key, 1, 60_000, T0)
@@ -254,8 +235,7 @@ export function limitsConformance(name: string, make: () => Promise<LimitsBacken
         assert.equal(await b.concurrency.renew(key, id, 60_000, T0 + 50_000), true)
         // Without the renewal the lease would have expired at T0 + 60 s; now it lasts to T0 + 110 s.
         assert.equal((await b.concurrency.acquire(key, 1, 60_000, T0 + 100_000)).ok, false)
-        assert.equal(await b.concurrency.free(key, 1, T0 + 109_999), false)
-        assert.equal(await b.concurrency.free(key, 1, T0 + 110_000), true)
+        assert.equal((await b.concurrency.acquire(key, 1, 60_000, T0 + 109_999)).ok, false)
         // Expired at T0 + 110 s: no longer held, so not renewed (another may hold the slot now).
         assert.equal(await b.concurrency.renew(key, id, 60_000, T0 + 110_000), false)
         const next = await b.concurrency.acquire(key, 1, 60_000, T0 + 110_000)

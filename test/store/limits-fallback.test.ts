@@ -38,7 +38,6 @@ function switchable(): { backend: LimitsBackend; down: boolean } {
     concurrency: {
       acquire: guard(inner.concurrency.acquire),
       release: guard(inner.concurrency.release),
-      free: guard(inner.concurrency.free),
       renew: guard(inner.concurrency.renew),
     },
     cache: { get: guard(inner.cache.get), set: guard(inner.cache.set) },

@@ -45,22 +45,6 @@ describe('memory limits: bounded memory', () => {
     assert.equal(cache.bytes, 6)
   })
 
-  it('freeNow: whether a slot is free, taking none (expired leases free theirs)', async () => {
-    const conc = createMemoryConcurrencyLimiter()
-    assert.equal(conc.freeNow?.('k', 2, T0), true, 'an unknown key has every slot free')
-    const a = await conc.acquire('k', 2, 1000, T0)
-    assert.equal(conc.freeNow?.('k', 2, T0), true)
-    assert.equal(conc.freeNow?.('k', 2, T0), true, 'asking takes nothing')
-    await conc.acquire('k', 2, 5000, T0)
-    assert.equal(conc.freeNow?.('k', 2, T0 + 1), false, 'both held')
-    assert.equal(conc.freeNow?.('k', 2, T0 + 1000), true, 'the first lease has expired')
-    assert.equal((await conc.acquire('k', 2, 1000, T0 + 1000)).active, 2)
-    assert.equal(conc.freeNow?.('k', 2, T0 + 1000), false)
-    await conc.release('k', a.leaseId as string) // already expired and dropped: a no-op
-    assert.equal(conc.freeNow?.('k', 2, T0 + 1000), false)
-    assert.equal(conc.freeNow?.('k', 0, T0), false, 'a cap of 0 is never free')
-  })
-
   it('idle buckets and lease sets are swept lazily: state stays proportional to busy keys', async () => {
     const rate = createMemoryRateLimiter()
     const rule = { limit: 60, periodMs: 60_000, burst: 5 }

@@ -25,15 +25,6 @@ export async function balanceView(ctx: ServiceContext, p: Principal) {
   return balanceBody(p, await ctx.accounts.balance(p.accountId, BALANCE_VIEW_MAX_AGE_MS))
 }
 
-/**
- * `balanceView` in the caller's turn from the store's kept snapshot, or null when it has none
- * fresh enough (then `balanceView`).
- */
-export function balanceViewNow(ctx: ServiceContext, p: Principal): ReturnType<typeof balanceBody> | null {
-  const b = ctx.accounts.balanceSnapshot?.(p.accountId, BALANCE_VIEW_MAX_AGE_MS)
-  return b ? balanceBody(p, b) : null
-}
-
 function balanceBody(p: Principal, b: BalanceView) {
   const rule = KEY_RULES[p.tier]
   const limits = { requests_per_minute: rule.limit, burst: rule.burst, max_concurrent: MAX_CONCURRENT }

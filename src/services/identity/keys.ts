@@ -175,18 +175,6 @@ export async function authenticateKey(ctx: ServiceContext, bearer: string | null
   return hit ? hit.principal : principalOf(key)
 }
 
-/**
- * `authenticateKey` answered from this process's cache alone, in the caller's turn: the principal
- * of a live key verified here within KEY_CACHE_TTL_MS, else null (and the caller authenticates the
- * asynchronous way, which also gives every refusal its reason).
- */
-export function cachedPrincipal(ctx: ServiceContext, bearer: string): Principal | null {
-  // Only live keys are cached: what is left to check is expiry.
-  const hit = cachedKey(ctx, bearer, Date.now())
-  if (!hit || (hit.key.expiresAt !== null && hit.key.expiresAt <= ctx.now())) return null
-  return hit.principal
-}
-
 /** This process's KeyUsage batchers, by account store (see flushKeyUsage). */
 const keyUsages = new WeakMap<object, Set<KeyUsage>>()
 

@@ -34,8 +34,6 @@ export function withBalanceSnapshots(
   return {
     ...inner,
 
-    balanceSnapshot: b.snapshotOf,
-
     async balance(accountId, maxAgeMs) {
       if (maxAgeMs !== undefined && maxAgeMs > 0) {
         const kept = b.snapshotOf(accountId, maxAgeMs)

@@ -9,37 +9,17 @@
 import type pg from 'pg'
 import { newId } from '../../platform/ids.ts'
 import type { Tx } from '../oauth/postgres.ts'
+import { PAYMENT_COLUMNS, type PaymentRow, toPayment, UnknownPayment } from './payments-schema.ts'
 import {
   disputeReference,
   NO_CHARGEBACK_TO_REVERSE,
   type PaymentEffect,
   type PaymentEvent,
   type PaymentEventResult,
-  type PaymentRecord,
   type PaymentStore,
 } from './payments-types.ts'
 import { CREDIT } from './postgres-sql.ts'
 import type { LedgerEntry, LedgerKind } from './types.ts'
-
-interface PaymentRow {
-  payment_intent: string
-  account_id: string
-  session_id: string | null
-  amount_micros: number
-  refunded_micros: number
-  created_at: number
-}
-
-const PAYMENT_COLUMNS = 'payment_intent, account_id, session_id, amount_micros, refunded_micros, created_at'
-
-const toPayment = (r: PaymentRow): PaymentRecord => ({
-  paymentIntent: r.payment_intent,
-  accountId: r.account_id,
-  sessionId: r.session_id,
-  amountMicros: Number(r.amount_micros),
-  refundedMicros: Number(r.refunded_micros),
-  createdAt: Number(r.created_at),
-})
 
 /**
  * Posts one negative entry (refund, chargeback) unless (account, reference) exists, and moves the
@@ -66,9 +46,6 @@ const POST_NEGATIVE = `WITH ins AS (
     WHERE id = $2 AND EXISTS (SELECT 1 FROM ins)
   )
   SELECT id FROM ins`
-
-/** Thrown inside the transaction to roll it back: a refund or dispute of an unknown payment. */
-class UnknownPayment extends Error {}
 
 export function createPostgresPaymentStore(pool: pg.Pool, tx: Tx): PaymentStore {
   return {

@@ -17,6 +17,8 @@
  *   payment, find the account, and a partial refund debits only what was newly refunded.
  */
 
+import type { PaymentRecord } from './payments-types.ts'
+
 const LEDGER_KINDS_V4 = ['topup', 'credit', 'refund', 'debit', 'payment_refund', 'chargeback'] as const
 const NEGATIVE_KINDS_V4 = ['debit', 'payment_refund', 'chargeback'] as const
 
@@ -85,3 +87,28 @@ export function paymentTables(dialect: 'sqlite' | 'postgres'): string[] {
     ...stripeTables('INTEGER'),
   ]
 }
+
+/** A row of `stripe_payments` as both dialects read it. */
+export interface PaymentRow {
+  payment_intent: string
+  account_id: string
+  session_id: string | null
+  amount_micros: number
+  refunded_micros: number
+  created_at: number
+}
+
+export const PAYMENT_COLUMNS =
+  'payment_intent, account_id, session_id, amount_micros, refunded_micros, created_at'
+
+export const toPayment = (r: PaymentRow): PaymentRecord => ({
+  paymentIntent: r.payment_intent,
+  accountId: r.account_id,
+  sessionId: r.session_id,
+  amountMicros: Number(r.amount_micros),
+  refundedMicros: Number(r.refunded_micros),
+  createdAt: Number(r.created_at),
+})
+
+/** Thrown inside the transaction to roll it back: a refund or dispute of an unknown payment. */
+export class UnknownPayment extends Error {}

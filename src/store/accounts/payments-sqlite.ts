@@ -5,25 +5,16 @@
  */
 import type Database from 'better-sqlite3'
 import { newId } from '../../platform/ids.ts'
+import { PAYMENT_COLUMNS, type PaymentRow, toPayment, UnknownPayment } from './payments-schema.ts'
 import {
   disputeReference,
   NO_CHARGEBACK_TO_REVERSE,
   type PaymentEffect,
   type PaymentEvent,
   type PaymentEventResult,
-  type PaymentRecord,
   type PaymentStore,
 } from './payments-types.ts'
 import type { LedgerEntry, LedgerKind } from './types.ts'
-
-interface PaymentRow {
-  payment_intent: string
-  account_id: string
-  session_id: string | null
-  amount_micros: number
-  refunded_micros: number
-  created_at: number
-}
 
 function prepare(db: Database.Database) {
   return {
@@ -38,8 +29,7 @@ function prepare(db: Database.Database) {
       'SELECT 1 AS one FROM stripe_events WHERE event_id = ?',
     ),
     payment: db.prepare<[string], PaymentRow>(
-      `SELECT payment_intent, account_id, session_id, amount_micros, refunded_micros, created_at
-       FROM stripe_payments WHERE payment_intent = ?`,
+      `SELECT ${PAYMENT_COLUMNS} FROM stripe_payments WHERE payment_intent = ?`,
     ),
     insertPayment: db.prepare(
       `INSERT INTO stripe_payments (payment_intent, account_id, session_id, amount_micros, created_at)
@@ -61,18 +51,6 @@ function prepare(db: Database.Database) {
     ),
   }
 }
-
-const toPayment = (r: PaymentRow): PaymentRecord => ({
-  paymentIntent: r.payment_intent,
-  accountId: r.account_id,
-  sessionId: r.session_id,
-  amountMicros: r.amount_micros,
-  refundedMicros: r.refunded_micros,
-  createdAt: r.created_at,
-})
-
-/** Thrown inside the transaction to roll it back: a refund or dispute of an unknown payment. */
-class UnknownPayment extends Error {}
 
 /**
  * @param onCredit called inside the transaction after money came in (a top-up, a dispute won): the

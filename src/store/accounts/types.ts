@@ -201,11 +201,6 @@ export interface AccountStore {
    * that old, for views only — never to decide money.
    */
   balance(accountId: string, maxAgeMs?: number): Promise<BalanceView>
-  /**
-   * A kept snapshot at most `maxAgeMs` old, in the caller's turn, or null when there is none (then
-   * ask `balance`). Present only on stores that keep snapshots; for views only, as above.
-   */
-  balanceSnapshot?(accountId: string, maxAgeMs: number): BalanceView | null
   /** Adds money. Idempotent per (account, reference): a repeat returns the first entry, duplicate=true. */
   credit(
     accountId: string,

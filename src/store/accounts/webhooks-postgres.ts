@@ -14,15 +14,21 @@ import type { Tx } from '../oauth/postgres.ts'
 import { KEY_COLUMNS } from './rows.ts'
 import {
   type AttemptRow,
+  attemptValues,
   type ClaimedRow,
   DELIVERY_COLUMNS,
   DELIVERY_INSERT_COLUMNS,
   type DeliveryRow,
   DUE_WHERE,
   deliveryIdSql,
+  disabledEmailValues,
+  disableReason,
   enqueueEmailSql,
   enqueueModelSql,
+  type FailingRow,
   FINISH_DELIVERY,
+  type FinishedRow,
+  finishValues,
   hasEventSql,
   INSERT_ATTEMPT,
   PURGE_ATTEMPTS,
@@ -32,11 +38,13 @@ import {
   SUBSCRIPTION_FAILED,
   SUBSCRIPTION_OK,
   type SubscriptionRow,
+  subscriptionUpdate,
   toAttempt,
   toClaimed,
   toDelivery,
   toPg,
   toSubscription,
+  UPDATE_SUBSCRIPTION,
 } from './webhooks-sql.ts'
 import type { WebhookStore } from './webhooks-types.ts'
 
@@ -211,22 +219,7 @@ function subscriptionMethods({ tx, q, getSub }: WebhookContext) {
           )
         ).rows
         if (!cur) return null
-        const enabling = p.enabled === true && Number(cur.enabled) !== 1
-        await c.query(
-          `UPDATE webhook_subscriptions SET url = $1, events = $2, enabled = $3, secret_enc = COALESCE($4, secret_enc),
-             disabled_reason = $5, failing_since = $6, updated_at = $7 WHERE id = $8 AND account_id = $9`,
-          [
-            p.url ?? cur.url,
-            p.events ? p.events.join(',') : cur.events,
-            p.enabled === undefined ? cur.enabled : p.enabled ? 1 : 0,
-            p.secretEnc ?? null,
-            enabling ? null : p.enabled === false ? 'disabled by the account' : cur.disabled_reason,
-            enabling ? null : cur.failing_since,
-            p.updatedAt,
-            id,
-            accountId,
-          ],
-        )
+        await c.query(toPg(UPDATE_SUBSCRIPTION), subscriptionUpdate(cur, p, id, accountId))
         return toSubscription((await getSub(accountId, id, c)) as SubscriptionRow)
       })
     },
@@ -323,33 +316,9 @@ function dispatchMethods({ tx, q }: WebhookContext) {
     },
     async finish(o) {
       return tx(async (c) => {
-        const status = o.ok ? 'delivered' : o.nextAttemptAt === null ? 'failed' : 'pending'
-        const [row] = (
-          await c.query<{ subscription_id: string | null; account_id: string; channel: string }>(
-            toPg(FINISH_DELIVERY),
-            [
-              status,
-              o.ok ? null : o.nextAttemptAt,
-              o.statusCode,
-              o.error,
-              o.latencyMs,
-              o.ok ? o.startedAt + o.latencyMs : null,
-              o.deliveryId,
-              o.owner,
-              o.attempt,
-            ],
-          )
-        ).rows
+        const [row] = (await c.query<FinishedRow>(toPg(FINISH_DELIVERY), finishValues(o))).rows
         if (!row) return { recorded: false, disabled: false }
-        await c.query(toPg(INSERT_ATTEMPT), [
-          o.deliveryId,
-          o.attempt,
-          o.startedAt,
-          o.latencyMs,
-          o.statusCode,
-          o.error,
-          o.ok ? 1 : 0,
-        ])
+        await c.query(toPg(INSERT_ATTEMPT), attemptValues(o))
         if (row.channel !== 'webhook' || row.subscription_id === null)
           return { recorded: true, disabled: false }
         if (o.ok) {
@@ -357,25 +326,12 @@ function dispatchMethods({ tx, q }: WebhookContext) {
           return { recorded: true, disabled: false }
         }
         const [sub] = (
-          await c.query<{ failing_since: number; enabled: number; url: string }>(toPg(SUBSCRIPTION_FAILED), [
-            o.startedAt,
-            row.subscription_id,
-          ])
+          await c.query<FailingRow>(toPg(SUBSCRIPTION_FAILED), [o.startedAt, row.subscription_id])
         ).rows
-        if (!sub || Number(sub.enabled) !== 1 || Number(sub.failing_since) > o.disableIfFailingSince)
-          return { recorded: true, disabled: false }
-        const reason = `deliveries failing since ${new Date(Number(sub.failing_since)).toISOString()}`
+        const reason = disableReason(sub, o)
+        if (!sub || reason === null) return { recorded: true, disabled: false }
         await c.query(toPg(SUBSCRIPTION_DISABLE), [reason, o.now, row.subscription_id])
-        const data = JSON.stringify({ subscription_id: row.subscription_id, url: sub.url, reason })
-        await c.query(toPg(enqueueEmailSql('postgres')), [
-          newId('evt', o.now),
-          'webhook.disabled',
-          data,
-          o.now,
-          o.now,
-          o.now,
-          row.account_id,
-        ])
+        await c.query(toPg(enqueueEmailSql('postgres')), disabledEmailValues(row, sub, reason, o.now))
         return { recorded: true, disabled: true }
       })
     },

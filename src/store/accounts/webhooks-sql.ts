@@ -1,13 +1,17 @@
+import { newId } from '../../platform/ids.ts'
+
 /**
  * SQL of webhooks and balance alerts shared by both dialects (written with `?` placeholders;
  * `toPg` numbers them for PostgreSQL), the row shapes and their mapping to the interface types.
  */
 import type {
+  AttemptOutcome,
   ClaimedDelivery,
   Delivery,
   DeliveryAttempt,
   OutboxEvent,
   Subscription,
+  SubscriptionPatch,
   WebhookEvent,
 } from './webhooks-types.ts'
 
@@ -186,6 +190,93 @@ export const FINISH_DELIVERY = `UPDATE webhook_deliveries SET status = ?, next_a
 
 export const INSERT_ATTEMPT = `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, latency_ms, status_code, error, ok)
   VALUES (?, ?, ?, ?, ?, ?, ?)`
+
+/** FINISH_DELIVERY's parameters for an attempt's outcome. */
+export function finishValues(o: AttemptOutcome): unknown[] {
+  const status = o.ok ? 'delivered' : o.nextAttemptAt === null ? 'failed' : 'pending'
+  return [
+    status,
+    o.ok ? null : o.nextAttemptAt,
+    o.statusCode,
+    o.error,
+    o.latencyMs,
+    o.ok ? o.startedAt + o.latencyMs : null,
+    o.deliveryId,
+    o.owner,
+    o.attempt,
+  ]
+}
+
+/** What FINISH_DELIVERY returns when the claim still held. */
+export interface FinishedRow {
+  subscription_id: string | null
+  account_id: string
+  channel: string
+}
+
+/** INSERT_ATTEMPT's parameters for an attempt's outcome. */
+export function attemptValues(o: AttemptOutcome): unknown[] {
+  return [o.deliveryId, o.attempt, o.startedAt, o.latencyMs, o.statusCode, o.error, o.ok ? 1 : 0]
+}
+
+/** What SUBSCRIPTION_FAILED returns. */
+export interface FailingRow {
+  failing_since: number
+  enabled: number
+  url: string
+}
+
+/**
+ * After a failed attempt of a subscription: why it is to be disabled now, or null when it stays
+ * (enabled and failing since no earlier than the outcome allows, or already disabled or gone).
+ */
+export function disableReason(sub: FailingRow | undefined, o: AttemptOutcome): string | null {
+  if (!sub || Number(sub.enabled) !== 1 || Number(sub.failing_since) > o.disableIfFailingSince) return null
+  return `deliveries failing since ${new Date(Number(sub.failing_since)).toISOString()}`
+}
+
+/**
+ * enqueueEmailSql's parameters for the e-mail telling the account its subscription was disabled
+ * (not a subscribable event: the account hears of it by e-mail, and sees it in the API).
+ */
+export function disabledEmailValues(
+  row: FinishedRow,
+  sub: FailingRow,
+  reason: string,
+  now: number,
+): unknown[] {
+  const data = JSON.stringify({ subscription_id: row.subscription_id, url: sub.url, reason })
+  return [newId('evt', now), 'webhook.disabled', data, now, now, now, row.account_id]
+}
+
+/** Applies a patch to a subscription; parameters: UPDATE_SUBSCRIPTION's, see `subscriptionUpdate`. */
+export const UPDATE_SUBSCRIPTION = `UPDATE webhook_subscriptions SET url = ?, events = ?, enabled = ?,
+    secret_enc = COALESCE(?, secret_enc), disabled_reason = ?, failing_since = ?, updated_at = ?
+  WHERE id = ? AND account_id = ?`
+
+/**
+ * UPDATE_SUBSCRIPTION's parameters for `p` over the current row: what the patch leaves out stays;
+ * enabling a disabled subscription clears its failure, disabling it records the account did.
+ */
+export function subscriptionUpdate(
+  cur: SubscriptionRow,
+  p: SubscriptionPatch,
+  id: string,
+  accountId: string,
+): unknown[] {
+  const enabling = p.enabled === true && Number(cur.enabled) !== 1
+  return [
+    p.url ?? cur.url,
+    p.events ? p.events.join(',') : cur.events,
+    p.enabled === undefined ? cur.enabled : p.enabled ? 1 : 0,
+    p.secretEnc ?? null,
+    enabling ? null : p.enabled === false ? 'disabled by the account' : cur.disabled_reason,
+    enabling ? null : cur.failing_since,
+    p.updatedAt,
+    id,
+    accountId,
+  ]
+}
 
 export const SUBSCRIPTION_OK = 'UPDATE webhook_subscriptions SET failing_since = NULL WHERE id = ?'
 export const SUBSCRIPTION_FAILED = `UPDATE webhook_subscriptions SET failing_since = COALESCE(failing_since, ?)

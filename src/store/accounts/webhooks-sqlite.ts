@@ -10,14 +10,20 @@ import type Database from 'better-sqlite3'
 import { newId } from '../../platform/ids.ts'
 import {
   type AttemptRow,
+  attemptValues,
   type ClaimedRow,
   DELIVERY_COLUMNS,
   type DeliveryRow,
   DUE_WHERE,
+  disabledEmailValues,
+  disableReason,
   enqueueEmailSql,
   enqueueForAccountSql,
   enqueueModelSql,
+  type FailingRow,
   FINISH_DELIVERY,
+  type FinishedRow,
+  finishValues,
   INSERT_ATTEMPT,
   PURGE_ATTEMPTS,
   PURGE_DELIVERIES,
@@ -26,10 +32,12 @@ import {
   SUBSCRIPTION_FAILED,
   SUBSCRIPTION_OK,
   type SubscriptionRow,
+  subscriptionUpdate,
   toAttempt,
   toClaimed,
   toDelivery,
   toSubscription,
+  UPDATE_SUBSCRIPTION,
 } from './webhooks-sql.ts'
 import type { OutboxEvent, WebhookStore } from './webhooks-types.ts'
 
@@ -125,21 +133,7 @@ function subscriptionMethods({ db, s }: WebhookContext) {
         .transaction(() => {
           const cur = s().sub.get(accountId, id)
           if (!cur) return null
-          const enabling = p.enabled === true && Number(cur.enabled) !== 1
-          db.prepare(
-            `UPDATE webhook_subscriptions SET url = ?, events = ?, enabled = ?, secret_enc = COALESCE(?, secret_enc),
-               disabled_reason = ?, failing_since = ?, updated_at = ? WHERE id = ? AND account_id = ?`,
-          ).run(
-            p.url ?? cur.url,
-            p.events ? p.events.join(',') : cur.events,
-            p.enabled === undefined ? cur.enabled : p.enabled ? 1 : 0,
-            p.secretEnc ?? null,
-            enabling ? null : p.enabled === false ? 'disabled by the account' : cur.disabled_reason,
-            enabling ? null : cur.failing_since,
-            p.updatedAt,
-            id,
-            accountId,
-          )
+          db.prepare(UPDATE_SUBSCRIPTION).run(...subscriptionUpdate(cur, p, id, accountId))
           return toSubscription(s().sub.get(accountId, id) as SubscriptionRow)
         })
         .immediate()
@@ -235,28 +229,9 @@ function dispatchMethods({ db, s }: WebhookContext) {
     async finish(o) {
       return db
         .transaction(() => {
-          const status = o.ok ? 'delivered' : o.nextAttemptAt === null ? 'failed' : 'pending'
-          const row = s().finish.get(
-            status,
-            o.ok ? null : o.nextAttemptAt,
-            o.statusCode,
-            o.error,
-            o.latencyMs,
-            o.ok ? o.startedAt + o.latencyMs : null,
-            o.deliveryId,
-            o.owner,
-            o.attempt,
-          )
+          const row = s().finish.get(...finishValues(o))
           if (!row) return { recorded: false, disabled: false }
-          s().attempt.run(
-            o.deliveryId,
-            o.attempt,
-            o.startedAt,
-            o.latencyMs,
-            o.statusCode,
-            o.error,
-            o.ok ? 1 : 0,
-          )
+          s().attempt.run(...attemptValues(o))
           if (row.channel !== 'webhook' || row.subscription_id === null)
             return { recorded: true, disabled: false }
           if (o.ok) {
@@ -264,14 +239,10 @@ function dispatchMethods({ db, s }: WebhookContext) {
             return { recorded: true, disabled: false }
           }
           const sub = s().subFailed.get(o.startedAt, row.subscription_id)
-          if (!sub || Number(sub.enabled) !== 1 || Number(sub.failing_since) > o.disableIfFailingSince)
-            return { recorded: true, disabled: false }
-          const reason = `deliveries failing since ${new Date(Number(sub.failing_since)).toISOString()}`
+          const reason = disableReason(sub, o)
+          if (!sub || reason === null) return { recorded: true, disabled: false }
           s().subDisable.run(reason, o.now, row.subscription_id)
-          // Not a subscribable event: the account hears of it by e-mail (and sees it in the API).
-          const eventId = newId('evt', o.now)
-          const data = JSON.stringify({ subscription_id: row.subscription_id, url: sub.url, reason })
-          s().enqueueEmail.run(eventId, 'webhook.disabled', data, o.now, o.now, o.now, row.account_id)
+          s().enqueueEmail.run(...disabledEmailValues(row, sub, reason, o.now))
           return { recorded: true, disabled: true }
         })
         .immediate()
@@ -386,14 +357,10 @@ function prepare(db: Database.Database) {
          (SELECT s.secret_enc FROM webhook_subscriptions s WHERE s.id = subscription_id) AS secret_enc,
          (SELECT a.email FROM accounts a WHERE a.id = webhook_deliveries.account_id) AS email`,
     ),
-    finish: db.prepare<unknown[], { subscription_id: string | null; account_id: string; channel: string }>(
-      FINISH_DELIVERY,
-    ),
+    finish: db.prepare<unknown[], FinishedRow>(FINISH_DELIVERY),
     attempt: db.prepare(INSERT_ATTEMPT),
     subOk: db.prepare(SUBSCRIPTION_OK),
-    subFailed: db.prepare<[number, string], { failing_since: number; enabled: number; url: string }>(
-      SUBSCRIPTION_FAILED,
-    ),
+    subFailed: db.prepare<[number, string], FailingRow>(SUBSCRIPTION_FAILED),
     subDisable: db.prepare(SUBSCRIPTION_DISABLE),
     insertBuild: db.prepare(
       'INSERT INTO model_builds (data_as_of, model_version, first_served_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',

@@ -40,7 +40,7 @@ interface NewSubscription {
   createdAt: number
 }
 
-interface SubscriptionPatch {
+export interface SubscriptionPatch {
   url?: string
   events?: WebhookEvent[]
   /** Enabling clears the failure run and the reason it was disabled. */
@@ -94,7 +94,7 @@ export interface ClaimedDelivery extends Delivery {
   email: string | null
 }
 
-interface AttemptOutcome {
+export interface AttemptOutcome {
   deliveryId: string
   owner: string
   attempt: number

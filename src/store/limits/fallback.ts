@@ -131,8 +131,6 @@ function fallbackConcurrency(
       })
       return usedLocal && d.leaseId ? { ...d, leaseId: LOCAL_LEASE + d.leaseId } : d
     },
-    free: (key: string, max: number, now: number): Promise<boolean> =>
-      run((b) => b.concurrency.free(key, max, now)),
     async renew(key: string, leaseId: string, ttlMs: number, now: number): Promise<boolean> {
       if (leaseId.startsWith(LOCAL_LEASE))
         return local.concurrency.renew(key, leaseId.slice(LOCAL_LEASE.length), ttlMs, now)

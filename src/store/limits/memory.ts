@@ -49,7 +49,7 @@ export function createMemoryRateLimiter(): RateLimiter & { readonly size: number
   let sweepNow = 0
   // A bucket whose TAT has passed is full: identical to having no entry at all.
   const sweep = sweeper(buckets, (b) => b.tat <= sweepNow * b.scale)
-  function takeNow(key: string, rule: RateRule, now: number, cost = 1): RateDecision {
+  function take(key: string, rule: RateRule, now: number, cost = 1): RateDecision {
     const p = gcraParams(rule, now, cost)
     sweepNow = Math.floor(now)
     sweep()
@@ -66,9 +66,8 @@ export function createMemoryRateLimiter(): RateLimiter & { readonly size: number
     get size() {
       return buckets.size
     },
-    takeNow,
     async take(key: string, rule: RateRule, now: number, cost = 1): Promise<RateDecision> {
-      return takeNow(key, rule, now, cost)
+      return take(key, rule, now, cost)
     },
   }
 }
@@ -102,14 +101,9 @@ export function createMemoryConcurrencyLimiter(): ConcurrencyLimiter & { readonl
     held.set(leaseId, now + ttlMs)
     return { ok: true, leaseId, active: active + 1 }
   }
-  const freeNow = (key: string, max: number, now: number) => (live(key, now)?.size ?? 0) < max
   return {
     get size() {
       return leases.size
-    },
-    freeNow,
-    async free(key: string, max: number, now: number): Promise<boolean> {
-      return freeNow(key, max, now)
     },
     async acquire(key: string, max: number, ttlMs: number, now: number): Promise<ConcurrencyDecision> {
       return acquire(key, max, ttlMs, now)

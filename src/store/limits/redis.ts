@@ -124,11 +124,6 @@ export function createRedisLimits(url: string, opts: RedisLimitsOptions = {}): L
         await ready()
         return (await client.erm3Renew(`${prefix}k:${key}`, leaseId, now, now + ttlMs)) === 1
       },
-      async free(key: string, max: number, now: number): Promise<boolean> {
-        await ready()
-        // Leases live while their expiry is after now (ACQUIRE_LUA drops those at or before it).
-        return (await client.zcount(`${prefix}k:${key}`, `(${now}`, '+inf')) < max
-      },
     },
     cache: {
       async get(key: string): Promise<Buffer | null> {

@@ -26,11 +26,6 @@ export interface RateDecision {
 export interface RateLimiter {
   /** Takes `cost` (default 1) tokens from bucket `key` under `rule` at time `now`. */
   take(key: string, rule: RateRule, now: number, cost?: number): Promise<RateDecision>
-  /**
-   * The same take answered in the caller's turn, for a limiter whose state is in this process
-   * (absent on a networked one): a hot path that can finish synchronously skips the promise.
-   */
-  takeNow?(key: string, rule: RateRule, now: number, cost?: number): RateDecision
 }
 
 export interface ConcurrencyDecision {
@@ -54,18 +49,6 @@ export interface ConcurrencyLimiter {
    * or expired at or before `now`): the slot may have been given to another.
    */
   renew(key: string, leaseId: string, ttlMs: number, now: number): Promise<boolean>
-  /**
-   * Whether one of `max` slots for `key` is free at `now`, answered in the caller's turn and taking
-   * none (in-process limiters only; see `takeNow`): for a request answered within that same turn,
-   * which holds its slot for no time.
-   */
-  freeNow?(key: string, max: number, now: number): boolean
-  /**
-   * Whether one of `max` slots for `key` is free at `now`, taking none: for a request that will be
-   * answered in the turn this answer arrives in, and so holds its slot for no time. On Redis one
-   * command, sent in the same round trip as a rate take of the same turn.
-   */
-  free(key: string, max: number, now: number): Promise<boolean>
 }
 
 export interface ResponseCache {

@@ -9,18 +9,18 @@
  * after the revoking UPDATE took its snapshot), leaving a live token of a revoked grant.
  */
 import type pg from 'pg'
+import { toPg } from '../accounts/webhooks-sql.ts'
 import {
   approvalUpsert,
-  CLIENT_COLUMNS,
   type ClientRow,
-  CODE_COLUMNS,
   type CodeRow,
   classifyCode,
   classifyRotation,
+  codeValues,
   type GrantRow,
   grantsQuery,
-  REFRESH_COLUMNS,
   type RefreshRow,
+  SQL,
   toClient,
   toCode,
   toGrants,
@@ -35,6 +35,11 @@ const LOCK_GRANT = 'SELECT pg_advisory_xact_lock(hashtext($1))'
 const grantKey = (accountId: string, clientId: string) => `erm3.oauth.grant:${accountId}:${clientId}`
 const APPROVE = approvalUpsert('$1', '$2', '$3', '$4', '$5')
 const GRANTS = grantsQuery({ account: '$1', now: '$2' })
+/** The shared statements, numbered for PostgreSQL. */
+const PG = Object.fromEntries(Object.entries(SQL).map(([k, v]) => [k, toPg(v)])) as Record<
+  keyof typeof SQL,
+  string
+>
 
 /** `pool` must parse BIGINT as numbers (the account store's pool does). */
 export function createPostgresOAuthStore(pool: pg.Pool, tx: Tx): OAuthStore {
@@ -53,18 +58,11 @@ interface OAuthContext {
 function clientMethods({ q }: OAuthContext) {
   return {
     async registerClient(c) {
-      await q(
-        'INSERT INTO oauth_clients (client_id, client_name, redirect_uris, created_at) VALUES ($1, $2, $3, $4)',
-        [c.clientId, c.clientName, JSON.stringify(c.redirectUris), c.createdAt],
-      )
+      await q(PG.insertClient, [c.clientId, c.clientName, JSON.stringify(c.redirectUris), c.createdAt])
       return { ...c, redirectUris: [...c.redirectUris] }
     },
     async getClient(clientId) {
-      const [r] = await q<ClientRow>(
-        `SELECT ${CLIENT_COLUMNS} FROM oauth_clients WHERE client_id = $1`,
-        [clientId],
-        'oauth_client',
-      )
+      const [r] = await q<ClientRow>(PG.client, [clientId], 'oauth_client')
       return r ? toClient(r) : null
     },
   } satisfies Partial<OAuthStore>
@@ -118,70 +116,52 @@ function grantMethods({ tx, q }: OAuthContext) {
 function tokenMethods({ tx, q }: OAuthContext) {
   return {
     async createCode(c) {
-      await q(
-        `INSERT INTO oauth_codes (hash, client_id, account_id, redirect_uri, code_challenge, scope, created_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-        [c.hash, c.clientId, c.accountId, c.redirectUri, c.codeChallenge, c.scope, c.createdAt, c.expiresAt],
-      )
+      await q(PG.insertCode, codeValues(c))
     },
     async consumeCode(hash, now) {
-      const [claimed] = await q<CodeRow>(
-        `UPDATE oauth_codes SET used_at = $2 WHERE hash = $1 AND used_at IS NULL AND expires_at > $2
-         RETURNING ${CODE_COLUMNS}`,
-        [hash, now],
-      )
+      const [claimed] = await q<CodeRow>(PG.claimCode, [now, hash, now])
       if (claimed) return { status: 'ok', code: toCode(claimed) }
       // Read after the failed claim: a code only ever moves from usable to used, never back.
-      const [r] = await q<CodeRow>(`SELECT ${CODE_COLUMNS} FROM oauth_codes WHERE hash = $1`, [hash])
+      const [r] = await q<CodeRow>(PG.code, [hash])
       return classifyCode(r)
     },
 
     async createRefreshToken(t) {
-      await q(
-        `INSERT INTO oauth_refresh_tokens (hash, family_id, client_id, account_id, scope, created_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [t.hash, t.familyId, t.clientId, t.accountId, t.scope, t.createdAt, t.expiresAt],
-      )
+      await q(PG.insertRefresh, [
+        t.hash,
+        t.familyId,
+        t.clientId,
+        t.accountId,
+        t.scope,
+        t.createdAt,
+        t.expiresAt,
+      ])
     },
     rotateRefreshToken(hash, clientId, next, now) {
       return tx(async (c): Promise<Rotation> => {
-        const select = `SELECT ${REFRESH_COLUMNS} FROM oauth_refresh_tokens WHERE hash = $1`
-        const [found] = (await c.query<RefreshRow>(select, [hash])).rows
+        const [found] = (await c.query<RefreshRow>(PG.refresh, [hash])).rows
         if (!found || found.client_id !== clientId) return classifyRotation(found, clientId, now)
         await c.query(LOCK_GRANT, [grantKey(found.account_id, clientId)])
-        const claimed = await c.query<RefreshRow>(
-          `UPDATE oauth_refresh_tokens SET rotated_at = $3
-           WHERE hash = $1 AND client_id = $2 AND rotated_at IS NULL AND revoked_at IS NULL AND expires_at > $3
-           RETURNING ${REFRESH_COLUMNS}`,
-          [hash, clientId, now],
-        )
+        const claimed = await c.query<RefreshRow>(PG.claimRefresh, [now, hash, clientId, now])
         const [prev] = claimed.rows
         if (!prev) {
           // A fresh statement sees what the concurrent winner committed (READ COMMITTED).
-          return classifyRotation((await c.query<RefreshRow>(select, [hash])).rows[0], clientId, now)
+          return classifyRotation((await c.query<RefreshRow>(PG.refresh, [hash])).rows[0], clientId, now)
         }
-        await c.query(
-          `INSERT INTO oauth_refresh_tokens (hash, family_id, client_id, account_id, scope, created_at, expires_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-          [
-            next.hash,
-            prev.family_id,
-            prev.client_id,
-            prev.account_id,
-            prev.scope,
-            next.createdAt,
-            next.expiresAt,
-          ],
-        )
+        await c.query(PG.insertRefresh, [
+          next.hash,
+          prev.family_id,
+          prev.client_id,
+          prev.account_id,
+          prev.scope,
+          next.createdAt,
+          next.expiresAt,
+        ])
         return { status: 'ok', previous: toRefresh(prev) }
       })
     },
     async revokeRefreshToken(hash, now) {
-      const [r] = await q<RefreshRow>(
-        `UPDATE oauth_refresh_tokens SET revoked_at = COALESCE(revoked_at, $2) WHERE hash = $1
-         RETURNING ${REFRESH_COLUMNS}`,
-        [hash, now],
-      )
+      const [r] = await q<RefreshRow>(PG.revokeRefresh, [now, hash])
       return r ? toRefresh(r) : null
     },
   } satisfies Partial<OAuthStore>

@@ -36,11 +36,65 @@ export interface RefreshRow {
   revoked_at: number | null
 }
 
-export const CLIENT_COLUMNS = 'client_id, client_name, redirect_uris, created_at'
-export const CODE_COLUMNS =
+const CLIENT_COLUMNS = 'client_id, client_name, redirect_uris, created_at'
+const CODE_COLUMNS =
   'hash, client_id, account_id, redirect_uri, code_challenge, scope, created_at, expires_at, used_at'
-export const REFRESH_COLUMNS =
+const REFRESH_COLUMNS =
   'hash, family_id, client_id, account_id, scope, created_at, expires_at, rotated_at, revoked_at'
+
+/**
+ * The statements both dialects run, with `?` placeholders (PostgreSQL numbers them with `toPg`);
+ * each comment lists the parameters in order.
+ */
+export const SQL = {
+  /** client id, name, redirect URIs (JSON), created at */
+  insertClient:
+    'INSERT INTO oauth_clients (client_id, client_name, redirect_uris, created_at) VALUES (?, ?, ?, ?)',
+  /** client id */
+  client: `SELECT ${CLIENT_COLUMNS} FROM oauth_clients WHERE client_id = ?`,
+  /** hash, client id, account id, redirect URI, challenge, scope, created at, expires at */
+  insertCode: `INSERT INTO oauth_codes (hash, client_id, account_id, redirect_uri, code_challenge, scope, created_at, expires_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  /** hash */
+  code: `SELECT ${CODE_COLUMNS} FROM oauth_codes WHERE hash = ?`,
+  /** The claim: only an unused, unexpired code matches, and only once. now, hash, now */
+  claimCode: `UPDATE oauth_codes SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ?
+    RETURNING ${CODE_COLUMNS}`,
+  /** hash, family id, client id, account id, scope, created at, expires at */
+  insertRefresh: `INSERT INTO oauth_refresh_tokens (hash, family_id, client_id, account_id, scope, created_at, expires_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  /** hash */
+  refresh: `SELECT ${REFRESH_COLUMNS} FROM oauth_refresh_tokens WHERE hash = ?`,
+  /** The claim: only an active token of this client matches, and only once. now, hash, client id, now */
+  claimRefresh: `UPDATE oauth_refresh_tokens SET rotated_at = ?
+    WHERE hash = ? AND client_id = ? AND rotated_at IS NULL AND revoked_at IS NULL AND expires_at > ?
+    RETURNING ${REFRESH_COLUMNS}`,
+  /** now, hash */
+  revokeRefresh: `UPDATE oauth_refresh_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE hash = ?
+    RETURNING ${REFRESH_COLUMNS}`,
+  /** Revoking a grant, each: now, account id, client id */
+  revokeGrantRefresh: `UPDATE oauth_refresh_tokens SET revoked_at = ?
+    WHERE account_id = ? AND client_id = ? AND revoked_at IS NULL`,
+  revokeGrantKeys:
+    'UPDATE api_keys SET revoked_at = ? WHERE account_id = ? AND client_id = ? AND revoked_at IS NULL',
+  revokeGrantRecord:
+    'UPDATE oauth_grants SET revoked_at = ? WHERE account_id = ? AND client_id = ? AND revoked_at IS NULL',
+  /** The grant's codes not yet exchanged expire now: now, account id, client id, now */
+  expireGrantCodes: `UPDATE oauth_codes SET expires_at = ?
+    WHERE account_id = ? AND client_id = ? AND used_at IS NULL AND expires_at > ?`,
+} as const
+
+/** SQL.insertCode's parameters. */
+export const codeValues = (c: AuthCode) => [
+  c.hash,
+  c.clientId,
+  c.accountId,
+  c.redirectUri,
+  c.codeChallenge,
+  c.scope,
+  c.createdAt,
+  c.expiresAt,
+]
 
 function redirectUrisOf(clientId: string, raw: string): string[] {
   const uris: unknown = JSON.parse(raw)

@@ -7,16 +7,15 @@
 import type Database from 'better-sqlite3'
 import {
   approvalUpsert,
-  CLIENT_COLUMNS,
   type ClientRow,
-  CODE_COLUMNS,
   type CodeRow,
   classifyCode,
   classifyRotation,
+  codeValues,
   type GrantRow,
   grantsQuery,
-  REFRESH_COLUMNS,
   type RefreshRow,
+  SQL,
   toClient,
   toCode,
   toGrants,
@@ -26,53 +25,19 @@ import type { OAuthStore, Rotation } from './types.ts'
 
 function prepare(db: Database.Database) {
   return {
-    insertClient: db.prepare(
-      'INSERT INTO oauth_clients (client_id, client_name, redirect_uris, created_at) VALUES (?, ?, ?, ?)',
-    ),
-    client: db.prepare<[string], ClientRow>(
-      `SELECT ${CLIENT_COLUMNS} FROM oauth_clients WHERE client_id = ?`,
-    ),
-    insertCode: db.prepare(
-      `INSERT INTO oauth_codes (hash, client_id, account_id, redirect_uri, code_challenge, scope, created_at, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
-    code: db.prepare<[string], CodeRow>(`SELECT ${CODE_COLUMNS} FROM oauth_codes WHERE hash = ?`),
-    // The claim: only an unused, unexpired code matches, and only once.
-    claimCode: db.prepare<[number, string, number], CodeRow>(
-      `UPDATE oauth_codes SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ?
-       RETURNING ${CODE_COLUMNS}`,
-    ),
-    insertRefresh: db.prepare(
-      `INSERT INTO oauth_refresh_tokens (hash, family_id, client_id, account_id, scope, created_at, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    ),
-    refresh: db.prepare<[string], RefreshRow>(
-      `SELECT ${REFRESH_COLUMNS} FROM oauth_refresh_tokens WHERE hash = ?`,
-    ),
-    // The claim: only an active token of this client matches, and only once.
-    claimRefresh: db.prepare<[number, string, string, number], RefreshRow>(
-      `UPDATE oauth_refresh_tokens SET rotated_at = ?
-       WHERE hash = ? AND client_id = ? AND rotated_at IS NULL AND revoked_at IS NULL AND expires_at > ?
-       RETURNING ${REFRESH_COLUMNS}`,
-    ),
-    revokeRefresh: db.prepare<[number, string], RefreshRow>(
-      `UPDATE oauth_refresh_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE hash = ?
-       RETURNING ${REFRESH_COLUMNS}`,
-    ),
-    revokeGrantRefresh: db.prepare<[number, string, string]>(
-      `UPDATE oauth_refresh_tokens SET revoked_at = ?
-       WHERE account_id = ? AND client_id = ? AND revoked_at IS NULL`,
-    ),
-    revokeGrantKeys: db.prepare<[number, string, string]>(
-      'UPDATE api_keys SET revoked_at = ? WHERE account_id = ? AND client_id = ? AND revoked_at IS NULL',
-    ),
-    expireGrantCodes: db.prepare<{ now: number; account: string; client: string }>(
-      `UPDATE oauth_codes SET expires_at = @now
-       WHERE account_id = @account AND client_id = @client AND used_at IS NULL AND expires_at > @now`,
-    ),
-    revokeGrantRecord: db.prepare<[number, string, string]>(
-      'UPDATE oauth_grants SET revoked_at = ? WHERE account_id = ? AND client_id = ? AND revoked_at IS NULL',
-    ),
+    insertClient: db.prepare(SQL.insertClient),
+    client: db.prepare<[string], ClientRow>(SQL.client),
+    insertCode: db.prepare(SQL.insertCode),
+    code: db.prepare<[string], CodeRow>(SQL.code),
+    claimCode: db.prepare<[number, string, number], CodeRow>(SQL.claimCode),
+    insertRefresh: db.prepare(SQL.insertRefresh),
+    refresh: db.prepare<[string], RefreshRow>(SQL.refresh),
+    claimRefresh: db.prepare<[number, string, string, number], RefreshRow>(SQL.claimRefresh),
+    revokeRefresh: db.prepare<[number, string], RefreshRow>(SQL.revokeRefresh),
+    revokeGrantRefresh: db.prepare<[number, string, string]>(SQL.revokeGrantRefresh),
+    revokeGrantKeys: db.prepare<[number, string, string]>(SQL.revokeGrantKeys),
+    expireGrantCodes: db.prepare<[number, string, string, number]>(SQL.expireGrantCodes),
+    revokeGrantRecord: db.prepare<[number, string, string]>(SQL.revokeGrantRecord),
     recordApproval: db.prepare(approvalUpsert('@account', '@client', '@at', '@uri', '@scope')),
     grants: db.prepare<{ account: string; now: number }, GrantRow>(
       grantsQuery({ account: '@account', now: '@now' }),
@@ -113,16 +78,7 @@ export function createSqliteOAuthStore(db: Database.Database): OAuthStore {
     },
 
     async createCode(c) {
-      s().insertCode.run(
-        c.hash,
-        c.clientId,
-        c.accountId,
-        c.redirectUri,
-        c.codeChallenge,
-        c.scope,
-        c.createdAt,
-        c.expiresAt,
-      )
+      s().insertCode.run(...codeValues(c))
     },
     async consumeCode(hash, now) {
       return db
@@ -166,7 +122,7 @@ export function createSqliteOAuthStore(db: Database.Database): OAuthStore {
         .transaction(() => ({
           refreshTokens: s().revokeGrantRefresh.run(now, accountId, clientId).changes,
           accessTokens: s().revokeGrantKeys.run(now, accountId, clientId).changes,
-          codes: s().expireGrantCodes.run({ now, account: accountId, client: clientId }).changes,
+          codes: s().expireGrantCodes.run(now, accountId, clientId, now).changes,
           grant: s().revokeGrantRecord.run(now, accountId, clientId).changes > 0,
         }))
         .immediate()
