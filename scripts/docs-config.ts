@@ -3,7 +3,7 @@
  * (CONFIG_VARS in src/platform/config.ts) between `<!-- generated:config -->` and
  * `<!-- /generated:config -->`: scripts/docs.ts writes it (`npm run docs`) and checks it in lint.
  */
-import { CONFIG_GROUPS, CONFIG_VARS, type ConfigGroup, type ConfigVar } from '../src/platform/config.ts'
+import { CONFIG_GROUPS, CONFIG_VARS, type ConfigGroup, type ConfigVar } from '../src/platform/config-vars.ts'
 
 export const CONFIG_DOC = 'docs/configuration.md'
 

@@ -6,13 +6,8 @@ import { fileURLToPath } from 'node:url'
 import { replaceBlock } from '../../scripts/docs.ts'
 import { CONFIG_DOC, renderConfigTable } from '../../scripts/docs-config.ts'
 import { DEFAULT_SYNTH } from '../../src/engine/data/synth/options.ts'
-import {
-  CONFIG_VARS,
-  type ConfigVar,
-  loadConfig,
-  mcpClientConfig,
-  storeAccess,
-} from '../../src/platform/config.ts'
+import { loadConfig, mcpClientConfig, storeAccess } from '../../src/platform/config.ts'
+import { CONFIG_VARS, type ConfigVar } from '../../src/platform/config-vars.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const vars = Object.entries(CONFIG_VARS) as [string, ConfigVar<unknown>][]

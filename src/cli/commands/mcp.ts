@@ -1,6 +1,7 @@
 import { type Command, Option } from 'commander'
 import { parseApiKey } from '../../contract/api-key.ts'
-import { CONFIG_VARS, mcpClientConfig } from '../../platform/config.ts'
+import { mcpClientConfig } from '../../platform/config.ts'
+import { CONFIG_VARS } from '../../platform/config-vars.ts'
 import { AppError } from '../../platform/errors.ts'
 
 const DEFAULT_URL = CONFIG_VARS.ERM3_URL.default
