@@ -39,9 +39,11 @@ export const ENGINE_ORDER = [
   'object-store', // where a model store's bytes live (local, S3, HTTP)
   'zarr', // Zarr v3 arrays over an object store
   'data', // the canonical dataset: format, import, synthetic market (model, parquet)
+  'sources', // vendors and public files real data is fetched from (data)
   'model-store', // the published model store (model, zarr, object-store)
   'build', // builds a model store from a dataset (model, data, zarr, model-store)
   'export', // CSV and Parquet tables (parquet)
+  'update', // fetch, check, append, build and publish real data (sources, data, build, model-store)
 ] as const
 
 /** Beyond platform/: engine/export encodes the contract's flat table (contract/table.ts). */
@@ -65,6 +67,7 @@ export const SERVICE_ORDER = [
   'webhooks',
   'plaid',
   'discovery', // documents describing the service: manifests, llms.txt, prices, estimates
+  'updates', // the daily update: schedule, lease across nodes, status and alerts
   'health.ts',
   'model-reload.ts',
 ] as const

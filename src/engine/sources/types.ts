@@ -1,0 +1,159 @@
+/**
+ * Where real market data comes from: one `Source` interface over every vendor and public file
+ * erm3 can fetch (docs/data-sources.md lists each, its base URL variable and its terms). A source
+ * implements the capabilities it has; the fetch and update pipeline (engine/update) asks for a
+ * capability, never for a vendor.
+ *
+ * Dates are ISO `YYYY-MM-DD` strings (the exchange's trading date, America/New_York). Tickers are
+ * canonical (`canonicalTicker`, engine/data/aliases.ts: `BRK.B`, never `BRK-B`).
+ */
+
+/** One trading day of one security, as the vendor reports it. */
+export interface DailyBar {
+  date: string
+  /** Unadjusted close, in dollars. */
+  close: number
+  /**
+   * Total-return adjusted close: splits and cash dividends folded in, so that
+   * adjClose[t] / adjClose[t-1] − 1 is the day's total return. Its scale is the vendor's (the latest
+   * day usually equals `close`); only ratios are meaningful.
+   */
+  adjClose: number
+  /** Shares traded (unadjusted); null when the vendor gives none. */
+  volume: number | null
+  /** Split ratio effective this day (new shares per old share, 2 = 2-for-1); 1 = none. */
+  splitFactor: number
+  /** Cash dividend per share going ex this day; 0 = none. */
+  dividend: number
+}
+
+/** A split or a cash dividend, announced by the vendor independently of the bars. */
+export interface CorporateAction {
+  ticker: string
+  /** Ex-date (splits: the first day trading on the new basis). */
+  date: string
+  kind: 'split' | 'dividend'
+  /** Splits: new shares per old share. Dividends: cash per share. */
+  value: number
+}
+
+export type Exchange = 'NYSE' | 'NASDAQ' | 'NYSE American' | 'NYSE Arca' | 'BATS' | 'OTC' | 'other'
+
+/** A security a listing source knows of (active or delisted). */
+export interface Listing {
+  ticker: string
+  name: string
+  exchange: Exchange
+  /** `stock`: common stock (and ADRs only where the vendor says common); `etf`; `other`: skipped. */
+  assetType: 'stock' | 'etf' | 'other'
+  cik: number | null
+  /** A vendor's permanent id when it has one (Polygon composite FIGI, Tiingo permaTicker). */
+  permanentId: string | null
+  /** First and last day with prices, when the vendor says (null: unknown / still trading). */
+  firstDate: string | null
+  lastDate: string | null
+  active: boolean
+}
+
+/** A ticker change (`from` stops trading the day before `date`, `to` starts on `date`). */
+export interface TickerChange {
+  date: string
+  from: string
+  to: string
+  permanentId: string | null
+  cik: number | null
+}
+
+/** A stock's membership of a sector or subsector ETF, from the ETF's published holdings. */
+export interface EtfHolding {
+  etf: string
+  ticker: string
+  /** Weight in the fund, a fraction (0.071 = 7.1 %); null when the file gives none. */
+  weight: number | null
+  /** The holdings file's own as-of date. */
+  asOf: string
+}
+
+/** Shares outstanding from a filing's cover page (dei:EntityCommonStockSharesOutstanding). */
+export interface SharesPoint {
+  cik: number
+  /** The date the count refers to (the cover page's `end`). */
+  end: string
+  /** The filing date: the count is known from this day on (point in time). */
+  filed: string
+  shares: number
+}
+
+/** One observation of an interest rate, in fractions (0.045 = 4.5 %). */
+export interface RatePoint {
+  date: string
+  value: number
+}
+
+/** Company facts of one CIK: SEC's JSON body, gzip-compressed, as the dataset stores it. */
+export interface CompanyFacts {
+  cik: number
+  gzipped: Uint8Array
+}
+
+/** What every call may take: cancellation (the CLI's Ctrl-C, the scheduler's stop). */
+export interface CallOptions {
+  signal?: AbortSignal
+}
+
+export interface PriceCapability {
+  /** Daily bars of one ticker over [from, to] (to null: up to the latest), oldest first. */
+  history(ticker: string, from: string, to: string | null, o?: CallOptions): Promise<DailyBar[]>
+  /**
+   * Every security's bar for one date in one call, when the vendor has a bulk endpoint (Tiingo's
+   * all-tickers latest day, Polygon's grouped daily). Keyed by canonical ticker. `adjClose` of a
+   * bulk bar equals `close` unless the vendor adjusts it; actions come from `splitFactor` and
+   * `dividend` or from the `actions` capability.
+   */
+  day?(date: string, o?: CallOptions): Promise<Map<string, DailyBar>>
+}
+
+export interface ActionCapability {
+  /** Splits and dividends with ex-date in [from, to]. */
+  between(from: string, to: string, o?: CallOptions): Promise<CorporateAction[]>
+}
+
+export interface SecuritiesCapability {
+  /** Every listing the source knows (including delisted ones, when it has them). */
+  list(o?: CallOptions): Promise<Listing[]>
+  /** Ticker changes with date in [from, to], when the source publishes them. */
+  changes?(from: string, to: string, o?: CallOptions): Promise<TickerChange[]>
+}
+
+export interface ClassificationCapability {
+  /** The current holdings of each of these ETFs (an ETF whose file is unavailable is left out). */
+  holdings(etfs: readonly string[], o?: CallOptions): Promise<EtfHolding[]>
+}
+
+export interface SharesCapability {
+  /** Every shares-outstanding point of a filer, oldest filing first. */
+  shares(cik: number, o?: CallOptions): Promise<SharesPoint[]>
+}
+
+export interface FundamentalsCapability {
+  /** SEC company facts of a filer; null when it has none (404). */
+  companyFacts(cik: number, o?: CallOptions): Promise<CompanyFacts | null>
+}
+
+export interface RatesCapability {
+  /** The 3-month Treasury bill rate over [from, to], in fractions. */
+  tbill3m(from: string, to: string, o?: CallOptions): Promise<RatePoint[]>
+}
+
+export type SourceName = 'tiingo' | 'polygon' | 'sec' | 'treasury' | 'fred' | 'holdings'
+
+export interface Source {
+  readonly name: SourceName
+  prices?: PriceCapability
+  actions?: ActionCapability
+  securities?: SecuritiesCapability
+  classification?: ClassificationCapability
+  shares?: SharesCapability
+  fundamentals?: FundamentalsCapability
+  rates?: RatesCapability
+}
