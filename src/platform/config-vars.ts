@@ -20,6 +20,7 @@ export const CONFIG_GROUPS = {
   plaid: 'Brokerage holdings (Plaid)',
   chat: 'Chat (LLM provider)',
   mcp: 'MCP client (`erm3 mcp`)',
+  sources: 'Market data sources (`erm3 fetch`, `erm3 update`)',
 } as const
 export type ConfigGroup = keyof typeof CONFIG_GROUPS
 
@@ -115,6 +116,12 @@ function url(protocols: string[], meta: Meta & { trimSlash?: boolean }): ConfigV
       return trimSlash ? ok.replace(/\/+$/, '') : ok
     },
   }
+}
+
+/** Like `url`, with a default (a vendor's public endpoint). */
+function urlOr(dflt: string, meta: Meta & { trimSlash?: boolean }): ConfigVar<string> {
+  const { parse, ...rest } = url(['http:', 'https:'], meta)
+  return { ...rest, default: dflt, parse: (raw, name) => parse(raw, name) ?? dflt }
 }
 
 /** A shared secret: long enough to be random data. */
@@ -530,5 +537,41 @@ export const CONFIG_VARS = {
     secret: true,
     description: '`erm3 mcp`: the key its tool calls use (never on the command line, where `ps` shows it)',
     parse: (raw) => raw.trim() || null,
+  }),
+  TIINGO_API_KEY: text(null, {
+    group: 'sources',
+    secret: true,
+    description:
+      'your Tiingo API token (https://www.tiingo.com/account/api/token), sent as `Authorization: Token …`',
+  }),
+  TIINGO_BASE_URL: urlOr('https://api.tiingo.com', {
+    group: 'sources',
+    trimSlash: true,
+    description: "Tiingo's REST API (end-of-day prices)",
+  }),
+  TIINGO_TICKERS_URL: urlOr('https://apimedia.tiingo.com/docs/tiingo/daily/supported_tickers.zip', {
+    group: 'sources',
+    description:
+      "Tiingo's daily list of every ticker it covers, delisted ones included (another host: the token is not sent to it)",
+  }),
+  TIINGO_RATE_PER_HOUR: int(1, 1_000_000, 50, {
+    group: 'sources',
+    description:
+      "requests an hour erm3 sends Tiingo, Tiingo's quota unit (the free plan allows 50 an hour and 1,000 a day)",
+  }),
+  POLYGON_API_KEY: text(null, {
+    group: 'sources',
+    secret: true,
+    description: 'your Polygon.io (Massive) API key, sent as the `apiKey` query parameter',
+  }),
+  POLYGON_BASE_URL: urlOr('https://api.polygon.io', {
+    group: 'sources',
+    trimSlash: true,
+    description: "Polygon's REST API (aggregates, splits, dividends, tickers)",
+  }),
+  POLYGON_RATE_PER_MINUTE: int(1, 1_000_000, 5, {
+    group: 'sources',
+    description:
+      'requests a minute erm3 sends Polygon (the free plan allows 5; paid plans are unlimited: raise it)',
   }),
 } satisfies Record<string, ConfigVar<unknown>>
