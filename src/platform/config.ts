@@ -328,9 +328,12 @@ export function loadConfig(env: Env = process.env): Config {
   return config
 }
 
-/** What `erm3 mcp` reads from the environment (it checks the key and the origin itself). */
 /** The data directory and universe lists of `erm3 data fetch` (flags win over these). */
-export function dataFetchConfig(env: Env): { dataDir: string; include: string | null; exclude: string | null } {
+export function dataFetchConfig(env: Env): {
+  dataDir: string
+  include: string | null
+  exclude: string | null
+} {
   const p = new Problems()
   const v = read(env, names('data'), p)
   const home = read(env, ['ERM3_HOME'], p)
@@ -342,6 +345,7 @@ export function dataFetchConfig(env: Env): { dataDir: string; include: string | 
   }
 }
 
+/** What `erm3 mcp` reads from the environment (it checks the key and the origin itself). */
 export function mcpClientConfig(env: Env): { url: string; apiKey: string | null } {
   const p = new Problems()
   const v = read(env, names('mcp'), p)

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { buildStore } from '../../src/engine/build/index.ts'
 import { readDataset } from '../../src/engine/data/dataset-reader.ts'
-import { assembleDataset, readDataDirDataset } from '../../src/engine/update/assemble.ts'
+import { assembleDataset, MAX_SHARES_AGE_DAYS, readDataDirDataset } from '../../src/engine/update/assemble.ts'
 import { writeBars } from '../../src/engine/update/data-dir.ts'
 import { writeClassification, writeRates, writeShares } from '../../src/engine/update/dir-files.ts'
 import { type IdentityRow, reconcileIdentity, writeIdentity } from '../../src/engine/update/identity.ts'
@@ -113,6 +113,7 @@ describe('assembleDataset', () => {
     assert.equal(on('2020-02-14'), 1000)
     assert.equal(on('2020-02-18'), 1100)
     assert.equal(on('2020-03-02'), 1100, 'an older period filed later does not win')
+    assert.equal(MAX_SHARES_AGE_DAYS, 400)
     assert.equal(on('2021-02-03'), 1100, '2019-12-31 + 400 days')
     assert.ok(Number.isNaN(on('2021-02-04')), 'stale after 400 days')
     // Every other stock: the quarterly points, each from its filing day on (direct computation).

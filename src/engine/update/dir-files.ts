@@ -26,7 +26,7 @@ export interface Classification {
 
 const CLASS_HEADER = ['symbol', 'sector', 'industry', 'source'] as const
 
-export function classificationCsv(rows: readonly Classification[]): string {
+function classificationCsv(rows: readonly Classification[]): string {
   return csvDocument(
     [...CLASS_HEADER, 'industry_etf'],
     [...rows]

@@ -38,7 +38,7 @@ export interface IdentityEvent {
   date: string
 }
 
-export const IDENTITY_HEADER = [
+const IDENTITY_HEADER = [
   'symbol',
   'ticker',
   'name',
