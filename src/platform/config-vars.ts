@@ -20,7 +20,8 @@ export const CONFIG_GROUPS = {
   plaid: 'Brokerage holdings (Plaid)',
   chat: 'Chat (LLM provider)',
   mcp: 'MCP client (`erm3 mcp`)',
-  sources: 'Market data sources (`erm3 fetch`, `erm3 update`)',
+  data: 'Market data: the data directory and the universe (`erm3 data fetch`, `erm3 update`)',
+  sources: 'Market data sources: keys, base URLs and request rates',
 } as const
 export type ConfigGroup = keyof typeof CONFIG_GROUPS
 
@@ -214,6 +215,21 @@ export const CONFIG_VARS = {
       if (!/^\d{4}-\d{2}-\d{2}$/.test(raw)) fail(`${name} must be a date YYYY-MM-DD${got(raw)}`)
       return raw
     },
+  }),
+  ERM3_DATA_DIR: text(null, {
+    group: 'data',
+    defaultText: '`$ERM3_HOME/data`',
+    description:
+      'the data directory `erm3 data fetch` fills (bars, identity registry, shares, facts, rates) and assembles `dataset/` in (`--data-dir` wins)',
+  }),
+  ERM3_UNIVERSE_INCLUDE: text(null, {
+    group: 'data',
+    description:
+      'a file of tickers (one a line, `#` comments) fetched whatever the listing says (`--include` wins)',
+  }),
+  ERM3_UNIVERSE_EXCLUDE: text(null, {
+    group: 'data',
+    description: 'a file of tickers never fetched (`--exclude` wins)',
   }),
   LOG_LEVEL: custom<string>({
     group: 'server',

@@ -1,4 +1,4 @@
-import { resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { CONFIG_VARS, type ConfigGroup, type ConfigVar, PLAID_KEYS_HINT } from './config-vars.ts'
 import { AppError } from './errors.ts'
 
@@ -172,7 +172,7 @@ function read<K extends ConfigVarName>(env: Env, names: readonly K[], problems: 
 const names = (group: ConfigGroup) =>
   (Object.keys(CONFIG_VARS) as ConfigVarName[]).filter((n) => CONFIG_VARS[n].group === group)
 const SERVER_VARS = (Object.keys(CONFIG_VARS) as ConfigVarName[]).filter(
-  (n) => CONFIG_VARS[n].group !== 'mcp',
+  (n) => CONFIG_VARS[n].group !== 'mcp' && CONFIG_VARS[n].group !== 'data',
 )
 const STORE_ACCESS_VARS = names('store').filter((n) => n !== 'ERM3_STORE')
 
@@ -326,6 +326,23 @@ export function loadConfig(env: Env = process.env): Config {
   }
   p.throwIfAny()
   return config
+}
+
+/** The data directory and universe lists of `erm3 data fetch` (flags win over these). */
+export function dataFetchConfig(env: Env): {
+  dataDir: string
+  include: string | null
+  exclude: string | null
+} {
+  const p = new Problems()
+  const v = read(env, names('data'), p)
+  const home = read(env, ['ERM3_HOME'], p)
+  p.throwIfAny()
+  return {
+    dataDir: resolve(v.ERM3_DATA_DIR ?? join(home.ERM3_HOME, 'data')),
+    include: v.ERM3_UNIVERSE_INCLUDE,
+    exclude: v.ERM3_UNIVERSE_EXCLUDE,
+  }
 }
 
 /** What `erm3 mcp` reads from the environment (it checks the key and the origin itself). */

@@ -59,3 +59,20 @@ export function priceSourceFromEnv(name: PriceSourceName, env: Env = process.env
       throw new AppError('CONFIG_INVALID', `unknown price source ${JSON.stringify(name)}: tiingo or polygon`)
   }
 }
+
+/**
+ * Sources by name (`erm3 data fetch --source tiingo,sec`): each vendor module adds its case here,
+ * built from the environment (its API key and base URL variables).
+ */
+export function sourcesFromNames(names: readonly string[], env: Env = process.env): Source[] {
+  if (names.length === 0) throw new AppError('INVALID_REQUEST', 'no --source given')
+  return names.map((name) => {
+    switch (name) {
+      case 'tiingo':
+      case 'polygon':
+        return priceSourceFromEnv(name, env)
+      default:
+        throw new AppError('INVALID_REQUEST', `unknown source "${name}": tiingo, polygon`)
+    }
+  })
+}
