@@ -49,24 +49,20 @@ export function gateNewDays(
         offCalendar: fetched.offCalendar.filter(
           (o) => (i === 0 || o.date > days[i - 1]) && (o.date < day || i === days.length - 1),
         ),
-          (o) => o.date > (days[days.indexOf(day) - 1] ?? '') && o.date < day,
-        ),
-        actions: fetched.actions.get
-    (day) ?? new Map(),
-  }
-  ,
+        actions: fetched.actions.get(day) ?? new Map(),
+      },
       securities,
       MARKET_ETF,
       settings,
     )
     findings.push(...r.findings)
-  if (r.quarantine !== null) return { accepted: new Map(), findings, quarantine: `${day}: ${r.quarantine}` }
-  for (const [symbol, bar] of r.accepted) {
-    accepted.set(symbol, [...(accepted.get(symbol) ?? []), bar])
-    previous.set(symbol, bar)
+    if (r.quarantine !== null) return { accepted: new Map(), findings, quarantine: `${day}: ${r.quarantine}` }
+    for (const [symbol, bar] of r.accepted) {
+      accepted.set(symbol, [...(accepted.get(symbol) ?? []), bar])
+      previous.set(symbol, bar)
+    }
   }
-}
-return { accepted, findings, quarantine: null }
+  return { accepted, findings, quarantine: null }
 }
 
 export interface MergedBars {
