@@ -90,6 +90,14 @@ export function gateDay(
   settings: GateSettings,
 ): GateResult {
   const { day } = input
+  if (input.bars.size === 0) {
+    const detail = `no bars at all for ${day}, a session`
+    return {
+      accepted: new Map(),
+      findings: [{ kind: 'calendar', date: day, detail, action: 'quarantined' }],
+      quarantine: detail,
+    }
+  }
   const findings: UpdateFinding[] = []
   const perStock = (s: GateSecurity, kind: UpdateFinding['kind'], detail: string) =>
     findings.push({ kind, ticker: s.ticker, symbol: s.symbol, date: day, detail, action: 'dropped' })
@@ -152,7 +160,6 @@ function universeProblem(
     })
     return detail
   }
-  if (input.bars.size === 0) return add('calendar', `no bars at all for ${day}, a session`)
   if (!accepted.has(marketSymbol))
     return add('missing', `the market ETF ${marketSymbol} has no usable bar for ${day}`, marketSymbol)
   let before = 0
