@@ -1,18 +1,18 @@
 /**
  * A small market for the update tests: the synthetic generator's 20 stocks (its smallest market), SPY and the ETFs they
  * need over ~300 sessions, served by an in-memory price vendor (a plain `Source`), and a data
- * directory holding all but the vendor's last days.
+ * directory holding all but the vendor's last days (identity, classification, rates and bars).
  */
 import { mkdir, readdir, readFile } from 'node:fs/promises'
 import { join, relative } from 'node:path'
 import { readDataset } from '../../src/engine/data/dataset-reader.ts'
-import { writeDataset } from '../../src/engine/data/dataset-writer.ts'
 import type { Dataset, SecurityRow } from '../../src/engine/data/format.ts'
 import { synthesizeDataset } from '../../src/engine/data/synthesize.ts'
 import type { DailyBar, Source } from '../../src/engine/sources/types.ts'
-import { DATA_DIR_FILES, readBars, writeBars, writeFileAtomically } from '../../src/engine/update/data-dir.ts'
-import { csvDocument } from '../../src/platform/csv.ts'
-import { isoFromDay, parseIsoDay } from '../../src/platform/dates.ts'
+import { writeBars } from '../../src/engine/update/data-dir.ts'
+import { writeClassification, writeRates } from '../../src/engine/update/dir-files.ts'
+import { writeIdentity } from '../../src/engine/update/identity.ts'
+import { isoFromDay } from '../../src/platform/dates.ts'
 import { sha256Hex } from '../../src/platform/digest.ts'
 
 export interface Market {
@@ -104,16 +104,41 @@ export function fakeVendor(m: Market): FakeVendor {
 /** A data directory holding the market's sessions through `through` (inclusive). */
 export async function makeDataDir(m: Market, dataDir: string, through: string): Promise<void> {
   await mkdir(dataDir, { recursive: true })
-  const rows = [...m.ds.securities].sort(
-    (a, b) => a.symbol.localeCompare(b.symbol) || a.validFrom.localeCompare(b.validFrom),
+  await writeIdentity(
+    dataDir,
+    m.ds.securities.map((r) => ({
+      symbol: r.symbol,
+      ticker: r.ticker,
+      name: r.name,
+      assetType: r.assetType,
+      exchange: '',
+      cik: r.cik,
+      permanentId: null,
+      validFrom: r.validFrom,
+      validTo: r.validTo,
+    })),
   )
-  await writeFileAtomically(
-    join(dataDir, DATA_DIR_FILES.securities),
-    csvDocument(
-      ['symbol', 'ticker', 'name', 'asset_type', 'exchange', 'cik', 'permanent_id', 'valid_from', 'valid_to'],
-      rows.map((r) => [r.symbol, r.ticker, r.name, r.assetType, '', r.cik, null, r.validFrom, r.validTo]),
-    ),
+  await writeClassification(
+    dataDir,
+    m.ds.securities
+      .filter((r) => r.assetType === 'stock')
+      .map((r) => ({
+        symbol: r.symbol,
+        sector: r.sector ?? '',
+        industry: r.industry,
+        source: 'test',
+        industryEtf: null,
+      })),
   )
+  const rates = m.ds.rates
+  const k = rates?.tenors.indexOf('3m') ?? -1
+  if (rates && k >= 0)
+    await writeRates(
+      dataDir,
+      Array.from(rates.days, (d, i) => ({ date: isoFromDay(d), value: rates.values[k][i] })).filter(
+        (p) => !Number.isNaN(p.value),
+      ),
+    )
   const T = m.days.indexOf(through) + 1
   for (const [i, symbol] of m.ds.symbols.entries()) {
     const bars: DailyBar[] = []
@@ -122,48 +147,6 @@ export async function makeDataDir(m: Market, dataDir: string, through: string): 
       if (b) bars.push({ ...b, adjClose: m.ds.prices.adj_close[i][t] })
     }
     await writeBars(dataDir, symbol, bars)
-  }
-}
-
-/**
- * Stands in for the data directory → dataset assembly: the market's securities and factor
- * registry, the calendar of SPY's bars and the price panels of the stored bars.
- */
-export function assembler(m: Market): (dataDir: string) => Promise<void> {
-  return async (dataDir) => {
-    const spy = await readBars(dataDir, 'SPY')
-    const calendar = Int32Array.from(spy, (b) => parseIsoDay(b.date) ?? 0)
-    const T = calendar.length
-    const index = new Map(spy.map((b, t) => [b.date, t]))
-    const adj: Float64Array[] = []
-    const close: Float64Array[] = []
-    const volume: Float64Array[] = []
-    for (const symbol of m.ds.symbols) {
-      const [a, c, v] = [0, 1, 2].map(() => new Float64Array(T).fill(Number.NaN))
-      for (const b of await readBars(dataDir, symbol)) {
-        const t = index.get(b.date)
-        if (t === undefined) continue
-        a[t] = b.adjClose
-        c[t] = b.close
-        v[t] = b.volume ?? Number.NaN
-      }
-      adj.push(a)
-      close.push(c)
-      volume.push(v)
-    }
-    const series = m.ds.series
-      ? { ...m.ds.series, values: m.ds.series.values.map((s) => s.slice(0, T)) }
-      : null
-    const ds: Dataset = {
-      ...m.ds,
-      calendar,
-      prices: { adj_close: adj, close, volume, shares_out: null },
-      series,
-      fundamentals: [],
-      truth: null,
-      report: null,
-    }
-    await writeDataset(ds, join(dataDir, DATA_DIR_FILES.dataset))
   }
 }
 

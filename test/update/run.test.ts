@@ -6,11 +6,12 @@ import { after, describe, test } from 'node:test'
 import { buildStore } from '../../src/engine/build/index.ts'
 import { LocalBlobs } from '../../src/engine/object-store/local.ts'
 import type { DailyBar } from '../../src/engine/sources/types.ts'
+import { assembleDataset } from '../../src/engine/update/assemble.ts'
 import { DATA_DIR_FILES, readBars } from '../../src/engine/update/data-dir.ts'
 import { afterClose } from '../../src/engine/update/days.ts'
 import { runUpdate, type UpdateOptions } from '../../src/engine/update/run.ts'
 import { readUpdateStatus } from '../../src/engine/update/status.ts'
-import { assembler, digests, fakeVendor, makeDataDir, makeMarket } from './market.ts'
+import { digests, fakeVendor, makeDataDir, makeMarket } from './market.ts'
 
 const dir = await mkdtemp(join(tmpdir(), 'erm3-update-'))
 after(() => rm(dir, { recursive: true, force: true }))
@@ -19,11 +20,10 @@ const dataDir = join(dir, 'data')
 const store = join(dir, 'store')
 const published = join(dir, 'published')
 const vendor = fakeVendor(m)
-const assemble = assembler(m)
 const [d0701, d0705, d0706] = m.days.slice(-3)
 assert.deepEqual([d0701, d0705, d0706], ['2016-07-01', '2016-07-05', '2016-07-06'])
 await makeDataDir(m, dataDir, d0701)
-await assemble(dataDir)
+await assembleDataset(dataDir)
 await buildStore({ dataset: join(dataDir, DATA_DIR_FILES.dataset), store })
 
 const stocks = m.ds.symbols.filter(
@@ -34,7 +34,6 @@ const opts = (now: string, extra: Partial<UpdateOptions> = {}): UpdateOptions =>
   store,
   sources: [vendor.source],
   now: new Date(now),
-  assemble,
   settings: { maxShrink: 0.1 },
   ...extra,
 })

@@ -2,14 +2,13 @@
  * From fetched bars to the new stored histories: the gate day by day (each day's previous bar is
  * the one accepted the day before), then appending or reconciling each security.
  */
-import { MARKET_ETF } from '../data/etf-registry.ts'
 import type { CorporateAction, DailyBar, PriceCapability } from '../sources/types.ts'
 import { previousSession } from './days.ts'
 import { type GateSecurity, type GateSettings, gateDay, hasAction } from './gate.ts'
 import type { FetchedDays } from './new-bars.ts'
 import { appendByClose, reconcileSecurity } from './reconcile.ts'
 import type { UpdateFinding } from './types.ts'
-import { listedOn, type UpdateSecurity } from './universe.ts'
+import { listedOn, marketSymbol, type UpdateSecurity } from './universe.ts'
 
 export interface GatedDays {
   /** symbol → its accepted bars of the new days, oldest first. */
@@ -28,6 +27,7 @@ export function gateNewDays(
   const previous = new Map(universe.map((s) => [s.symbol, s.bars[s.bars.length - 1] ?? null]))
   const accepted = new Map<string, DailyBar[]>()
   const findings: UpdateFinding[] = []
+  const market = marketSymbol(universe)
   for (const [i, day] of days.entries()) {
     const prevSession = previousSession(day)
     const securities: GateSecurity[] = universe
@@ -52,7 +52,7 @@ export function gateNewDays(
         actions: fetched.actions.get(day) ?? new Map(),
       },
       securities,
-      MARKET_ETF,
+      market,
       settings,
     )
     findings.push(...r.findings)

@@ -17,6 +17,7 @@ import { STORE_FILES } from '../model-store/layout.ts'
 import { publishStore } from '../model-store/publish.ts'
 import type { BlobWriter } from '../object-store/types.ts'
 import type { Source } from '../sources/types.ts'
+import { assembleDataset } from './assemble.ts'
 import { DATA_DIR_FILES, writeBars, writeFileAtomically } from './data-dir.ts'
 import { DEFAULT_GRACE_MINUTES, newSessions } from './days.ts'
 import { DEFAULT_GATE, type GateSettings } from './gate.ts'
@@ -56,8 +57,8 @@ export interface UpdateOptions {
   /** The clock (default: the real one); `erm3 update --date` sets it after that day's close. */
   now?: Date
   signal?: AbortSignal
-  /** Data directory → its canonical dataset in `<dataDir>/dataset`, replaced atomically. */
-  assemble: (dataDir: string) => Promise<unknown>
+  /** Data directory → its canonical dataset in `<dataDir>/dataset` (default: assembleDataset). */
+  assemble?: (dataDir: string) => Promise<unknown>
 }
 
 /** What a run did before its outcome is known: shared by every exit path. */
@@ -132,7 +133,7 @@ async function update(run: Run): Promise<UpdateOutcome> {
     run.calls += merged.calls
     for (const [symbol, bars] of merged.bars) await writeBars(opts.dataDir, symbol, bars)
   }
-  await opts.assemble(opts.dataDir)
+  await (opts.assemble ?? assembleDataset)(opts.dataDir)
   const m = await buildStore({
     dataset: join(opts.dataDir, DATA_DIR_FILES.dataset),
     store: opts.store,

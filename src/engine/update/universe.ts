@@ -1,13 +1,13 @@
 /**
- * What an update extends: every security of the data directory's identity registry
- * (`securities.csv`, read by column name) with its stored bars.
+ * What an update extends: every security of the data directory's identity registry with its
+ * stored bars, asked of vendors under the ticker of its latest window.
  */
 import { join } from 'node:path'
-import { parse } from 'csv-parse/sync'
 import { InputError } from '../../platform/errors.ts'
 import { MARKET_ETF } from '../data/etf-registry.ts'
 import type { DailyBar } from '../sources/types.ts'
-import { DATA_DIR_FILES, readBars, readOptional } from './data-dir.ts'
+import { DATA_DIR_FILES, readBars } from './data-dir.ts'
+import { latestWindows, readIdentity } from './identity.ts'
 
 export interface UpdateSecurity {
   symbol: string
@@ -24,41 +24,33 @@ export function listedOn(s: UpdateSecurity, day: string): boolean {
 }
 
 export async function readUniverse(dataDir: string): Promise<UpdateSecurity[]> {
-  const file = join(dataDir, DATA_DIR_FILES.securities)
-  const text = await readOptional(file)
-  if (text === null)
+  const identity = await readIdentity(dataDir)
+  if (identity.length === 0)
     throw new InputError(
-      { file },
-      'no identity registry: this is not a data directory (run erm3 data fetch first)',
+      { file: join(dataDir, DATA_DIR_FILES.securities) },
+      'no securities: this is not a data directory yet (run erm3 data fetch first)',
     )
-  const rows = parse(text, { columns: true, skip_empty_lines: true }) as Record<string, string>[]
-  const latest = new Map<string, Record<string, string>>()
-  for (const [i, r] of rows.entries()) {
-    if (!r.symbol || !r.ticker || !r.valid_from)
-      throw new InputError({ file, line: i + 2 }, 'expected symbol, ticker and valid_from')
-    const known = latest.get(r.symbol)
-    if (!known || r.valid_from > known.valid_from) latest.set(r.symbol, r)
-  }
   const out: UpdateSecurity[] = []
-  for (const [symbol, r] of [...latest].sort(([a], [b]) => a.localeCompare(b))) {
-    out.push({
-      symbol,
-      ticker: r.ticker,
-      isStock: r.asset_type === 'stock',
-      validTo: r.valid_to ? r.valid_to : null,
-      bars: await readBars(dataDir, symbol),
-    })
+  for (const [symbol, r] of [...latestWindows(identity)].sort(([a], [b]) => a.localeCompare(b))) {
+    const bars = await readBars(dataDir, symbol)
+    out.push({ symbol, ticker: r.ticker, isStock: r.assetType === 'stock', validTo: r.validTo, bars })
   }
   return out
 }
 
-/** The data directory's last day: the market ETF's last bar (the calendar is the days it traded). */
+/** The symbol key of the market ETF, whose bars define the calendar. */
+export function marketSymbol(universe: readonly UpdateSecurity[]): string {
+  return universe.find((s) => s.ticker === MARKET_ETF && !s.isStock)?.symbol ?? MARKET_ETF
+}
+
+/** The data directory's last day: the market ETF's last bar. */
 export function lastDay(universe: readonly UpdateSecurity[], dataDir: string): string {
-  const market = universe.find((s) => s.symbol === MARKET_ETF)
+  const symbol = marketSymbol(universe)
+  const market = universe.find((s) => s.symbol === symbol)
   const last = market?.bars[market.bars.length - 1]?.date
   if (!last)
     throw new InputError(
-      { file: join(dataDir, DATA_DIR_FILES.bars(MARKET_ETF)) },
+      { file: join(dataDir, DATA_DIR_FILES.bars(symbol)) },
       `no bars of the market ETF ${MARKET_ETF}: backfill first (erm3 data fetch)`,
     )
   return last
