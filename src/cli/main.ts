@@ -1,4 +1,5 @@
 import { Command } from 'commander'
+import { AppError } from '../platform/errors.ts'
 import { registerAdmin } from './commands/admin.ts'
 import { registerBuild } from './commands/build.ts'
 import { registerDataCommands } from './commands/data.ts'
@@ -8,6 +9,7 @@ import { registerPlaid } from './commands/plaid.ts'
 import { registerPublish } from './commands/publish.ts'
 import { registerServe } from './commands/serve.ts'
 import { registerStart } from './commands/start.ts'
+import { registerUpdate } from './commands/update.ts'
 import { runCli } from './run.ts'
 
 const program = new Command('erm3')
@@ -17,6 +19,11 @@ const program = new Command('erm3')
 registerDataCommands(program)
 registerBuild(program)
 registerPublish(program)
+// The price vendors are wired in by engine/sources/index.ts; until it is part of this build the
+// command says so instead of guessing a source.
+registerUpdate(program, () => {
+  throw new AppError('CONFIG_INVALID', 'erm3 update: no market data source is available in this build')
+})
 registerExport(program)
 registerStart(program)
 registerServe(program)

@@ -20,6 +20,7 @@ export const CONFIG_GROUPS = {
   plaid: 'Brokerage holdings (Plaid)',
   chat: 'Chat (LLM provider)',
   mcp: 'MCP client (`erm3 mcp`)',
+  update: 'Daily update (`erm3 update`)',
 } as const
 export type ConfigGroup = keyof typeof CONFIG_GROUPS
 
@@ -170,6 +171,20 @@ function parsePlaidTokenKeys(raw: string): PlaidTokenKey[] {
   })
   if (new Set(keys.map((k) => k.id)).size !== keys.length) fail(`${PLAID_KEYS_HINT}; a key id repeats`)
   return keys
+}
+
+/** A finite number in [lo, hi] (documentation shows the bounds). */
+function num(lo: number, hi: number, dflt: number, meta: Meta): ConfigVar<number> {
+  return {
+    ...meta,
+    expects: `a number in ${lo}..${hi}`,
+    default: dflt,
+    parse(raw, name) {
+      const n = Number(raw)
+      if (!Number.isFinite(n) || n < lo || n > hi) fail(`${name} must be a number in ${lo}..${hi}${got(raw)}`)
+      return n
+    },
+  }
 }
 
 /** The pino levels. */
@@ -530,5 +545,32 @@ export const CONFIG_VARS = {
     secret: true,
     description: '`erm3 mcp`: the key its tool calls use (never on the command line, where `ps` shows it)',
     parse: (raw) => raw.trim() || null,
+  }),
+  ERM3_UPDATE_POLICY: custom<'quarantine' | 'drop'>({
+    group: 'update',
+    expects: '`drop` or `quarantine`',
+    default: 'drop',
+    description:
+      "what a security's bad bar (missing, stale, non-positive, a large move without a split or dividend) does: `drop` leaves that security without a bar for the day (reported); `quarantine` holds the whole day back. A market-wide problem (no bars, the market ETF missing, the universe shrinking) always quarantines",
+    parse: (raw, name) =>
+      raw === 'drop' || raw === 'quarantine' ? raw : fail(`${name} must be drop or quarantine${got(raw)}`),
+  }),
+  ERM3_UPDATE_GRACE_MINUTES: int(0, 1440, 120, {
+    group: 'update',
+    description: 'minutes after the 16:00 New York close before a session counts as published by the vendors',
+  }),
+  ERM3_UPDATE_MAX_MOVE: num(0.01, 10, 0.5, {
+    group: 'update',
+    description: 'largest |log return| of a day accepted without a split or dividend',
+  }),
+  ERM3_UPDATE_MAX_SHRINK_PCT: num(0, 100, 5, {
+    group: 'update',
+    description:
+      'largest share of the stocks priced the previous session that may lack a usable bar before the day is quarantined',
+  }),
+  ERM3_UPDATE_RESTATE_TOLERANCE: num(0, 0.01, 1e-6, {
+    group: 'update',
+    description:
+      "relative tolerance under which a vendor's re-downloaded adjusted history counts as the stored one times a constant (kept) rather than a restatement (replaced)",
   }),
 } satisfies Record<string, ConfigVar<unknown>>

@@ -210,6 +210,26 @@ export function storeAccess(env: Env): StoreAccessConfig {
   return access
 }
 
+/** The settings of `erm3 update` (and of the scheduled update of `erm3 serve`). */
+export function updateSettings(env: Env): {
+  policy: 'quarantine' | 'drop'
+  graceMinutes: number
+  maxLogMove: number
+  maxShrink: number
+  restateTolerance: number
+} {
+  const p = new Problems()
+  const v = read(env, names('update'), p)
+  p.throwIfAny()
+  return {
+    policy: v.ERM3_UPDATE_POLICY,
+    graceMinutes: v.ERM3_UPDATE_GRACE_MINUTES,
+    maxLogMove: v.ERM3_UPDATE_MAX_MOVE,
+    maxShrink: v.ERM3_UPDATE_MAX_SHRINK_PCT / 100,
+    restateTolerance: v.ERM3_UPDATE_RESTATE_TOLERANCE,
+  }
+}
+
 /** Two variables that make sense only together: null when neither is set. */
 function pair<A, B>(a: [string, A | null], b: [string, B | null], what: string, p: Problems): [A, B] | null {
   if (a[1] === null && b[1] === null) return null

@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
+import { describeUpdate, UPDATE_EXIT_CODES, updateCommand } from '../../src/cli/commands/update.ts'
 import { buildStore } from '../../src/engine/build/index.ts'
 import { LocalBlobs } from '../../src/engine/object-store/local.ts'
 import type { DailyBar } from '../../src/engine/sources/types.ts'
@@ -169,6 +170,27 @@ describe('erm3 update', () => {
     const full = join(dir, 'store-full-2')
     await buildStore({ dataset: join(dataDir, DATA_DIR_FILES.dataset), store: full })
     await assertSameBuild(store, full)
+  })
+
+  test('the CLI: --date, the summary, exit codes, bad options named', async () => {
+    const o = await updateCommand({ dataDir, store, date: d0706 }, [vendor.source], {})
+    assert.equal(o.outcome, 'unchanged', o.message)
+    assert.equal(UPDATE_EXIT_CODES[o.outcome], 0)
+    assert.equal(UPDATE_EXIT_CODES.quarantined, 3)
+    assert.equal(UPDATE_EXIT_CODES.failed, 1)
+    assert.match(describeUpdate(o), /^update unchanged: up to date: no session has closed since 2016-07-06\n/)
+    await assert.rejects(
+      updateCommand({ dataDir, store, policy: 'lenient' }, [], {}),
+      /--policy must be drop or quarantine/,
+    )
+    await assert.rejects(
+      updateCommand({ dataDir, store }, [], { ERM3_UPDATE_POLICY: 'x' }),
+      /ERM3_UPDATE_POLICY must be drop/,
+    )
+    await assert.rejects(
+      updateCommand({ dataDir, store, date: '2016-02-30' }, [], {}),
+      /--date must be YYYY-MM-DD/,
+    )
   })
 })
 
