@@ -29,7 +29,7 @@ import { writeUpdateStatus } from './status.ts'
 import type { QualityPolicy, UpdateFinding, UpdateOutcome } from './types.ts'
 import { lastDay, readUniverse } from './universe.ts'
 
-export interface UpdateSettings extends GateSettings {
+interface UpdateSettings extends GateSettings {
   /** Minutes after the close before a session counts as published by the vendors. */
   graceMinutes: number
   /** Relative tolerance of "the vendor's adjusted history is the stored one times a constant". */
@@ -37,7 +37,7 @@ export interface UpdateSettings extends GateSettings {
   lockTtlMs: number
 }
 
-export const DEFAULT_UPDATE_SETTINGS: UpdateSettings = {
+const DEFAULT_UPDATE_SETTINGS: UpdateSettings = {
   ...DEFAULT_GATE,
   graceMinutes: DEFAULT_GRACE_MINUTES,
   restateTolerance: DEFAULT_RESTATE_TOLERANCE,

@@ -9,7 +9,7 @@ import type { BlobReader, BlobWriter } from '../object-store/types.ts'
 import { readOptional, writeFileAtomically } from './data-dir.ts'
 import type { UpdateOutcome } from './types.ts'
 
-export const UPDATE_STATUS_FILE = 'status/update.json'
+const UPDATE_STATUS_FILE = 'status/update.json'
 
 const OUTCOMES = ['updated', 'unchanged', 'quarantined', 'failed']
 
