@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
 import { describeUpdate, UPDATE_EXIT_CODES, updateCommand } from '../../src/cli/commands/update.ts'
@@ -170,6 +170,19 @@ describe('erm3 update', () => {
     const full = join(dir, 'store-full-2')
     await buildStore({ dataset: join(dataDir, DATA_DIR_FILES.dataset), store: full })
     await assertSameBuild(store, full)
+  })
+
+  test('the lock: a live holder fails the run at once; a stale one is taken over', async () => {
+    const lock = join(dataDir, DATA_DIR_FILES.lock)
+    const holder = { pid: process.pid, host: hostname(), started_at: new Date().toISOString() }
+    await writeFile(lock, JSON.stringify(holder))
+    const busy = await runUpdate(opts(now))
+    assert.equal(busy.outcome, 'failed')
+    assert.match(busy.error ?? '', /another update holds .*update\.lock/)
+    await writeFile(lock, JSON.stringify({ ...holder, started_at: '2016-07-01T00:00:00Z' }))
+    const stale = await runUpdate(opts(now))
+    assert.equal(stale.outcome, 'unchanged', stale.message)
+    await assert.rejects(readFile(lock), /ENOENT/)
   })
 
   test('the CLI: --date, the summary, exit codes, bad options named', async () => {
