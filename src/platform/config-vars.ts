@@ -22,6 +22,7 @@ export const CONFIG_GROUPS = {
   mcp: 'MCP client (`erm3 mcp`)',
   data: 'Market data: the data directory and the universe (`erm3 data fetch`, `erm3 update`)',
   sources: 'Market data sources: keys, base URLs and request rates',
+  update: 'Daily update (`erm3 update`)',
 } as const
 export type ConfigGroup = keyof typeof CONFIG_GROUPS
 
@@ -180,6 +181,20 @@ function parsePlaidTokenKeys(raw: string): PlaidTokenKey[] {
   return keys
 }
 
+/** A finite number in [lo, hi] (documentation shows the bounds). */
+function num(lo: number, hi: number, dflt: number, meta: Meta): ConfigVar<number> {
+  return {
+    ...meta,
+    expects: `a number in ${lo}..${hi}`,
+    default: dflt,
+    parse(raw, name) {
+      const n = Number(raw)
+      if (!Number.isFinite(n) || n < lo || n > hi) fail(`${name} must be a number in ${lo}..${hi}${got(raw)}`)
+      return n
+    },
+  }
+}
+
 /** The pino levels. */
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
@@ -221,6 +236,11 @@ export const CONFIG_VARS = {
     defaultText: '`$ERM3_HOME/data`',
     description:
       'the data directory `erm3 data fetch` fills (bars, identity registry, shares, facts, rates) and assembles `dataset/` in (`--data-dir` wins)',
+  }),
+  ERM3_SOURCES: text(null, {
+    group: 'data',
+    description:
+      'comma-separated sources `erm3 update` and the schedule of `erm3 serve --update-at` use, e.g. `polygon,sec,treasury` (`--source` wins)',
   }),
   ERM3_UNIVERSE_INCLUDE: text(null, {
     group: 'data',
@@ -589,5 +609,32 @@ export const CONFIG_VARS = {
     group: 'sources',
     description:
       'requests a minute erm3 sends Polygon (the free plan allows 5; paid plans are unlimited: raise it)',
+  }),
+  ERM3_UPDATE_POLICY: custom<'quarantine' | 'drop'>({
+    group: 'update',
+    expects: '`drop` or `quarantine`',
+    default: 'drop',
+    description:
+      "what a security's bad bar (missing, stale, non-positive, a large move without a split or dividend) does: `drop` leaves that security without a bar for the day (reported); `quarantine` holds the whole day back. A market-wide problem (no bars, the market ETF missing, the universe shrinking) always quarantines",
+    parse: (raw, name) =>
+      raw === 'drop' || raw === 'quarantine' ? raw : fail(`${name} must be drop or quarantine${got(raw)}`),
+  }),
+  ERM3_UPDATE_GRACE_MINUTES: int(0, 1440, 120, {
+    group: 'update',
+    description: 'minutes after the 16:00 New York close before a session counts as published by the vendors',
+  }),
+  ERM3_UPDATE_MAX_MOVE: num(0.01, 10, 0.5, {
+    group: 'update',
+    description: 'largest |log return| of a day accepted without a split or dividend',
+  }),
+  ERM3_UPDATE_MAX_SHRINK_PCT: num(0, 100, 5, {
+    group: 'update',
+    description:
+      'largest share of the stocks priced the previous session that may lack a usable bar before the day is quarantined',
+  }),
+  ERM3_UPDATE_RESTATE_TOLERANCE: num(0, 0.01, 1e-6, {
+    group: 'update',
+    description:
+      "relative tolerance under which a vendor's re-downloaded adjusted history counts as the stored one times a constant (kept) rather than a restatement (replaced)",
   }),
 } satisfies Record<string, ConfigVar<unknown>>

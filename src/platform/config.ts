@@ -210,6 +210,26 @@ export function storeAccess(env: Env): StoreAccessConfig {
   return access
 }
 
+/** The settings of `erm3 update` (and of the scheduled update of `erm3 serve`). */
+export function updateSettings(env: Env): {
+  policy: 'quarantine' | 'drop'
+  graceMinutes: number
+  maxLogMove: number
+  maxShrink: number
+  restateTolerance: number
+} {
+  const p = new Problems()
+  const v = read(env, names('update'), p)
+  p.throwIfAny()
+  return {
+    policy: v.ERM3_UPDATE_POLICY,
+    graceMinutes: v.ERM3_UPDATE_GRACE_MINUTES,
+    maxLogMove: v.ERM3_UPDATE_MAX_MOVE,
+    maxShrink: v.ERM3_UPDATE_MAX_SHRINK_PCT / 100,
+    restateTolerance: v.ERM3_UPDATE_RESTATE_TOLERANCE,
+  }
+}
+
 /** Two variables that make sense only together: null when neither is set. */
 function pair<A, B>(a: [string, A | null], b: [string, B | null], what: string, p: Problems): [A, B] | null {
   if (a[1] === null && b[1] === null) return null
@@ -329,8 +349,17 @@ export function loadConfig(env: Env = process.env): Config {
 }
 
 /** The data directory and universe lists of `erm3 data fetch` (flags win over these). */
+/** `tiingo, sec` → ['tiingo', 'sec']. */
+export function sourceNames(list: string): string[] {
+  return list
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+}
+
 export function dataFetchConfig(env: Env): {
   dataDir: string
+  sources: string[]
   include: string | null
   exclude: string | null
 } {
@@ -340,6 +369,7 @@ export function dataFetchConfig(env: Env): {
   p.throwIfAny()
   return {
     dataDir: resolve(v.ERM3_DATA_DIR ?? join(home.ERM3_HOME, 'data')),
+    sources: sourceNames(v.ERM3_SOURCES ?? ''),
     include: v.ERM3_UNIVERSE_INCLUDE,
     exclude: v.ERM3_UNIVERSE_EXCLUDE,
   }
