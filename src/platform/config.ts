@@ -359,6 +359,8 @@ export function sourceNames(list: string): string[] {
 
 export function dataFetchConfig(env: Env): {
   dataDir: string
+  /** ERM3_HOME, resolved (the local model store defaults to `<home>/store`). */
+  home: string
   sources: string[]
   include: string | null
   exclude: string | null
@@ -369,6 +371,7 @@ export function dataFetchConfig(env: Env): {
   p.throwIfAny()
   return {
     dataDir: resolve(v.ERM3_DATA_DIR ?? join(home.ERM3_HOME, 'data')),
+    home: resolve(home.ERM3_HOME),
     sources: sourceNames(v.ERM3_SOURCES ?? ''),
     include: v.ERM3_UNIVERSE_INCLUDE,
     exclude: v.ERM3_UNIVERSE_EXCLUDE,

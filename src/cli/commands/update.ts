@@ -25,7 +25,7 @@ type Env = Record<string, string | undefined>
 
 export interface UpdateCliOptions {
   dataDir?: string
-  store: string
+  store?: string
   publish?: string
   source?: string
   policy?: string
@@ -60,7 +60,7 @@ export async function updateCommand(
   const a = storeAccess(env)
   return runUpdate({
     dataDir: o.dataDir ?? dataFetchConfig(env).dataDir,
-    store: o.store,
+    store: o.store ?? join(dataFetchConfig(env).home, 'store'),
     publish: o.publish
       ? openWriter(parseStoreLocation(o.publish), { s3: a.s3, timeoutMs: a.timeoutMs })
       : undefined,
@@ -84,8 +84,6 @@ export function describeUpdate(o: UpdateOutcome): string {
   return `${lines.join('\n')}\n`
 }
 
-const home = () => process.env.ERM3_HOME || '.erm3'
-
 export function registerUpdate(program: Command, sourcesFor: SourcesFor = configuredSources): void {
   program
     .command('update')
@@ -93,7 +91,7 @@ export function registerUpdate(program: Command, sourcesFor: SourcesFor = config
       'fetch the trading days closed since the data directory ends, check them, append them, build incrementally and publish',
     )
     .option('--data-dir <dir>', 'data directory (default: ERM3_DATA_DIR, else $ERM3_HOME/data)')
-    .option('--store <dir>', 'local model store root', join(home(), 'store'))
+    .option('--store <dir>', 'local model store root (default: $ERM3_HOME/store)')
     .option(
       '--publish <target>',
       'then publish the build to s3://bucket/prefix or a directory served over HTTP',
@@ -103,8 +101,9 @@ export function registerUpdate(program: Command, sourcesFor: SourcesFor = config
     .option('--date <YYYY-MM-DD>', "pretend the time is just after that day's close + grace")
     .option('--json', 'print the outcome as JSON')
     .action(async (o: UpdateCliOptions & { json?: boolean }) => {
-      const dataDir = o.dataDir ?? dataFetchConfig(process.env).dataDir
-      const outcome = await updateCommand({ ...o, dataDir }, await sourcesFor(o.source))
+      const c = dataFetchConfig(process.env)
+      const dirs = { dataDir: o.dataDir ?? c.dataDir, store: o.store ?? join(c.home, 'store') }
+      const outcome = await updateCommand({ ...o, ...dirs }, await sourcesFor(o.source))
       process.stdout.write(o.json ? `${JSON.stringify(outcome, null, 2)}\n` : describeUpdate(outcome))
       process.exitCode = UPDATE_EXIT_CODES[outcome.outcome]
     })
