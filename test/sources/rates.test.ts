@@ -68,7 +68,9 @@ test('treasury: a year without a file is a finding; a 429 is retried; a bad rang
   const findings: SourceFinding[] = []
   const t = treasurySource({ baseUrl: treasury.url, onFinding: (f) => findings.push(f), http: quick })
   treasury.fail({ status: 429, retryAfter: '1' })
-  assert.deepEqual(await t.rates?.tbill3m('2022-12-30', '2023-12-28'), [{ date: '2023-12-28', value: 5.4 / 100 }])
+  assert.deepEqual(await t.rates?.tbill3m('2022-12-30', '2023-12-28'), [
+    { date: '2023-12-28', value: 5.4 / 100 },
+  ])
   assert.deepEqual(
     findings.map((f) => f.detail),
     ['no daily bill rates file for 2022'],
