@@ -556,8 +556,10 @@ export const CONFIG_VARS = {
   }),
   ERM3_HOLDINGS_SSGA_URL: text(null, {
     group: 'sources',
-    defaultText: '`https://www.ssga.com/us/en/intermediary/library-content/products/fund-data/etfs/us/holdings-daily-us-en-{etf_lower}.xlsx`',
-    description: 'daily holdings `.xlsx` of a State Street SPDR ETF; `{etf}` / `{etf_lower}` stand for its ticker',
+    defaultText:
+      '`https://www.ssga.com/us/en/intermediary/library-content/products/fund-data/etfs/us/holdings-daily-us-en-{etf_lower}.xlsx`',
+    description:
+      'daily holdings `.xlsx` of a State Street SPDR ETF; `{etf}` / `{etf_lower}` stand for its ticker',
   }),
   ERM3_HOLDINGS_ISHARES_URL: text(null, {
     group: 'sources',
@@ -568,12 +570,13 @@ export const CONFIG_VARS = {
   ERM3_HOLDINGS_ISHARES_PRODUCTS: text(null, {
     group: 'sources',
     defaultText: 'a built-in list (docs/sources/reference.md)',
-    description: 'iShares product ids, `ETF=id,…` (e.g. `SOXX=239705`); added to and overriding the built-in list',
+    description:
+      'iShares product ids, `ETF=id,…` (e.g. `SOXX=239705`); added to and overriding the built-in list',
   }),
   ERM3_HOLDINGS_CSV_URL: text(null, {
     group: 'sources',
     description:
-      'holdings of the other issuers\' ETFs as a plain CSV (`ticker,weight`, weight in percent), `{etf}` standing for the ticker; unset: those ETFs have no holdings',
+      "holdings of the other issuers' ETFs as a plain CSV (`ticker,weight`, weight in percent), `{etf}` standing for the ticker; unset: those ETFs have no holdings",
   }),
   ERM3_URL: custom<string>({
     group: 'mcp',

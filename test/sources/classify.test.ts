@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { INDUSTRIES } from '../../src/engine/data/synth/industries.ts'
 import { builtInClassificationMap, classify, parseOverrides } from '../../src/engine/sources/classify.ts'
+import { referenceSourceFromEnv } from '../../src/engine/sources/index.ts'
 import { SIC_RULES, sicClassification } from '../../src/engine/sources/sic.ts'
 import type { EtfHolding } from '../../src/engine/sources/types.ts'
 
@@ -111,4 +112,14 @@ test('override CSV: checked against the classification map, errors name the line
     /o\.csv:3: X given twice/,
   )
   assert.throws(() => parseOverrides('symbol,sector\n', 'o.csv'), /expected columns ticker,sector,industry/)
+})
+
+test('reference sources are built from the environment by name', () => {
+  const env = { SEC_USER_AGENT: 'erm3 tests admin@example.com', FRED_API_KEY: 'k'.repeat(32) }
+  const names = (['sec', 'treasury', 'fred', 'holdings'] as const).map(
+    (n) => referenceSourceFromEnv(n, env).name,
+  )
+  assert.deepEqual(names, ['sec', 'treasury', 'fred', 'holdings'])
+  assert.throws(() => referenceSourceFromEnv('sec', {}), /SEC_USER_AGENT/)
+  assert.throws(() => referenceSourceFromEnv('nope' as 'sec', env), /unknown reference source "nope"/)
 })

@@ -48,7 +48,7 @@ export function fredSource(opts: FredOptions): Source {
 }
 
 /** Percent strings to fractions; `"."` (no value that day) is skipped, anything else unreadable is a finding. */
-export function ratesFromObservations(
+function ratesFromObservations(
   doc: Observations | null,
   finding: (detail: string) => void,
 ): RatePoint[] {

@@ -14,16 +14,16 @@ import { HttpClient, type HttpClientOptions, SourceError } from './http.ts'
 import type { CallOptions, EtfHolding, Source, SourceFinding } from './types.ts'
 import { readXlsxFirstSheet } from './xlsx.ts'
 
-export const SSGA_URL =
+const SSGA_URL =
   'https://www.ssga.com/us/en/intermediary/library-content/products/fund-data/etfs/us/holdings-daily-us-en-{etf_lower}.xlsx'
-export const ISHARES_URL =
+const ISHARES_URL =
   'https://www.ishares.com/us/products/{product}/fund/1467271812596.ajax?fileType=csv&fileName={etf}_holdings&dataType=fund'
 
 /**
  * iShares product ids of the registry's iShares sector ETFs. A wrong id cannot misclassify: the
  * file's first line (the fund's name) must be the ETF's name, or the file is refused.
  */
-export const ISHARES_PRODUCTS: Readonly<Record<string, string>> = {
+const ISHARES_PRODUCTS: Readonly<Record<string, string>> = {
   SOXX: '239705',
   IGV: '239771',
   IBB: '239699',

@@ -11,7 +11,7 @@ import type { SharesPoint } from './types.ts'
  */
 
 /** After this many days past its `end`, a count is too old to use: the day's shares are NaN. */
-export const SHARES_MAX_AGE_DAYS = 200
+const SHARES_MAX_AGE_DAYS = 200
 
 interface CoverFact {
   end: string

@@ -28,7 +28,7 @@ export interface SecOptions {
 }
 
 /** A filer's submissions header (`data.sec.gov/submissions/CIK##########.json`). */
-export interface SecSubmissions {
+interface SecSubmissions {
   cik: number
   name: string
   /** Standard Industrial Classification code (null: none on file). */
@@ -47,7 +47,7 @@ export interface SecSource extends Source {
 const USER_AGENT_HINT =
   'SEC_USER_AGENT must name the requester and a contact e-mail, e.g. "Example Corp admin@example.com"'
 
-export const cikPath = (cik: number) => `CIK${String(cik).padStart(10, '0')}.json`
+const cikPath = (cik: number) => `CIK${String(cik).padStart(10, '0')}.json`
 
 function checkCik(cik: number): void {
   if (!Number.isSafeInteger(cik) || cik <= 0 || cik > 9_999_999_999)
@@ -159,7 +159,7 @@ const EXCHANGES: Readonly<Record<string, Exchange>> = {
  * does not tell common stock from an ETF trust or a unit; a ticker with a suffix after `-`, a
  * preferred series, is `other`); OTC, Cboe and rows without exchange are `other`.
  */
-export function listingsFromExchangeFile(
+function listingsFromExchangeFile(
   doc: unknown,
   finding: (detail: string, subject?: string) => void,
 ): Listing[] {
@@ -209,7 +209,7 @@ const strings = (v: unknown): string[] =>
   Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []
 
 /** The parts of a submissions document erm3 uses. */
-export function readSubmissions(doc: unknown): SecSubmissions {
+function readSubmissions(doc: unknown): SecSubmissions {
   const d = (doc ?? {}) as Record<string, unknown>
   const cik = typeof d.cik === 'string' || typeof d.cik === 'number' ? Number(d.cik) : Number.NaN
   if (!Number.isSafeInteger(cik) || cik <= 0)

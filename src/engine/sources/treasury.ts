@@ -20,7 +20,7 @@ export interface TreasuryOptions {
 
 const COLUMN = '13 WEEKS COUPON EQUIVALENT'
 
-export const treasuryPath = (year: number) =>
+const treasuryPath = (year: number) =>
   `resource-center/data-chart-center/interest-rates/daily-treasury-rates.csv/${year}/all?type=daily_treasury_bill_rates&field_tdr_date_value=${year}&page&_format=csv`
 
 /** The range [from, to] as day numbers; an unreadable or reversed range is a clear error. */
@@ -75,7 +75,7 @@ export function treasurySource(opts: TreasuryOptions = {}): Source {
  * The 3-month points of one daily bill rates CSV, in fractions, in file order. A missing column is
  * an error; a row with an unreadable date is a finding; an empty rate (`N/A`, blank) is skipped.
  */
-export function billRatesFromCsv(text: string, file: string, finding: (detail: string) => void): RatePoint[] {
+function billRatesFromCsv(text: string, file: string, finding: (detail: string) => void): RatePoint[] {
   const rows = csvRows(text).filter((r) => r.some((c) => c.trim() !== ''))
   const header = (rows[0] ?? []).map((c) => c.trim().toUpperCase())
   const iDate = header.indexOf('DATE')

@@ -32,7 +32,7 @@ async function entries(zip: Buffer): Promise<Map<string, Buffer>> {
 
 const ENTITIES: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }
 
-export function unescapeXml(s: string): string {
+function unescapeXml(s: string): string {
   return s.replace(/&(#x[0-9a-fA-F]+|#\d+|amp|lt|gt|quot|apos);/g, (_, e: string) =>
     e.startsWith('#x')
       ? String.fromCodePoint(Number.parseInt(e.slice(2), 16))
