@@ -48,10 +48,7 @@ export function fredSource(opts: FredOptions): Source {
 }
 
 /** Percent strings to fractions; `"."` (no value that day) is skipped, anything else unreadable is a finding. */
-function ratesFromObservations(
-  doc: Observations | null,
-  finding: (detail: string) => void,
-): RatePoint[] {
+function ratesFromObservations(doc: Observations | null, finding: (detail: string) => void): RatePoint[] {
   if (!Array.isArray(doc?.observations))
     throw new SourceError('fred', 200, 'series/observations: the answer has no "observations" array')
   const out: RatePoint[] = []
