@@ -558,6 +558,68 @@ export const CONFIG_VARS = {
     description:
       'input budget of one chat, enforced on the bytes sent to the provider; it sets the token part of the reservation',
   }),
+  SEC_USER_AGENT: text(null, {
+    group: 'sources',
+    description:
+      'who asks SEC EDGAR: a name and a contact e-mail, e.g. `Example Corp admin@example.com` (the SEC refuses requests without one; the `sec` source is not built without it)',
+  }),
+  SEC_WWW_BASE_URL: url(['http:', 'https:'], {
+    group: 'sources',
+    trimSlash: true,
+    defaultText: '`https://www.sec.gov`',
+    description: 'SEC site serving `files/company_tickers_exchange.json`',
+  }),
+  SEC_DATA_BASE_URL: url(['http:', 'https:'], {
+    group: 'sources',
+    trimSlash: true,
+    defaultText: '`https://data.sec.gov`',
+    description: 'SEC EDGAR APIs (`submissions/`, `api/xbrl/companyfacts/`)',
+  }),
+  SEC_RATE_PER_SECOND: int(1, 10, 8, {
+    group: 'sources',
+    description: 'requests a second to SEC EDGAR (the SEC allows at most 10)',
+  }),
+  TREASURY_BASE_URL: url(['http:', 'https:'], {
+    group: 'sources',
+    trimSlash: true,
+    defaultText: '`https://home.treasury.gov`',
+    description: "US Treasury's daily Treasury bill rates CSV files (the `treasury` source, no key)",
+  }),
+  FRED_API_KEY: text(null, {
+    group: 'sources',
+    secret: true,
+    description: 'FRED API key of the `fred` source (3-month bill rate, series DTB3)',
+  }),
+  FRED_BASE_URL: url(['http:', 'https:'], {
+    group: 'sources',
+    trimSlash: true,
+    defaultText: '`https://api.stlouisfed.org`',
+    description: 'FRED API',
+  }),
+  ERM3_HOLDINGS_SSGA_URL: text(null, {
+    group: 'sources',
+    defaultText:
+      '`https://www.ssga.com/us/en/intermediary/library-content/products/fund-data/etfs/us/holdings-daily-us-en-{etf_lower}.xlsx`',
+    description:
+      'daily holdings `.xlsx` of a State Street SPDR ETF; `{etf}` / `{etf_lower}` stand for its ticker',
+  }),
+  ERM3_HOLDINGS_ISHARES_URL: text(null, {
+    group: 'sources',
+    defaultText:
+      '`https://www.ishares.com/us/products/{product}/fund/1467271812596.ajax?fileType=csv&fileName={etf}_holdings&dataType=fund`',
+    description: 'holdings CSV of an iShares ETF; `{product}` is its iShares product id',
+  }),
+  ERM3_HOLDINGS_ISHARES_PRODUCTS: text(null, {
+    group: 'sources',
+    defaultText: 'a built-in list (docs/sources/reference.md)',
+    description:
+      'iShares product ids, `ETF=id,…` (e.g. `SOXX=239705`); added to and overriding the built-in list',
+  }),
+  ERM3_HOLDINGS_CSV_URL: text(null, {
+    group: 'sources',
+    description:
+      "holdings of the other issuers' ETFs as a plain CSV (`ticker,weight`, weight in percent), `{etf}` standing for the ticker; unset: those ETFs have no holdings",
+  }),
   ERM3_URL: custom<string>({
     group: 'mcp',
     expects: 'an origin, `http(s)://host[:port]`',

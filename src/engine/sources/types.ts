@@ -167,3 +167,15 @@ export interface Source {
   fundamentals?: FundamentalsCapability
   rates?: RatesCapability
 }
+
+/**
+ * Something a source noticed without failing: a holdings file that is unavailable, a malformed row
+ * skipped. Sources that can report them take an `onFinding` callback; the update pipeline turns
+ * them into its findings.
+ */
+export interface SourceFinding {
+  source: SourceName
+  detail: string
+  /** The ETF or the ticker concerned, when there is one. */
+  subject?: string
+}
