@@ -21,10 +21,12 @@ import { assembleDataset } from './assemble.ts'
 import { DATA_DIR_FILES, writeBars, writeFileAtomically } from './data-dir.ts'
 import { DEFAULT_GRACE_MINUTES, newSessions } from './days.ts'
 import { DEFAULT_GATE, type GateSettings } from './gate.ts'
+import { writeIdentity } from './identity.ts'
 import { acquireUpdateLock, DEFAULT_LOCK_TTL_MS } from './lock.ts'
 import { gateNewDays, mergeNewBars } from './merge.ts'
 import { fetchNewDays } from './new-bars.ts'
 import { DEFAULT_RESTATE_TOLERANCE } from './reconcile.ts'
+import { findRenames } from './renames.ts'
 import { writeUpdateStatus } from './status.ts'
 import { lastDay, readUniverse } from './stored.ts'
 import type { QualityPolicy, UpdateFinding, UpdateOutcome } from './types.ts'
@@ -114,6 +116,9 @@ async function update(run: Run): Promise<UpdateOutcome> {
     const actions = opts.sources.find((s) => s.actions)?.actions
     const fetched = await fetchNewDays(universe, days, prices, actions, opts.signal)
     run.calls += fetched.calls
+    const renames = await findRenames(opts.dataDir, universe, days, fetched, opts.sources, opts.signal)
+    run.calls += renames.calls
+    run.findings.push(...renames.findings)
     const gated = gateNewDays(universe, days, fetched, settings)
     run.findings.push(...gated.findings)
     if (gated.quarantine !== null)
@@ -131,6 +136,7 @@ async function update(run: Run): Promise<UpdateOutcome> {
     )
     run.findings.push(...merged.findings)
     run.calls += merged.calls
+    if (renames.rows) await writeIdentity(opts.dataDir, renames.rows)
     for (const [symbol, bars] of merged.bars) await writeBars(opts.dataDir, symbol, bars)
   }
   await (opts.assemble ?? assembleDataset)(opts.dataDir)
