@@ -165,6 +165,24 @@ describe('an old ticker answers for its security, with a note', () => {
     assert.equal(b._metadata.ticker_note, undefined)
   })
 
+  test('correlation and snapshot say it in their warnings, once per position', async () => {
+    const c = (await t.client.call('getCorrelation', { key, params: { ticker: 'FB' } })).ok()
+    assert.equal(c.symbol, meta.symbol)
+    assert.equal(c.warnings[0], FB_NOTE)
+    assert.equal(c._metadata.ticker_note, FB_NOTE)
+    const cNow = (await t.client.call('getCorrelation', { key, params: { ticker: 'META' } })).ok()
+    assert.ok(!cNow.warnings.some((w) => w.includes('is now')), JSON.stringify(cNow.warnings))
+    const portfolio = [
+      { ticker: 'FB', weight: 0.5 },
+      { ticker: 'OLDR', weight: 0.3 },
+      { ticker: REUSER_FIRST, weight: 0.2 },
+    ]
+    const s = (await t.client.call('snapshot', { key, body: { type: 'portfolio', portfolio } })).ok()
+    assertResponseShape('snapshot', s)
+    const notes = s.snapshot.warnings.filter((w) => w.includes('is now'))
+    assert.deepEqual(notes, [FB_NOTE, `${REUSER_FIRST} is now OLDR (since ${REUSED_ON})`])
+  })
+
   test('MCP: the metrics tool answers FB with the same note', async () => {
     const base = await t.listen()
     const client = new Client({ name: 'erm3-old-ticker', version: '1.0.0' })
