@@ -14,6 +14,7 @@ export const CONFIG_GROUPS = {
   home: 'Embedded mode',
   server: 'Server',
   store: 'Model store',
+  updates: 'Data updates and operator alerts',
   backends: 'Backends and secrets',
   edge: 'Network edge and per-address limits',
   billing: 'Billing (Stripe)',
@@ -294,6 +295,36 @@ export const CONFIG_VARS = {
   ERM3_S3_FORCE_PATH_STYLE: bool({
     group: 'store',
     description: 'an `s3://` store: path-style addressing (most non-AWS servers want `true`)',
+  }),
+  ERM3_UPDATE_AT: custom<string | null>({
+    group: 'updates',
+    expects: '`HH:MM`, optionally followed by an IANA time zone (e.g. `18:30 America/New_York`)',
+    default: null,
+    defaultText: '— (no scheduled update)',
+    description:
+      '`erm3 serve` runs the daily update at this time on NYSE session days (the zone defaults to `America/New_York`); one node at a time across a cluster (see [deployment.md](deployment.md)). `--update-at` wins over it',
+    parse: (raw) => raw,
+  }),
+  ERM3_STALE_AFTER_SESSIONS: int(0, 1000, 2, {
+    group: 'updates',
+    description:
+      "`/health`'s `data` is stale (status `degraded`, one operator alert per episode) when more sessions than this have closed since `data_as_of`",
+  }),
+  ERM3_OPERATOR_WEBHOOK_URL: url(['http:', 'https:'], {
+    group: 'updates',
+    secret: true,
+    description:
+      'operator alerts (a failed or quarantined update, stale data) are POSTed here as JSON with a short `text` field (Slack-style incoming webhooks show it)',
+  }),
+  ERM3_OPERATOR_EMAIL: custom<string | null>({
+    group: 'updates',
+    expects: 'an e-mail address',
+    default: null,
+    description: 'operator alerts are also e-mailed here (through `SMTP_URL`, else the outbox)',
+    parse(raw, name) {
+      if (!/^[^\s@]+@[^\s@]+$/.test(raw)) fail(`${name} must be an e-mail address${got(raw)}`)
+      return raw
+    },
   }),
   DATABASE_URL: url(['postgres:', 'postgresql:'], {
     group: 'backends',
