@@ -6,10 +6,22 @@ export function registerServe(program: Command): void {
     .command('serve')
     .description('run the API (REST) on HOST:PORT over a built model store')
     .option('--store <dir>', 'model store root (default: ERM3_STORE, else ERM3_HOME/store)')
-    .action(async (o: { store?: string }) => {
+    .option(
+      '--update-at <time>',
+      'run the daily data update at HH:MM [IANA zone] on NYSE session days, one node at a time (default zone America/New_York; default: ERM3_UPDATE_AT)',
+    )
+    .action(async (o: { store?: string; updateAt?: string }) => {
       const { serveUntilSignal } = await import('../../main/server.ts')
+      const raw = o.updateAt ?? (process.env.ERM3_UPDATE_AT || undefined)
+      const scheduled = raw !== undefined
+      // A bad time is the first thing reported, before anything else is opened.
+      const { parseUpdateAt } = await import('../../services/updates/schedule.ts')
+      if (scheduled) parseUpdateAt(raw, o.updateAt !== undefined ? '--update-at' : 'ERM3_UPDATE_AT')
+      const { createUpdateRunner } = await import('../../main/update-runner.ts')
       await serveUntilSignal(process.env, {
         store: o.store,
+        updateAt: o.updateAt,
+        updateRunner: scheduled ? createUpdateRunner(process.env) : undefined,
         progress: createCliProgress(),
         say: (line) => process.stdout.write(`${line}\n`),
       })
