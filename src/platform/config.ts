@@ -58,7 +58,7 @@ export interface ServerConfig {
   plaid: PlaidConfig | null
 }
 
-export interface UpdatesConfig {
+interface UpdatesConfig {
   /** ERM3_UPDATE_AT as given (services/updates/schedule.ts parses it at start-up); null = none. */
   at: string | null
   staleAfterSessions: number

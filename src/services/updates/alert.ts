@@ -24,7 +24,7 @@ export interface OperatorAlerts {
 const WEBHOOK_TIMEOUT_MS = 10_000
 
 /** The one line people read (the webhook's `text`, the e-mail's subject). */
-export function alertText(alert: OperatorAlert): string {
+function alertText(alert: OperatorAlert): string {
   if (alert.kind === 'stale') {
     const s = alert.staleness
     return `erm3: data is stale: ${s.age_sessions} sessions since data_as_of ${s.data_as_of ?? '(none)'} (limit ${s.stale_after_sessions})`

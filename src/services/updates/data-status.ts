@@ -16,10 +16,10 @@ import type { OperatorAlert } from './alert.ts'
 import { dateIn, zonedInstant } from './schedule.ts'
 
 /** Where the updater leaves its last outcome, relative to the store's root. */
-export const UPDATE_STATUS_FILE = 'status/update.json'
+const UPDATE_STATUS_FILE = 'status/update.json'
 
 /** A session counts as due once this long after its close (vendors publish end-of-day data late). */
-export const CLOSE_GRACE_MS = 4 * 3_600_000
+const CLOSE_GRACE_MS = 4 * 3_600_000
 
 const NEW_YORK = 'America/New_York'
 const MS_PER_DAY = 86_400_000

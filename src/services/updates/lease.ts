@@ -17,7 +17,7 @@ import { hostname } from 'node:os'
 import pg from 'pg'
 
 /** A lease taken for one run. */
-export interface HeldLease {
+interface HeldLease {
   /** Who holds it, for logs (no credentials). */
   readonly holder: string
   /** Aborts when the lease is lost while held (the connection closed, the file taken over). */
@@ -38,7 +38,7 @@ export interface LeaseOptions {
 
 const DEFAULT_TTL_MS = 5 * 60_000
 /** The advisory lock's key: "erm3" in ASCII. */
-export const UPDATE_LOCK_KEY = 0x65726d33
+const UPDATE_LOCK_KEY = 0x65726d33
 
 /** The lease on PostgreSQL; `key` may be changed by tests. */
 export function createPostgresLease(url: string, opts: LeaseOptions & { key?: number } = {}): UpdateLease {
