@@ -1,5 +1,6 @@
 import './style.css'
 import { ApiError, call, signOut } from './api.ts'
+import { dataLine, type HealthData } from './data-line.ts'
 import { el, errorMessage } from './dom.ts'
 import { billingPage } from './pages/billing.ts'
 import { brokeragePage } from './pages/brokerage.ts'
@@ -30,13 +31,14 @@ async function banner(): Promise<void> {
   try {
     const h = await call<{
       model: { data_as_of: string | null; dataset: { kind: string; seed?: number } | null }
+      data?: HealthData
     }>('/health')
     const d = h.data.model.dataset
-    b.className = d?.kind === 'synthetic' ? 'banner synthetic' : 'banner'
+    b.className = `${d?.kind === 'synthetic' ? 'banner synthetic' : 'banner'}${h.data.data?.stale ? ' stale' : ''}`
     b.textContent =
-      d?.kind === 'synthetic'
+      (d?.kind === 'synthetic'
         ? `Synthetic data (seed ${d.seed}): generated series, not market data. Data as of ${h.data.model.data_as_of}.`
-        : `Imported data as of ${h.data.model.data_as_of ?? 'n/a'}.`
+        : `Imported data as of ${h.data.model.data_as_of ?? 'n/a'}.`) + dataLine(h.data.data)
   } catch {
     b.textContent = 'The service health could not be read.'
   }
