@@ -4,12 +4,12 @@ import { type Config, loadConfig } from '../platform/config.ts'
 import { AppError } from '../platform/errors.ts'
 import { createLogger, type Logger } from '../platform/logger.ts'
 import { type Progress, silentProgress } from '../platform/progress.ts'
+import { parseUpdateAt, type UpdateAt } from '../platform/update-at.ts'
 import { purgeExpiredSecrets } from '../services/identity/retention.ts'
 import { startModelReload } from '../services/model-reload.ts'
 import { createOperatorAlerts, type OperatorAlerts } from '../services/updates/alert.ts'
 import { createDataWatch, readUpdateStatus } from '../services/updates/data-status.ts'
 import { createFileLease, createPostgresLease } from '../services/updates/lease.ts'
-import { parseUpdateAt, type UpdateAt } from '../services/updates/schedule.ts'
 import {
   startUpdateScheduler,
   type UpdateRunner,
@@ -41,6 +41,8 @@ export interface ServeOptions {
   updateAt?: string
   /** What a scheduled update runs; required when a schedule is set (src/main/update-runner.ts). */
   updateRunner?: UpdateRunner
+  /** Makes the runner, called only when a schedule is set (the CLI passes createUpdateRunner). */
+  makeUpdateRunner?: () => UpdateRunner
 }
 
 /** The schedule from the flag or the variable, checked before any slow start-up work. */
@@ -48,6 +50,7 @@ function scheduleOf(config: Config, opts: ServeOptions): UpdateAt | null {
   const raw = opts.updateAt ?? config.server.updates.at
   if (raw === null || raw === undefined) return null
   const at = parseUpdateAt(raw, opts.updateAt !== undefined ? '--update-at' : 'ERM3_UPDATE_AT')
+  opts.updateRunner ??= opts.makeUpdateRunner?.()
   if (!opts.updateRunner)
     throw new AppError('CONFIG_INVALID', 'a scheduled update needs the update pipeline, and none was given')
   return at

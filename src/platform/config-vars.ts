@@ -2,6 +2,7 @@ import { resolve } from 'node:path'
 import { parseTrustedProxies } from './client-address.ts'
 import type { PlaidConfig, PlaidTokenKey, StripeConfig } from './config.ts'
 import { AppError } from './errors.ts'
+import { parseUpdateAt } from './update-at.ts'
 
 /**
  * The configuration schema: every environment variable erm3 reads, with its group, what it
@@ -303,7 +304,10 @@ export const CONFIG_VARS = {
     defaultText: '— (no scheduled update)',
     description:
       '`erm3 serve` runs the daily update at this time on NYSE session days (the zone defaults to `America/New_York`); one node at a time across a cluster (see [deployment.md](deployment.md)). `--update-at` wins over it',
-    parse: (raw) => raw,
+    parse(raw, name) {
+      parseUpdateAt(raw, name)
+      return raw
+    },
   }),
   ERM3_STALE_AFTER_SESSIONS: int(0, 1000, 2, {
     group: 'updates',

@@ -12,16 +12,11 @@ export function registerServe(program: Command): void {
     )
     .action(async (o: { store?: string; updateAt?: string }) => {
       const { serveUntilSignal } = await import('../../main/server.ts')
-      const raw = o.updateAt ?? (process.env.ERM3_UPDATE_AT || undefined)
-      const scheduled = raw !== undefined
-      // A bad time is the first thing reported, before anything else is opened.
-      const { parseUpdateAt } = await import('../../services/updates/schedule.ts')
-      if (scheduled) parseUpdateAt(raw, o.updateAt !== undefined ? '--update-at' : 'ERM3_UPDATE_AT')
       const { createUpdateRunner } = await import('../../main/update-runner.ts')
       await serveUntilSignal(process.env, {
         store: o.store,
         updateAt: o.updateAt,
-        updateRunner: scheduled ? createUpdateRunner(process.env) : undefined,
+        makeUpdateRunner: () => createUpdateRunner(process.env),
         progress: createCliProgress(),
         say: (line) => process.stdout.write(`${line}\n`),
       })

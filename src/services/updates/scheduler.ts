@@ -6,9 +6,10 @@
  */
 import type { UpdateOutcome } from '../../engine/update/types.ts'
 import type { Logger } from '../../platform/logger.ts'
+import type { UpdateAt } from '../../platform/update-at.ts'
 import type { OperatorAlert } from './alert.ts'
 import type { UpdateLease } from './lease.ts'
-import { nextRunAt, type UpdateAt } from './schedule.ts'
+import { nextRunAt } from './schedule.ts'
 
 /** One update run (engine/update's runUpdate, bound to its options); aborts when `signal` does. */
 export type UpdateRunner = (signal: AbortSignal) => Promise<UpdateOutcome>

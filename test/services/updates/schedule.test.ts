@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { parseIsoDay } from '../../../src/platform/dates.ts'
-import { nextRunAt, parseUpdateAt, zonedInstant } from '../../../src/services/updates/schedule.ts'
+import { parseUpdateAt } from '../../../src/platform/update-at.ts'
+import { nextRunAt, zonedInstant } from '../../../src/services/updates/schedule.ts'
 
 const iso = (ms: number) => new Date(ms).toISOString()
 const at = (raw: string) => parseUpdateAt(raw, '--update-at')
