@@ -45,9 +45,11 @@ function lineageHeaders(m: RiskMetadata): Record<string, string> {
   }
 }
 
-/** `synthetic; seed=42` (erm3's generated market, never market data) or `imported`. */
+/** `synthetic; seed=42` (erm3's generated market, never market data), `imported` or `vendor; sources=tiingo,sec`. */
 function datasetLabel(m: RiskMetadata): string {
-  return m.dataset.kind === 'synthetic' ? `synthetic; seed=${m.dataset.seed}` : 'imported'
+  const d = m.dataset
+  if (d.kind === 'synthetic') return `synthetic; seed=${d.seed}`
+  return d.kind === 'vendor' ? `vendor; sources=${d.sources.join(',')}` : 'imported'
 }
 
 /** The response in the negotiated format, ready to cache and send. */

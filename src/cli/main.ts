@@ -8,6 +8,7 @@ import { registerPlaid } from './commands/plaid.ts'
 import { registerPublish } from './commands/publish.ts'
 import { registerServe } from './commands/serve.ts'
 import { registerStart } from './commands/start.ts'
+import { registerUpdate } from './commands/update.ts'
 import { runCli } from './run.ts'
 
 const program = new Command('erm3')
@@ -17,6 +18,7 @@ const program = new Command('erm3')
 registerDataCommands(program)
 registerBuild(program)
 registerPublish(program)
+registerUpdate(program)
 registerExport(program)
 registerStart(program)
 registerServe(program)

@@ -30,11 +30,14 @@ export const agentMetaSchema = Type.Object(
 
 export const datasetOriginSchema = Type.Object(
   {
-    kind: Type.Union([Type.Literal('synthetic'), Type.Literal('imported')], {
+    kind: Type.Union([Type.Literal('synthetic'), Type.Literal('imported'), Type.Literal('vendor')], {
       description:
-        "synthetic: erm3's generated market (tickers and names of large companies are labels on generated series, not market data); imported: price files the operator imported",
+        "synthetic: erm3's generated market (tickers and names of large companies are labels on generated series, not market data); imported: price files the operator imported; vendor: market data erm3 fetched from the vendors in `sources`",
     }),
     seed: Type.Optional(Type.Integer({ description: 'Seed of the synthetic market (kind synthetic)' })),
+    sources: Type.Optional(
+      Type.Array(Type.String(), { description: 'The vendors the data was fetched from (kind vendor)' }),
+    ),
   },
   { $id: 'DatasetOrigin', description: 'What the served data is' },
 )

@@ -41,16 +41,16 @@ export interface ServeOptions {
   updateAt?: string
   /** What a scheduled update runs; required when a schedule is set (src/main/update-runner.ts). */
   updateRunner?: UpdateRunner
-  /** Makes the runner, called only when a schedule is set (the CLI passes createUpdateRunner). */
-  makeUpdateRunner?: () => UpdateRunner
+  /** Makes the runner for the live store, called only when a schedule is set (the CLI passes createUpdateRunner). */
+  makeUpdateRunner?: (store: string) => UpdateRunner
 }
 
 /** The schedule from the flag or the variable, checked before any slow start-up work. */
-function scheduleOf(config: Config, opts: ServeOptions): UpdateAt | null {
+function scheduleOf(config: Config, opts: ServeOptions, store: string): UpdateAt | null {
   const raw = opts.updateAt ?? config.server.updates.at
   if (raw === null || raw === undefined) return null
   const at = parseUpdateAt(raw, opts.updateAt !== undefined ? '--update-at' : 'ERM3_UPDATE_AT')
-  opts.updateRunner ??= opts.makeUpdateRunner?.()
+  opts.updateRunner ??= opts.makeUpdateRunner?.(store)
   if (!opts.updateRunner)
     throw new AppError('CONFIG_INVALID', 'a scheduled update needs the update pipeline, and none was given')
   return at
@@ -110,10 +110,10 @@ export async function serve(
   opts: ServeOptions = {},
 ): Promise<RunningServer> {
   const config: Config = loadConfig(env)
-  const at = scheduleOf(config, opts)
   const log = opts.log ?? createLogger(config.logLevel)
   const paths = homePaths(config.home)
   const store = opts.store ?? config.server.store ?? paths.store
+  const at = scheduleOf(config, opts, store)
   // Refuse to boot before any slow work when the live store is missing or unreadable.
   const probe = liveStoreSource(config, store)
   try {

@@ -1,14 +1,21 @@
 /**
- * The function a scheduled update runs (`erm3 serve --update-at`): engine/update's runUpdate with
- * the options the environment gives (the data directory, the store, the publish target, the
- * vendors' keys). THE MERGE POINT: wire runUpdate in here.
+ * The function a scheduled update runs (`erm3 serve --update-at`): what `erm3 update` does, with
+ * the sources, data directory and settings the environment gives. A local live store is built
+ * into directly (the reload poll then serves the new build); a remote one (s3://, http(s)://) is
+ * built under $ERM3_HOME/store and published to it.
  */
-import { AppError } from '../platform/errors.ts'
+import { join } from 'node:path'
+import { dataFetchConfig } from '../platform/config.ts'
 import type { UpdateRunner } from '../services/updates/scheduler.ts'
 
-export function createUpdateRunner(_env: Record<string, string | undefined>): UpdateRunner {
-  throw new AppError(
-    'CONFIG_INVALID',
-    'the scheduled update is not wired in this build: src/main/update-runner.ts has no update pipeline to run',
-  )
+type Env = Record<string, string | undefined>
+
+export function createUpdateRunner(env: Env, liveStore: string): UpdateRunner {
+  const remote = /^(s3|https?):\/\//i.test(liveStore)
+  return async (signal) => {
+    const { configuredSources, updateCommand } = await import('../cli/commands/update.ts')
+    const sources = await configuredSources(undefined, env)
+    const store = remote ? join(dataFetchConfig(env).home, 'store') : liveStore
+    return updateCommand({ store, publish: remote ? liveStore : undefined, signal }, sources, env)
+  }
 }

@@ -15,13 +15,15 @@ export const CONFIG_GROUPS = {
   home: 'Embedded mode',
   server: 'Server',
   store: 'Model store',
-  updates: 'Data updates and operator alerts',
   backends: 'Backends and secrets',
   edge: 'Network edge and per-address limits',
   billing: 'Billing (Stripe)',
   plaid: 'Brokerage holdings (Plaid)',
   chat: 'Chat (LLM provider)',
   mcp: 'MCP client (`erm3 mcp`)',
+  data: 'Market data: the data directory and the universe (`erm3 data fetch`, `erm3 update`)',
+  sources: 'Market data sources: keys, base URLs and request rates',
+  update: 'Daily update (`erm3 update`, `erm3 serve --update-at`) and operator alerts',
 } as const
 export type ConfigGroup = keyof typeof CONFIG_GROUPS
 
@@ -119,6 +121,12 @@ function url(protocols: string[], meta: Meta & { trimSlash?: boolean }): ConfigV
   }
 }
 
+/** Like `url`, with a default (a vendor's public endpoint). */
+function urlOr(dflt: string, meta: Meta & { trimSlash?: boolean }): ConfigVar<string> {
+  const { parse, ...rest } = url(['http:', 'https:'], meta)
+  return { ...rest, default: dflt, parse: (raw, name) => parse(raw, name) ?? dflt }
+}
+
 /** A shared secret: long enough to be random data. */
 function secret32(meta: Omit<Meta, 'secret'>): ConfigVar<string | null> {
   return {
@@ -174,6 +182,20 @@ function parsePlaidTokenKeys(raw: string): PlaidTokenKey[] {
   return keys
 }
 
+/** A finite number in [lo, hi] (documentation shows the bounds). */
+function num(lo: number, hi: number, dflt: number, meta: Meta): ConfigVar<number> {
+  return {
+    ...meta,
+    expects: `a number in ${lo}..${hi}`,
+    default: dflt,
+    parse(raw, name) {
+      const n = Number(raw)
+      if (!Number.isFinite(n) || n < lo || n > hi) fail(`${name} must be a number in ${lo}..${hi}${got(raw)}`)
+      return n
+    },
+  }
+}
+
 /** The pino levels. */
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
@@ -209,6 +231,26 @@ export const CONFIG_VARS = {
       if (!/^\d{4}-\d{2}-\d{2}$/.test(raw)) fail(`${name} must be a date YYYY-MM-DD${got(raw)}`)
       return raw
     },
+  }),
+  ERM3_DATA_DIR: text(null, {
+    group: 'data',
+    defaultText: '`$ERM3_HOME/data`',
+    description:
+      'the data directory `erm3 data fetch` fills (bars, identity registry, shares, facts, rates) and assembles `dataset/` in (`--data-dir` wins)',
+  }),
+  ERM3_SOURCES: text(null, {
+    group: 'data',
+    description:
+      'comma-separated sources `erm3 update` and the schedule of `erm3 serve --update-at` use, e.g. `polygon,sec,treasury` (`--source` wins)',
+  }),
+  ERM3_UNIVERSE_INCLUDE: text(null, {
+    group: 'data',
+    description:
+      'a file of tickers (one a line, `#` comments) fetched whatever the listing says (`--include` wins)',
+  }),
+  ERM3_UNIVERSE_EXCLUDE: text(null, {
+    group: 'data',
+    description: 'a file of tickers never fetched (`--exclude` wins)',
   }),
   LOG_LEVEL: custom<string>({
     group: 'server',
@@ -298,7 +340,7 @@ export const CONFIG_VARS = {
     description: 'an `s3://` store: path-style addressing (most non-AWS servers want `true`)',
   }),
   ERM3_UPDATE_AT: custom<string | null>({
-    group: 'updates',
+    group: 'update',
     expects: '`HH:MM`, optionally followed by an IANA time zone (e.g. `18:30 America/New_York`)',
     default: null,
     defaultText: '— (no scheduled update)',
@@ -310,18 +352,18 @@ export const CONFIG_VARS = {
     },
   }),
   ERM3_STALE_AFTER_SESSIONS: int(0, 1000, 2, {
-    group: 'updates',
+    group: 'update',
     description:
       "`/health`'s `data` is stale (status `degraded`, one operator alert per episode) when more sessions than this have closed since `data_as_of`",
   }),
   ERM3_OPERATOR_WEBHOOK_URL: url(['http:', 'https:'], {
-    group: 'updates',
+    group: 'update',
     secret: true,
     description:
       'operator alerts (a failed or quarantined update, stale data) are POSTed here as JSON with a short `text` field (Slack-style incoming webhooks show it)',
   }),
   ERM3_OPERATOR_EMAIL: custom<string | null>({
-    group: 'updates',
+    group: 'update',
     expects: 'an e-mail address',
     default: null,
     description: 'operator alerts are also e-mailed here (through `SMTP_URL`, else the outbox)',
@@ -565,5 +607,68 @@ export const CONFIG_VARS = {
     secret: true,
     description: '`erm3 mcp`: the key its tool calls use (never on the command line, where `ps` shows it)',
     parse: (raw) => raw.trim() || null,
+  }),
+  TIINGO_API_KEY: text(null, {
+    group: 'sources',
+    secret: true,
+    description:
+      'your Tiingo API token (https://www.tiingo.com/account/api/token), sent as `Authorization: Token …`',
+  }),
+  TIINGO_BASE_URL: urlOr('https://api.tiingo.com', {
+    group: 'sources',
+    trimSlash: true,
+    description: "Tiingo's REST API (end-of-day prices)",
+  }),
+  TIINGO_TICKERS_URL: urlOr('https://apimedia.tiingo.com/docs/tiingo/daily/supported_tickers.zip', {
+    group: 'sources',
+    description:
+      "Tiingo's daily list of every ticker it covers, delisted ones included (another host: the token is not sent to it)",
+  }),
+  TIINGO_RATE_PER_HOUR: int(1, 1_000_000, 50, {
+    group: 'sources',
+    description:
+      "requests an hour erm3 sends Tiingo, Tiingo's quota unit (the free plan allows 50 an hour and 1,000 a day)",
+  }),
+  POLYGON_API_KEY: text(null, {
+    group: 'sources',
+    secret: true,
+    description: 'your Polygon.io (Massive) API key, sent as the `apiKey` query parameter',
+  }),
+  POLYGON_BASE_URL: urlOr('https://api.polygon.io', {
+    group: 'sources',
+    trimSlash: true,
+    description: "Polygon's REST API (aggregates, splits, dividends, tickers)",
+  }),
+  POLYGON_RATE_PER_MINUTE: int(1, 1_000_000, 5, {
+    group: 'sources',
+    description:
+      'requests a minute erm3 sends Polygon (the free plan allows 5; paid plans are unlimited: raise it)',
+  }),
+  ERM3_UPDATE_POLICY: custom<'quarantine' | 'drop'>({
+    group: 'update',
+    expects: '`drop` or `quarantine`',
+    default: 'drop',
+    description:
+      "what a security's bad bar (missing, stale, non-positive, a large move without a split or dividend) does: `drop` leaves that security without a bar for the day (reported); `quarantine` holds the whole day back. A market-wide problem (no bars, the market ETF missing, the universe shrinking) always quarantines",
+    parse: (raw, name) =>
+      raw === 'drop' || raw === 'quarantine' ? raw : fail(`${name} must be drop or quarantine${got(raw)}`),
+  }),
+  ERM3_UPDATE_GRACE_MINUTES: int(0, 1440, 120, {
+    group: 'update',
+    description: 'minutes after the 16:00 New York close before a session counts as published by the vendors',
+  }),
+  ERM3_UPDATE_MAX_MOVE: num(0.01, 10, 0.5, {
+    group: 'update',
+    description: 'largest |log return| of a day accepted without a split or dividend',
+  }),
+  ERM3_UPDATE_MAX_SHRINK_PCT: num(0, 100, 5, {
+    group: 'update',
+    description:
+      'largest share of the stocks priced the previous session that may lack a usable bar before the day is quarantined',
+  }),
+  ERM3_UPDATE_RESTATE_TOLERANCE: num(0, 0.01, 1e-6, {
+    group: 'update',
+    description:
+      "relative tolerance under which a vendor's re-downloaded adjusted history counts as the stored one times a constant (kept) rather than a restatement (replaced)",
   }),
 } satisfies Record<string, ConfigVar<unknown>>

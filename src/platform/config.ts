@@ -1,4 +1,4 @@
-import { resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { CONFIG_VARS, type ConfigGroup, type ConfigVar, PLAID_KEYS_HINT } from './config-vars.ts'
 import { AppError } from './errors.ts'
 
@@ -182,7 +182,7 @@ function read<K extends ConfigVarName>(env: Env, names: readonly K[], problems: 
 const names = (group: ConfigGroup) =>
   (Object.keys(CONFIG_VARS) as ConfigVarName[]).filter((n) => CONFIG_VARS[n].group === group)
 const SERVER_VARS = (Object.keys(CONFIG_VARS) as ConfigVarName[]).filter(
-  (n) => CONFIG_VARS[n].group !== 'mcp',
+  (n) => CONFIG_VARS[n].group !== 'mcp' && CONFIG_VARS[n].group !== 'data',
 )
 const STORE_ACCESS_VARS = names('store').filter((n) => n !== 'ERM3_STORE')
 
@@ -218,6 +218,26 @@ export function storeAccess(env: Env): StoreAccessConfig {
   const access = storeAccessFrom(read(env, STORE_ACCESS_VARS, p), p)
   p.throwIfAny()
   return access
+}
+
+/** The settings of `erm3 update` (and of the scheduled update of `erm3 serve`). */
+export function updateSettings(env: Env): {
+  policy: 'quarantine' | 'drop'
+  graceMinutes: number
+  maxLogMove: number
+  maxShrink: number
+  restateTolerance: number
+} {
+  const p = new Problems()
+  const v = read(env, names('update'), p)
+  p.throwIfAny()
+  return {
+    policy: v.ERM3_UPDATE_POLICY,
+    graceMinutes: v.ERM3_UPDATE_GRACE_MINUTES,
+    maxLogMove: v.ERM3_UPDATE_MAX_MOVE,
+    maxShrink: v.ERM3_UPDATE_MAX_SHRINK_PCT / 100,
+    restateTolerance: v.ERM3_UPDATE_RESTATE_TOLERANCE,
+  }
 }
 
 /** Two variables that make sense only together: null when neither is set. */
@@ -342,6 +362,36 @@ export function loadConfig(env: Env = process.env): Config {
   }
   p.throwIfAny()
   return config
+}
+
+/** The data directory and universe lists of `erm3 data fetch` (flags win over these). */
+/** `tiingo, sec` → ['tiingo', 'sec']. */
+export function sourceNames(list: string): string[] {
+  return list
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+}
+
+export function dataFetchConfig(env: Env): {
+  dataDir: string
+  /** ERM3_HOME, resolved (the local model store defaults to `<home>/store`). */
+  home: string
+  sources: string[]
+  include: string | null
+  exclude: string | null
+} {
+  const p = new Problems()
+  const v = read(env, names('data'), p)
+  const home = read(env, ['ERM3_HOME'], p)
+  p.throwIfAny()
+  return {
+    dataDir: resolve(v.ERM3_DATA_DIR ?? join(home.ERM3_HOME, 'data')),
+    home: resolve(home.ERM3_HOME),
+    sources: sourceNames(v.ERM3_SOURCES ?? ''),
+    include: v.ERM3_UNIVERSE_INCLUDE,
+    exclude: v.ERM3_UNIVERSE_EXCLUDE,
+  }
 }
 
 /** What `erm3 mcp` reads from the environment (it checks the key and the origin itself). */

@@ -1,6 +1,6 @@
 import { MARKET_ETF, SECTOR_ETFS } from '../engine/data/etf-registry.ts'
 import type { DefaultUniverseBasis } from '../engine/model/cross/index.ts'
-import { type DatasetOrigin, datasetOrigin } from '../engine/model-store/layout.ts'
+import { type DatasetOrigin, datasetOrigin, vendorLabel } from '../engine/model-store/layout.ts'
 import type { ModelStore } from '../engine/model-store/reader.ts'
 import { AppError } from '../platform/errors.ts'
 
@@ -15,7 +15,7 @@ export interface RiskMetadata {
   wiki_uri: string
   factors: string[]
   data_source: 'zarr'
-  /** Synthetic (never market data) or imported. */
+  /** Synthetic (never market data), imported or fetched from vendors. */
   dataset: DatasetOrigin
   range?: [string, string]
 }
@@ -32,12 +32,21 @@ export function datasetOf(store: ModelStore): DatasetOrigin {
   return o
 }
 
+/** A heading for what a store serves (the landing page): `Synthetic data`, `Market data: vendor data (tiingo)`, … */
+export function originTitle(o: DatasetOrigin | null): string {
+  if (!o) return 'No data yet'
+  if (o.kind === 'synthetic') return 'Synthetic data'
+  return o.kind === 'vendor' ? `Market data: ${vendorLabel(o.sources)}` : 'Imported data'
+}
+
 /** One sentence on what a store serves (MCP instructions, landing page); null = not built yet. */
 export function describeDataset(o: DatasetOrigin | null): string {
   if (!o) return 'The model store is not built yet.'
-  return o.kind === 'synthetic'
-    ? `This instance serves SYNTHETIC data: a market erm3 generated itself (seed ${o.seed}). Tickers and names of large companies such as AAPL are labels on generated series, not market data; every data response says so in _metadata.dataset.`
-    : 'This instance serves market data its operator imported (_metadata.dataset.kind "imported").'
+  if (o.kind === 'synthetic')
+    return `This instance serves SYNTHETIC data: a market erm3 generated itself (seed ${o.seed}). Tickers and names of large companies such as AAPL are labels on generated series, not market data; every data response says so in _metadata.dataset.`
+  if (o.kind === 'vendor')
+    return `This instance serves market data fetched from ${vendorLabel(o.sources)} (_metadata.dataset.kind "vendor").`
+  return 'This instance serves market data its operator imported (_metadata.dataset.kind "imported").'
 }
 
 /**

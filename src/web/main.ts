@@ -30,7 +30,10 @@ async function banner(): Promise<void> {
   const b = document.getElementById('banner') as HTMLElement
   try {
     const h = await call<{
-      model: { data_as_of: string | null; dataset: { kind: string; seed?: number } | null }
+      model: {
+        data_as_of: string | null
+        dataset: { kind: string; seed?: number; sources?: string[] } | null
+      }
       data?: HealthData
     }>('/health')
     const d = h.data.model.dataset
@@ -38,7 +41,9 @@ async function banner(): Promise<void> {
     b.textContent =
       (d?.kind === 'synthetic'
         ? `Synthetic data (seed ${d.seed}): generated series, not market data. Data as of ${h.data.model.data_as_of}.`
-        : `Imported data as of ${h.data.model.data_as_of ?? 'n/a'}.`) + dataLine(h.data.data)
+        : d?.kind === 'vendor'
+          ? `Market data from ${(d.sources ?? []).join(', ')} as of ${h.data.model.data_as_of ?? 'n/a'}.`
+          : `Imported data as of ${h.data.model.data_as_of ?? 'n/a'}.`) + dataLine(h.data.data)
   } catch {
     b.textContent = 'The service health could not be read.'
   }

@@ -48,7 +48,7 @@ describe('lazy imports', () => {
     const urls = loaded(
       `const { Command } = await import('commander')
        const p = new Command('erm3')
-       for (const f of ['admin', 'build', 'data', 'export', 'mcp', 'plaid', 'publish', 'serve', 'start']) {
+       for (const f of ['admin', 'build', 'data', 'export', 'mcp', 'plaid', 'publish', 'serve', 'start', 'update']) {
          const m = await import('./src/cli/commands/' + f + '.ts')
          for (const [k, v] of Object.entries(m)) if (k.startsWith('register')) v(p)
        }

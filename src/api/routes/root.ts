@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { ServiceContext } from '../../services/context.ts'
-import { datasetOf, describeDataset } from '../../services/models.ts'
+import { datasetOf, describeDataset, originTitle } from '../../services/models.ts'
 import { escapeHtml, htmlPage } from '../pages.ts'
 import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
 
@@ -29,7 +29,7 @@ function landingPage(ctx: ServiceContext): string {
   const e = escapeHtml
   const store = ctx.models.peek('live')
   const origin = store ? datasetOf(store) : null
-  const kind = origin ? (origin.kind === 'synthetic' ? 'Synthetic data' : 'Imported data') : 'No data yet'
+  const kind = e(originTitle(origin))
   const asOf = store ? ` — data as of <strong>${e(store.dataAsOf)}</strong>` : ''
   return `<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

@@ -16,7 +16,7 @@ export function registerServe(program: Command): void {
       await serveUntilSignal(process.env, {
         store: o.store,
         updateAt: o.updateAt,
-        makeUpdateRunner: () => createUpdateRunner(process.env),
+        makeUpdateRunner: (store) => createUpdateRunner(process.env, store),
         progress: createCliProgress(),
         say: (line) => process.stdout.write(`${line}\n`),
       })

@@ -167,6 +167,7 @@ export const agenticDisclosureSchema = Type.Object(
         [
           Type.Literal('synthetic'),
           Type.Literal('imported'),
+          Type.Literal('vendor'),
           Type.Literal('unknown'),
           Type.Literal('not_built'),
         ],

@@ -215,7 +215,12 @@ function storeManifest(
 }
 
 /** `kind` first, so the manifest says at a glance what the data is. */
-function datasetFields(source: unknown): { kind: DatasetOrigin['kind']; seed?: number; notice?: string } {
+function datasetFields(source: unknown): {
+  kind: DatasetOrigin['kind']
+  seed?: number
+  sources?: string[]
+  notice?: string
+} {
   const o = datasetOrigin(source)
   return o.kind === 'synthetic' ? { ...o, notice: syntheticNotice(o.seed) } : o
 }

@@ -107,6 +107,8 @@ export type TruthField = (typeof TRUTH_FIELDS)[number]
 export type SourceInfo =
   | { kind: 'synthetic'; seed: number; generator_version: number; params: Record<string, unknown> }
   | { kind: 'import'; inputs: { role: string; path: string; sha256: string }[] }
+  /** Fetched from market-data vendors (`erm3 data fetch`, `erm3 update`): source names, ISO time. */
+  | { kind: 'vendor'; sources: string[]; fetched_at: string | null }
 
 export interface Dataset {
   source: SourceInfo

@@ -111,16 +111,29 @@ export interface InputDigests {
 
 /**
  * What a store's data is, as every response says (`_metadata.dataset`, /health): erm3's synthetic
- * market (generated, never market data) or prices the operator imported.
+ * market (generated, never market data), prices the operator imported, or market data erm3
+ * fetched from vendors (`erm3 data fetch`, `erm3 update`; `sources` names them).
  */
-export type DatasetOrigin = { kind: 'synthetic'; seed: number } | { kind: 'imported' }
+export type DatasetOrigin =
+  | { kind: 'synthetic'; seed: number }
+  | { kind: 'imported' }
+  | { kind: 'vendor'; sources: string[] }
 
-/** From the dataset's `source` (its manifest.json): `{kind: 'synthetic', seed}` or `{kind: 'import', …}`. */
+/**
+ * From the dataset's `source` (its manifest.json): `{kind: 'synthetic', seed}`, `{kind: 'import', …}`
+ * or `{kind: 'vendor', sources, …}`.
+ */
 export function datasetOrigin(source: unknown): DatasetOrigin {
-  const s = (source ?? {}) as { kind?: unknown; seed?: unknown }
-  return s.kind === 'synthetic' && typeof s.seed === 'number'
-    ? { kind: 'synthetic', seed: s.seed }
-    : { kind: 'imported' }
+  const s = (source ?? {}) as { kind?: unknown; seed?: unknown; sources?: unknown }
+  if (s.kind === 'synthetic' && typeof s.seed === 'number') return { kind: 'synthetic', seed: s.seed }
+  if (s.kind === 'vendor' && Array.isArray(s.sources))
+    return { kind: 'vendor', sources: s.sources.filter((x): x is string => typeof x === 'string') }
+  return { kind: 'imported' }
+}
+
+/** `vendor data (tiingo, sec)`: what a vendor-fetched store serves, in words. */
+export function vendorLabel(sources: readonly string[]): string {
+  return `vendor data (${sources.length > 0 ? sources.join(', ') : 'unnamed sources'})`
 }
 
 /** The manifest's words for a synthetic store, so nobody reading it takes the numbers for market data. */

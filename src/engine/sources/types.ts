@@ -101,6 +101,16 @@ export interface CallOptions {
   signal?: AbortSignal
 }
 
+/** What `securities.changes` may take besides cancellation. */
+export interface ChangeOptions extends CallOptions {
+  /**
+   * The securities to look up, for a source that answers one security per call (Polygon): their
+   * permanent ids (`Listing.permanentId`) or tickers. Without it the source picks the listings
+   * that stopped trading in the window.
+   */
+  candidates?: readonly string[]
+}
+
 export interface PriceCapability {
   /** Daily bars of one ticker over [from, to] (to null: up to the latest), oldest first. */
   history(ticker: string, from: string, to: string | null, o?: CallOptions): Promise<DailyBar[]>
@@ -122,7 +132,7 @@ export interface SecuritiesCapability {
   /** Every listing the source knows (including delisted ones, when it has them). */
   list(o?: CallOptions): Promise<Listing[]>
   /** Ticker changes with date in [from, to], when the source publishes them. */
-  changes?(from: string, to: string, o?: CallOptions): Promise<TickerChange[]>
+  changes?(from: string, to: string, o?: ChangeOptions): Promise<TickerChange[]>
 }
 
 export interface ClassificationCapability {

@@ -232,7 +232,7 @@ export function buildDisclosure(ctx: ServiceContext, l: DiscoveryLinks): Agentic
     not_stored: NOT_STORED,
     market_data: {
       description:
-        "Results derive only from the model store built from the operator's dataset: erm3's deterministic synthetic market (the default embedded mode; not real prices) or price files the operator imported. The service fetches no data from third parties at runtime.",
+        "Results derive only from the model store built from the operator's dataset: erm3's deterministic synthetic market (the default embedded mode; not real prices), price files the operator imported, or market data the operator's `erm3 data fetch` / `erm3 update` fetched from data vendors. Answering a request never calls a third party.",
       this_instance: 'not_built',
     },
     links: { agent_manifest: l.agentManifest, methodology: l.methodology, openapi: l.openapi },
