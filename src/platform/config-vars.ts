@@ -717,7 +717,8 @@ export const CONFIG_VARS = {
   }),
   ERM3_UPDATE_GRACE_MINUTES: int(0, 1440, 120, {
     group: 'update',
-    description: 'minutes after the 16:00 New York close before a session counts as published by the vendors',
+    description:
+      'minutes after the New York close (16:00; 13:00 on a half day) before a session counts as published by the vendors',
   }),
   ERM3_UPDATE_MAX_MOVE: num(0.01, 10, 0.5, {
     group: 'update',
