@@ -394,6 +394,30 @@ export function dataFetchConfig(env: Env): {
   }
 }
 
+/** Where `erm3 update` (run by cron, outside a server) sends its operator alerts. */
+export function operatorAlertConfig(env: Env): {
+  webhookUrl: string | null
+  email: string | null
+  smtpUrl: string | null
+  mailFrom: string
+  home: string
+} {
+  const p = new Problems()
+  const v = read(
+    env,
+    ['ERM3_OPERATOR_WEBHOOK_URL', 'ERM3_OPERATOR_EMAIL', 'SMTP_URL', 'MAIL_FROM', 'ERM3_HOME'],
+    p,
+  )
+  p.throwIfAny()
+  return {
+    webhookUrl: v.ERM3_OPERATOR_WEBHOOK_URL,
+    email: v.ERM3_OPERATOR_EMAIL,
+    smtpUrl: v.SMTP_URL,
+    mailFrom: v.MAIL_FROM,
+    home: resolve(v.ERM3_HOME),
+  }
+}
+
 /** What `erm3 mcp` reads from the environment (it checks the key and the origin itself). */
 export function mcpClientConfig(env: Env): { url: string; apiKey: string | null } {
   const p = new Problems()

@@ -108,6 +108,11 @@ export function registerUpdate(program: Command, sourcesFor: SourcesFor = config
       const dirs = { dataDir: o.dataDir ?? c.dataDir, store: o.store ?? join(c.home, 'store') }
       const outcome = await updateCommand({ ...o, ...dirs }, await sourcesFor(o.source))
       process.stdout.write(o.json ? `${JSON.stringify(outcome, null, 2)}\n` : describeUpdate(outcome))
+      const [{ alertOperator }, { createLogger }] = await Promise.all([
+        import('../../main/update-runner.ts'),
+        import('../../platform/logger.ts'),
+      ])
+      await alertOperator(process.env, outcome, createLogger())
       process.exitCode = UPDATE_EXIT_CODES[outcome.outcome]
     })
 }

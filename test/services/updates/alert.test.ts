@@ -3,6 +3,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, test } from 'node:test'
 import { SMTPServer } from 'smtp-server'
+import { alertOperator } from '../../../src/main/update-runner.ts'
 import { createSmtpMailer } from '../../../src/platform/mail.ts'
 import { createOperatorAlerts } from '../../../src/services/updates/alert.ts'
 import { memoryLogger, outcomeOf } from './helpers.ts'
@@ -119,4 +120,20 @@ test('failures are logged, never thrown, and never quote the webhook URL', async
   const all = JSON.stringify(lines())
   assert.ok(!all.includes('s3cret'), 'the webhook URL (and its token) never reaches the log')
   assert.ok(lines().some((l) => l.err === 'could not connect'))
+})
+
+test('erm3 update outside a server alerts on a quarantined or failed run, and only then', async () => {
+  const { url, got } = await receiver()
+  const { log } = memoryLogger()
+  const env = { ERM3_OPERATOR_WEBHOOK_URL: url, ERM3_HOME: '/nonexistent-erm3-home' }
+  await alertOperator(env, outcomeOf('updated'), log)
+  await alertOperator(env, outcomeOf('unchanged'), log)
+  assert.equal(got.length, 0)
+  await alertOperator(env, outcomeOf('quarantined', { message: 'no bars at all on 2025-07-07' }), log)
+  assert.equal(got.length, 1)
+  assert.equal(got[0].body.kind, 'update')
+  assert.match(String(got[0].body.text), /^erm3 update quarantined: no bars at all on 2025-07-07/)
+  // Nothing configured: nothing sent, nothing thrown.
+  await alertOperator({ ERM3_HOME: '/nonexistent-erm3-home' }, outcomeOf('failed'), log)
+  assert.equal(got.length, 1)
 })
