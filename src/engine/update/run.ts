@@ -69,13 +69,33 @@ interface Run {
   before: string | null
   findings: UpdateFinding[]
   calls: number
+  /** Seconds per stage reached (UpdateOutcome.timings_s). */
+  timings: Record<string, number>
+}
+
+/** Runs one stage of `run`, adding its wall time to the run's timings. */
+async function timed<T>(run: Run, stage: string, work: () => Promise<T> | T): Promise<T> {
+  const t0 = performance.now()
+  try {
+    return await work()
+  } finally {
+    run.timings[stage] = (run.timings[stage] ?? 0) + (performance.now() - t0) / 1000
+  }
 }
 
 /** Never throws: every failure is a `failed` outcome, written to the status like any other. */
 export async function runUpdate(opts: UpdateOptions): Promise<UpdateOutcome> {
   const settings: UpdateSettings = { ...DEFAULT_UPDATE_SETTINGS, ...opts.settings }
   if (opts.policy) settings.policy = opts.policy
-  const run: Run = { opts, settings, started: new Date().toISOString(), before: null, findings: [], calls: 0 }
+  const run: Run = {
+    opts,
+    settings,
+    started: new Date().toISOString(),
+    before: null,
+    findings: [],
+    calls: 0,
+    timings: {},
+  }
   let release: () => Promise<void>
   try {
     release = await acquireUpdateLock(opts.dataDir, settings.lockTtlMs)
@@ -103,7 +123,7 @@ export async function runUpdate(opts: UpdateOptions): Promise<UpdateOutcome> {
 
 async function update(run: Run): Promise<UpdateOutcome> {
   const { opts, settings } = run
-  const universe = await readUniverse(opts.dataDir)
+  const universe = await timed(run, 'read', () => readUniverse(opts.dataDir))
   const last = lastDay(universe, opts.dataDir)
   const days = newSessions(last, opts.now ?? new Date(), settings.graceMinutes)
   if (days.length === 0 && run.before === last)
@@ -112,35 +132,38 @@ async function update(run: Run): Promise<UpdateOutcome> {
     const prices = opts.sources.find((s) => s.prices)?.prices
     if (!prices) throw new Error('no price source: configure one (docs/data-sources.md)')
     const actions = opts.sources.find((s) => s.actions)?.actions
-    const fetched = await fetchNewDays(universe, days, prices, actions, opts.signal)
+    const fetched = await timed(run, 'fetch', () =>
+      fetchNewDays(universe, days, prices, actions, opts.signal),
+    )
     run.calls += fetched.calls
-    const gated = gateNewDays(universe, days, fetched, settings)
+    const gated = await timed(run, 'gate', () => gateNewDays(universe, days, fetched, settings))
     run.findings.push(...gated.findings)
     if (gated.quarantine !== null)
       return outcome(run, 'quarantined', {
         days: [],
         message: `${gated.quarantine}: nothing appended, the previous build keeps serving`,
       })
-    const merged = await mergeNewBars(
-      universe,
-      gated.accepted,
-      fetched.actions,
-      prices,
-      settings,
-      opts.signal,
-    )
-    run.findings.push(...merged.findings)
-    run.calls += merged.calls
-    for (const [symbol, bars] of merged.bars) await writeBars(opts.dataDir, symbol, bars)
+    await timed(run, 'append', async () => {
+      const merged = await mergeNewBars(
+        universe,
+        gated.accepted,
+        fetched.actions,
+        prices,
+        settings,
+        opts.signal,
+      )
+      run.findings.push(...merged.findings)
+      run.calls += merged.calls
+      for (const [symbol, bars] of merged.bars) await writeBars(opts.dataDir, symbol, bars)
+    })
   }
-  await (opts.assemble ?? assembleDataset)(opts.dataDir)
-  const m = await buildStore({
-    dataset: join(opts.dataDir, DATA_DIR_FILES.dataset),
-    store: opts.store,
-    incremental: true,
-  })
+  await timed(run, 'assemble', () => (opts.assemble ?? assembleDataset)(opts.dataDir))
+  const m = await timed(run, 'build', () =>
+    buildStore({ dataset: join(opts.dataDir, DATA_DIR_FILES.dataset), store: opts.store, incremental: true }),
+  )
   const build = (await currentBuild(opts.store)).build
-  if (opts.publish) await publishStore(opts.store, opts.publish)
+  const target = opts.publish
+  if (target) await timed(run, 'publish', () => publishStore(opts.store, target))
   const note = m.notes.find((n) => n.startsWith('incremental build not possible')) ?? null
   const dropped = run.findings.filter((f) => f.action === 'dropped').length
   return outcome(run, 'updated', {
@@ -176,6 +199,9 @@ function outcome(
     findings: run.findings,
     summary,
     error: null,
+    timings_s: Object.fromEntries(
+      Object.entries(run.timings).map(([k, v]) => [k, Math.round(v * 1000) / 1000]),
+    ),
     ...o,
   }
 }
