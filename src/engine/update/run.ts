@@ -16,7 +16,7 @@ import { buildStore } from '../build/index.ts'
 import { STORE_FILES } from '../model-store/layout.ts'
 import { publishStore } from '../model-store/publish.ts'
 import type { BlobWriter } from '../object-store/types.ts'
-import type { Source } from '../sources/types.ts'
+import type { DailyBar, Source } from '../sources/types.ts'
 import { assembleDataset } from './assemble.ts'
 import { DATA_DIR_FILES, writeBars, writeFileAtomically } from './data-dir.ts'
 import { DEFAULT_GRACE_MINUTES, newSessions } from './days.ts'
@@ -57,8 +57,11 @@ export interface UpdateOptions {
   /** The clock (default: the real one); `erm3 update --date` sets it after that day's close. */
   now?: Date
   signal?: AbortSignal
-  /** Data directory → its canonical dataset in `<dataDir>/dataset` (default: assembleDataset). */
-  assemble?: (dataDir: string) => Promise<unknown>
+  /**
+   * Data directory → its canonical dataset in `<dataDir>/dataset` (default: assembleDataset),
+   * given the bars the run holds in memory (every symbol's, as now stored).
+   */
+  assemble?: (dataDir: string, o: { bars: ReadonlyMap<string, readonly DailyBar[]> }) => Promise<unknown>
 }
 
 /** What a run did before its outcome is known: shared by every exit path. */
@@ -124,6 +127,8 @@ export async function runUpdate(opts: UpdateOptions): Promise<UpdateOutcome> {
 async function update(run: Run): Promise<UpdateOutcome> {
   const { opts, settings } = run
   const universe = await timed(run, 'read', () => readUniverse(opts.dataDir))
+  // Every symbol's bars as stored once this run has appended: the assemble need not read them again.
+  const bars = new Map<string, readonly DailyBar[]>(universe.map((s) => [s.symbol, s.bars]))
   const last = lastDay(universe, opts.dataDir)
   const days = newSessions(last, opts.now ?? new Date(), settings.graceMinutes)
   if (days.length === 0 && run.before === last)
@@ -154,10 +159,13 @@ async function update(run: Run): Promise<UpdateOutcome> {
       )
       run.findings.push(...merged.findings)
       run.calls += merged.calls
-      for (const [symbol, bars] of merged.bars) await writeBars(opts.dataDir, symbol, bars)
+      for (const [symbol, b] of merged.bars) {
+        await writeBars(opts.dataDir, symbol, b)
+        bars.set(symbol, b)
+      }
     })
   }
-  await timed(run, 'assemble', () => (opts.assemble ?? assembleDataset)(opts.dataDir))
+  await timed(run, 'assemble', () => (opts.assemble ?? assembleDataset)(opts.dataDir, { bars }))
   const m = await timed(run, 'build', () =>
     buildStore({ dataset: join(opts.dataDir, DATA_DIR_FILES.dataset), store: opts.store, incremental: true }),
   )
