@@ -20,7 +20,7 @@
  *   hard-linked copy of the prepared state (every writer of the pipeline renames into place, so
  *   the prepared files are never changed). Stage timings are `UpdateOutcome.timings_s`.
  *
- * Run as `node --import tsx bench/update.ts`; with a role as first argument it is one of the
+ * Run as `node --import tsx bench/update.ts` (BENCH_ONLY=backfill or daily for one part); with a role as first argument it is one of the
  * children (synth, fake-tiingo, fetch, prepare, fake-polygon, update).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
@@ -38,6 +38,8 @@ const stocks = env('BENCH_STOCKS', 3000)
 const backfillStocks = env('BENCH_BACKFILL_STOCKS', 200)
 const fetchRuns = env('BENCH_FETCH_RUNS', 3)
 const updateRuns = env('BENCH_UPDATE_RUNS', 3)
+/** `backfill` or `daily`: run only that part. */
+const only = process.env.BENCH_ONLY
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 type Json = Record<string, unknown>
 
@@ -146,8 +148,8 @@ async function main(): Promise<void> {
     console.log(
       `market: ${stocks} stocks, ${s.securities} securities, ${s.sessions} sessions (synthesis ${Number(s.seconds).toFixed(1)} s)`,
     )
-    await backfill(work, synth)
-    await daily(work, synth)
+    if (only !== 'daily') await backfill(work, synth)
+    if (only !== 'backfill') await daily(work, synth)
   } finally {
     rmSync(work, { recursive: true, force: true })
   }
