@@ -23,6 +23,7 @@ const benches = (
         'correlation-api',
         'fundamentals-api',
         'snapshot-api',
+        'update',
       ]
 ).map((b) => fileURLToPath(new URL(`./${b}.ts`, import.meta.url)))
 let failed = 0

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
 import { describeUpdate, UPDATE_EXIT_CODES, updateCommand } from '../../src/cli/commands/update.ts'
 import { buildStore } from '../../src/engine/build/index.ts'
+import { readManifest } from '../../src/engine/data/dataset-reader.ts'
 import { LocalBlobs } from '../../src/engine/object-store/local.ts'
 import type { DailyBar } from '../../src/engine/sources/types.ts'
 import { assembleDataset } from '../../src/engine/update/assemble.ts'
@@ -42,6 +43,14 @@ const current = async (root: string) =>
   JSON.parse(await readFile(join(root, 'CURRENT'), 'utf8')).build as string
 const everything = async () => new Map([...(await digests(store)), ...(await digests(dataDir))])
 const vendorCalls = () => vendor.calls.day.length + vendor.calls.history.length
+
+/** The dataset the run assembled (from the bars it held) equals one assembled from the files. */
+async function assertAssembledFromDisk(): Promise<void> {
+  const fromDisk = await assembleDataset(dataDir, { out: join(dir, 'dataset-from-disk') })
+  const inRun = await readManifest(join(dataDir, DATA_DIR_FILES.dataset))
+  assert.equal(inRun.digest, fromDisk.manifest.digest)
+  await rm(join(dir, 'dataset-from-disk'), { recursive: true })
+}
 
 /** Every file of the current build of `a` equals `b`'s (manifest aside: it records timings). */
 async function assertSameBuild(a: string, b: string): Promise<void> {
@@ -81,6 +90,10 @@ describe('erm3 update', () => {
     assert.equal(o.data_as_of, d0705)
     assert.equal(o.build_kind, 'incremental', o.build_note ?? '')
     assert.deepEqual(vendor.calls.day, [d0705])
+    const stages = ['read', 'fetch', 'gate', 'append', 'assemble', 'build', 'publish']
+    assert.deepEqual(Object.keys(o.timings_s ?? {}), stages)
+    for (const k of stages) assert.ok((o.timings_s?.[k] ?? -1) >= 0, k)
+    await assertAssembledFromDisk()
     assert.equal((await readBars(dataDir, 'SPY')).at(-1)?.date, d0705)
     // A stock's appended adjusted close carries the vendor's close-to-close return.
     const i = m.ds.symbols.indexOf(stocks[0])
@@ -167,6 +180,7 @@ describe('erm3 update', () => {
     assert.equal(s2.splitFactor, 2)
     assert.ok(Math.abs(s2.adjClose / s1.adjClose - v2.adjClose / v1.adjClose) < 1e-12)
     assert.equal(o.build_kind, 'incremental', o.build_note ?? '')
+    await assertAssembledFromDisk()
     const full = join(dir, 'store-full-2')
     await buildStore({ dataset: join(dataDir, DATA_DIR_FILES.dataset), store: full })
     await assertSameBuild(store, full)

@@ -46,6 +46,11 @@ export interface AssembleOptions {
   /** When the data was fetched (default: the fetch state's latest task). */
   fetchedAt?: string | null
   progress?: Progress
+  /**
+   * Bars already in memory, by symbol (an update's: what it read and appended); they are what
+   * the files hold, so those symbols' files are not read again.
+   */
+  bars?: ReadonlyMap<string, readonly DailyBar[]>
 }
 
 /** The dataset of a data directory, in memory. */
@@ -54,10 +59,10 @@ export async function readDataDirDataset(dataDir: string, opts: AssembleOptions 
   const findings: QualityFinding[] = []
   const identity = await readIdentity(dataDir)
   const symbols = [...new Set(identity.map((r) => r.symbol))].sort()
-  const bars = new Map<string, DailyBar[]>()
+  const bars = new Map<string, readonly DailyBar[]>()
   progress.start('read bars', symbols.length)
   for (const [i, s] of symbols.entries()) {
-    const b = await readBars(dataDir, s)
+    const b = opts.bars?.get(s) ?? (await readBars(dataDir, s))
     if (b.length > 0) bars.set(s, b)
     progress.update(i + 1)
   }
@@ -116,7 +121,7 @@ function marketCalendar(bars: readonly DailyBar[]): Int32Array {
 
 function pricePanels(
   symbols: readonly string[],
-  bars: ReadonlyMap<string, DailyBar[]>,
+  bars: ReadonlyMap<string, readonly DailyBar[]>,
   calendar: Int32Array,
   findings: QualityFinding[],
 ): Dataset['prices'] {

@@ -16,7 +16,7 @@ import { buildStore } from '../build/index.ts'
 import { STORE_FILES } from '../model-store/layout.ts'
 import { publishStore } from '../model-store/publish.ts'
 import type { BlobWriter } from '../object-store/types.ts'
-import type { Source } from '../sources/types.ts'
+import type { DailyBar, Source } from '../sources/types.ts'
 import { assembleDataset } from './assemble.ts'
 import { DATA_DIR_FILES, writeBars, writeFileAtomically } from './data-dir.ts'
 import { DEFAULT_GRACE_MINUTES, newSessions } from './days.ts'
@@ -59,8 +59,11 @@ export interface UpdateOptions {
   /** The clock (default: the real one); `erm3 update --date` sets it after that day's close. */
   now?: Date
   signal?: AbortSignal
-  /** Data directory → its canonical dataset in `<dataDir>/dataset` (default: assembleDataset). */
-  assemble?: (dataDir: string) => Promise<unknown>
+  /**
+   * Data directory → its canonical dataset in `<dataDir>/dataset` (default: assembleDataset),
+   * given the bars the run holds in memory (every symbol's, as now stored).
+   */
+  assemble?: (dataDir: string, o: { bars: ReadonlyMap<string, readonly DailyBar[]> }) => Promise<unknown>
 }
 
 /** What a run did before its outcome is known: shared by every exit path. */
@@ -71,13 +74,33 @@ interface Run {
   before: string | null
   findings: UpdateFinding[]
   calls: number
+  /** Seconds per stage reached (UpdateOutcome.timings_s). */
+  timings: Record<string, number>
+}
+
+/** Runs one stage of `run`, adding its wall time to the run's timings. */
+async function timed<T>(run: Run, stage: string, work: () => Promise<T> | T): Promise<T> {
+  const t0 = performance.now()
+  try {
+    return await work()
+  } finally {
+    run.timings[stage] = (run.timings[stage] ?? 0) + (performance.now() - t0) / 1000
+  }
 }
 
 /** Never throws: every failure is a `failed` outcome, written to the status like any other. */
 export async function runUpdate(opts: UpdateOptions): Promise<UpdateOutcome> {
   const settings: UpdateSettings = { ...DEFAULT_UPDATE_SETTINGS, ...opts.settings }
   if (opts.policy) settings.policy = opts.policy
-  const run: Run = { opts, settings, started: new Date().toISOString(), before: null, findings: [], calls: 0 }
+  const run: Run = {
+    opts,
+    settings,
+    started: new Date().toISOString(),
+    before: null,
+    findings: [],
+    calls: 0,
+    timings: {},
+  }
   let release: () => Promise<void>
   try {
     release = await acquireUpdateLock(opts.dataDir, settings.lockTtlMs)
@@ -105,7 +128,9 @@ export async function runUpdate(opts: UpdateOptions): Promise<UpdateOutcome> {
 
 async function update(run: Run): Promise<UpdateOutcome> {
   const { opts, settings } = run
-  const universe = await readUniverse(opts.dataDir)
+  const universe = await timed(run, 'read', () => readUniverse(opts.dataDir))
+  // Every symbol's bars as stored once this run has appended: the assemble need not read them again.
+  const bars = new Map<string, readonly DailyBar[]>(universe.map((s) => [s.symbol, s.bars]))
   const last = lastDay(universe, opts.dataDir)
   const days = newSessions(last, opts.now ?? new Date(), settings.graceMinutes)
   if (days.length === 0 && run.before === last)
@@ -114,39 +139,44 @@ async function update(run: Run): Promise<UpdateOutcome> {
     const prices = opts.sources.find((s) => s.prices)?.prices
     if (!prices) throw new Error('no price source: configure one (docs/data-sources.md)')
     const actions = opts.sources.find((s) => s.actions)?.actions
-    const fetched = await fetchNewDays(universe, days, prices, actions, opts.signal)
+    const fetched = await timed(run, 'fetch', () =>
+      fetchNewDays(universe, days, prices, actions, opts.signal),
+    )
     run.calls += fetched.calls
     const renames = await findRenames(opts.dataDir, universe, days, fetched, opts.sources, opts.signal)
     run.calls += renames.calls
     run.findings.push(...renames.findings)
-    const gated = gateNewDays(universe, days, fetched, settings)
+    const gated = await timed(run, 'gate', () => gateNewDays(universe, days, fetched, settings))
     run.findings.push(...gated.findings)
     if (gated.quarantine !== null)
       return outcome(run, 'quarantined', {
         days: [],
         message: `${gated.quarantine}: nothing appended, the previous build keeps serving`,
       })
-    const merged = await mergeNewBars(
-      universe,
-      gated.accepted,
-      fetched.actions,
-      prices,
-      settings,
-      opts.signal,
-    )
-    run.findings.push(...merged.findings)
-    run.calls += merged.calls
-    if (renames.rows) await writeIdentity(opts.dataDir, renames.rows)
-    for (const [symbol, bars] of merged.bars) await writeBars(opts.dataDir, symbol, bars)
+    await timed(run, 'append', async () => {
+      const merged = await mergeNewBars(
+        universe,
+        gated.accepted,
+        fetched.actions,
+        prices,
+        settings,
+        opts.signal,
+      )
+      run.findings.push(...merged.findings)
+      run.calls += merged.calls
+      for (const [symbol, b] of merged.bars) {
+        await writeBars(opts.dataDir, symbol, b)
+        bars.set(symbol, b)
+      }
+    })
   }
-  await (opts.assemble ?? assembleDataset)(opts.dataDir)
-  const m = await buildStore({
-    dataset: join(opts.dataDir, DATA_DIR_FILES.dataset),
-    store: opts.store,
-    incremental: true,
-  })
+  await timed(run, 'assemble', () => (opts.assemble ?? assembleDataset)(opts.dataDir, { bars }))
+  const m = await timed(run, 'build', () =>
+    buildStore({ dataset: join(opts.dataDir, DATA_DIR_FILES.dataset), store: opts.store, incremental: true }),
+  )
   const build = (await currentBuild(opts.store)).build
-  if (opts.publish) await publishStore(opts.store, opts.publish)
+  const target = opts.publish
+  if (target) await timed(run, 'publish', () => publishStore(opts.store, target))
   const note = m.notes.find((n) => n.startsWith('incremental build not possible')) ?? null
   const dropped = run.findings.filter((f) => f.action === 'dropped').length
   return outcome(run, 'updated', {
@@ -182,6 +212,9 @@ function outcome(
     findings: run.findings,
     summary,
     error: null,
+    timings_s: Object.fromEntries(
+      Object.entries(run.timings).map(([k, v]) => [k, Math.round(v * 1000) / 1000]),
+    ),
     ...o,
   }
 }

@@ -56,4 +56,9 @@ export interface UpdateOutcome {
   message: string
   /** The error message when `failed`. */
   error: string | null
+  /**
+   * Seconds spent in each stage the run reached (read, fetch, gate, append, assemble, build,
+   * publish), for operators and `npm run bench update`. Absent in documents written before it.
+   */
+  timings_s?: Record<string, number>
 }
