@@ -2,8 +2,9 @@
  * `erm3 update`: brings the data directory, the model store and (optionally) a published copy up
  * to the latest closed trading day (docs/data-sources.md §"Daily update"):
  *
- *   lock → new days → fetch → quality gate → append bars → assemble → incremental build →
- *   publish → status/update.json (store root and target) + reports/<day>.json (data directory)
+ *   lock → new days → fetch → quality gate → append bars → SEC filings since the last run →
+ *   assemble → incremental build → publish → status/update.json (store root and target) +
+ *   reports/<day>.json (data directory)
  *
  * Nothing is written before the gate passes, so a quarantined day or a vendor failure leaves the
  * data directory and the serving build as they were. A run that finds nothing new writes nothing
@@ -25,6 +26,7 @@ import { acquireUpdateLock, DEFAULT_LOCK_TTL_MS } from './lock.ts'
 import { gateNewDays, mergeNewBars } from './merge.ts'
 import { fetchNewDays } from './new-bars.ts'
 import { DEFAULT_RESTATE_TOLERANCE } from './reconcile.ts'
+import { refreshFilers } from './sec-refresh.ts'
 import { writeUpdateStatus } from './status.ts'
 import { lastDay, readUniverse } from './stored.ts'
 import type { QualityPolicy, UpdateFinding, UpdateOutcome } from './types.ts'
@@ -132,6 +134,9 @@ async function update(run: Run): Promise<UpdateOutcome> {
     run.findings.push(...merged.findings)
     run.calls += merged.calls
     for (const [symbol, bars] of merged.bars) await writeBars(opts.dataDir, symbol, bars)
+    const sec = await refreshFilers(opts.dataDir, opts.sources, last, days[days.length - 1], opts)
+    run.findings.push(...sec.findings)
+    run.calls += sec.calls
   }
   await (opts.assemble ?? assembleDataset)(opts.dataDir)
   const m = await buildStore({
