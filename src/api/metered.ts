@@ -42,6 +42,8 @@ function lineageHeaders(m: RiskMetadata): Record<string, string> {
     'X-Universe-Size': String(m.universe_size),
     // What the numbers are, on every format (CSV and Parquet carry no `_metadata`).
     'X-Dataset': datasetLabel(m),
+    // An old ticker of a renamed security: said where CSV and Parquet can carry it.
+    ...(m.ticker_note ? { 'X-Ticker-Note': m.ticker_note } : {}),
   }
 }
 

@@ -42,6 +42,14 @@ export const datasetOriginSchema = Type.Object(
   { $id: 'DatasetOrigin', description: 'What the served data is' },
 )
 
+/** `_metadata.ticker_note`, and a batch row's `ticker_note`: the answer is for an old ticker. */
+export const TickerNote = Type.Optional(
+  Type.String({
+    description:
+      'Present when the ticker asked is an old ticker of the security answered, which trades under another one now, e.g. "FB is now META (since 2022-06-09)". Absent for a current ticker, a reused ticker\'s current holder included.',
+  }),
+)
+
 export const riskMetadataSchema = Type.Object(
   {
     model_version: Type.String({ pattern: '^ERM3-L3-v[0-9]+$' }),
@@ -53,6 +61,7 @@ export const riskMetadataSchema = Type.Object(
     data_source: Type.Literal('zarr'),
     dataset: datasetOriginSchema,
     range: Type.Optional(Type.Array(IsoDate, { minItems: 2, maxItems: 2 })),
+    ticker_note: TickerNote,
   },
   { $id: 'RiskMetadata' },
 )

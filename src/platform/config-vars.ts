@@ -2,6 +2,7 @@ import { resolve } from 'node:path'
 import { parseTrustedProxies } from './client-address.ts'
 import type { PlaidConfig, PlaidTokenKey, StripeConfig } from './config.ts'
 import { AppError } from './errors.ts'
+import { parseUpdateAt } from './update-at.ts'
 
 /**
  * The configuration schema: every environment variable erm3 reads, with its group, what it
@@ -22,7 +23,7 @@ export const CONFIG_GROUPS = {
   mcp: 'MCP client (`erm3 mcp`)',
   data: 'Market data: the data directory and the universe (`erm3 data fetch`, `erm3 update`)',
   sources: 'Market data sources: keys, base URLs and request rates',
-  update: 'Daily update (`erm3 update`)',
+  update: 'Daily update (`erm3 update`, `erm3 serve --update-at`) and operator alerts',
 } as const
 export type ConfigGroup = keyof typeof CONFIG_GROUPS
 
@@ -342,6 +343,39 @@ export const CONFIG_VARS = {
   ERM3_S3_FORCE_PATH_STYLE: bool({
     group: 'store',
     description: 'an `s3://` store: path-style addressing (most non-AWS servers want `true`)',
+  }),
+  ERM3_UPDATE_AT: custom<string | null>({
+    group: 'update',
+    expects: '`HH:MM`, optionally followed by an IANA time zone (e.g. `18:30 America/New_York`)',
+    default: null,
+    defaultText: '— (no scheduled update)',
+    description:
+      '`erm3 serve` runs the daily update at this time on NYSE session days (the zone defaults to `America/New_York`); one node at a time across a cluster (see [deployment.md](deployment.md)). `--update-at` wins over it',
+    parse(raw, name) {
+      parseUpdateAt(raw, name)
+      return raw
+    },
+  }),
+  ERM3_STALE_AFTER_SESSIONS: int(0, 1000, 2, {
+    group: 'update',
+    description:
+      "`/health`'s `data` is stale (status `degraded`, one operator alert per episode) when more sessions than this have closed since `data_as_of`",
+  }),
+  ERM3_OPERATOR_WEBHOOK_URL: url(['http:', 'https:'], {
+    group: 'update',
+    secret: true,
+    description:
+      'operator alerts (a failed or quarantined update, stale data) are POSTed here as JSON with a short `text` field (Slack-style incoming webhooks show it)',
+  }),
+  ERM3_OPERATOR_EMAIL: custom<string | null>({
+    group: 'update',
+    expects: 'an e-mail address',
+    default: null,
+    description: 'operator alerts are also e-mailed here (through `SMTP_URL`, else the outbox)',
+    parse(raw, name) {
+      if (!/^[^\s@]+@[^\s@]+$/.test(raw)) fail(`${name} must be an e-mail address${got(raw)}`)
+      return raw
+    },
   }),
   DATABASE_URL: url(['postgres:', 'postgresql:'], {
     group: 'backends',
@@ -688,7 +722,8 @@ export const CONFIG_VARS = {
   }),
   ERM3_UPDATE_GRACE_MINUTES: int(0, 1440, 120, {
     group: 'update',
-    description: 'minutes after the 16:00 New York close before a session counts as published by the vendors',
+    description:
+      'minutes after the New York close (16:00; 13:00 on a half day) before a session counts as published by the vendors',
   }),
   ERM3_UPDATE_MAX_MOVE: num(0.01, 10, 0.5, {
     group: 'update',

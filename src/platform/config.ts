@@ -27,6 +27,8 @@ export interface ServerConfig {
   store: string | null
   /** How a remote store is read and how often any store's CURRENT is polled. */
   storeAccess: StoreAccessConfig
+  /** The scheduled daily update, staleness and operator alerts. */
+  updates: UpdatesConfig
   databaseUrl: string | null
   redisUrl: string | null
   /** Key-hash pepper and session-signing secret; required with DATABASE_URL (shared by all nodes). */
@@ -54,6 +56,14 @@ export interface ServerConfig {
   llm: LlmConfig | null
   /** Brokerage holdings through Plaid: null unless PLAID_CLIENT_ID and PLAID_SECRET are set. */
   plaid: PlaidConfig | null
+}
+
+interface UpdatesConfig {
+  /** ERM3_UPDATE_AT as given (services/updates/schedule.ts parses it at start-up); null = none. */
+  at: string | null
+  staleAfterSessions: number
+  operatorWebhookUrl: string | null
+  operatorEmail: string | null
 }
 
 interface HttpEdgeConfig {
@@ -283,6 +293,12 @@ function serverFrom(v: Values, p: Problems): ServerConfig {
     publicUrl: v.PUBLIC_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     store: v.ERM3_STORE,
     storeAccess: storeAccessFrom(v, p),
+    updates: {
+      at: v.ERM3_UPDATE_AT,
+      staleAfterSessions: v.ERM3_STALE_AFTER_SESSIONS,
+      operatorWebhookUrl: v.ERM3_OPERATOR_WEBHOOK_URL,
+      operatorEmail: v.ERM3_OPERATOR_EMAIL,
+    },
     databaseUrl: v.DATABASE_URL,
     redisUrl: v.REDIS_URL,
     pepper: v.ERM3_PEPPER,

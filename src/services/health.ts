@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js'
 import type { ServiceContext } from './context.ts'
 import { datasetOf } from './models.ts'
+import { dataAge, isMonitored } from './updates/data-status.ts'
 
 const startedAt = Date.now()
 const SERVICE_VERSION = '0.1.0'
@@ -25,6 +26,32 @@ function isLocation(word: string): boolean {
  */
 function withoutLocations(text: string): string {
   return text.replace(/[^\s'"(),]+/g, (word) => (isLocation(word.replace(/[.:;]+$/, '')) ? '…' : word))
+}
+
+/** The `data` component: the age of data_as_of and what the last update did. */
+function dataView(ctx: ServiceContext, dataAsOf: string | null, now: number) {
+  const last = ctx.dataStatus?.lastUpdate ?? null
+  const readError = ctx.dataStatus?.readError ?? null
+  const byKind: Record<string, number> = {}
+  for (const f of last?.findings ?? []) byKind[f.kind] = (byKind[f.kind] ?? 0) + 1
+  return {
+    ...dataAge(dataAsOf, now, {
+      staleAfterSessions: ctx.config.updates.staleAfterSessions,
+      monitored: isMonitored(ctx.dataStatus),
+    }),
+    last_update: last && {
+      outcome: last.outcome,
+      started_at: last.started_at,
+      finished_at: last.finished_at,
+      message: withoutLocations(last.message),
+      error: last.error === null ? null : withoutLocations(last.error),
+      days: last.days,
+      build: last.build,
+      findings: last.findings.length,
+      findings_by_kind: byKind,
+    },
+    status_error: readError === null ? null : withoutLocations(readError),
+  }
 }
 
 /** GET /health: every component, and the worst of them as `status`. */
@@ -55,13 +82,15 @@ export async function healthView(ctx: ServiceContext) {
         }
       : null,
   }
+  const data = dataView(ctx, model.data_as_of, now)
   const down = !database.ok || !model.ok || !limits.ok
-  const degraded = limits.degraded || sandbox === null
+  const degraded = limits.degraded || sandbox === null || data.stale
   return {
     status: down ? ('down' as const) : degraded ? ('degraded' as const) : ('ok' as const),
     version: SERVICE_VERSION,
     uptime_s: Math.round((Date.now() - startedAt) / 1000),
     model,
+    data,
     database: { ok: database.ok, backend: ctx.accounts.backend, detail: withoutLocations(database.detail) },
     limits: {
       ok: limits.ok,

@@ -47,7 +47,7 @@ async function validate(store: ModelStore): Promise<void> {
 export function startModelReload(
   ctx: ServiceContext,
   source: ReloadSource,
-  opts: { intervalMs: number; log: Logger },
+  opts: { intervalMs: number; log: Logger; afterPoll?: () => Promise<void> },
 ): ModelReloader {
   const { log } = opts
   let refused: string | null = null
@@ -99,9 +99,17 @@ export function startModelReload(
   }
 
   const check = (): Promise<ReloadOutcome> => {
-    running ??= once().finally(() => {
-      running = null
-    })
+    // The poll also reads what rides along with CURRENT (the update status) for /health.
+    running ??= once()
+      .then(async (outcome) => {
+        await opts
+          .afterPoll?.()
+          .catch((e: Error) => log.warn({ err: e.message }, 'model store: poll follow-up failed'))
+        return outcome
+      })
+      .finally(() => {
+        running = null
+      })
     return running
   }
 

@@ -18,6 +18,8 @@ export interface RiskMetadata {
   /** Synthetic (never market data), imported or fetched from vendors. */
   dataset: DatasetOrigin
   range?: [string, string]
+  /** The ticker asked is an old one of the symbol answered (docs/decisions/naming-and-identity.md). */
+  ticker_note?: string
 }
 
 const origins = new WeakMap<ModelStore, DatasetOrigin>()
@@ -131,7 +133,8 @@ export class ModelRegistry {
     return this.failure
   }
 
-  metadata(store: ModelStore, range?: [string, string]): RiskMetadata {
+  /** `ticker`: the resolved ticker of a single-ticker answer, whose rename note (if any) it carries. */
+  metadata(store: ModelStore, range?: [string, string], ticker?: { note?: string }): RiskMetadata {
     const m = store.manifest
     return {
       model_version: m.model_version,
@@ -143,6 +146,7 @@ export class ModelRegistry {
       data_source: 'zarr',
       dataset: datasetOf(store),
       ...(range ? { range } : {}),
+      ...(ticker?.note ? { ticker_note: ticker.note } : {}),
     }
   }
 

@@ -1,5 +1,6 @@
 import './style.css'
 import { ApiError, call, signOut } from './api.ts'
+import { dataLine, type HealthData } from './data-line.ts'
 import { el, errorMessage } from './dom.ts'
 import { billingPage } from './pages/billing.ts'
 import { brokeragePage } from './pages/brokerage.ts'
@@ -33,15 +34,16 @@ async function banner(): Promise<void> {
         data_as_of: string | null
         dataset: { kind: string; seed?: number; sources?: string[] } | null
       }
+      data?: HealthData
     }>('/health')
     const d = h.data.model.dataset
-    b.className = d?.kind === 'synthetic' ? 'banner synthetic' : 'banner'
+    b.className = `${d?.kind === 'synthetic' ? 'banner synthetic' : 'banner'}${h.data.data?.stale ? ' stale' : ''}`
     b.textContent =
-      d?.kind === 'synthetic'
+      (d?.kind === 'synthetic'
         ? `Synthetic data (seed ${d.seed}): generated series, not market data. Data as of ${h.data.model.data_as_of}.`
         : d?.kind === 'vendor'
           ? `Market data from ${(d.sources ?? []).join(', ')} as of ${h.data.model.data_as_of ?? 'n/a'}.`
-          : `Imported data as of ${h.data.model.data_as_of ?? 'n/a'}.`
+          : `Imported data as of ${h.data.model.data_as_of ?? 'n/a'}.`) + dataLine(h.data.data)
   } catch {
     b.textContent = 'The service health could not be read.'
   }

@@ -108,6 +108,7 @@ describe('configuration schema', () => {
           timeoutMs: 10_000,
           s3: { endpoint: null, region: 'us-east-1', forcePathStyle: false, credentials: null },
         },
+        updates: { at: null, staleAfterSessions: 2, operatorWebhookUrl: null, operatorEmail: null },
         databaseUrl: null,
         redisUrl: null,
         pepper: null,

@@ -175,6 +175,13 @@ describe('new sessions', () => {
     assert.deepEqual(newSessions('2024-01-11', new Date('2024-01-12T22:00:00Z'), 60), ['2024-01-12'])
   })
 
+  test('a half day closes at 13:00: it is in three hours earlier', () => {
+    // Friday 2024-11-29, the day after Thanksgiving, EST: 13:00 close = 18:00Z, +2 h = 20:00Z.
+    assert.deepEqual(newSessions('2024-11-27', new Date('2024-11-29T19:59:00Z')), [])
+    assert.deepEqual(newSessions('2024-11-27', new Date('2024-11-29T20:00:00Z')), ['2024-11-29'])
+    assert.equal(afterClose('2024-11-29').toISOString(), '2024-11-29T20:01:00.000Z')
+  })
+
   test('weekends and holidays add nothing; several missed sessions come in order', () => {
     // Good Friday 2024-03-29; the weekend after.
     assert.deepEqual(newSessions('2024-03-28', new Date('2024-03-31T12:00:00Z')), [])

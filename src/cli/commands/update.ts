@@ -30,6 +30,8 @@ export interface UpdateCliOptions {
   source?: string
   policy?: string
   date?: string
+  /** Aborts the run (the scheduler of `erm3 serve --update-at` passes its own). */
+  signal?: AbortSignal
 }
 
 /** 0 updated or unchanged, 3 quarantined, 1 failed. */
@@ -68,6 +70,7 @@ export async function updateCommand(
     policy,
     settings,
     now: o.date ? afterClose(o.date, settings.graceMinutes) : new Date(),
+    signal: o.signal,
   })
 }
 

@@ -224,6 +224,49 @@ export const getHealth = defineOperation({
           ),
         ),
       }),
+      data: Type.Object(
+        {
+          data_as_of: Nullable(IsoDate),
+          age_days: Nullable(Type.Integer({ description: 'Calendar days since data_as_of' })),
+          age_sessions: Nullable(
+            Type.Integer({
+              description:
+                'NYSE sessions after data_as_of that should already be in (closed at least 4 hours ago)',
+            }),
+          ),
+          stale_after_sessions: Type.Integer({ description: 'ERM3_STALE_AFTER_SESSIONS' }),
+          monitored: Type.Boolean({
+            description:
+              'The data is meant to be current: an updater maintains the store, or this node schedules the update',
+          }),
+          stale: Type.Boolean({
+            description: 'Monitored, and age_sessions exceeds stale_after_sessions (status is degraded)',
+          }),
+          last_update: Nullable(
+            Type.Object(
+              {
+                outcome: Type.Union([
+                  Type.Literal('updated'),
+                  Type.Literal('unchanged'),
+                  Type.Literal('quarantined'),
+                  Type.Literal('failed'),
+                ]),
+                started_at: Type.String(),
+                finished_at: Type.String(),
+                message: Type.String(),
+                error: Nullable(Type.String()),
+                days: Type.Array(IsoDate, { description: 'The trading days the run appended' }),
+                build: Nullable(Type.String()),
+                findings: Type.Integer({ description: 'Data-quality findings of the run' }),
+                findings_by_kind: Type.Record(Type.String(), Type.Integer()),
+              },
+              { description: "The live store's last daily update (its status/update.json)" },
+            ),
+          ),
+          status_error: Nullable(Type.String({ description: 'Why the update status could not be read' })),
+        },
+        { description: 'How current the data is' },
+      ),
       database: componentSchema,
       limits: Type.Object({
         ok: Type.Boolean(),

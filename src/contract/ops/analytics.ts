@@ -7,6 +7,7 @@ import {
   Nullable,
   NullableNumber,
   riskMetadataSchema,
+  TickerNote,
   TickerParam,
 } from '../schemas.ts'
 import { metricsV3Schema } from './metrics.ts'
@@ -128,6 +129,7 @@ const batchLstar = defineOperation({
             status: Type.Literal('ok'),
             ticker: Type.String(),
             symbol: Type.String(),
+            ticker_note: TickerNote,
             ...lstarSeries,
           }),
           batchTickerErrorSchema,
@@ -290,6 +292,7 @@ const batchAnalyze = defineOperation({
             status: Type.Literal('ok'),
             ticker: Type.String(),
             symbol: Type.String(),
+            ticker_note: TickerNote,
             asset_type: Nullable(Type.Union([Type.Literal('stock'), Type.Literal('etf')])),
             teo: Nullable(IsoDate),
             returns: Type.Optional(

@@ -1,4 +1,4 @@
-import { dayFromParts, parseIsoDay, weekday, yearOf } from '../../platform/dates.ts'
+import { dayFromParts, monthOf, parseIsoDay, weekday, yearOf } from '../../platform/dates.ts'
 
 /**
  * The NYSE trading calendar, used by the synthetic market (imported data brings its own
@@ -73,9 +73,11 @@ export function nyseHolidays(year: number): Set<number> {
   return h
 }
 
+const SPECIAL_CLOSURE_DAYS = new Set(SPECIAL_CLOSURES.map((s) => parseIsoDay(s) ?? 0))
+
 /** All NYSE trading days in [from, to], inclusive (day numbers). */
 export function nyseTradingDays(from: number, to: number): Int32Array {
-  const special = new Set(SPECIAL_CLOSURES.map((s) => parseIsoDay(s) ?? 0))
+  const special = SPECIAL_CLOSURE_DAYS
   const out: number[] = []
   let year = -1
   let holidays = new Set<number>()
@@ -89,4 +91,61 @@ export function nyseTradingDays(from: number, to: number): Int32Array {
     if (!holidays.has(d) && !special.has(d)) out.push(d)
   }
   return Int32Array.from(out)
+}
+
+const holidayCache = new Map<number, Set<number>>()
+function holidaysOf(year: number): Set<number> {
+  let h = holidayCache.get(year)
+  if (!h) {
+    h = nyseHolidays(year)
+    holidayCache.set(year, h)
+  }
+  return h
+}
+
+/** Whether the NYSE holds a session on `day` (a day number): a weekday, no holiday, no closure. */
+export function isSession(day: number): boolean {
+  const w = weekday(day)
+  if (w === 0 || w === 6) return false
+  return !holidaysOf(yearOf(day)).has(day) && !SPECIAL_CLOSURE_DAYS.has(day)
+}
+
+/** A session's closing time, New York wall clock. */
+export interface SessionClose {
+  hour: number
+  minute: number
+}
+
+/** Early closes that no rule below yields: the day after Christmas of 1997 and 2003 (both Fridays). */
+const EXTRA_EARLY_CLOSES = new Set(['1997-12-26', '2003-12-26'].map((s) => parseIsoDay(s) ?? 0))
+
+/**
+ * The 13:00 closes, from 1993 (earlier early closes were at 14:00 and on other days; they are not
+ * modelled, so a session before 1993 reports 16:00):
+ * - the day after Thanksgiving;
+ * - Christmas Eve, Monday to Thursday (on a Friday it is the observed Christmas holiday);
+ * - July 3 on a Monday, Tuesday or Thursday, and on a Wednesday from 2013 (on a Friday it is the
+ *   observed Independence Day; when July 4 is a Monday, Friday July 1 is a full session). From 1996
+ *   to 2012, when July 4 fell on a Thursday, the exchange closed early on Friday July 5 instead and
+ *   July 3 was a full session (1996, 2002);
+ * - the extra days above.
+ */
+function isEarlyClose(day: number): boolean {
+  const year = yearOf(day)
+  if (year < 1993) return false
+  if (EXTRA_EARLY_CLOSES.has(day)) return true
+  const month = monthOf(day)
+  const date = day - dayFromParts(year, month, 1) + 1
+  const w = weekday(day)
+  if (month === 11) return day === nthWeekday(year, 11, 4, 4) + 1
+  if (month === 12) return date === 24 && w >= 1 && w <= 4
+  if (month !== 7) return false
+  if (date === 3) return w === 1 || w === 2 || w === 4 || (w === 3 && year >= 2013)
+  return date === 5 && w === 5 && year >= 1996 && year <= 2012
+}
+
+/** When the session of `day` closes (New York time), or null when the exchange is closed. */
+export function sessionClose(day: number): SessionClose | null {
+  if (!isSession(day)) return null
+  return isEarlyClose(day) ? { hour: 13, minute: 0 } : { hour: 16, minute: 0 }
 }

@@ -135,17 +135,17 @@ export interface SecuritiesCapability {
   changes?(from: string, to: string, o?: ChangeOptions): Promise<TickerChange[]>
 }
 
-export interface ClassificationCapability {
+interface ClassificationCapability {
   /** The current holdings of each of these ETFs (an ETF whose file is unavailable is left out). */
   holdings(etfs: readonly string[], o?: CallOptions): Promise<EtfHolding[]>
 }
 
-export interface SharesCapability {
+interface SharesCapability {
   /** Every shares-outstanding point of a filer, oldest filing first. */
   shares(cik: number, o?: CallOptions): Promise<SharesPoint[]>
 }
 
-export interface FundamentalsCapability {
+interface FundamentalsCapability {
   /** SEC company facts of a filer; null when it has none (404). */
   companyFacts(cik: number, o?: CallOptions): Promise<CompanyFacts | null>
 }
@@ -185,7 +185,7 @@ export interface FilingsCapability {
   dailyIndex(date: string, o?: CallOptions): Promise<FilingIndexEntry[] | null>
 }
 
-export interface RatesCapability {
+interface RatesCapability {
   /** The 3-month Treasury bill rate over [from, to], in fractions. */
   tbill3m(from: string, to: string, o?: CallOptions): Promise<RatePoint[]>
 }

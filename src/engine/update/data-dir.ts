@@ -60,14 +60,14 @@ export async function readOptional(path: string): Promise<string | null> {
 const BAR_HEADER = ['date', 'close', 'adj_close', 'volume', 'split_factor', 'dividend'] as const
 
 /** Number cells are written in full precision (shortest round-trip form). */
-export function barsCsv(bars: readonly DailyBar[]): string {
+function barsCsv(bars: readonly DailyBar[]): string {
   return csvDocument(
     BAR_HEADER,
     bars.map((b) => [b.date, b.close, b.adjClose, b.volume, b.splitFactor, b.dividend]),
   )
 }
 
-export function parseBarsCsv(text: string, file: string): DailyBar[] {
+function parseBarsCsv(text: string, file: string): DailyBar[] {
   const lines = text.split('\n').filter((l) => l.trim() !== '')
   if (lines.length === 0 || lines[0].trim() !== BAR_HEADER.join(','))
     throw new InputError({ file }, `expected the header ${BAR_HEADER.join(',')}`)

@@ -5,10 +5,16 @@
  */
 import { isoFromDay, parseIsoDay } from '../../platform/dates.ts'
 import { AppError } from '../../platform/errors.ts'
-import { nyseTradingDays } from '../data/calendar.ts'
+import { isSession as isSessionDay, nyseTradingDays, sessionClose } from '../data/calendar.ts'
 
 /** Regular close, minutes after midnight in New York. */
 const REGULAR_CLOSE_MINUTES = 16 * 60
+
+/** The session's close in minutes after midnight in New York (13:00 on a half day). */
+function closeMinutes(day: number): number {
+  const c = sessionClose(day)
+  return c ? c.hour * 60 + c.minute : REGULAR_CLOSE_MINUTES
+}
 /** Default wait after the close before a day counts as published (ERM3_UPDATE_GRACE_MINUTES). */
 export const DEFAULT_GRACE_MINUTES = 120
 
@@ -32,8 +38,8 @@ function newYorkMinutes(now: Date): number {
 }
 
 /**
- * The sessions after `lastDay` (exclusive) whose close + grace has passed at `now`, oldest first.
- * Early closes (13:00 on some half days) are treated as 16:00: a later start, never an early one.
+ * The sessions after `lastDay` (exclusive) whose close (13:00 on a half day) + grace has passed at
+ * `now`, oldest first.
  */
 export function newSessions(lastDay: string, now: Date, graceMinutes = DEFAULT_GRACE_MINUTES): string[] {
   const last = parseIsoDay(lastDay)
@@ -46,7 +52,7 @@ export function newSessions(lastDay: string, now: Date, graceMinutes = DEFAULT_G
   const today = Math.floor(nowMinutes / 1440)
   const out: string[] = []
   for (const d of nyseTradingDays(last + 1, today)) {
-    if (d * 1440 + REGULAR_CLOSE_MINUTES + graceMinutes <= nowMinutes) out.push(isoFromDay(d))
+    if (d * 1440 + closeMinutes(d) + graceMinutes <= nowMinutes) out.push(isoFromDay(d))
   }
   return out
 }
@@ -62,7 +68,7 @@ export function previousSession(day: string): string {
 /** Whether the exchange traded on `day`. */
 export function isSession(day: string): boolean {
   const d = parseIsoDay(day)
-  return d !== null && nyseTradingDays(d, d).length === 1
+  return d !== null && isSessionDay(d)
 }
 
 /**
@@ -73,7 +79,7 @@ export function afterClose(day: string, graceMinutes = DEFAULT_GRACE_MINUTES): D
   const d = parseIsoDay(day)
   if (d === null)
     throw new AppError('INVALID_REQUEST', `--date must be YYYY-MM-DD, got ${JSON.stringify(day)}`)
-  const want = d * 1440 + REGULAR_CLOSE_MINUTES + graceMinutes + 1
+  const want = d * 1440 + closeMinutes(d) + graceMinutes + 1
   let ms = want * 60_000 + 5 * 3_600_000
   for (let i = 0; i < 2; i++) ms += (want - newYorkMinutes(new Date(ms))) * 60_000
   return new Date(ms)

@@ -14,6 +14,8 @@ export interface FetchedDays {
   offCalendar: { symbol: string; date: string }[]
   /** day → symbol → corporate actions from the actions source. */
   actions: Map<string, Map<string, CorporateAction[]>>
+  /** Bulk bars of tickers the universe does not know (a renamed security's new ticker among them). */
+  unmatched: Map<string, Map<string, DailyBar>>
   /** Vendor calls made. */
   calls: number
 }
@@ -35,6 +37,7 @@ export async function fetchNewDays(
     bars: new Map(days.map((d) => [d, new Map()])),
     offCalendar: [],
     actions: new Map(),
+    unmatched: new Map(),
     calls: 0,
   }
   const listed = universe.filter((s) => listedOn(s, days[0]))
@@ -50,10 +53,13 @@ export async function fetchNewDays(
     for (const d of days) {
       out.calls++
       const m = await prices.day(d, { signal })
+      const unmatched = new Map<string, DailyBar>()
       for (const [ticker, bar] of m) {
         const symbol = symbolOf.get(ticker)
         if (symbol) add(symbol, bar)
+        else unmatched.set(ticker, bar)
       }
+      out.unmatched.set(d, unmatched)
     }
   } else {
     await runBounded(

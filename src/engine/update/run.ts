@@ -22,10 +22,12 @@ import { assembleDataset } from './assemble.ts'
 import { DATA_DIR_FILES, writeBars, writeFileAtomically } from './data-dir.ts'
 import { DEFAULT_GRACE_MINUTES, newSessions } from './days.ts'
 import { DEFAULT_GATE, type GateSettings } from './gate.ts'
+import { writeIdentity } from './identity.ts'
 import { acquireUpdateLock, DEFAULT_LOCK_TTL_MS } from './lock.ts'
 import { gateNewDays, mergeNewBars } from './merge.ts'
 import { fetchNewDays } from './new-bars.ts'
 import { DEFAULT_RESTATE_TOLERANCE } from './reconcile.ts'
+import { findRenames } from './renames.ts'
 import { refreshFilers } from './sec-refresh.ts'
 import { writeUpdateStatus } from './status.ts'
 import { lastDay, readUniverse } from './stored.ts'
@@ -116,6 +118,9 @@ async function update(run: Run): Promise<UpdateOutcome> {
     const actions = opts.sources.find((s) => s.actions)?.actions
     const fetched = await fetchNewDays(universe, days, prices, actions, opts.signal)
     run.calls += fetched.calls
+    const renames = await findRenames(opts.dataDir, universe, days, fetched, opts.sources, opts.signal)
+    run.calls += renames.calls
+    run.findings.push(...renames.findings)
     const gated = gateNewDays(universe, days, fetched, settings)
     run.findings.push(...gated.findings)
     if (gated.quarantine !== null)
@@ -133,6 +138,7 @@ async function update(run: Run): Promise<UpdateOutcome> {
     )
     run.findings.push(...merged.findings)
     run.calls += merged.calls
+    if (renames.rows) await writeIdentity(opts.dataDir, renames.rows)
     for (const [symbol, bars] of merged.bars) await writeBars(opts.dataDir, symbol, bars)
     const sec = await refreshFilers(opts.dataDir, opts.sources, last, days[days.length - 1], opts)
     run.findings.push(...sec.findings)

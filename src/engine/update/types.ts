@@ -28,7 +28,7 @@ export interface UpdateFinding {
 
 export type QualityPolicy = 'quarantine' | 'drop'
 
-export type UpdateOutcomeKind =
+type UpdateOutcomeKind =
   | 'updated' // new day(s) appended, built and published
   | 'unchanged' // nothing new (a holiday, a weekend, or already up to date)
   | 'quarantined' // the gate held the day back; the previous build keeps serving

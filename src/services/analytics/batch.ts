@@ -60,7 +60,7 @@ export async function perTicker<T extends object>(
       const raw = tickers[i] as string
       try {
         const r = resolveTicker(store, raw)
-        outcomes[i] = { status: 'ok', ...(await one(r)) }
+        outcomes[i] = { status: 'ok', ...(await one(r)), ...(r.note ? { ticker_note: r.note } : {}) }
       } catch (err) {
         if (!(err instanceof AppError) || (err.code !== 'INVALID_TICKER' && err.code !== 'TICKER_NOT_FOUND'))
           throw err

@@ -128,6 +128,7 @@ export async function correlationOf(
   const end = await store.lastPriced(r.index)
   if (end < 0) throw new AppError('INVALID_INPUT', `${r.ticker} has no priced day in this dataset`)
   const warnings = await levelWarnings(store, r.index, r.ticker, o)
+  if (r.note) warnings.unshift(r.note)
   const field = FIELD_OF[o.returnType]
   const [h, f] = await Promise.all([store.history(r.index, [field]), store.factorReturns()])
   const series = o.keys.map((k) => f.returns[f.keys.indexOf(k)] ?? new Float64Array(0))
@@ -203,7 +204,8 @@ export async function getCorrelation(
     createCorrelationScratch(q.window_days ?? 252),
   )
   return {
-    body: { ...r, _metadata: models.metadata(store, [r.teo, r.teo]) },
+    // Resolved again only for `_metadata.ticker_note` (it already resolved once, so it cannot throw).
+    body: { ...r, _metadata: models.metadata(store, [r.teo, r.teo], resolveTicker(store, ticker)) },
     store,
     confidence: confidence(store, [r]),
     table: () => longTable([r]),

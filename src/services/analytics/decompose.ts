@@ -58,7 +58,7 @@ async function latestState(models: ModelRegistry, env: ModelEnvironment, rawTick
     teo,
     health: { er_populated: populated, er_sum: erSum },
     confidence: confidenceOf(m, teo === store.dataAsOf),
-    metadata: models.metadata(store, [teo, teo]),
+    metadata: models.metadata(store, [teo, teo], r),
     styleMask: typeof values.style_factors === 'number' ? values.style_factors : 0,
   }
 }

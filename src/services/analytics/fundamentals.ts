@@ -288,7 +288,7 @@ export async function getFundamentals(
     },
     ...(grid === undefined ? {} : { sensitivity_grid: grid }),
     disclosures,
-    _metadata: models.metadata(store, first && last ? [first, last] : undefined),
+    _metadata: models.metadata(store, first && last ? [first, last] : undefined, r),
   }
   return {
     body,

@@ -102,7 +102,7 @@ export async function getL3Decomposition(
       symbol: r.symbol,
       periodicity: 'monthly',
       ...series,
-      _metadata: models.metadata(store, range ?? undefined),
+      _metadata: models.metadata(store, range ?? undefined, r),
     },
     store,
     confidence: seriesConfidence(populated, series.dates.length, range?.[1] === store.dataAsOf),

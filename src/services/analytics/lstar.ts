@@ -160,7 +160,7 @@ export async function getLstar(
     symbol: r.symbol,
     threshold_used: theta,
     ...series,
-    _metadata: models.metadata(store, range ?? undefined),
+    _metadata: models.metadata(store, range ?? undefined, r),
   }
   return {
     body,

@@ -53,7 +53,7 @@ export async function metricsSnapshot(models: ModelRegistry, env: ModelEnvironme
     display,
     meta: { sector_etf: sectorEtf, asset_type: meta?.asset_type ?? null },
     hedge_levels: hedgeLevels,
-    _metadata: models.metadata(store, [teo, teo]),
+    _metadata: models.metadata(store, [teo, teo], r),
   }
   return { body, store, confidence: confidenceOf(metrics, teo === store.dataAsOf) }
 }

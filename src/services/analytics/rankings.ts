@@ -1,4 +1,3 @@
-import { canonicalTicker } from '../../engine/data/aliases.ts'
 import { SECTOR_ETFS } from '../../engine/data/etf-registry.ts'
 import {
   COHORTS,
@@ -257,11 +256,12 @@ export async function tickerRankings(
   teo?: string,
 ) {
   const store = models.store(env)
-  const r = resolveTicker(store, ticker)
+  resolveTicker(store, ticker) // an invalid or unknown ticker fails before a bad teo
   const x = resolveTeo(store, teo)
-  const [all, codes] = await Promise.all([rankingsAt(store, x.t), etfCodes(store, x.t)])
   // The symbol holding the ticker at teo (a reused ticker names another company before).
-  const i = store.resolve(canonicalTicker(ticker), store.calendar[x.t])
+  const r = resolveTicker(store, ticker, store.calendar[x.t])
+  const i = r.index
+  const [all, codes] = await Promise.all([rankingsAt(store, x.t), etfCodes(store, x.t)])
   const rankings: TickerRank[] = []
   let ranked = 0
   for (const day of all) {
@@ -283,14 +283,14 @@ export async function tickerRankings(
   }
   const body = {
     ticker: r.ticker,
-    symbol: store.symbols[i].symbol,
+    symbol: r.symbol,
     teo: x.teo,
     ...teoNote(x),
     sector_etf: etfOf(store, codes.sec[i]),
     subsector_etf: etfOf(store, codes.sub[i]),
     universe_basis: universeBasisOf(store).universe_basis,
     rankings,
-    _metadata: models.metadata(store, windowRange(store, x)),
+    _metadata: models.metadata(store, windowRange(store, x), r),
   }
   const table = () =>
     rowsTable(

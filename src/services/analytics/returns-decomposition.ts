@@ -61,7 +61,7 @@ export async function getReturnsDecomposition(
     gross,
     ...parts,
     ...(opts.includeLstar ? { lstar, lstar_residual_return: lstarRr } : {}),
-    _metadata: models.metadata(store, w.range ?? undefined),
+    _metadata: models.metadata(store, w.range ?? undefined, r),
   }
   const table = (): FlatTable => ({
     columns: [

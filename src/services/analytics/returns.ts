@@ -107,7 +107,7 @@ export async function tickerReturns(
       subsector_etf: subsectorEtf,
       universe: isEtf ? 'US_ETF' : 'US_EQUITY',
     },
-    _metadata: models.metadata(store, w.range ?? undefined),
+    _metadata: models.metadata(store, w.range ?? undefined, r),
   }
   const table = (): FlatTable => {
     const columns: TableColumn[] = [
@@ -161,7 +161,7 @@ export async function grossReturns(
     symbol: r.symbol,
     dates: ds,
     returns_gross: values,
-    _metadata: models.metadata(store, w.range ?? undefined),
+    _metadata: models.metadata(store, w.range ?? undefined, r),
   }
   const finite = values.filter((v) => v !== null).length
   const coverage = ds.length === 0 ? 0 : finite / ds.length

@@ -9,6 +9,11 @@ export interface ResolvedTicker {
   /** Canonical symbol key. */
   symbol: string
   index: number
+  /**
+   * Set when the ticker asked is an old one of the symbol it resolved to, which trades under
+   * another ticker now: `FB is now META (since 2022-06-09)` (`_metadata.ticker_note`).
+   */
+  note?: string
 }
 
 const knownTickers = new WeakMap<ModelStore, string[]>()
@@ -47,10 +52,26 @@ export function suggestTickers(store: ModelStore, t: string, n = 5): string[] {
 }
 
 /**
- * The one ticker rule of every route, tool and command: trim, upper-case, alias (BRK-B → BRK.B),
- * validate, then resolve in the store; unknown tickers get suggestions.
+ * The note of a ticker that the symbol at `index` held before its current one; undefined when
+ * `ticker` is that symbol's latest ticker (a reused ticker's current holder included). When a
+ * later company holds the ticker now (an answer for an earlier day), the note does not say the
+ * ticker "is now" the old holder's.
  */
-export function resolveTicker(store: ModelStore, raw: string): ResolvedTicker {
+function renameNote(store: ModelStore, ticker: string, index: number): string | undefined {
+  const windows = store.symbols[index]?.tickers ?? []
+  const latest = windows[windows.length - 1]
+  if (!latest || latest.ticker === ticker) return undefined
+  if (store.resolve(ticker) === index) return `${ticker} is now ${latest.ticker} (since ${latest.from})`
+  const until = windows.findLast((w) => w.ticker === ticker)?.to
+  return `${ticker} named this security until ${until}; it is ${latest.ticker} since ${latest.from}`
+}
+
+/**
+ * The one ticker rule of every route, tool and command: trim, upper-case, alias (BRK-B → BRK.B),
+ * validate, then resolve in the store (the latest holder, or the holder on `day` when given);
+ * unknown tickers get suggestions, old tickers of a renamed symbol a `note`.
+ */
+export function resolveTicker(store: ModelStore, raw: string, day?: number): ResolvedTicker {
   const asked = raw.trim().toUpperCase()
   const canonical = canonicalTicker(raw)
   if (!isValidTicker(canonical)) {
@@ -59,11 +80,17 @@ export function resolveTicker(store: ModelStore, raw: string): ResolvedTicker {
       `${JSON.stringify(raw)} is not a ticker (1–12 characters of A–Z, 0–9, '.', '-')`,
     )
   }
-  const index = store.resolve(canonical)
+  const index = store.resolve(canonical, day)
   if (index < 0) {
     throw new AppError('TICKER_NOT_FOUND', `No security with ticker ${canonical}`, {
       extra: { suggestions: suggestTickers(store, canonical) },
     })
   }
-  return { ticker: asked, symbol: store.symbols[index]?.symbol ?? canonical, index }
+  const note = renameNote(store, canonical, index)
+  return {
+    ticker: asked,
+    symbol: store.symbols[index]?.symbol ?? canonical,
+    index,
+    ...(note ? { note } : {}),
+  }
 }

@@ -143,6 +143,8 @@ export async function resolveBook(
       price = close
       amount = p.shares * close
     }
+    // An old ticker of a renamed security: said once per position, as the warnings say the rest.
+    if (r.note) warnings.push(r.note)
     const known = bySymbol.get(r.index)
     if (known) {
       known.amount += amount
