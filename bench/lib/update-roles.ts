@@ -15,7 +15,6 @@ import { tiingoSource } from '../../src/engine/sources/tiingo.ts'
 import { assembleDataset } from '../../src/engine/update/assemble.ts'
 import { afterClose } from '../../src/engine/update/days.ts'
 import { fetchData } from '../../src/engine/update/fetch.ts'
-import { latestWindows as registryWindows } from '../../src/engine/update/identity.ts'
 import { runUpdate } from '../../src/engine/update/run.ts'
 import { isoFromDay } from '../../src/platform/dates.ts'
 import type { Progress } from '../../src/platform/progress.ts'
@@ -87,21 +86,10 @@ async function fetch([dataDir, url, tickersUrl, from, to, classesFile, exclude]:
       from,
       to,
       exclude: exclude ? exclude.split(',') : [],
-      classify: async ({ identity }) =>
-        [...registryWindows(identity).values()].flatMap((w) => {
-          const c = sectors[w.ticker]
-          return w.assetType === 'stock' && c
-            ? [
-                {
-                  symbol: w.symbol,
-                  sector: c.sector,
-                  industry: c.industry,
-                  source: 'bench',
-                  industryEtf: null,
-                },
-              ]
-            : []
-        }),
+      // The market's own sectors, as a user's override map gives them (ticker → sector, industry).
+      overrides: new Map(
+        Object.entries(sectors).map(([ticker, c]) => [ticker, { sector: c.sector, industry: c.industry }]),
+      ),
     },
     progress,
   )

@@ -252,6 +252,11 @@ export const CONFIG_VARS = {
     group: 'data',
     description: 'a file of tickers never fetched (`--exclude` wins)',
   }),
+  ERM3_CLASSIFICATION_OVERRIDES: text(null, {
+    group: 'data',
+    description:
+      'a `ticker,sector,industry` CSV whose rows win over ETF holdings and SIC codes in `erm3 data fetch` (`--classification` wins)',
+  }),
   LOG_LEVEL: custom<string>({
     group: 'server',
     expects: LOG_LEVELS.map((l) => `\`${l}\``).join(', '),

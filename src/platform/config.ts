@@ -380,6 +380,7 @@ export function dataFetchConfig(env: Env): {
   sources: string[]
   include: string | null
   exclude: string | null
+  overrides: string | null
 } {
   const p = new Problems()
   const v = read(env, names('data'), p)
@@ -391,6 +392,7 @@ export function dataFetchConfig(env: Env): {
     sources: sourceNames(v.ERM3_SOURCES ?? ''),
     include: v.ERM3_UNIVERSE_INCLUDE,
     exclude: v.ERM3_UNIVERSE_EXCLUDE,
+    overrides: v.ERM3_CLASSIFICATION_OVERRIDES,
   }
 }
 

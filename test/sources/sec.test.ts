@@ -118,7 +118,7 @@ test('company_tickers_exchange.json becomes listings; malformed rows are finding
 })
 
 test('submissions: SIC, tickers and former names oldest first', async () => {
-  const s = await source().submissions(320193)
+  const s = await source().filings.submissions(320193)
   assert.deepEqual(s, {
     cik: 320193,
     name: 'Apple Inc.',
@@ -131,8 +131,8 @@ test('submissions: SIC, tickers and former names oldest first', async () => {
       { name: 'APPLE INC', from: '2007-01-10', to: '2019-08-05' },
     ],
   })
-  assert.equal(await source().submissions(999), null)
-  await assert.rejects(source().submissions(-1), /CIK must be a positive integer/)
+  assert.equal(await source().filings.submissions(999), null)
+  await assert.rejects(source().filings.submissions(-1), /CIK must be a positive integer/)
 })
 
 test('shares: classes of one filing summed, amendments kept, bad facts skipped, one download', async () => {
@@ -161,13 +161,13 @@ test('429 with Retry-After and 5xx are retried; a persistent 503 is a SourceErro
   sec.fail({ status: 429, retryAfter: '3', match: /submissions/ })
   sec.fail({ status: 502, match: /submissions/ })
   const first = sec.requests.length
-  assert.equal((await source().submissions(320193))?.sic, 3571)
+  assert.equal((await source().filings.submissions(320193))?.sic, 3571)
   assert.equal(sec.requests.length - first, 3)
   // The sleeps are the pacing's and the backoff's (jitter drawn as 0) and Retry-After's 3 s.
   assert.ok(sleeps.includes(3000), `sleeps ${sleeps}`)
   sec.fail({ status: 503, times: 3, match: /submissions/ })
   const err = await source()
-    .submissions(320193)
+    .filings.submissions(320193)
     .catch((e: unknown) => e)
   assert.ok(err instanceof SourceError)
   assert.equal(err.status, 503)
@@ -179,8 +179,8 @@ test('requests stay under the configured rate across both hosts', async () => {
   const first = sec.requests.length
   await Promise.all([
     s.securities?.list(),
-    s.submissions(320193),
-    s.submissions(1),
+    s.filings.submissions(320193),
+    s.filings.submissions(1),
     s.shares?.shares(42),
     s.securities?.list(),
   ])

@@ -23,6 +23,30 @@ describe('erm3 data fetch', () => {
     assert.match(out, /dataset {3}21 stocks, \d+ ETFs, 2020-01-02 … 2021-03-31/)
   })
 
+  test('overrides from ERM3_CLASSIFICATION_OVERRIDES; stocks without a sector are listed', async () => {
+    const home = await tempDir('erm3-home-')
+    const m = fakeMarket()
+    const file = await put(
+      home,
+      'o.csv',
+      'ticker,sector,industry\nnvda,Information Technology,Semiconductors\n',
+    )
+    let out = ''
+    const env = { ERM3_HOME: home, ERM3_CLASSIFICATION_OVERRIDES: file }
+    const code = await dataFetch(
+      { source: 'fake', from: '2020-01-02', to: '2021-03-31' },
+      { env, sources: [fakeSource(m)], write: (s) => (out += s) },
+    )
+    assert.equal(code, 0, out)
+    assert.match(out, /sectors {3}1 of 22 stocks \(1 from override\)/)
+    assert.match(out, /no sector 21: [A-Z]/)
+    const bad = await put(home, 'bad.csv', 'ticker,sector,industry\nAAPL,Tech,\n')
+    await assert.rejects(
+      dataFetch({ source: 'fake', classification: bad }, { env, sources: [fakeSource(m)], write: () => {} }),
+      /bad\.csv:2: sector "Tech" is not one of the classification map's/,
+    )
+  })
+
   test('a failed task makes the exit code 1 and is listed', async () => {
     const m = fakeMarket()
     m.failing.add('history:NVDA')

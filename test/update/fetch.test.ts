@@ -12,17 +12,13 @@ import { type FakeMarket, fakeBars, fakeMarket, fakeSource, listedSymbols } from
 const FROM = '2020-01-02'
 const END = '2021-03-31'
 
+/** The synthetic market's own sectors, as the user's overrides (each symbol is listed as its ticker). */
 function classify(m: FakeMarket) {
-  return async () =>
+  return new Map(
     m.ds.securities
       .filter((r) => r.assetType === 'stock' && r.sector !== null)
-      .map((r) => ({
-        symbol: r.symbol,
-        sector: r.sector ?? '',
-        industry: r.industry,
-        source: 'test',
-        industryEtf: null,
-      }))
+      .map((r) => [r.ticker, { sector: r.sector ?? '', industry: r.industry }]),
+  )
 }
 
 const historyCalls = (m: FakeMarket) =>
@@ -37,7 +33,7 @@ describe('fetchData', () => {
       sources: [fakeSource(m)],
       from: FROM,
       to: END,
-      classify: classify(m),
+      overrides: classify(m),
     })
     assert.deepEqual(s.failed, [])
     assert.equal(s.aborted, false)
@@ -72,7 +68,7 @@ describe('fetchData', () => {
       sources: [fakeSource(m)],
       from: FROM,
       to: END,
-      classify: classify(m),
+      overrides: classify(m),
       stateEvery: 7,
     }
     const first = await fetchData({ ...opts, signal: ac.signal, concurrency: 3 })
@@ -98,7 +94,7 @@ describe('fetchData', () => {
   test('a failing task is reported, the rest go on, and dataset/ stays as it was', async () => {
     const m = fakeMarket()
     const dataDir = await tempDir('erm3-fetch-')
-    const opts = { dataDir, sources: [fakeSource(m)], from: FROM, classify: classify(m) }
+    const opts = { dataDir, sources: [fakeSource(m)], from: FROM, overrides: classify(m) }
     await fetchData({ ...opts, to: '2021-02-26' })
     const before = await readManifest(join(dataDir, 'dataset'))
     m.failing.add('history:AMZN')

@@ -90,7 +90,7 @@ describe('erm3 update', () => {
     assert.equal(o.data_as_of, d0705)
     assert.equal(o.build_kind, 'incremental', o.build_note ?? '')
     assert.deepEqual(vendor.calls.day, [d0705])
-    const stages = ['read', 'fetch', 'gate', 'append', 'assemble', 'build', 'publish']
+    const stages = ['read', 'fetch', 'gate', 'append', 'sec', 'assemble', 'build', 'publish']
     assert.deepEqual(Object.keys(o.timings_s ?? {}), stages)
     for (const k of stages) assert.ok((o.timings_s?.[k] ?? -1) >= 0, k)
     await assertAssembledFromDisk()

@@ -15,6 +15,7 @@ export interface DataFetchFlags {
   include?: string
   exclude?: string
   concurrency?: string
+  classification?: string
 }
 
 /** Days of history fetched when --from is not given. */
@@ -32,6 +33,10 @@ export function registerDataFetch(data: Command): void {
     .option('--include <file>', 'file of tickers always fetched (default: ERM3_UNIVERSE_INCLUDE)')
     .option('--exclude <file>', 'file of tickers never fetched (default: ERM3_UNIVERSE_EXCLUDE)')
     .option('--concurrency <n>', 'requests in flight at once', '4')
+    .option(
+      '--classification <csv>',
+      'ticker,sector,industry overrides, winning over ETF holdings and SIC (default: ERM3_CLASSIFICATION_OVERRIDES)',
+    )
     .action(async (flags: DataFetchFlags) => {
       const ac = new AbortController()
       const stop = () => ac.abort()
@@ -82,6 +87,7 @@ export async function dataFetch(flags: DataFetchFlags, deps: DataFetchDeps): Pro
     )
   const include = flags.include ?? cfg.include
   const exclude = flags.exclude ?? cfg.exclude
+  const overridesFile = flags.classification ?? cfg.overrides
   const summary = await fetchData(
     {
       dataDir: flags.dataDir ?? cfg.dataDir,
@@ -93,11 +99,21 @@ export async function dataFetch(flags: DataFetchFlags, deps: DataFetchDeps): Pro
       tickers: flags.tickers ? parseTickers(flags.tickers.split(','), '--tickers') : undefined,
       include: include ? await readTickerList(include) : undefined,
       exclude: exclude ? await readTickerList(exclude) : undefined,
+      overrides: overridesFile ? await readOverrides(overridesFile) : undefined,
     },
     deps.progress,
   )
   deps.write(summaryText(summary, flags.dataDir ?? cfg.dataDir))
   return summary.dataset ? 0 : 1
+}
+
+async function readOverrides(file: string) {
+  const { readFile } = await import('node:fs/promises')
+  const { parseOverrides } = await import('../../engine/sources/classify.ts')
+  const text = await readFile(file, 'utf8').catch((e: NodeJS.ErrnoException) => {
+    throw new AppError('INVALID_REQUEST', `--classification ${file}: cannot read it (${e.code ?? e.message})`)
+  })
+  return parseOverrides(text, file)
 }
 
 function dateFlag(flag: string, value: string): number {
@@ -113,6 +129,7 @@ function summaryText(s: FetchSummary, dataDir: string): string {
     `Fetched into ${dataDir}: ${s.done} task(s) done, ${s.skipped} already done, ${s.failed.length} failed (of ${s.tasks})`,
     `  universe  ${s.universe.stocks} stocks (${s.universe.delisted.length} delisted), ${s.universe.etfs} ETFs`,
     `  renames   ${renames.length > 0 ? renames.map((e) => `${e.from} → ${e.ticker} (${e.date})`).join(', ') : 'none'}`,
+    ...classificationLines(s),
     ...s.failed.map((f) => `  failed    ${f.task}: ${f.error}`),
   ]
   if (s.dataset) {
@@ -123,4 +140,20 @@ function summaryText(s: FetchSummary, dataDir: string): string {
     lines.push(`  digest    ${m.digest}`)
   } else lines.push(`  dataset   not replaced: ${s.datasetError}`)
   return `${lines.join('\n')}\n`
+}
+
+function classificationLines(s: FetchSummary): string[] {
+  const c = s.classification
+  if (!c) return []
+  const by = Object.entries(c.bySource)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, n]) => `${n} from ${k}`)
+  const lines = [
+    `  sectors   ${c.stocks - c.unclassified.length} of ${c.stocks} stocks (${by.join(', ') || 'none'})`,
+  ]
+  if (c.unclassified.length > 0) {
+    const list = c.unclassified.slice(0, 20).join(', ')
+    lines.push(`  no sector ${c.unclassified.length}: ${list}${c.unclassified.length > 20 ? ', …' : ''}`)
+  }
+  return lines
 }

@@ -1,6 +1,7 @@
 /**
  * SEC EDGAR (`sec`): the listing of companies with a ticker, each filer's submissions header (SIC
- * code, former names), XBRL company facts and the cover-page shares outstanding. The data is public
+ * code, former names), XBRL company facts, the cover-page shares outstanding and the daily index
+ * of filings (sec-index.ts). The data is public
  * domain. The SEC asks every client to name itself with a contact e-mail in the User-Agent and to
  * stay under 10 requests a second (docs/sources/reference.md): the source is not built without a
  * User-Agent, and both hosts (www.sec.gov, data.sec.gov) share one client, hence one rate ceiling.
@@ -12,8 +13,18 @@ import { readCompanyFacts } from '../data/fundamentals/facts.ts'
 import { checkCompanyFacts } from '../data/import/fundamentals.ts'
 import { configValue, type SourceEnv } from './env.ts'
 import { HttpClient, type HttpClientOptions, SourceError } from './http.ts'
+import { dailyIndexPath, parseMasterIndex } from './sec-index.ts'
 import { sharesFromFacts } from './sec-shares.ts'
-import type { CallOptions, CompanyFacts, Exchange, Listing, Source, SourceFinding } from './types.ts'
+import type {
+  CallOptions,
+  CompanyFacts,
+  Exchange,
+  FilerProfile,
+  FilingsCapability,
+  Listing,
+  Source,
+  SourceFinding,
+} from './types.ts'
 
 export interface SecOptions {
   /** Who asks: a name and a contact e-mail (`Example Corp admin@example.com`). */
@@ -27,21 +38,8 @@ export interface SecOptions {
   http?: Partial<HttpClientOptions>
 }
 
-/** A filer's submissions header (`data.sec.gov/submissions/CIK##########.json`). */
-interface SecSubmissions {
-  cik: number
-  name: string
-  /** Standard Industrial Classification code (null: none on file). */
-  sic: number | null
-  sicDescription: string | null
-  tickers: string[]
-  exchanges: string[]
-  /** Earlier names, oldest first (`from`/`to`: ISO dates, null when SEC gives none). */
-  formerNames: { name: string; from: string | null; to: string | null }[]
-}
-
 export interface SecSource extends Source {
-  submissions(cik: number, o?: CallOptions): Promise<SecSubmissions | null>
+  filings: FilingsCapability
 }
 
 const USER_AGENT_HINT =
@@ -112,13 +110,22 @@ export function secSource(opts: SecOptions): SecSource {
         return body === null ? [] : sharesFromFacts(parseFacts(cik, body), cik)
       },
     },
-    async submissions(cik, o) {
-      checkCik(cik)
-      const doc = await http.getJson(`${data}/submissions/${cikPath(cik)}`, {
-        allow: [404],
-        signal: o?.signal,
-      })
-      return doc === null ? null : readSubmissions(doc)
+    filings: {
+      async submissions(cik, o) {
+        checkCik(cik)
+        const doc = await http.getJson(`${data}/submissions/${cikPath(cik)}`, {
+          allow: [404],
+          signal: o?.signal,
+        })
+        return doc === null ? null : readSubmissions(doc)
+      },
+      async dailyIndex(date, o) {
+        if (!/^\d{4}-\d{2}-\d{2}$/.test(date))
+          throw new AppError('INVALID_REQUEST', `sec: the daily index date must be YYYY-MM-DD, got ${date}`)
+        const path = dailyIndexPath(date)
+        const text = await http.getText(path, { allow: [404], signal: o?.signal, accept: 'text/plain' })
+        return text === null ? null : parseMasterIndex(text, path)
+      },
     },
   }
 }
@@ -209,7 +216,7 @@ const strings = (v: unknown): string[] =>
   Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []
 
 /** The parts of a submissions document erm3 uses. */
-function readSubmissions(doc: unknown): SecSubmissions {
+function readSubmissions(doc: unknown): FilerProfile {
   const d = (doc ?? {}) as Record<string, unknown>
   const cik = typeof d.cik === 'string' || typeof d.cik === 'number' ? Number(d.cik) : Number.NaN
   if (!Number.isSafeInteger(cik) || cik <= 0)

@@ -150,6 +150,41 @@ interface FundamentalsCapability {
   companyFacts(cik: number, o?: CallOptions): Promise<CompanyFacts | null>
 }
 
+/** A filer's submissions header (`data.sec.gov/submissions/CIK##########.json`), the parts erm3 uses. */
+export interface FilerProfile {
+  cik: number
+  name: string
+  /** Standard Industrial Classification code (null: none on file). */
+  sic: number | null
+  sicDescription: string | null
+  tickers: string[]
+  exchanges: string[]
+  /** Earlier names, oldest first (`from`/`to`: ISO dates, null when SEC gives none). */
+  formerNames: { name: string; from: string | null; to: string | null }[]
+}
+
+/** One filing of a day's EDGAR index. */
+export interface FilingIndexEntry {
+  cik: number
+  company: string
+  /** The form type as EDGAR writes it (`10-K`, `10-Q/A`, `8-K`). */
+  form: string
+  /** ISO date the filing was accepted. */
+  filed: string
+  /** Path of the filing under `Archives/` (`edgar/data/320193/0000320193-24-000123.txt`). */
+  path: string
+}
+
+export interface FilingsCapability {
+  /** A filer's header; null when EDGAR has none (404). */
+  submissions(cik: number, o?: CallOptions): Promise<FilerProfile | null>
+  /**
+   * The filings of one day (EDGAR's daily index); null when there is no index for that day (a
+   * weekend, a holiday, or one not published yet).
+   */
+  dailyIndex(date: string, o?: CallOptions): Promise<FilingIndexEntry[] | null>
+}
+
 interface RatesCapability {
   /** The 3-month Treasury bill rate over [from, to], in fractions. */
   tbill3m(from: string, to: string, o?: CallOptions): Promise<RatePoint[]>
@@ -166,6 +201,7 @@ export interface Source {
   shares?: SharesCapability
   fundamentals?: FundamentalsCapability
   rates?: RatesCapability
+  filings?: FilingsCapability
 }
 
 /**

@@ -6,9 +6,10 @@
  *
  *   bars/<SYMBOL>.csv         date,close,adj_close,volume,split_factor,dividend (oldest first)
  *   securities.csv            the identity registry: one row per ticker window of a symbol
- *   classification.csv        symbol,sector,industry,source
+ *   classification.csv        symbol,sector,industry,source,industry_etf,industry_source
  *   shares/CIK##########.csv  end,filed,shares
  *   facts/CIK##########.json.gz  SEC company facts
+ *   submissions/CIK##########.json  the filer's SEC header, trimmed: name, SIC, former names
  *   rates.csv                 date,tbill_3m
  *   holdings/<ETF>.csv        ticker,weight,as_of
  *   state.json                the fetch state (which tasks are done, through which date)
@@ -29,6 +30,7 @@ export const DATA_DIR_FILES = {
   classification: 'classification.csv',
   shares: (cik: number) => `shares/${cikName(cik)}.csv`,
   facts: (cik: number) => `facts/${cikName(cik)}.json.gz`,
+  submissions: (cik: number) => `submissions/${cikName(cik)}.json`,
   rates: 'rates.csv',
   holdings: (etf: string) => `holdings/${etf}.csv`,
   state: 'state.json',

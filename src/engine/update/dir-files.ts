@@ -20,7 +20,10 @@ export interface Classification {
   symbol: string
   sector: string
   industry: string | null
+  /** Where the sector came from (`override`, `holdings:XLK`, `sic:3674`). */
   source: string
+  /** Where the industry came from (null or absent: no industry, or not recorded). */
+  industrySource?: string | null
   industryEtf: string | null
 }
 
@@ -28,10 +31,10 @@ const CLASS_HEADER = ['symbol', 'sector', 'industry', 'source'] as const
 
 function classificationCsv(rows: readonly Classification[]): string {
   return csvDocument(
-    [...CLASS_HEADER, 'industry_etf'],
+    [...CLASS_HEADER, 'industry_etf', 'industry_source'],
     [...rows]
       .sort((a, b) => a.symbol.localeCompare(b.symbol))
-      .map((r) => [r.symbol, r.sector, r.industry, r.source, r.industryEtf]),
+      .map((r) => [r.symbol, r.sector, r.industry, r.source, r.industryEtf, r.industrySource ?? null]),
   )
 }
 
@@ -50,6 +53,7 @@ export async function readClassification(dataDir: string): Promise<Map<string, C
       industry: c.industry === '' ? null : c.industry,
       source: c.source,
       industryEtf: (c.industry_etf ?? '') === '' ? null : c.industry_etf,
+      industrySource: (c.industry_source ?? '') === '' ? null : c.industry_source,
     })
   }
   return out

@@ -1,14 +1,13 @@
 /**
  * The tasks of a backfill, one per file of the data directory: a security's bar history, a
- * filer's shares points and company facts, the rates. Each writes its file atomically, so an
+ * filer's shares points, company facts and submissions header, the rates, an ETF's holdings. Each writes its file atomically, so an
  * interrupted fetch leaves whole files, and names itself by a key the fetch state records.
  */
 import { join } from 'node:path'
-import { csvDocument } from '../../platform/csv.ts'
-import { MARKET_ETF, SECTOR_ETFS } from '../data/etf-registry.ts'
-import type { CallOptions, EtfHolding, Source } from '../sources/types.ts'
+import type { CallOptions, Source } from '../sources/types.ts'
+import { classificationEtfs, writeHoldings, writeSubmissions } from './classification.ts'
 import { DATA_DIR_FILES, readBars, writeBars, writeFileAtomically } from './data-dir.ts'
-import { type Classification, writeRates, writeShares } from './dir-files.ts'
+import { writeRates, writeShares } from './dir-files.ts'
 import { type IdentityRow, latestWindows } from './identity.ts'
 
 export interface FetchTask {
@@ -24,7 +23,7 @@ export interface TaskContext {
   identity: readonly IdentityRow[]
 }
 
-type Cap = 'prices' | 'shares' | 'fundamentals' | 'rates' | 'classification' | 'securities'
+type Cap = 'prices' | 'shares' | 'fundamentals' | 'rates' | 'classification' | 'securities' | 'filings'
 
 /** The first of the sources that has a capability. */
 export function sourceWith(sources: readonly Source[], cap: Cap): Source | undefined {
@@ -96,65 +95,30 @@ export function rateTask(sources: readonly Source[], ctx: TaskContext): FetchTas
   ]
 }
 
-/**
- * Classification from the Select Sector SPDRs' holdings (a simple rule until a richer classifier
- * is plugged in through `FetchOptions.classify`): a stock's sector is that of the sector fund
- * holding it with the largest weight. No industry: the stock's subsector falls back to its
- * sector ETF. The holdings files are kept under holdings/.
- */
-export function holdingsTask(
-  sources: readonly Source[],
-  ctx: TaskContext,
-  write: (rows: Classification[]) => Promise<void>,
-): FetchTask[] {
+/** One task per ETF of the classification map: its holdings file (left as it was when unavailable). */
+export function holdingsTasks(sources: readonly Source[], ctx: TaskContext): FetchTask[] {
   const src = sourceWith(sources, 'classification')
   const cap = src?.classification
   if (!src || !cap) return []
-  return [
-    {
-      key: `${src.name}:holdings`,
-      async run(o) {
-        const etfs = Object.values(SECTOR_ETFS).filter((e) => e !== MARKET_ETF)
-        const holdings = await cap.holdings(etfs, o)
-        for (const etf of new Set(holdings.map((h) => h.etf))) await writeHoldings(ctx.dataDir, etf, holdings)
-        await write(sectorsFromHoldings(holdings, ctx.identity, src.name))
-      },
+  return classificationEtfs().map((etf) => ({
+    key: `${src.name}:holdings:${etf}`,
+    async run(o) {
+      const holdings = await cap.holdings([etf], o)
+      if (holdings.length > 0) await writeHoldings(ctx.dataDir, etf, holdings)
     },
-  ]
+  }))
 }
 
-async function writeHoldings(dataDir: string, etf: string, all: readonly EtfHolding[]): Promise<void> {
-  const rows = all.filter((h) => h.etf === etf).map((h) => [h.ticker, h.weight, h.asOf])
-  await writeFileAtomically(
-    join(dataDir, DATA_DIR_FILES.holdings(etf)),
-    csvDocument(['ticker', 'weight', 'as_of'], rows),
-  )
-}
-
-function sectorsFromHoldings(
-  holdings: readonly EtfHolding[],
-  identity: readonly IdentityRow[],
-  source: string,
-) {
-  const sectorOf = new Map(Object.entries(SECTOR_ETFS).map(([sector, etf]) => [etf, sector]))
-  const best = new Map<string, { sector: string; weight: number }>()
-  for (const h of holdings) {
-    const sector = sectorOf.get(h.etf)
-    const w = h.weight ?? 0
-    const known = best.get(h.ticker)
-    if (sector && (!known || w > known.weight)) best.set(h.ticker, { sector, weight: w })
-  }
-  const out: Classification[] = []
-  for (const w of latestWindows(identity).values()) {
-    const b = best.get(w.ticker)
-    if (w.assetType === 'stock' && b)
-      out.push({
-        symbol: w.symbol,
-        sector: b.sector,
-        industry: null,
-        source: `${source}:holdings`,
-        industryEtf: null,
-      })
-  }
-  return out
+/** One task per CIK: the filer's submissions header (SIC code, former names), trimmed. */
+export function submissionsTasks(sources: readonly Source[], ctx: TaskContext): FetchTask[] {
+  const src = sourceWith(sources, 'filings')
+  const cap = src?.filings
+  if (!src || !cap) return []
+  return stockCiks(ctx.identity).map((cik) => ({
+    key: `${src.name}:submissions:${cik}`,
+    async run(o) {
+      const profile = await cap.submissions(cik, o)
+      if (profile) await writeSubmissions(ctx.dataDir, profile)
+    },
+  }))
 }

@@ -1,7 +1,7 @@
 /**
  * `erm3 data fetch`: the backfill. Listings → universe → identity registry, then one task per
- * file (bar histories, shares, company facts, rates, classification) run with bounded
- * concurrency. Each finished task is recorded in state.json, so a re-run (after Ctrl-C, a kill or
+ * file (bar histories, shares, company facts, submissions headers, rates, ETF holdings) run with
+ * bounded concurrency, then the classification from the files on disk (classification.ts). Each finished task is recorded in state.json, so a re-run (after Ctrl-C, a kill or
  * failures) does only what is missing or was fetched through an earlier date. At the end the
  * dataset is assembled aside and swapped in; a fetch with failures leaves dataset/ untouched.
  */
@@ -10,15 +10,16 @@ import { type Progress, silentProgress } from '../../platform/progress.ts'
 import type { DatasetManifest, ImportReport } from '../data/format.ts'
 import type { Source } from '../sources/types.ts'
 import { assembleDataset } from './assemble.ts'
+import { classifyDataDir, type Overrides } from './classification.ts'
 import { type FetchState, readFetchState, writeFetchState } from './data-dir.ts'
-import { type Classification, writeClassification } from './dir-files.ts'
 import {
   type FetchTask,
   filerTasks,
-  holdingsTask,
+  holdingsTasks,
   priceTasks,
   rateTask,
   sourceWith,
+  submissionsTasks,
   type TaskContext,
 } from './fetch-tasks.ts'
 import {
@@ -39,12 +40,8 @@ export interface FetchOptions extends UniverseOptions {
   /** Tasks in flight at once (default 4). */
   concurrency?: number
   signal?: AbortSignal
-  /** A classifier (sector + industry per stock); without one, a `classification` source's holdings rule. */
-  classify?: (c: {
-    dataDir: string
-    identity: readonly IdentityRow[]
-    signal?: AbortSignal
-  }) => Promise<Classification[]>
+  /** The user's classification by ticker (parseOverrides): wins over holdings and SIC codes. */
+  overrides?: Overrides
   /** The fetch state is written after this many finished tasks (default 25) and at the end. */
   stateEvery?: number
 }
@@ -58,6 +55,8 @@ export interface FetchSummary {
   aborted: boolean
   universe: { stocks: number; etfs: number; delisted: string[]; unlisted: string[] }
   identity: IdentityEvent[]
+  /** classification.csv as computed after the tasks (null when the fetch was interrupted). */
+  classification: { stocks: number; bySource: Record<string, number>; unclassified: string[] } | null
   /** The assembled dataset, or null when the fetch failed, was aborted, or assembling failed. */
   dataset: { manifest: DatasetManifest; report: ImportReport } | null
   /** Why dataset/ was not replaced. */
@@ -103,9 +102,12 @@ export async function fetchData(
       unlisted: universe.unlisted,
     },
     identity: events,
+    classification: null,
     dataset: null,
     datasetError: null,
   }
+  // After every task (never racing them): the classification reads the files they wrote.
+  if (!summary.aborted) summary.classification = await classification(opts, identity)
   if (summary.aborted) summary.datasetError = 'the fetch was interrupted; run it again to finish'
   else if (run.failed.length > 0)
     summary.datasetError = `${run.failed.length} task(s) failed; run it again to retry them`
@@ -121,17 +123,26 @@ export async function fetchData(
 
 function planTasks(opts: FetchOptions, ctx: TaskContext): FetchTask[] {
   const prices = sourceWith(opts.sources, 'prices')
-  const write = (rows: Classification[]) => writeClassification(ctx.dataDir, rows)
-  const classify = opts.classify
-  const classTasks: FetchTask[] = classify
-    ? [{ key: 'classify', run: async (o) => write(await classify({ ...ctx, signal: o.signal })) }]
-    : holdingsTask(opts.sources, ctx, write)
   return [
     ...(prices ? priceTasks(prices, ctx) : []),
     ...filerTasks(opts.sources, ctx),
+    ...submissionsTasks(opts.sources, ctx),
     ...rateTask(opts.sources, ctx),
-    ...classTasks,
+    ...holdingsTasks(opts.sources, ctx),
   ]
+}
+
+async function classification(
+  opts: FetchOptions,
+  identity: readonly IdentityRow[],
+): Promise<NonNullable<FetchSummary['classification']>> {
+  const { rows, unclassified } = await classifyDataDir(opts.dataDir, identity, opts.overrides)
+  const bySource: Record<string, number> = {}
+  for (const r of rows) {
+    const kind = r.source.split(':')[0]
+    bySource[kind] = (bySource[kind] ?? 0) + 1
+  }
+  return { stocks: rows.length + unclassified.length, bySource, unclassified }
 }
 
 function isDone(state: FetchState, key: string, to: string): boolean {

@@ -2,8 +2,9 @@
  * `erm3 update`: brings the data directory, the model store and (optionally) a published copy up
  * to the latest closed trading day (docs/data-sources.md §"Daily update"):
  *
- *   lock → new days → fetch → quality gate → append bars → assemble → incremental build →
- *   publish → status/update.json (store root and target) + reports/<day>.json (data directory)
+ *   lock → new days → fetch → quality gate → append bars → SEC filings since the last run →
+ *   assemble → incremental build → publish → status/update.json (store root and target) +
+ *   reports/<day>.json (data directory)
  *
  * Nothing is written before the gate passes, so a quarantined day or a vendor failure leaves the
  * data directory and the serving build as they were. A run that finds nothing new writes nothing
@@ -27,6 +28,7 @@ import { gateNewDays, mergeNewBars } from './merge.ts'
 import { fetchNewDays } from './new-bars.ts'
 import { DEFAULT_RESTATE_TOLERANCE } from './reconcile.ts'
 import { findRenames } from './renames.ts'
+import { refreshFilers } from './sec-refresh.ts'
 import { writeUpdateStatus } from './status.ts'
 import { lastDay, readUniverse } from './stored.ts'
 import type { QualityPolicy, UpdateFinding, UpdateOutcome } from './types.ts'
@@ -164,11 +166,17 @@ async function update(run: Run): Promise<UpdateOutcome> {
       )
       run.findings.push(...merged.findings)
       run.calls += merged.calls
+      if (renames.rows) await writeIdentity(opts.dataDir, renames.rows)
       for (const [symbol, b] of merged.bars) {
         await writeBars(opts.dataDir, symbol, b)
         bars.set(symbol, b)
       }
     })
+    const sec = await timed(run, 'sec', () =>
+      refreshFilers(opts.dataDir, opts.sources, last, days[days.length - 1], opts),
+    )
+    run.findings.push(...sec.findings)
+    run.calls += sec.calls
   }
   await timed(run, 'assemble', () => (opts.assemble ?? assembleDataset)(opts.dataDir, { bars }))
   const m = await timed(run, 'build', () =>

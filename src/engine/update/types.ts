@@ -17,6 +17,7 @@ export interface UpdateFinding {
     | 'restated' // a vendor's adjusted history changed beyond a constant factor
     | 'rename' // a ticker change carried onto the same symbol
     | 'corporate_action' // a split or dividend on the day (history re-downloaded)
+    | 'filings' // SEC shares and facts refreshed after new filings, or the refresh failed
   ticker?: string
   symbol?: string
   date?: string
