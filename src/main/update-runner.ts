@@ -5,8 +5,10 @@
  * built under $ERM3_HOME/store and published to it.
  */
 import { join } from 'node:path'
+import { sourcesFromNames } from '../engine/sources/index.ts'
 import type { UpdateOutcome } from '../engine/update/types.ts'
 import { dataFetchConfig, operatorAlertConfig } from '../platform/config.ts'
+import { AppError } from '../platform/errors.ts'
 import type { Logger } from '../platform/logger.ts'
 import { createOutboxMailer, createSmtpMailer } from '../platform/mail.ts'
 import { createOperatorAlerts } from '../services/updates/alert.ts'
@@ -16,10 +18,17 @@ type Env = Record<string, string | undefined>
 
 export function createUpdateRunner(env: Env, liveStore: string): UpdateRunner {
   const remote = /^(s3|https?):\/\//i.test(liveStore)
+  const c = dataFetchConfig(env)
+  if (c.sources.length === 0)
+    throw new AppError(
+      'CONFIG_INVALID',
+      'a scheduled update needs its sources: set ERM3_SOURCES (e.g. polygon,sec,treasury)',
+    )
+  // Built now, so a missing key or a bad base URL stops the server at start, naming the variable.
+  const sources = sourcesFromNames(c.sources, env)
   return async (signal) => {
-    const { configuredSources, updateCommand } = await import('../cli/commands/update.ts')
-    const sources = await configuredSources(undefined, env)
-    const store = remote ? join(dataFetchConfig(env).home, 'store') : liveStore
+    const { updateCommand } = await import('../cli/commands/update.ts')
+    const store = remote ? join(c.home, 'store') : liveStore
     return updateCommand({ store, publish: remote ? liveStore : undefined, signal }, sources, env)
   }
 }
