@@ -10,7 +10,7 @@ import { AppError } from '../../platform/errors.ts'
 export type SourcesFor = (names: string | undefined) => Promise<Source[]>
 
 /** Sources named by `--source` or ERM3_SOURCES, built from the environment (keys, base URLs). */
-export async function configuredSources(
+async function configuredSources(
   names: string | undefined,
   env: Env = process.env,
 ): Promise<Source[]> {
