@@ -10,10 +10,7 @@ import { AppError } from '../../platform/errors.ts'
 export type SourcesFor = (names: string | undefined) => Promise<Source[]>
 
 /** Sources named by `--source` or ERM3_SOURCES, built from the environment (keys, base URLs). */
-async function configuredSources(
-  names: string | undefined,
-  env: Env = process.env,
-): Promise<Source[]> {
+async function configuredSources(names: string | undefined, env: Env = process.env): Promise<Source[]> {
   const list = names === undefined ? dataFetchConfig(env).sources : sourceNames(names)
   if (list.length === 0)
     throw new AppError('CONFIG_INVALID', 'no source: give --source (e.g. polygon,sec) or set ERM3_SOURCES')
