@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { parseIsoDay } from '../../platform/dates.ts'
+import { isoFromDay, parseIsoDay } from '../../platform/dates.ts'
 import { InputError } from '../../platform/errors.ts'
 import { type Progress, silentProgress } from '../../platform/progress.ts'
 import { nyseTradingDays } from '../data/calendar.ts'
@@ -125,16 +125,18 @@ function pricePanels(
   calendar: Int32Array,
   findings: QualityFinding[],
 ): Dataset['prices'] {
-  const index = new Map<number, number>()
+  // By the date's text: parsing 20 years × thousands of bar dates was most of this function.
+  // A date parseIsoDay rejects has no ISO spelling of a session, so it is off the calendar.
+  const index = new Map<string, number>()
   calendar.forEach((d, t) => {
-    index.set(d, t)
+    index.set(isoFromDay(d), t)
   })
   const blank = () => symbols.map(() => new Float64Array(calendar.length).fill(Number.NaN))
   const [adj, close, volume] = [blank(), blank(), blank()]
   symbols.forEach((s, k) => {
     const off: string[] = []
     for (const b of bars.get(s) ?? []) {
-      const t = index.get(parseIsoDay(b.date) ?? 0)
+      const t = index.get(b.date)
       if (t === undefined) {
         off.push(b.date)
         continue
