@@ -104,21 +104,26 @@ export function parseBarsCsv(text: string, file: string): DailyBar[] {
   return out
 }
 
-/** The bar of the trimmed line text[a, b); `cuts` is scratch space for its cell ends. */
+/**
+ * The bar of the trimmed line text[a, b); `cuts` is scratch space: cuts[k] is where cell k ends,
+ * and a missing cell is empty at the line's end. No closures here: this runs once per bar.
+ */
 function barAt(text: string, a: number, b: number, cuts: Int32Array, file: string, line: number): DailyBar {
-  // cuts[k] is where cell k ends; a missing cell ends where the line does (an empty cell).
   let k = 0
   for (let i = a; i < b && k < 6; i++) if (text.charCodeAt(i) === COMMA) cuts[k++] = i
   for (let j = k; j < 6; j++) cuts[j] = b
-  const from = (c: number) => (c === 0 ? a : Math.min(cuts[c - 1] + 1, b))
-  const volumeEmpty = from(3) >= cuts[3]
+  const c1 = cuts[0] + 1
+  const c2 = cuts[1] + 1
+  const c3 = Math.min(cuts[2] + 1, b)
+  const c4 = Math.min(cuts[3] + 1, b)
+  const c5 = Math.min(cuts[4] + 1, b)
   const bar: DailyBar = {
     date: text.slice(a, cuts[0]),
-    close: numberAt(text, from(1), cuts[1]),
-    adjClose: numberAt(text, from(2), cuts[2]),
-    volume: volumeEmpty ? null : numberAt(text, from(3), cuts[3]),
-    splitFactor: numberAt(text, from(4), cuts[4]),
-    dividend: numberAt(text, from(5), cuts[5]),
+    close: c1 >= cuts[1] ? Number.NaN : numberAt(text, c1, cuts[1]),
+    adjClose: c2 >= cuts[2] ? Number.NaN : numberAt(text, c2, cuts[2]),
+    volume: c3 >= cuts[3] ? null : numberAt(text, c3, cuts[3]),
+    splitFactor: numberAt(text, c4, cuts[4]),
+    dividend: numberAt(text, c5, cuts[5]),
   }
   if (cuts[0] - a !== 10 || !isDateShape(text, a) || !(bar.adjClose > 0) || Number.isNaN(bar.close))
     throw new InputError({ file, line }, `unreadable bar: ${text.slice(a, Math.min(b, a + 120))}`)
