@@ -17,8 +17,9 @@
  *   written directly, see update-market.ts), assembled, fully built and published to a local
  *   target (timed and reported, not budgeted); then the last session from the Polygon fake's
  *   grouped daily through `runUpdate` with that target, BENCH_UPDATE_RUNS times, each from a
- *   hard-linked copy of the prepared state (every writer of the pipeline renames into place, so
- *   the prepared files are never changed). Stage timings are `UpdateOutcome.timings_s`.
+ *   hard-linked copy of the prepared state (every other writer of the pipeline renames into
+ *   place, so the prepared files are never changed) whose bar files, appended to in place, are
+ *   real copies. Stage timings are `UpdateOutcome.timings_s`.
  *
  * Run as `node --import tsx bench/update.ts` (BENCH_ONLY=backfill or daily for one part); with a role as first argument it is one of the
  * children (synth, fake-tiingo, fetch, prepare, fake-polygon, update).
@@ -118,6 +119,9 @@ async function daily(work: string, synth: string): Promise<void> {
     const run = join(work, 'run')
     rmSync(run, { recursive: true, force: true })
     spawnSync('cp', ['-al', prepared, run])
+    // An update appends to bar files in place: those must be copies, not links to the prepared ones.
+    rmSync(join(run, 'data', 'bars'), { recursive: true })
+    spawnSync('cp', ['-a', join(prepared, 'data', 'bars'), join(run, 'data', 'bars')])
     spawnSync('sync')
     const o = child('update', run, String(fake.info.url), String(fake.info.day))
     if (o.outcome !== 'updated' || o.build_kind !== 'incremental')

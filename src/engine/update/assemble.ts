@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { parseIsoDay } from '../../platform/dates.ts'
+import { isoFromDay, parseIsoDay } from '../../platform/dates.ts'
 import { InputError } from '../../platform/errors.ts'
 import { type Progress, silentProgress } from '../../platform/progress.ts'
 import { nyseTradingDays } from '../data/calendar.ts'
@@ -27,7 +27,7 @@ import { seriesFindings } from '../data/import/quality.ts'
 import { buildFactors } from '../data/import/registry.ts'
 import { buildReport } from '../data/import/report.ts'
 import { INDUSTRIES } from '../data/synth/industries.ts'
-import type { DailyBar, SharesPoint } from '../sources/types.ts'
+import type { DailyBar } from '../sources/types.ts'
 import { DATA_DIR_FILES, readBars, readFetchState } from './data-dir.ts'
 import { type Classification, factsCiks, readClassification, readRates, readShares } from './dir-files.ts'
 import { type IdentityRow, readIdentity } from './identity.ts'
@@ -125,16 +125,18 @@ function pricePanels(
   calendar: Int32Array,
   findings: QualityFinding[],
 ): Dataset['prices'] {
-  const index = new Map<number, number>()
+  // By the date's text: parsing 20 years × thousands of bar dates was most of this function.
+  // A date parseIsoDay rejects has no ISO spelling of a session, so it is off the calendar.
+  const index = new Map<string, number>()
   calendar.forEach((d, t) => {
-    index.set(d, t)
+    index.set(isoFromDay(d), t)
   })
   const blank = () => symbols.map(() => new Float64Array(calendar.length).fill(Number.NaN))
   const [adj, close, volume] = [blank(), blank(), blank()]
   symbols.forEach((s, k) => {
     const off: string[] = []
     for (const b of bars.get(s) ?? []) {
-      const t = index.get(parseIsoDay(b.date) ?? 0)
+      const t = index.get(b.date)
       if (t === undefined) {
         off.push(b.date)
         continue
@@ -249,7 +251,7 @@ async function sharesPanel(
 ): Promise<Float64Array[]> {
   const cikOf = new Map<string, number>()
   for (const s of securities) if (s.assetType === 'stock' && s.cik !== null) cikOf.set(s.symbol, s.cik)
-  const cache = new Map<number, SharesPoint[]>()
+  const cache = new Map<number, DayPoint[]>()
   const out: Float64Array[] = []
   for (const [k, symbol] of symbols.entries()) {
     const col = new Float64Array(calendar.length).fill(Number.NaN)
@@ -258,7 +260,9 @@ async function sharesPanel(
     if (cik === undefined) continue
     let points = cache.get(cik)
     if (!points) {
-      points = (await readShares(dataDir, cik)).sort((a, b) => a.filed.localeCompare(b.filed))
+      points = (await readShares(dataDir, cik))
+        .sort((a, b) => a.filed.localeCompare(b.filed))
+        .map((p) => ({ filed: parseIsoDay(p.filed) ?? 0, end: parseIsoDay(p.end) ?? 0, shares: p.shares }))
       cache.set(cik, points)
     }
     fillShares(col, points, calendar, adj[k])
@@ -266,19 +270,25 @@ async function sharesPanel(
   return out
 }
 
+/** A shares point with its days parsed once per filer, not once per class and session. */
+interface DayPoint {
+  filed: number
+  end: number
+  shares: number
+}
+
 function fillShares(
   col: Float64Array,
-  points: readonly SharesPoint[],
+  points: readonly DayPoint[],
   calendar: Int32Array,
   adj: Float64Array,
 ): void {
   let next = 0
-  let best: { end: number; shares: number } | null = null
+  let best: DayPoint | null = null
   for (let t = 0; t < calendar.length; t++) {
-    while (next < points.length && (parseIsoDay(points[next].filed) ?? 0) <= calendar[t]) {
+    while (next < points.length && points[next].filed <= calendar[t]) {
       const p = points[next++]
-      const end = parseIsoDay(p.end) ?? 0
-      if (best === null || end >= best.end) best = { end, shares: p.shares }
+      if (best === null || p.end >= best.end) best = p
     }
     if (best !== null && !Number.isNaN(adj[t]) && calendar[t] - best.end <= MAX_SHARES_AGE_DAYS)
       col[t] = best.shares

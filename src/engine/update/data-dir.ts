@@ -16,11 +16,11 @@
  *   dataset/                  the canonical dataset (docs/data-format.md)
  *   reports/                  one JSON report per update run
  */
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
+import { appendFile, mkdir, open, readFile, rename, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import { csvDocument } from '../../platform/csv.ts'
 import { InputError } from '../../platform/errors.ts'
 import type { DailyBar } from '../sources/types.ts'
+import { barLines, barsCsv, parseBarsCsv } from './bars-csv.ts'
 
 const cikName = (cik: number) => `CIK${String(cik).padStart(10, '0')}`
 
@@ -57,39 +57,6 @@ export async function readOptional(path: string): Promise<string | null> {
   }
 }
 
-const BAR_HEADER = ['date', 'close', 'adj_close', 'volume', 'split_factor', 'dividend'] as const
-
-/** Number cells are written in full precision (shortest round-trip form). */
-function barsCsv(bars: readonly DailyBar[]): string {
-  return csvDocument(
-    BAR_HEADER,
-    bars.map((b) => [b.date, b.close, b.adjClose, b.volume, b.splitFactor, b.dividend]),
-  )
-}
-
-function parseBarsCsv(text: string, file: string): DailyBar[] {
-  const lines = text.split('\n').filter((l) => l.trim() !== '')
-  if (lines.length === 0 || lines[0].trim() !== BAR_HEADER.join(','))
-    throw new InputError({ file }, `expected the header ${BAR_HEADER.join(',')}`)
-  const out: DailyBar[] = []
-  for (let i = 1; i < lines.length; i++) {
-    const c = lines[i].trim().split(',')
-    const num = (s: string | undefined) => (s === undefined || s === '' ? Number.NaN : Number(s))
-    const bar: DailyBar = {
-      date: c[0],
-      close: num(c[1]),
-      adjClose: num(c[2]),
-      volume: c[3] === '' || c[3] === undefined ? null : Number(c[3]),
-      splitFactor: num(c[4]),
-      dividend: num(c[5]),
-    }
-    if (!/^\d{4}-\d{2}-\d{2}$/.test(bar.date) || !(bar.adjClose > 0) || Number.isNaN(bar.close))
-      throw new InputError({ file, line: i + 1 }, `unreadable bar: ${lines[i].slice(0, 120)}`)
-    out.push(bar)
-  }
-  return out
-}
-
 export async function readBars(dataDir: string, symbol: string): Promise<DailyBar[]> {
   const file = join(dataDir, DATA_DIR_FILES.bars(symbol))
   const text = await readOptional(file)
@@ -98,6 +65,47 @@ export async function readBars(dataDir: string, symbol: string): Promise<DailyBa
 
 export async function writeBars(dataDir: string, symbol: string, bars: readonly DailyBar[]): Promise<void> {
   await writeFileAtomically(join(dataDir, DATA_DIR_FILES.bars(symbol)), barsCsv(bars))
+}
+
+/** The file ends with a line end (false when it is missing or empty). */
+async function endsWithLineEnd(file: string): Promise<boolean> {
+  let fh: Awaited<ReturnType<typeof open>>
+  try {
+    fh = await open(file, 'r')
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false
+    throw e
+  }
+  try {
+    const { size } = await fh.stat()
+    if (size === 0) return false
+    const last = Buffer.alloc(1)
+    await fh.read(last, 0, 1, size - 1)
+    return last[0] === 0x0a
+  } finally {
+    await fh.close()
+  }
+}
+
+/**
+ * Stores `bars`, the new history of a symbol whose file held `stored` when read. When `stored`
+ * is its unchanged beginning (the same bar objects: an update's plain append), only the new
+ * lines are appended; otherwise (a restated history, a file without its last line end) the
+ * file is rewritten atomically. Appending is not atomic: a crash can leave a torn last line,
+ * which the reader ignores and the re-run's update rewrites. A hard-linked copy of a data
+ * directory shares its bar files, so it must copy `bars/` for real.
+ */
+export async function extendBars(
+  dataDir: string,
+  symbol: string,
+  stored: readonly DailyBar[],
+  bars: readonly DailyBar[],
+): Promise<void> {
+  const file = join(dataDir, DATA_DIR_FILES.bars(symbol))
+  const unchanged = stored.length > 0 && stored.length <= bars.length && stored.every((b, i) => b === bars[i])
+  if (unchanged && (await endsWithLineEnd(file))) {
+    if (bars.length > stored.length) await appendFile(file, barLines(bars.slice(stored.length)))
+  } else await writeBars(dataDir, symbol, bars)
 }
 
 /** The fetch state: task key (`tiingo:prices:AAPL`, `sec:facts:320193`) → when and through which date. */

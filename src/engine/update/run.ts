@@ -19,7 +19,7 @@ import { publishStore } from '../model-store/publish.ts'
 import type { BlobWriter } from '../object-store/types.ts'
 import type { DailyBar, Source } from '../sources/types.ts'
 import { assembleDataset } from './assemble.ts'
-import { DATA_DIR_FILES, writeBars, writeFileAtomically } from './data-dir.ts'
+import { DATA_DIR_FILES, extendBars, writeFileAtomically } from './data-dir.ts'
 import { DEFAULT_GRACE_MINUTES, newSessions } from './days.ts'
 import { DEFAULT_GATE, type GateSettings } from './gate.ts'
 import { writeIdentity } from './identity.ts'
@@ -168,7 +168,7 @@ async function update(run: Run): Promise<UpdateOutcome> {
       run.calls += merged.calls
       if (renames.rows) await writeIdentity(opts.dataDir, renames.rows)
       for (const [symbol, b] of merged.bars) {
-        await writeBars(opts.dataDir, symbol, b)
+        await extendBars(opts.dataDir, symbol, bars.get(symbol) ?? [], b)
         bars.set(symbol, b)
       }
     })
