@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises'
+import { link, mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { writeDirAtomically } from '../../platform/atomic-dir.ts'
 import { csvDocument } from '../../platform/csv.ts'
@@ -29,20 +29,27 @@ export async function writeDataset(
   ds: Dataset,
   outDir: string,
   progress: Progress = silentProgress,
+  reuse: DatasetReuse = {},
 ): Promise<DatasetManifest> {
-  validateShape(ds)
+  validateShape(ds, reuse.panel !== undefined)
   return writeDirAtomically(outDir, async (dir) => {
     // Every digest is hashed from the bytes as they are written, never read back afterwards.
     const written = new Map<string, FileDigest>()
     const writeParquet = async (path: string, table: Parameters<typeof writeParquetFile>[1]) =>
       written.set(path, await writeParquetFile(join(dir, path), table, PANELS))
     const put = async (path: string, data: string | Uint8Array) => {
+      const linked = reuse.link?.get(path)
+      if (linked) {
+        await link(linked.from, join(dir, path))
+        written.set(path, linked.digest)
+        return
+      }
       const bytes = typeof data === 'string' ? Buffer.from(data) : data
       await writeFile(join(dir, path), bytes)
       written.set(path, { sha256: sha256Hex(bytes), bytes: bytes.length })
     }
     await mkdir(join(dir, 'prices'))
-    const meta = { format: DATASET_FORMAT, format_version: String(DATASET_FORMAT_VERSION) }
+    const meta = PANEL_METADATA
     await put(
       DATASET_FILES.calendar,
       csvDocument(
@@ -62,7 +69,9 @@ export async function writeDataset(
     progress.start('write prices', fields.length)
     for (const [i, field] of fields.entries()) {
       const panel = ds.prices[field] as Panel
-      await writeParquet(DATASET_FILES.price(field), { columns: panelColumns(ds, panel), metadata: meta })
+      const path = DATASET_FILES.price(field)
+      if (reuse.panel) written.set(path, await reuse.panel(field, join(dir, path), PANEL_METADATA))
+      else await writeParquet(path, { columns: panelColumns(ds, panel), metadata: meta })
       progress.update(i + 1)
     }
     progress.stop()
@@ -98,10 +107,23 @@ export async function writeDataset(
   })
 }
 
-/** Panels are split into row groups of fixed day ranges, so a build can read just the last days. */
-const PANELS = { rowGroupRows: PANEL_ROW_GROUP_DAYS }
+/**
+ * What a dataset written from a previous one (the daily update's append, engine/update) takes
+ * from it instead of encoding: `panel` writes each price panel (ds.prices then need not span the
+ * calendar) and returns its digest; files named in `link` are hard-linked from another dataset
+ * with their recorded digest instead of written from `ds`.
+ */
+export interface DatasetReuse {
+  panel?: (field: PriceField, file: string, metadata: Record<string, string>) => Promise<FileDigest>
+  link?: ReadonlyMap<string, { from: string; digest: FileDigest }>
+}
 
-function validateShape(ds: Dataset): void {
+/** Panels are split into row groups of fixed day ranges, so a build can read just the last days. */
+export const PANELS = { rowGroupRows: PANEL_ROW_GROUP_DAYS }
+
+const PANEL_METADATA = { format: DATASET_FORMAT, format_version: String(DATASET_FORMAT_VERSION) }
+
+function validateShape(ds: Dataset, panelsWritten: boolean): void {
   const n = ds.symbols.length
   const t = ds.calendar.length
   if (new Set(ds.symbols).size !== n) throw new Error('dataset: duplicate symbol keys')
@@ -109,6 +131,7 @@ function validateShape(ds: Dataset): void {
     const panel = ds.prices[field]
     if (!panel) continue
     if (panel.length !== n) throw new Error(`dataset: ${field} has ${panel.length} series for ${n} symbols`)
+    if (panelsWritten) continue
     for (const [i, s] of panel.entries()) {
       if (s.length !== t)
         throw new Error(`dataset: ${field}[${ds.symbols[i]}] has ${s.length} days, calendar has ${t}`)

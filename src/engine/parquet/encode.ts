@@ -2,6 +2,8 @@ import { booleanPage, densePage, floatPage, int64Page, type PageBody, Scratch, s
 import { MAGIC, MAX_ROWS, type ParquetInput, type WritableColumn } from './types.ts'
 import { columnSpec, dataPageHeader, groupsFooter, type RowGroup, type WrittenChunk } from './write-footer.ts'
 
+export type { RowGroup } from './write-footer.ts'
+
 /** Pages stay well below the i32 size limit and keep readers' per-page buffers modest. */
 const MAX_PAGE_BYTES = 64 * 1024 * 1024
 
@@ -36,6 +38,12 @@ export interface EncodeOptions {
    * panel) without touching the rest of the file.
    */
   rowGroupRows?: number
+  /**
+   * The file continues one whose first `bytes` bytes (the magic and `groups`) are kept as they
+   * are: the parts returned start after them, chunk offsets count from the file start, and the
+   * footer lists `groups` before the new ones.
+   */
+  after?: { bytes: number; groups: RowGroup[] }
 }
 
 /**
@@ -64,9 +72,9 @@ export function encodeLayout(
   if (!Number.isSafeInteger(groupRows) || groupRows < 1)
     throw new Error(`parquet: rowGroupRows must be a positive integer, got ${groupRows}`)
   const scratch = new Scratch()
-  const parts: Uint8Array[] = [MAGIC]
-  const groups: RowGroup[] = []
-  let offset = MAGIC.length
+  const parts: Uint8Array[] = opts.after ? [] : [MAGIC]
+  const groups: RowGroup[] = [...(opts.after?.groups ?? [])]
+  let offset = opts.after?.bytes ?? MAGIC.length
   const sectionEnds = [offset]
   let r0 = 0
   do {

@@ -1,9 +1,10 @@
 import { createHash, type Hash } from 'node:crypto'
 import { type FileHandle, open } from 'node:fs/promises'
 import { decodeSource, firstGroupRow, readMeta, selectColumns } from './decode.ts'
-import { type EncodeOptions, encodeLayout } from './encode.ts'
+import { type EncodeOptions, encodeLayout, type RowGroup } from './encode.ts'
 import { memorySource, withFileSource } from './source.ts'
-import type { DecodeOptions, ParquetInput, ParquetTable } from './types.ts'
+import type { DecodeOptions, ParquetInput, ParquetTable, WritableColumn } from './types.ts'
+import { specOfType } from './write-footer.ts'
 
 /** SHA-256 of a whole file and of each of its sections (magic, row groups, footer). */
 export interface ParquetFileDigest {
@@ -38,7 +39,59 @@ export async function writeParquetFile(
   return digest.finish()
 }
 
-/** Feeds bytes in file order to a whole-file hash and to one hash per section. */
+/**
+ * Writes a Parquet file that continues `from.path`: its first `from.bytes` bytes (the magic and
+ * the row groups `from.groups`, whose section digests are `from.parts`) are copied unchanged,
+ * then `table`'s rows are encoded as further row groups with a footer listing all of them. The
+ * copied bytes are hashed into the whole-file digest as they pass; their sections are not hashed
+ * again. The result is the file `writeParquetFile` would write for all the rows, byte for byte,
+ * when the copied groups are what it would encode for the first rows.
+ */
+export async function writeParquetContinuation(
+  path: string,
+  from: { path: string; bytes: number; groups: RowGroup[]; parts: { bytes: number; sha256: string }[] },
+  table: ParquetInput,
+  opts: EncodeOptions = {},
+): Promise<ParquetFileDigest> {
+  const { parts, sectionEnds } = encodeLayout(table, undefined, {
+    ...opts,
+    after: { bytes: from.bytes, groups: from.groups },
+  })
+  const known: number[] = []
+  for (const p of from.parts) known.push((known[known.length - 1] ?? 0) + p.bytes)
+  if (known[known.length - 1] !== from.bytes) throw new Error('parquet: the kept parts do not add up')
+  const digest = new SectionHasher([...known, ...sectionEnds.slice(1)], from.parts)
+  const fh = await open(path, 'w')
+  try {
+    const src = await open(from.path, 'r')
+    try {
+      const buf = Buffer.allocUnsafe(4 * 1024 * 1024)
+      for (let at = 0; at < from.bytes; ) {
+        const { bytesRead } = await src.read(buf, 0, Math.min(buf.length, from.bytes - at), at)
+        if (bytesRead === 0) throw new Error(`${from.path}: shorter than its kept ${from.bytes} bytes`)
+        const chunk = buf.subarray(0, bytesRead)
+        digest.update(chunk)
+        await writeAll(fh, [chunk])
+        at += bytesRead
+      }
+    } finally {
+      await src.close()
+    }
+    for (let i = 0; i < parts.length; i += 1024) {
+      const batch = parts.slice(i, i + 1024)
+      for (const p of batch) digest.update(p)
+      await writeAll(fh, batch)
+    }
+  } finally {
+    await fh.close()
+  }
+  return digest.finish()
+}
+
+/**
+ * Feeds bytes in file order to a whole-file hash and to one hash per section; the first
+ * `known.length` sections' digests are given and only go into the whole-file hash.
+ */
 class SectionHasher {
   private readonly whole = createHash('sha256')
   private section: Hash = createHash('sha256')
@@ -47,13 +100,26 @@ class SectionHasher {
   private start = 0
   private k = 0
 
-  constructor(private readonly ends: number[]) {}
+  constructor(
+    private readonly ends: number[],
+    private readonly known: readonly { bytes: number; sha256: string }[] = [],
+  ) {}
 
   update(bytes: Uint8Array): void {
     this.whole.update(bytes)
     let rest = bytes
     while (rest.length > 0) {
       const take = Math.min(rest.length, this.ends[this.k] - this.at)
+      if (this.k < this.known.length) {
+        this.at += take
+        rest = rest.subarray(take)
+        if (this.at === this.ends[this.k]) {
+          this.done.push(this.known[this.k])
+          this.start = this.at
+          this.k++
+        }
+        continue
+      }
       this.section.update(take === rest.length ? rest : rest.subarray(0, take))
       this.at += take
       rest = rest.subarray(take)
@@ -122,4 +188,40 @@ async function withPath<T>(path: string, fn: () => Promise<T>): Promise<T> {
     if (err instanceof Error && !('code' in err)) throw new Error(`${path}: ${err.message}`, { cause: err })
     throw err
   }
+}
+
+/**
+ * The first `count` row groups of a file written by this codec, as the footer of a continuation
+ * lists them (writeParquetContinuation), with the bytes they end at. `types` are the columns'
+ * types in file order; a file whose columns differ in name or number, or whose groups do not lie
+ * back to back, is refused.
+ */
+export async function readKeptGroups(
+  path: string,
+  count: number,
+  types: readonly { name: string; type: WritableColumn['type'] }[],
+): Promise<{ bytes: number; groups: RowGroup[]; rows: number }> {
+  const meta = await withPath(path, () => withFileSource(path, (file) => readMeta(file)))
+  if (meta.columns.length !== types.length || meta.columns.some((c, i) => c.name !== types[i].name))
+    throw new Error(`${path}: its columns are not the expected ones`)
+  if (meta.rowGroups.length < count) throw new Error(`${path}: fewer than ${count} row groups`)
+  const groups: RowGroup[] = []
+  let bytes = 4
+  let rows = 0
+  for (const rg of meta.rowGroups.slice(0, count)) {
+    const chunks = rg.chunks.map((c, i) => {
+      if (c.start !== bytes || c.nulls === undefined) throw new Error(`${path}: not a file of this writer`)
+      bytes += c.size
+      return {
+        name: types[i].name,
+        spec: specOfType(types[i].type),
+        offset: c.start,
+        size: c.size,
+        nulls: c.nulls,
+      }
+    })
+    groups.push({ chunks, rows: rg.numRows })
+    rows += rg.numRows
+  }
+  return { bytes, groups, rows }
 }

@@ -21,6 +21,8 @@ interface ChunkMeta {
   hasDictionary: boolean
   /** path_in_schema: the names from the root's child down to this chunk's leaf. */
   path: string[]
+  /** The statistics' null count, when the writer recorded one. */
+  nulls?: number
 }
 
 export interface RowGroupMeta {
@@ -255,6 +257,7 @@ function columnChunk(v: TValue, fileSize: number): ChunkMeta {
         throw new Error('corrupt parquet metadata: path_in_schema holds a non-string')
       return text.decode(p)
     }),
+    nulls: m[12] === undefined ? undefined : optInt(asStruct(m[12], 'statistics'), 3),
   }
 }
 

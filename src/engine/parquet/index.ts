@@ -5,6 +5,12 @@
  */
 export { decodeParquet, decodeSource, readMeta } from './decode.ts'
 export { encodeParquet } from './encode.ts'
-export { readParquetColumnNames, readParquetFile, writeParquetFile } from './file.ts'
+export {
+  readKeptGroups,
+  readParquetColumnNames,
+  readParquetFile,
+  writeParquetContinuation,
+  writeParquetFile,
+} from './file.ts'
 export { type ByteSource, memorySource, withFileSource } from './source.ts'
 export type { ParquetColumn, ParquetTable, WritableColumn } from './types.ts'

@@ -119,7 +119,7 @@ function marketCalendar(bars: readonly DailyBar[]): Int32Array {
   return Int32Array.from(new Set(days.filter((d) => sessions.has(d)))).sort()
 }
 
-function pricePanels(
+export function pricePanels(
   symbols: readonly string[],
   bars: ReadonlyMap<string, readonly DailyBar[]>,
   calendar: Int32Array,
@@ -159,7 +159,7 @@ function pricePanels(
 }
 
 /** One security row per registry window of a priced symbol, with the stock's classification. */
-function securityRows(
+export function securityRows(
   identity: readonly IdentityRow[],
   priced: ReadonlySet<string>,
   classes: ReadonlyMap<string, Classification>,
@@ -200,7 +200,7 @@ function securityRows(
  * none (sector fallback) when that ETF has no bars. A stock whose sector has no priced ETF loses
  * its sector (and industry), with a note.
  */
-function factorRows(
+export function factorRows(
   securities: SecurityRow[],
   classes: ReadonlyMap<string, Classification>,
   priced: ReadonlySet<string>,
@@ -242,7 +242,7 @@ function factorRows(
  * `end` (a later filing of the same period wins), while no older than MAX_SHARES_AGE_DAYS. Days
  * without a price stay empty. Every class of a multi-class CIK gets the filer's count.
  */
-async function sharesPanel(
+export async function sharesPanel(
   dataDir: string,
   symbols: readonly string[],
   securities: readonly SecurityRow[],
@@ -295,7 +295,7 @@ function fillShares(
   }
 }
 
-async function ratesTable(dataDir: string): Promise<Rates | null> {
+export async function ratesTable(dataDir: string): Promise<Rates | null> {
   const points = await readRates(dataDir)
   if (points.length === 0) return null
   return {
@@ -305,14 +305,14 @@ async function ratesTable(dataDir: string): Promise<Rates | null> {
   }
 }
 
-async function fundamentals(dataDir: string): Promise<FundamentalsFile[]> {
+export async function fundamentals(dataDir: string): Promise<FundamentalsFile[]> {
   const out: FundamentalsFile[] = []
   for (const cik of await factsCiks(dataDir))
     out.push({ cik, gzipped: new Uint8Array(await readFile(join(dataDir, DATA_DIR_FILES.facts(cik)))) })
   return out
 }
 
-async function vendorSource(dataDir: string, opts: AssembleOptions): Promise<SourceInfo> {
+export async function vendorSource(dataDir: string, opts: AssembleOptions): Promise<SourceInfo> {
   const state = await readFetchState(dataDir)
   const tasks = Object.entries(state.tasks)
   const sources = opts.sources ?? [...new Set(tasks.map(([key]) => key.split(':')[0]))].sort()

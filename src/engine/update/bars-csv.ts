@@ -78,9 +78,21 @@ function isDateShape(text: string, a: number): boolean {
  * appending a day leaves, and the update that re-runs appends that day again.
  */
 export function parseBarsCsv(text: string, file: string): DailyBar[] {
+  return parseBarLines(text, file, false)
+}
+
+/**
+ * The bars of the end of a bar file that starts at a line start (`text` need not hold the
+ * header; one it holds is skipped). Errors name the file but no line: the count starts mid-file.
+ */
+export function parseBarsTail(text: string, file: string): DailyBar[] {
+  return parseBarLines(text, file, true)
+}
+
+function parseBarLines(text: string, file: string, tail: boolean): DailyBar[] {
   const out: DailyBar[] = []
   const cuts = new Int32Array(6)
-  let header = false
+  let header = tail
   let lineNo = 0
   for (let start = 0; start < text.length; ) {
     const nl = text.indexOf('\n', start)
@@ -92,13 +104,14 @@ export function parseBarsCsv(text: string, file: string): DailyBar[] {
     while (a < b && isSpace(text.charCodeAt(a))) a++
     while (b > a && isSpace(text.charCodeAt(b - 1))) b--
     if (a === b) continue
+    if (tail && out.length === 0 && text.startsWith(BAR_HEADER.join(','), a)) continue
     if (!header) {
       if (text.slice(a, b) !== BAR_HEADER.join(','))
         throw new InputError({ file }, `expected the header ${BAR_HEADER.join(',')}`)
       header = true
       continue
     }
-    out.push(barAt(text, a, b, cuts, file, lineNo))
+    out.push(barAt(text, a, b, cuts, file, tail ? undefined : lineNo))
   }
   if (!header) throw new InputError({ file }, `expected the header ${BAR_HEADER.join(',')}`)
   return out
@@ -108,7 +121,14 @@ export function parseBarsCsv(text: string, file: string): DailyBar[] {
  * The bar of the trimmed line text[a, b); `cuts` is scratch space: cuts[k] is where cell k ends,
  * and a missing cell is empty at the line's end. No closures here: this runs once per bar.
  */
-function barAt(text: string, a: number, b: number, cuts: Int32Array, file: string, line: number): DailyBar {
+function barAt(
+  text: string,
+  a: number,
+  b: number,
+  cuts: Int32Array,
+  file: string,
+  line: number | undefined,
+): DailyBar {
   let k = 0
   for (let i = a; i < b && k < 6; i++) if (text.charCodeAt(i) === COMMA) cuts[k++] = i
   for (let j = k; j < 6; j++) cuts[j] = b

@@ -20,7 +20,7 @@ import { appendFile, mkdir, open, readFile, rename, writeFile } from 'node:fs/pr
 import { dirname, join } from 'node:path'
 import { InputError } from '../../platform/errors.ts'
 import type { DailyBar } from '../sources/types.ts'
-import { barLines, barsCsv, parseBarsCsv } from './bars-csv.ts'
+import { barLines, barsCsv, parseBarsCsv, parseBarsTail } from './bars-csv.ts'
 
 const cikName = (cik: number) => `CIK${String(cik).padStart(10, '0')}`
 
@@ -63,6 +63,44 @@ export async function readBars(dataDir: string, symbol: string): Promise<DailyBa
   return text === null ? [] : parseBarsCsv(text, file)
 }
 
+/** The first read of a bar file's end: about 300 lines, a row group of the dataset's panels. */
+const TAIL_BYTES = 16 * 1024
+
+/**
+ * The last bars of a symbol's file: at least every bar dated on or after `from` and the one
+ * before them (unless the file starts later), read backwards from the end in growing chunks;
+ * `complete` when that reached the start of the file (its every bar). A missing file has none.
+ */
+export async function readBarsTail(
+  dataDir: string,
+  symbol: string,
+  from: string,
+): Promise<{ bars: DailyBar[]; complete: boolean }> {
+  const file = join(dataDir, DATA_DIR_FILES.bars(symbol))
+  let fh: Awaited<ReturnType<typeof open>>
+  try {
+    fh = await open(file, 'r')
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { bars: [], complete: true }
+    throw e
+  }
+  try {
+    const { size } = await fh.stat()
+    for (let want = TAIL_BYTES; ; want *= 4) {
+      const at = Math.max(0, size - want)
+      const buf = Buffer.alloc(size - at)
+      const { bytesRead } = await fh.read(buf, 0, buf.length, at)
+      const text = buf.toString('utf8', 0, bytesRead)
+      if (at === 0) return { bars: parseBarsCsv(text, file), complete: true }
+      // Everything after the first line end starts at a line start.
+      const bars = parseBarsTail(text.slice(text.indexOf('\n') + 1), file)
+      if (bars.length > 1 && bars[0].date < from) return { bars, complete: false }
+    }
+  } finally {
+    await fh.close()
+  }
+}
+
 export async function writeBars(dataDir: string, symbol: string, bars: readonly DailyBar[]): Promise<void> {
   await writeFileAtomically(join(dataDir, DATA_DIR_FILES.bars(symbol)), barsCsv(bars))
 }
@@ -88,24 +126,32 @@ async function endsWithLineEnd(file: string): Promise<boolean> {
 }
 
 /**
- * Stores `bars`, the new history of a symbol whose file held `stored` when read. When `stored`
- * is its unchanged beginning (the same bar objects: an update's plain append), only the new
- * lines are appended; otherwise (a restated history, a file without its last line end) the
- * file is rewritten atomically. Appending is not atomic: a crash can leave a torn last line,
- * which the reader ignores and the re-run's update rewrites. A hard-linked copy of a data
- * directory shares its bar files, so it must copy `bars/` for real.
+ * Stores `bars`, the new history of a symbol whose file held `stored` when read (`partial`:
+ * `stored` was only the file's last bars, and `bars` continues them). When `stored` is its
+ * unchanged beginning (the same bar objects: an update's plain append), only the new lines are
+ * appended (`appended`); otherwise (a restated history, a file without its last line end) the
+ * file is rewritten atomically (`rewritten`). Appending is not atomic: a crash can leave a torn
+ * last line, which the reader ignores and the re-run's update rewrites. A hard-linked copy of a
+ * data directory shares its bar files, so it must copy `bars/` for real.
  */
 export async function extendBars(
   dataDir: string,
   symbol: string,
   stored: readonly DailyBar[],
   bars: readonly DailyBar[],
-): Promise<void> {
+  partial = false,
+): Promise<'appended' | 'rewritten'> {
   const file = join(dataDir, DATA_DIR_FILES.bars(symbol))
   const unchanged = stored.length > 0 && stored.length <= bars.length && stored.every((b, i) => b === bars[i])
   if (unchanged && (await endsWithLineEnd(file))) {
     if (bars.length > stored.length) await appendFile(file, barLines(bars.slice(stored.length)))
-  } else await writeBars(dataDir, symbol, bars)
+    return 'appended'
+  }
+  if (partial && !unchanged) throw new Error(`bars of ${symbol}: a restated history must be a whole one`)
+  // A torn last line under a tail: the whole file, its last complete line, then the new bars.
+  const whole = partial ? [...(await readBars(dataDir, symbol)), ...bars.slice(stored.length)] : bars
+  await writeBars(dataDir, symbol, whole)
+  return 'rewritten'
 }
 
 /** The fetch state: task key (`tiingo:prices:AAPL`, `sec:facts:320193`) → when and through which date. */

@@ -66,7 +66,11 @@ export function gateNewDays(
 }
 
 export interface MergedBars {
-  /** symbol → its whole new history (only securities that changed). */
+  /**
+   * symbol → its new history (only securities that changed): the security's stored bars (its
+   * `bars` once merged: whole after a reconcile, else maybe a tail) followed by the new ones, or
+   * a restated whole history.
+   */
   bars: Map<string, DailyBar[]>
   findings: UpdateFinding[]
   calls: number
@@ -78,6 +82,8 @@ export async function mergeNewBars(
   actionsByDay: ReadonlyMap<string, ReadonlyMap<string, readonly CorporateAction[]>>,
   prices: PriceCapability,
   settings: { restateTolerance: number },
+  /** A security's whole stored history (the universe may hold only the last bars). */
+  whole: (s: UpdateSecurity) => Promise<readonly DailyBar[]>,
   signal?: AbortSignal,
 ): Promise<MergedBars> {
   const out: MergedBars = { bars: new Map(), findings: [], calls: 0 }
@@ -87,9 +93,17 @@ export async function mergeNewBars(
     const actions = fresh.flatMap((b) => actionsByDay.get(b.date)?.get(s.symbol) ?? [])
     if (actions.length > 0 || fresh.some((b) => hasAction(b, undefined))) {
       out.calls++
-      const r = await reconcileSecurity(s, s.bars, fresh, actions, prices, settings.restateTolerance, {
-        signal,
-      })
+      const r = await reconcileSecurity(
+        s,
+        await whole(s),
+        fresh,
+        actions,
+        prices,
+        settings.restateTolerance,
+        {
+          signal,
+        },
+      )
       out.bars.set(s.symbol, r.bars)
       out.findings.push(...r.findings)
       continue

@@ -18,7 +18,7 @@ import { STORE_FILES } from '../model-store/layout.ts'
 import { publishStore } from '../model-store/publish.ts'
 import type { BlobWriter } from '../object-store/types.ts'
 import type { DailyBar, Source } from '../sources/types.ts'
-import { assembleDataset } from './assemble.ts'
+import { type StoredBars, tailStart, updateDataset } from './append.ts'
 import { DATA_DIR_FILES, extendBars, writeFileAtomically } from './data-dir.ts'
 import { DEFAULT_GRACE_MINUTES, newSessions } from './days.ts'
 import { DEFAULT_GATE, type GateSettings } from './gate.ts'
@@ -30,7 +30,7 @@ import { DEFAULT_RESTATE_TOLERANCE } from './reconcile.ts'
 import { findRenames } from './renames.ts'
 import { refreshFilers } from './sec-refresh.ts'
 import { writeUpdateStatus } from './status.ts'
-import { lastDay, readUniverse } from './stored.ts'
+import { lastDay, readUniverse, wholeHistory } from './stored.ts'
 import type { QualityPolicy, UpdateFinding, UpdateOutcome } from './types.ts'
 
 interface UpdateSettings extends GateSettings {
@@ -62,10 +62,10 @@ export interface UpdateOptions {
   now?: Date
   signal?: AbortSignal
   /**
-   * Data directory → its canonical dataset in `<dataDir>/dataset` (default: assembleDataset),
-   * given the bars the run holds in memory (every symbol's, as now stored).
+   * Data directory → its canonical dataset in `<dataDir>/dataset` (default: updateDataset, an
+   * append to the previous dataset when possible), given the bars the run holds in memory.
    */
-  assemble?: (dataDir: string, o: { bars: ReadonlyMap<string, readonly DailyBar[]> }) => Promise<unknown>
+  assemble?: (dataDir: string, stored: StoredBars) => Promise<{ note: string | null }>
 }
 
 /** What a run did before its outcome is known: shared by every exit path. */
@@ -130,9 +130,11 @@ export async function runUpdate(opts: UpdateOptions): Promise<UpdateOutcome> {
 
 async function update(run: Run): Promise<UpdateOutcome> {
   const { opts, settings } = run
-  const universe = await timed(run, 'read', () => readUniverse(opts.dataDir))
-  // Every symbol's bars as stored once this run has appended: the assemble need not read them again.
-  const bars = new Map<string, readonly DailyBar[]>(universe.map((s) => [s.symbol, s.bars]))
+  // Only the bar files' ends when there is a dataset to append to (append.ts).
+  const universe = await timed(run, 'read', async () =>
+    readUniverse(opts.dataDir, await tailStart(opts.dataDir)),
+  )
+  const rewritten = new Set<string>()
   const last = lastDay(universe, opts.dataDir)
   const days = newSessions(last, opts.now ?? new Date(), settings.graceMinutes)
   if (days.length === 0 && run.before === last)
@@ -162,14 +164,19 @@ async function update(run: Run): Promise<UpdateOutcome> {
         fetched.actions,
         prices,
         settings,
+        (s) => wholeHistory(opts.dataDir, s),
         opts.signal,
       )
       run.findings.push(...merged.findings)
       run.calls += merged.calls
       if (renames.rows) await writeIdentity(opts.dataDir, renames.rows)
+      const bySymbol = new Map(universe.map((s) => [s.symbol, s]))
       for (const [symbol, b] of merged.bars) {
-        await extendBars(opts.dataDir, symbol, bars.get(symbol) ?? [], b)
-        bars.set(symbol, b)
+        const s = bySymbol.get(symbol)
+        if (!s) continue
+        if ((await extendBars(opts.dataDir, symbol, s.bars, b, !s.complete)) === 'rewritten')
+          rewritten.add(symbol)
+        s.bars = b
       }
     })
     const sec = await timed(run, 'sec', () =>
@@ -178,7 +185,14 @@ async function update(run: Run): Promise<UpdateOutcome> {
     run.findings.push(...sec.findings)
     run.calls += sec.calls
   }
-  await timed(run, 'assemble', () => (opts.assemble ?? assembleDataset)(opts.dataDir, { bars }))
+  // Every symbol's bars as stored once this run has appended: the assemble need not read them again.
+  const stored: StoredBars = {
+    bars: new Map(universe.map((s) => [s.symbol, s.bars])),
+    complete: new Set(universe.filter((s) => s.complete).map((s) => s.symbol)),
+    rewritten,
+    storedThrough: last,
+  }
+  const assembled = await timed(run, 'assemble', () => (opts.assemble ?? updateDataset)(opts.dataDir, stored))
   const m = await timed(run, 'build', () =>
     buildStore({ dataset: join(opts.dataDir, DATA_DIR_FILES.dataset), store: opts.store, incremental: true }),
   )
@@ -193,6 +207,7 @@ async function update(run: Run): Promise<UpdateOutcome> {
     build,
     build_kind: note ? 'full' : 'incremental',
     build_note: note,
+    assemble_note: assembled.note,
     message:
       `${days.length > 0 ? `appended ${days.join(', ')}` : `built the days already fetched through ${last}`}` +
       `${dropped > 0 ? ` (${dropped} bar(s) dropped by the quality gate)` : ''}; ` +

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { InputError } from '../../platform/errors.ts'
 import { MARKET_ETF } from '../data/etf-registry.ts'
 import type { DailyBar } from '../sources/types.ts'
-import { DATA_DIR_FILES, readBars } from './data-dir.ts'
+import { DATA_DIR_FILES, readBars, readBarsTail } from './data-dir.ts'
 import { latestWindows, readIdentity } from './identity.ts'
 
 export interface UpdateSecurity {
@@ -16,14 +16,29 @@ export interface UpdateSecurity {
   isStock: boolean
   /** Last day of its latest window (null: still listed). */
   validTo: string | null
+  /**
+   * Its stored bars, oldest first: the whole file when `complete`, else the file's last bars
+   * (every bar from the date readUniverse was given, and the one before). The gate, the plain
+   * append and lastDay need only the last bar; what needs the whole history (the corporate-action
+   * reconcile) loads it with `wholeHistory`.
+   */
   bars: DailyBar[]
+  complete: boolean
 }
 
 export function listedOn(s: UpdateSecurity, day: string): boolean {
   return s.validTo === null || s.validTo >= day
 }
 
-export async function readUniverse(dataDir: string): Promise<UpdateSecurity[]> {
+/**
+ * The securities to update with their stored bars: every bar, or with `tailFrom` (an ISO date)
+ * only the bars from that date on and the one before (a read that scales with the days since,
+ * not with the history).
+ */
+export async function readUniverse(
+  dataDir: string,
+  tailFrom: string | null = null,
+): Promise<UpdateSecurity[]> {
   const identity = await readIdentity(dataDir)
   if (identity.length === 0)
     throw new InputError(
@@ -32,10 +47,29 @@ export async function readUniverse(dataDir: string): Promise<UpdateSecurity[]> {
     )
   const out: UpdateSecurity[] = []
   for (const [symbol, r] of [...latestWindows(identity)].sort(([a], [b]) => a.localeCompare(b))) {
-    const bars = await readBars(dataDir, symbol)
-    out.push({ symbol, ticker: r.ticker, isStock: r.assetType === 'stock', validTo: r.validTo, bars })
+    const { bars, complete } =
+      tailFrom === null
+        ? { bars: await readBars(dataDir, symbol), complete: true }
+        : await readBarsTail(dataDir, symbol, tailFrom)
+    out.push({
+      symbol,
+      ticker: r.ticker,
+      isStock: r.assetType === 'stock',
+      validTo: r.validTo,
+      bars,
+      complete,
+    })
   }
   return out
+}
+
+/** The security's every stored bar: read from its file (once) when only its tail was. */
+export async function wholeHistory(dataDir: string, s: UpdateSecurity): Promise<DailyBar[]> {
+  if (!s.complete) {
+    s.bars = await readBars(dataDir, s.symbol)
+    s.complete = true
+  }
+  return s.bars
 }
 
 /** The symbol key of the market ETF, whose bars define the calendar. */

@@ -50,6 +50,11 @@ export interface UpdateOutcome {
   /** `incremental`, or `full` with the reason. */
   build_kind: 'incremental' | 'full' | null
   build_note: string | null
+  /**
+   * Null when the dataset was appended to (only its last row groups encoded), else why it was
+   * assembled in full. Absent when the run assembled nothing, and in documents written before it.
+   */
+  assemble_note?: string | null
   findings: UpdateFinding[]
   /** Counts by finding kind, and the vendor calls made. */
   summary: Record<string, number>

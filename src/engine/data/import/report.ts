@@ -13,7 +13,11 @@ const KIND_ORDER: readonly QualityFinding['kind'][] = [
  * The import report: findings grouped by kind (data problems first, notes last; stable inside a
  * kind) and a flat summary of counts that the CLI prints and import-report.json keeps.
  */
-export function buildReport(ds: Omit<Dataset, 'report'>, findings: readonly QualityFinding[]): ImportReport {
+export function buildReport(
+  ds: Omit<Dataset, 'report'>,
+  findings: readonly QualityFinding[],
+  volumeSeries?: number,
+): ImportReport {
   const sorted = [...findings].sort((a, b) => KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind))
   const stocks = ds.securities.filter((s) => s.assetType === 'stock').length
   const summary: Record<string, number | string> = {
@@ -26,9 +30,9 @@ export function buildReport(ds: Omit<Dataset, 'report'>, findings: readonly Qual
     factors: ds.factors.length,
     rate_tenors: ds.rates ? ds.rates.tenors.join(',') : '',
     rate_days: ds.rates ? ds.rates.days.length : 0,
-    volume_series: ds.prices.volume
-      ? ds.prices.volume.filter((v) => v.some((x) => !Number.isNaN(x))).length
-      : 0,
+    volume_series:
+      volumeSeries ??
+      (ds.prices.volume ? ds.prices.volume.filter((v) => v.some((x) => !Number.isNaN(x))).length : 0),
     fundamentals: ds.fundamentals.length,
     findings: sorted.length,
   }
