@@ -89,6 +89,7 @@ describe('erm3 update', () => {
     assert.equal(o.data_as_of_before, d0701)
     assert.equal(o.data_as_of, d0705)
     assert.equal(o.build_kind, 'incremental', o.build_note ?? '')
+    assert.equal(o.assemble_note, null, 'the dataset was appended to')
     assert.deepEqual(vendor.calls.day, [d0705])
     const stages = ['read', 'fetch', 'gate', 'append', 'sec', 'assemble', 'build', 'publish']
     assert.deepEqual(Object.keys(o.timings_s ?? {}), stages)
@@ -180,6 +181,7 @@ describe('erm3 update', () => {
     assert.equal(s2.splitFactor, 2)
     assert.ok(Math.abs(s2.adjClose / s1.adjClose - v2.adjClose / v1.adjClose) < 1e-12)
     assert.equal(o.build_kind, 'incremental', o.build_note ?? '')
+    assert.equal(o.assemble_note, null, 'a kept scale is still an append')
     await assertAssembledFromDisk()
     const full = join(dir, 'store-full-2')
     await buildStore({ dataset: join(dataDir, DATA_DIR_FILES.dataset), store: full })

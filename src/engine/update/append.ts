@@ -78,19 +78,24 @@ interface Previous {
   series: Map<string, QualityFinding[]>
 }
 
+/** Bytes per bar line assumed for the first read of a file's end (real lines are ~50). */
+const LINE_BYTES = 64
+
 /**
- * The date from which the update reads the bar files' ends: the first day of the previous
- * dataset's last row group (a few days earlier when that group is just complete). Null when there
- * is no readable previous dataset: the update then reads every bar.
+ * Which bars the update reads of each file: those from the first day of the previous dataset's
+ * last row group on (a few days earlier when that group is just complete), with a first read of
+ * about that many lines and a few more. Null when there is no readable previous dataset: the
+ * update then reads every bar.
  */
-export async function tailStart(dataDir: string): Promise<string | null> {
+export async function tailStart(dataDir: string): Promise<{ from: string; bytes: number } | null> {
   const dir = join(dataDir, DATA_DIR_FILES.dataset)
   const text = await readOptional(join(dir, DATASET_FILES.calendar))
   if (text === null) return null
   const calendar = parseCalendar(text)
   if (calendar.length < 2) return null
   const start = Math.floor(calendar.length / PANEL_ROW_GROUP_DAYS) * PANEL_ROW_GROUP_DAYS
-  return isoFromDay(calendar[Math.max(0, Math.min(start, calendar.length - 8))])
+  const from = Math.max(0, Math.min(start, calendar.length - 8))
+  return { from: isoFromDay(calendar[from]), bytes: (calendar.length - from + 16) * LINE_BYTES }
 }
 
 function parseCalendar(text: string): Int32Array {

@@ -63,18 +63,17 @@ export async function readBars(dataDir: string, symbol: string): Promise<DailyBa
   return text === null ? [] : parseBarsCsv(text, file)
 }
 
-/** The first read of a bar file's end: about 300 lines, a row group of the dataset's panels. */
-const TAIL_BYTES = 16 * 1024
-
 /**
  * The last bars of a symbol's file: at least every bar dated on or after `from` and the one
- * before them (unless the file starts later), read backwards from the end in growing chunks;
- * `complete` when that reached the start of the file (its every bar). A missing file has none.
+ * before them (unless the file starts later), read backwards from the end, `bytes` first and
+ * four times more each time that was not enough; `complete` when that reached the start of the
+ * file (its every bar). A missing file has none.
  */
 export async function readBarsTail(
   dataDir: string,
   symbol: string,
   from: string,
+  bytes: number,
 ): Promise<{ bars: DailyBar[]; complete: boolean }> {
   const file = join(dataDir, DATA_DIR_FILES.bars(symbol))
   let fh: Awaited<ReturnType<typeof open>>
@@ -86,7 +85,7 @@ export async function readBarsTail(
   }
   try {
     const { size } = await fh.stat()
-    for (let want = TAIL_BYTES; ; want *= 4) {
+    for (let want = bytes; ; want *= 4) {
       const at = Math.max(0, size - want)
       const buf = Buffer.alloc(size - at)
       const { bytesRead } = await fh.read(buf, 0, buf.length, at)

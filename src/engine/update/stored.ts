@@ -31,13 +31,13 @@ export function listedOn(s: UpdateSecurity, day: string): boolean {
 }
 
 /**
- * The securities to update with their stored bars: every bar, or with `tailFrom` (an ISO date)
- * only the bars from that date on and the one before (a read that scales with the days since,
- * not with the history).
+ * The securities to update with their stored bars: every bar, or with `tail` only the bars from
+ * its date on and the one before, reading about `bytes` of each file first (a read that scales
+ * with the days since, not with the history).
  */
 export async function readUniverse(
   dataDir: string,
-  tailFrom: string | null = null,
+  tail: { from: string; bytes: number } | null = null,
 ): Promise<UpdateSecurity[]> {
   const identity = await readIdentity(dataDir)
   if (identity.length === 0)
@@ -48,9 +48,9 @@ export async function readUniverse(
   const out: UpdateSecurity[] = []
   for (const [symbol, r] of [...latestWindows(identity)].sort(([a], [b]) => a.localeCompare(b))) {
     const { bars, complete } =
-      tailFrom === null
+      tail === null
         ? { bars: await readBars(dataDir, symbol), complete: true }
-        : await readBarsTail(dataDir, symbol, tailFrom)
+        : await readBarsTail(dataDir, symbol, tail.from, tail.bytes)
     out.push({
       symbol,
       ticker: r.ticker,
