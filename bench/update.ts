@@ -134,8 +134,9 @@ async function daily(work: string, synth: string): Promise<void> {
   const stages = Object.keys(runs[0]?.timings_s ?? {})
   console.log(
     `  runUpdate of ${fake.info.day} (${fake.info.bars} bars): median ${median(total).toFixed(1)} s over ${updateRuns} runs (${fmt(total)}; ${load()}); ` +
-      `CPU ${median(runs.map((o) => Number(o.cpu))).toFixed(1)} s`,
+      `CPU ${median(runs.map((o) => Number(o.cpu))).toFixed(1)} s, peak RSS ${median(runs.map((o) => Number(o.rss_mb))).toFixed(0)} MB`,
   )
+  console.log(`  dataset: ${runs[0]?.assemble_note ?? 'appended to (last row groups encoded)'}`)
   console.log(`  stage medians: ${stages.map((k) => `${k} ${median(stage(k)).toFixed(2)}`).join(', ')} s`)
   console.log(`  findings: ${JSON.stringify(runs[0]?.summary)}`)
   const build = median(stage('build'))

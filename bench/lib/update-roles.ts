@@ -144,7 +144,7 @@ async function fakePolygon([synthDir]: string[]): Promise<void> {
   await p.close()
 }
 
-/** One daily update of the prepared state in `dir`: the outcome, its wall and CPU time. */
+/** One daily update of the prepared state in `dir`: the outcome, its wall and CPU time, peak RSS. */
 async function update([dir, url, day]: string[]): Promise<void> {
   const cpu0 = process.cpuUsage()
   const t0 = performance.now()
@@ -156,7 +156,9 @@ async function update([dir, url, day]: string[]): Promise<void> {
     now: afterClose(day),
   })
   const wall = (performance.now() - t0) / 1000
-  print({ ...o, findings: undefined, wall, cpu: cpuSeconds(process.cpuUsage(cpu0)) })
+  // maxRSS is in KiB: the peak resident memory of the whole update process.
+  const rssMb = process.resourceUsage().maxRSS / 1024
+  print({ ...o, findings: undefined, wall, cpu: cpuSeconds(process.cpuUsage(cpu0)), rss_mb: rssMb })
 }
 
 export const ROLES: Record<string, (args: string[]) => Promise<void>> = {
