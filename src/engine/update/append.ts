@@ -146,7 +146,7 @@ async function readPrevious(dataDir: string): Promise<Previous | string> {
  * Writes `<dataDir>/dataset` (or opts.out) by appending to the previous dataset, or answers why
  * that is not possible (nothing written then).
  */
-export async function appendDataset(
+async function appendDataset(
   dataDir: string,
   stored: StoredBars,
   opts: AssembleOptions = {},

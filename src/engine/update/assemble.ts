@@ -305,7 +305,7 @@ export async function ratesTable(dataDir: string): Promise<Rates | null> {
   }
 }
 
-export async function fundamentals(dataDir: string): Promise<FundamentalsFile[]> {
+async function fundamentals(dataDir: string): Promise<FundamentalsFile[]> {
   const out: FundamentalsFile[] = []
   for (const cik of await factsCiks(dataDir))
     out.push({ cik, gzipped: new Uint8Array(await readFile(join(dataDir, DATA_DIR_FILES.facts(cik)))) })
