@@ -12,6 +12,8 @@ const KIND_ORDER: readonly QualityFinding['kind'][] = [
 /**
  * The import report: findings grouped by kind (data problems first, notes last; stable inside a
  * kind) and a flat summary of counts that the CLI prints and import-report.json keeps.
+ * `volumeSeries` counts the price series with a volume when `ds.prices.volume` does not hold
+ * whole series (the update's append writes only the last days' panels).
  */
 export function buildReport(
   ds: Omit<Dataset, 'report'>,
