@@ -4,7 +4,13 @@ import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import type { DailyBar } from '../../src/engine/sources/types.ts'
 import { parseBarsCsv } from '../../src/engine/update/bars-csv.ts'
-import { DATA_DIR_FILES, extendBars, readBars, writeBars } from '../../src/engine/update/data-dir.ts'
+import {
+  DATA_DIR_FILES,
+  extendBars,
+  readBars,
+  readBarsTail,
+  writeBars,
+} from '../../src/engine/update/data-dir.ts'
 import { InputError } from '../../src/platform/errors.ts'
 import { tempDir } from '../data/import-helpers.ts'
 import * as fc from '../helpers/fc.ts'
@@ -134,5 +140,35 @@ describe('extendBars', () => {
     const none = await tempDir('erm3-bars-')
     await extendBars(none, 'X', [], fresh)
     assert.deepEqual(await readBars(none, 'X'), fresh)
+  })
+})
+
+describe('readBarsTail', () => {
+  const days = Array.from({ length: 400 }, (_, i) => new Date(Date.UTC(2020, 0, 1) + i * 86_400_000))
+  const all = days.map((d, i) => bar(d.toISOString().slice(0, 10), 10 + i / 7, i % 5 === 0 ? null : i))
+
+  test('the bars from a date on and the one before, from a first read far too small', async () => {
+    const dir = await tempDir('erm3-bars-')
+    await writeBars(dir, 'X', all)
+    const from = all[300].date
+    const t = await readBarsTail(dir, 'X', from, 100)
+    assert.equal(t.complete, false)
+    const k = all.length - t.bars.length
+    assert.ok(k <= 299, `starts at bar ${k}`)
+    assert.deepEqual(t.bars, all.slice(k))
+    // A torn last line is ignored, as by readBars; appending after a tail keeps the file whole.
+    await appendFile(join(dir, DATA_DIR_FILES.bars('X')), '2021-02-05,12.1')
+    const torn = await readBarsTail(dir, 'X', from, 4096)
+    assert.deepEqual(torn.bars, all.slice(all.length - torn.bars.length))
+    const fresh = [bar('2021-02-05', 12.5)]
+    assert.equal(await extendBars(dir, 'X', torn.bars, [...torn.bars, ...fresh], true), 'rewritten')
+    assert.deepEqual(await readBars(dir, 'X'), [...all, ...fresh])
+  })
+
+  test('a date before the first bar reads the whole file; a missing file has no bars', async () => {
+    const dir = await tempDir('erm3-bars-')
+    await writeBars(dir, 'X', all)
+    assert.deepEqual(await readBarsTail(dir, 'X', '2019-01-01', 1000), { bars: all, complete: true })
+    assert.deepEqual(await readBarsTail(dir, 'Y', '2019-01-01', 1000), { bars: [], complete: true })
   })
 })
