@@ -139,7 +139,7 @@ export const provision = defineOperation({
   summary: 'Create an API key for the signed-in account (Authorization: Bearer <SESSION_JWT>)',
   tags: ['auth'],
   auth: 'session',
-  // Every field is optional and the body may be left out: a key for `live` (spec §5 names no required field).
+  // Every field is optional and the body may be left out: a key for `live` (the specification names no required field).
   body: Type.Optional(
     Type.Object(
       {
