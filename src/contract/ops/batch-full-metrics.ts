@@ -5,8 +5,8 @@ import { metricsV3Schema } from './metrics.ts'
 
 /**
  * `full_metrics` of POST /batch/analyze: the MetricsV3 snapshot of GET /metrics/{ticker}, plus
- * the level fields under the long names the specification uses for this block (
- * `full_metrics.l1_market_hr`, the hedge_ratios key `l1_market` + `_hr`). Both spellings are served
+ * the level fields under the long names the specification uses for this block
+ * (`full_metrics.l1_market_hr`: the hedge_ratios key `l1_market` + `_hr`). Both spellings are served
  * and neither is deprecated: the short ones are MetricsV3's own.
  */
 
