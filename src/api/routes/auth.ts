@@ -208,8 +208,13 @@ function keyRoutes(ctx: ServiceContext, metrics: EdgeMetrics): RouteTable {
   const freeCap = freeProvisionCap(ctx, metrics.freeProvisionRefused)
   return {
     provision: async (req, reply) => {
-      const b = req.body
-      const k = await provisionKey(ctx, requireSession(req.session), b, req.ip ?? null)
+      const b = req.body ?? {}
+      const k = await provisionKey(
+        ctx,
+        requireSession(req.session),
+        { ...b, environment: b.environment ?? 'live' },
+        req.ip ?? null,
+      )
       reply.code(201).header('Cache-Control', 'no-store')
       return {
         api_key: k.apiKey,

@@ -54,7 +54,7 @@ then <code>node bin/erm3.js keys create --account acct_… --env live</code> (or
 <li>Sign in without a password: <code>POST ${e(url)}/auth/login {"email"}</code> mails a link (open it in the same browser, or post its token: <code>POST /auth/callback {"token"}</code>); the session then provisions keys with <code>POST /auth/provision</code>.</li>
 ${
   ctx.config.freeProvisionDailyCap > 0
-    ? `<li>Try it anonymously: <code>POST ${e(url)}/auth/provision-free</code> gives a live key with 0.50 USD.</li>
+    ? `<li>Try it anonymously: <code>curl -X POST ${e(url)}/auth/provision-free</code> (no body needed) gives a live key with 0.50 USD.</li>
 `
     : ''
 }</ul>

@@ -139,19 +139,27 @@ export const provision = defineOperation({
   summary: 'Create an API key for the signed-in account (Authorization: Bearer <SESSION_JWT>)',
   tags: ['auth'],
   auth: 'session',
-  body: Type.Object(
-    {
-      name: Type.Optional(Type.String({ maxLength: 100 })),
-      environment: environmentSchema,
-      expires_in_seconds: Type.Optional(
-        Type.Integer({
-          minimum: 60,
-          maximum: 90 * 86400,
-          description: 'The key expires after this many seconds (60 s to 90 days); default never',
-        }),
-      ),
-    },
-    { additionalProperties: false },
+  // Every field is optional and the body may be left out: a key for `live` (the specification names no required field).
+  body: Type.Optional(
+    Type.Object(
+      {
+        name: Type.Optional(Type.String({ maxLength: 100 })),
+        environment: Type.Optional(
+          Type.Union([Type.Literal('live'), Type.Literal('test')], {
+            default: 'live',
+            description: 'live (default): the production market, charged; test: the sandbox, free',
+          }),
+        ),
+        expires_in_seconds: Type.Optional(
+          Type.Integer({
+            minimum: 60,
+            maximum: 90 * 86400,
+            description: 'The key expires after this many seconds (60 s to 90 days); default never',
+          }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
   ),
   status: 201,
   response: provisionResponseSchema,
