@@ -226,7 +226,7 @@ export const logout = defineOperation({
   description:
     'Sessions are kept on the server: the session used for this call is revoked at once, on every node, whether it came as ' +
     'the cookie or as a bearer JWT (a copy of it then answers 401 REVOKED_KEY). API keys are not sessions and stay valid; ' +
-    'the dashboard also revokes the explorer key it provisioned for the browser session.',
+    'the session’s dashboard key (POST /auth/dashboard-key) is revoked with it.',
   tags: ['auth'],
   auth: 'session',
   status: 204,

@@ -106,7 +106,7 @@ export async function rotateKey(
 }
 
 /** One account as `erm3 accounts list|show` print it. */
-export interface AccountSummary {
+interface AccountSummary {
   account: Account
   balanceUsd: number
   /** Keys neither revoked nor expired. */
@@ -124,7 +124,10 @@ async function summarise(ctx: OperatorContext, a: Account): Promise<AccountSumma
   }
 }
 
-/** Accounts oldest first, a page at a time (`after`: the last id of the previous page). */
+/**
+ * Accounts oldest first, a page at a time (`after`: the last id of the previous page).
+ * @public (erm3 accounts list, through the module namespace knip does not follow)
+ */
 export async function listAccounts(
   ctx: OperatorContext,
   page: { after?: string; limit: number },
@@ -135,7 +138,10 @@ export async function listAccounts(
   return Promise.all(accounts.map((a) => summarise(ctx, a)))
 }
 
-/** One account by its id (`acct_…`) or its e-mail address (any case). */
+/**
+ * One account by its id (`acct_…`) or its e-mail address (any case).
+ * @public (erm3 accounts show, through the module namespace knip does not follow)
+ */
 export async function findAccount(
   ctx: OperatorContext,
   by: { id?: string; email?: string },

@@ -15,7 +15,7 @@ import { SESSION_TTL_S, type Session } from './session.ts'
  * hash: no new key per page or per sign-in view. A generation the user revoked by hand is skipped,
  * so the next ask derives the next one.
  */
-export const DASHBOARD_KEY_NAME = 'dashboard (this browser session)'
+const DASHBOARD_KEY_NAME = 'dashboard (this browser session)'
 /** How many hand revocations one session survives before it must sign in again. */
 const MAX_GENERATIONS = 10
 

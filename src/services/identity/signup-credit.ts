@@ -1,7 +1,7 @@
 import type { ServiceContext } from '../context.ts'
 
 /** The ledger reference of the sign-up credit: the ledger's (account, reference) uniqueness makes it once. */
-export const SIGNUP_CREDIT_REFERENCE = 'signup-credit'
+const SIGNUP_CREDIT_REFERENCE = 'signup-credit'
 
 /**
  * Grants the operator's sign-up credit (ERM3_SIGNUP_CREDIT_USD) to an account a sign-in just
