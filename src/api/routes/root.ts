@@ -48,6 +48,12 @@ through a metered REST API and an MCP server for agents.</p>
 </div>
 
 <h2>Get a key</h2>
+<p id="dashboard"><a href="/app">Open the dashboard</a>: sign in with your e-mail address (no password), explore a
+ticker's risk, analyse a portfolio and create API keys${
+    ctx.config.signupCreditMicros > 0
+      ? ` — a new account starts with ${(ctx.config.signupCreditMicros / 1e6).toFixed(2)} USD of credit to try it`
+      : ''
+  }.</p>
 <ul>
 <li>Operator: <code>node bin/erm3.js accounts create --email you@example.com --balance 0</code>,
 then <code>node bin/erm3.js keys create --account acct_… --env live</code> (or <code>--env test</code>: free, reads a sandbox market).</li>

@@ -198,12 +198,28 @@ export const getSession = defineOperation({
   id: 'getSession',
   method: 'GET',
   path: '/auth/session',
-  summary: 'Who is signed in: the session’s account and e-mail (the dashboard’s sign-in check)',
+  summary:
+    'Who is signed in: the session’s account and e-mail, and what this instance offers (the dashboard’s sign-in check)',
   tags: ['auth'],
   auth: 'session',
   status: 200,
   response: Type.Object(
-    { account_id: Type.String(), email: Type.String() },
+    {
+      account_id: Type.String(),
+      email: Type.String(),
+      features: Type.Optional(
+        Type.Object(
+          {
+            card_top_ups: Type.Boolean({
+              description:
+                'Stripe is configured: POST /billing/checkout works (else top-ups go through the operator)',
+            }),
+            brokerage: Type.Boolean({ description: 'Plaid is configured: the /plaid operations work' }),
+          },
+          { description: 'What the operator configured on this instance' },
+        ),
+      ),
+    },
     { $id: 'CurrentSessionResponse' },
   ),
   errors: [401, 429],
@@ -218,7 +234,7 @@ export const logout = defineOperation({
   description:
     'Sessions are kept on the server: the session used for this call is revoked at once, on every node, whether it came as ' +
     'the cookie or as a bearer JWT (a copy of it then answers 401 REVOKED_KEY). API keys are not sessions and stay valid; ' +
-    'the dashboard also revokes the explorer key it provisioned for the browser session.',
+    'the session’s dashboard key (POST /auth/dashboard-key) is revoked with it.',
   tags: ['auth'],
   auth: 'session',
   status: 204,
@@ -243,4 +259,22 @@ export const logoutAll = defineOperation({
     { $id: 'LogoutAllResponse' },
   ),
   errors: [401, 403, 429],
+})
+
+export const dashboardKey = defineOperation({
+  id: 'dashboardKey',
+  method: 'POST',
+  path: '/auth/dashboard-key',
+  summary:
+    'The dashboard’s API key for this session: the same key each time it is asked, never a new one per page',
+  description:
+    'One live key per sign-in session (kind `user`, named `dashboard (this browser session)`), expiring with the session ' +
+    'and revoked when it signs out. The key is derived from the session on the server, so asking again (a reload) answers ' +
+    'the same key and stores nothing new; erm3 still keeps only its hash. Revoked by hand on /account/keys, the next ' +
+    'ask answers a fresh one. The dashboard makes its metered calls with it.',
+  tags: ['auth'],
+  auth: 'session',
+  status: 200,
+  response: provisionResponseSchema,
+  errors: [401, 403, 409, 429],
 })
