@@ -23,7 +23,7 @@ import Fastify, {
 } from 'fastify'
 import type { Transport } from '../contract/client.ts'
 import { API_VERSION } from '../contract/openapi.ts'
-import type { Operation } from '../contract/operation.ts'
+import { bodyMayBeOmitted, type Operation } from '../contract/operation.ts'
 import { OPERATIONS } from '../contract/operations.ts'
 import { type Capability, capabilityByOperation } from '../contract/pricing.ts'
 import { trustedProxyTest } from '../platform/client-address.ts'
@@ -350,8 +350,23 @@ function register(fastify: FastifyInstance, op: Operation, handlers: ReadonlyMap
       ...(json ? { response: { [op.status]: anonymous(op.response) } } : {}),
     },
     ...(op.rawBody ? { preParsing: keepRawBody } : {}),
+    ...(bodyMayBeOmitted(op.body) ? { onRequest: emptyBodyIsNone, preValidation: noBodyIsEmptyObject } : {}),
     handler,
   })
+}
+
+/**
+ * An operation whose body may be left out: an empty body is no body, whatever its Content-Type
+ * says (`curl -X POST -H 'Content-Type: application/json'` sends one), rather than a JSON parse
+ * error. Runs before the body is read, so only the declared length can tell.
+ */
+async function emptyBodyIsNone(req: FastifyRequest): Promise<void> {
+  if (req.headers['content-length'] === '0') delete req.headers['content-type']
+}
+
+/** …and no body validates as `{}` (every field of such a body is optional). */
+async function noBodyIsEmptyObject(req: FastifyRequest): Promise<void> {
+  if (req.body === undefined) req.body = {}
 }
 
 /**

@@ -25,6 +25,8 @@ export interface Logged {
   path: string
   range: string | null
   status: number
+  /** Request body bytes received (what a client sent: a PUT's upload); counted by the proxy. */
+  bytes: number
 }
 
 export interface LoopbackServer {
@@ -58,7 +60,7 @@ export async function staticServer(
   const server = createServer(async (req, res) => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)
     const range = req.headers.range ?? null
-    const entry: Logged = { method: req.method ?? 'GET', path, range, status: 0 }
+    const entry: Logged = { method: req.method ?? 'GET', path, range, status: 0, bytes: 0 }
     log.push(entry)
     const send = (status: number, headers: Record<string, string | number> = {}) => {
       entry.status = status
@@ -112,8 +114,12 @@ export async function loggingProxy(target: string): Promise<LoopbackServer & { d
       path: req.url ?? '/',
       range: req.headers.range ?? null,
       status: 0,
+      bytes: 0,
     }
     log.push(entry)
+    req.on('data', (chunk: Buffer) => {
+      entry.bytes += chunk.length
+    })
     if (state.down) {
       // A store that is down: the connection is dropped without an answer.
       req.socket.destroy()

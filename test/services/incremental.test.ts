@@ -8,6 +8,11 @@ import { readDataset } from '../../src/engine/data/dataset-reader.ts'
 import { writeDataset } from '../../src/engine/data/dataset-writer.ts'
 import type { Dataset } from '../../src/engine/data/format.ts'
 import { synthesizeDataset } from '../../src/engine/data/synthesize.ts'
+import { publishStore } from '../../src/engine/model-store/publish.ts'
+import { ModelStore } from '../../src/engine/model-store/reader.ts'
+import { CachedBlobs, S3Blobs } from '../../src/engine/object-store/index.ts'
+import { AppError } from '../../src/platform/errors.ts'
+import { loggingProxy, s3Server } from '../helpers/store-servers.ts'
 
 const dir = await mkdtemp(join(tmpdir(), 'erm3-incremental-'))
 after(() => rm(dir, { recursive: true, force: true }))
@@ -132,6 +137,116 @@ describe('incremental build', () => {
       await assertSameBuild(store, reference)
     })
   }
+})
+
+/**
+ * The daily update's publish: after an incremental build, only the files whose bytes changed go
+ * up; the rest are copied on the target (S3 CopyObject) from the build it serves. The build here
+ * runs in a worker thread (`isolate`), as it does inside an update.
+ */
+describe('publish after an incremental build', () => {
+  test('uploads only the changed files, copies the rest target-side, and the target serves the same numbers', async () => {
+    const s3 = await s3Server('erm3-daily')
+    const proxy = await loggingProxy(s3.endpoint)
+    const opts = {
+      endpoint: proxy.url,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    }
+    const target = new S3Blobs(s3.bucket, 'daily', opts)
+    const reader = new CachedBlobs(new S3Blobs(s3.bucket, 'daily', opts), 64 * 2 ** 20)
+    try {
+      const pre = join(dir, 'prefix-publish')
+      const store = join(dir, 'store-publish')
+      await prefix(3, pre)
+      await buildStore({ dataset: pre, store })
+      const first = await publishStore(store, target)
+      assert.equal(first.previous, null)
+      assert.equal(first.copied, 0)
+      assert.equal(first.uploaded, first.files)
+
+      const stages: string[] = []
+      const progress = { start: (s: string) => stages.push(s), update() {}, stop() {} }
+      const m = await buildStore({ dataset: fullDir, store, incremental: true, isolate: true }, progress)
+      assert.deepEqual(m.notes, [])
+      assert.ok(stages.includes('model'), `progress forwarded from the worker: ${stages.join()}`)
+
+      // What changed, computed directly: files of the new build absent from, or not byte-equal to, the old one's.
+      const now = await files(store)
+      let changedBytes = 0
+      let changed = 0
+      let total = 0
+      for (const [rel, p] of now) {
+        const bytes = await readFile(p)
+        total += bytes.length
+        const old = await readFile(join(store, 'builds', first.build, rel)).catch(() => null)
+        if (old?.equals(bytes)) continue
+        changed++
+        changedBytes += bytes.length
+      }
+      const mark = proxy.log.length
+      const second = await publishStore(store, target)
+      assert.equal(second.previous, first.build)
+      assert.equal(second.files, now.size)
+      assert.equal(second.uploaded, changed)
+      assert.equal(second.bytes, changedBytes)
+      assert.equal(second.copied, now.size - changed)
+      assert.equal(second.copied_bytes, total - changedBytes)
+      // The bytes the S3 server received: the changed files, the listing and CURRENT (and the
+      // SDK's framing), far below the build's size.
+      const log = proxy.log.slice(mark)
+      const sent = log.reduce((n, e) => n + e.bytes, 0)
+      const listing = (await target.get(`builds/${second.build}/erm3-files.json`))?.length ?? 0
+      assert.ok(sent >= changedBytes + listing, `${sent} bytes sent`)
+      assert.ok(sent <= changedBytes + listing + 1024 * log.length, `${sent} bytes sent`)
+      // Three day-chunks of history, two of them unchanged: at most about a third goes up.
+      assert.ok(sent < total / 2, `${sent} of ${total} bytes sent`)
+
+      // The published build opens and serves the same numbers as the local one.
+      const remote = await ModelStore.openRemote(reader)
+      const local = await ModelStore.open(store)
+      try {
+        assert.equal(remote.buildId, second.build)
+        const T = local.calendar.length
+        const N = local.symbols.length
+        for (const path of [
+          'fields/l3_res_er',
+          'fields/price_close',
+          'products/reversion_z',
+          'codes/lstar_level',
+        ]) {
+          const read = async (s: ModelStore) => {
+            const cols = Array.from({ length: N }, () => new Float64Array(T))
+            if (path.startsWith('codes/')) {
+              const codes = Array.from({ length: N }, () => new Int8Array(T))
+              await s.readInto(path, 0, 0, T, codes)
+              return codes
+            }
+            await s.readInto(path, 0, 0, T, cols)
+            return cols
+          }
+          assert.deepEqual(await read(remote), await read(local), path)
+        }
+      } finally {
+        await remote.close()
+        await local.close()
+      }
+    } finally {
+      reader.close()
+      target.close()
+      await proxy.close()
+      await s3.close()
+    }
+  })
+
+  test('a build in a worker thread fails with the error the build raised', async () => {
+    await assert.rejects(
+      buildStore({ dataset: join(dir, 'no-such-dataset'), store: join(dir, 'store-none'), isolate: true }),
+      (err: unknown) =>
+        err instanceof AppError && err.code === 'INVALID_INPUT' && /no manifest\.json/.test(err.message),
+    )
+  })
 })
 
 function incrementalFrom(drop: number): string {

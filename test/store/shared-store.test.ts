@@ -317,6 +317,8 @@ describe('shared model store on S3 and HTTP', () => {
     const failing: BlobWriter = {
       url: inner.url,
       list: (p) => inner.list(p),
+      get: (k) => inner.get(k),
+      copy: (from, to) => inner.copy(from, to),
       async put(key, body) {
         if (++puts === 7) throw new Error('injected upload failure')
         await inner.put(key, body)

@@ -25,7 +25,9 @@ export async function publishTo(localStore: string, target: string, force = fals
 export function describePublish(r: PublishResult, target: string): string {
   return (
     `published build ${r.build} (data as of ${r.data_as_of}) to ${target}: ` +
-    `${r.uploaded} files uploaded (${(r.bytes / 1e6).toFixed(1)} MB), ${r.skipped} already there; CURRENT switched\n`
+    `${r.uploaded} files uploaded (${(r.bytes / 1e6).toFixed(1)} MB), ` +
+    `${r.copied} copied from build ${r.previous ?? '-'} on the target (${(r.copied_bytes / 1e6).toFixed(1)} MB), ` +
+    `${r.skipped} already there; CURRENT switched\n`
   )
 }
 

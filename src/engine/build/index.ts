@@ -30,6 +30,7 @@ import { fundamentalsDigest, writeFundamentals } from './fundamentals.ts'
 import { confirmIncremental, type IncrementalPlan, planIncremental } from './incremental.ts'
 import { inputDigests } from './input-digests.ts'
 import { type BuildInputs, buildInputs } from './inputs.ts'
+import { buildInWorker, callerHeapIsLarge } from './isolated.ts'
 import { priorLoader } from './prior.ts'
 import { writeProducts } from './products.ts'
 
@@ -46,6 +47,12 @@ export interface BuildOptions {
    * what the split costs (bench/build.ts); every served build has it.
    */
   style?: boolean
+  /**
+   * Run the build in a worker thread (isolated.ts), true or false; unset: when the calling
+   * process holds a large heap (a daily update, a serving node), whose every full collection the
+   * build would otherwise pay for.
+   */
+  isolate?: boolean
 }
 
 /**
@@ -56,6 +63,7 @@ export async function buildStore(
   opts: BuildOptions,
   progress: Progress = silentProgress,
 ): Promise<StoreManifest> {
+  if (opts.isolate ?? callerHeapIsLarge()) return buildInWorker(opts, progress)
   const params: ModelParams = { ...DEFAULT_PARAMS, ...opts.params }
   const problems = paramProblems(params)
   if (problems.length > 0) throw new AppError('INVALID_REQUEST', `model parameters: ${problems.join('; ')}`)

@@ -1,8 +1,11 @@
 /** A store root on the local filesystem as a BlobReader/BlobWriter (publishing to a directory). */
 import { randomBytes } from 'node:crypto'
-import { mkdir, open, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises'
+import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
 import type { BlobReader, BlobWriter } from './types.ts'
+
+/** Errors meaning "this file system cannot hard-link here": copy the file instead. */
+const NO_LINK = new Set(['EXDEV', 'EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK', 'ENOSYS'])
 
 function missing(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException).code
@@ -49,6 +52,28 @@ export class LocalBlobs implements BlobReader, BlobWriter {
     const tmp = join(dirname(file), `.${randomBytes(6).toString('hex')}.tmp`)
     await writeFile(tmp, body)
     await rename(tmp, file)
+  }
+
+  /**
+   * A hard link (published objects are never written in place: `put` renames a new file over the
+   * key), else a file copy; made under a temporary name and renamed, so `to` appears whole.
+   */
+  async copy(from: string, to: string): Promise<void> {
+    const file = join(this.root, to)
+    await mkdir(dirname(file), { recursive: true })
+    const tmp = join(dirname(file), `.${randomBytes(6).toString('hex')}.tmp`)
+    try {
+      await link(join(this.root, from), tmp)
+    } catch (err) {
+      if (!NO_LINK.has((err as NodeJS.ErrnoException).code ?? '')) throw err
+      await copyFile(join(this.root, from), tmp)
+    }
+    try {
+      await rename(tmp, file)
+    } catch (err) {
+      await rm(tmp, { force: true })
+      throw err
+    }
   }
 
   async list(prefix: string): Promise<Map<string, number>> {

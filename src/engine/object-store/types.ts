@@ -22,8 +22,15 @@ export interface BlobReader {
 
 export interface BlobWriter {
   readonly url: string
+  /** The whole object, or null when it does not exist (the publisher reads the target's CURRENT). */
+  get(key: string): Promise<Uint8Array | null>
   /** Writes (replaces) one object. Objects whose key is CURRENT are replaced atomically. */
   put(key: string, body: Uint8Array): Promise<void>
+  /**
+   * Makes `to` a copy of the existing object `from`, storage-side: no bytes pass through erm3 (S3
+   * CopyObject; a hard link, else a file copy, in a directory). Atomic like `put`.
+   */
+  copy(from: string, to: string): Promise<void>
   /** Every object under `prefix` (keys relative to the store root) with its size in bytes. */
   list(prefix: string): Promise<Map<string, number>>
 }
