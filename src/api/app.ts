@@ -26,6 +26,7 @@ import { API_VERSION } from '../contract/openapi.ts'
 import type { Operation } from '../contract/operation.ts'
 import { OPERATIONS } from '../contract/operations.ts'
 import { type Capability, capabilityByOperation } from '../contract/pricing.ts'
+import { type TickerNormaliser, tickerNormaliser } from '../contract/request-identity.ts'
 import { trustedProxyTest } from '../platform/client-address.ts'
 import { sharedRepresentations } from '../services/billing/shared-representations.ts'
 import { flushUsage } from '../services/billing/usage.ts'
@@ -339,6 +340,7 @@ function register(fastify: FastifyInstance, op: Operation, handlers: ReadonlyMap
   const handler = handlers.get(op.id)
   if (!handler) throw new Error(`operation ${op.id} has no handler`)
   const json = !op.contentType && op.id !== 'getOpenApi'
+  const tickers = tickerNormaliser(op)
   fastify.route({
     method: op.method,
     url: op.path,
@@ -350,8 +352,19 @@ function register(fastify: FastifyInstance, op: Operation, handlers: ReadonlyMap
       ...(json ? { response: { [op.status]: anonymous(op.response) } } : {}),
     },
     ...(op.rawBody ? { preParsing: keepRawBody } : {}),
+    // Tickers trimmed and upper-cased before validation (contract/request-identity.ts).
+    ...(tickers ? { preValidation: normaliseTickers(tickers) } : {}),
     handler,
   })
+}
+
+/** preValidation of operations whose request carries tickers: normalises them in place. */
+function normaliseTickers(n: TickerNormaliser) {
+  return async (req: FastifyRequest) => {
+    n('params', req.params)
+    n('querystring', req.query)
+    n('body', req.body)
+  }
 }
 
 /**
