@@ -112,7 +112,8 @@ function written(res: FastifyReply['raw'], chunk: Buffer): Promise<boolean> {
     res.once('close', gone)
     res.write(chunk, (err) => {
       res.off('close', gone)
-      resolve(!err && !res.destroyed)
+      // A connection destroyed under the write calls back without an error: ask the socket.
+      resolve(!err && !res.destroyed && res.socket?.destroyed !== true)
     })
   })
 }
