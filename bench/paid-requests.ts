@@ -37,8 +37,9 @@ async function timed(n: number, f: (i: number) => Promise<unknown>): Promise<num
 async function measure(name: string, store: AccountStore): Promise<void> {
   await store.migrate()
   const now = Date.now()
-  const account = (await store.createAccount({ id: newId('acct'), email: null, kind: 'anonymous', createdAt: now }))
-    .id
+  const account = (
+    await store.createAccount({ id: newId('acct'), email: null, kind: 'anonymous', createdAt: now })
+  ).id
   await store.credit(account, { kind: 'credit', amountMicros: 1e12, reference: null }, now)
   const settle = async (i: number, paid: boolean) => {
     const r = await store.reserve(account, 1000, now)

@@ -196,7 +196,10 @@ export async function runMetered(
       paid:
         opts.live === true || principal.environment === 'test'
           ? null
-          : { key: responseCacheKey(principal, ['paid', ...parts, store.dataAsOf]), dataAsOf: store.dataAsOf },
+          : {
+              key: responseCacheKey(principal, ['paid', ...parts, store.dataAsOf]),
+              dataAsOf: store.dataAsOf,
+            },
       // `Cache-Control: no-cache` skips the response cache: the build's answer, charged, as BYPASS.
       bypassCache:
         opts.live === true || /no-cache|no-store/i.test(String(req.headers['cache-control'] ?? '')),

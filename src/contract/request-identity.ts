@@ -51,7 +51,7 @@ function carriesStrings(s: SchemaLike): boolean {
 }
 
 /** `" msft "` → `MSFT`; a comma list item by item (`"xlk, xlf"` → `XLK,XLF`); other values as they are. */
-export function normaliseTickerValue(v: unknown): unknown {
+function normaliseTickerValue(v: unknown): unknown {
   if (typeof v === 'string')
     return v.includes(',')
       ? v
@@ -108,7 +108,7 @@ function hasProperty(schema: TSchema | undefined, name: string): boolean {
   return props !== undefined && Object.hasOwn(props, name)
 }
 
-export function canonicalJson(v: unknown): string {
+function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`
   if (v && typeof v === 'object') {
     const o = v as Record<string, unknown>

@@ -38,7 +38,12 @@ function payOnceSuite(backends: BackendPair) {
       )
     const bigBatch = (tickers: string[]) => ({
       tickers,
-      metrics: ['returns', 'hedge_ratios', 'full_metrics', 'l3_decomposition'] as ('returns' | 'hedge_ratios' | 'full_metrics' | 'l3_decomposition')[],
+      metrics: ['returns', 'hedge_ratios', 'full_metrics', 'l3_decomposition'] as (
+        | 'returns'
+        | 'hedge_ratios'
+        | 'full_metrics'
+        | 'l3_decomposition'
+      )[],
       years: 15,
     })
 
@@ -116,10 +121,7 @@ function payOnceSuite(backends: BackendPair) {
         key,
         body: { tickers: [` ${a.toLowerCase()}`, b.toLowerCase()], years: 1, threshold: 0.01 },
       })
-      assert.deepEqual(
-        [first.headers['x-api-cost-usd'], again.headers['x-api-cost-usd']],
-        ['0.01', '0'],
-      )
+      assert.deepEqual([first.headers['x-api-cost-usd'], again.headers['x-api-cost-usd']], ['0.01', '0'])
       // Another meaning is another price.
       const other = await t.client.call('getLstar', { key, query: { ticker: a, threshold: 0.02 } })
       assert.equal(other.headers['x-api-cost-usd'], '0.02')
@@ -146,7 +148,10 @@ function payOnceSuite(backends: BackendPair) {
         query: { ticker: a },
         headers: { 'cache-control': 'no-cache' },
       })
-      assert.deepEqual([bypass.headers['x-api-cost-usd'], bypass.headers['x-cache-status']], ['0.02', 'BYPASS'])
+      assert.deepEqual(
+        [bypass.headers['x-api-cost-usd'], bypass.headers['x-cache-status']],
+        ['0.02', 'BYPASS'],
+      )
     })
   })
 }

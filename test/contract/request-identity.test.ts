@@ -41,7 +41,9 @@ describe('request identity', () => {
     for (const c of CAPABILITIES) {
       const o = OPERATIONS.find((x) => x.id === c.operationId)
       if (!o) continue
-      const carries = /"(ticker|tickers|sector_filter)"/.test(JSON.stringify([o.params, o.querystring, o.body]))
+      const carries = /"(ticker|tickers|sector_filter)"/.test(
+        JSON.stringify([o.params, o.querystring, o.body]),
+      )
       assert.equal(tickerNormaliser(o) !== null, carries, o.id)
     }
   })
@@ -59,7 +61,9 @@ describe('request identity', () => {
             ['getEtfFactorReturns', (x) => ({ query: { tickers: `${x},xlk` } })],
             [
               'snapshot',
-              (x) => ({ body: { type: 'portfolio', portfolio: [{ ticker: x, weight: 1 }], lookback_days: 252 } }),
+              (x) => ({
+                body: { type: 'portfolio', portfolio: [{ ticker: x, weight: 1 }], lookback_days: 252 },
+              }),
             ],
           ]
           for (const [id, make] of cases) {
@@ -84,17 +88,18 @@ describe('request identity', () => {
     const o = op('snapshot')
     fc.assert(
       fc.property(
-        fc
-          .uniqueArray(ticker, { minLength: 1, maxLength: 8 })
-          .chain((ts) =>
-            fc.tuple(
-              fc.constant(ts.map((t, i) => ({ ticker: t, weight: i + 1 }))),
-              fc.shuffledSubarray(ts.map((t, i) => ({ ticker: t, weight: i + 1 })), {
+        fc.uniqueArray(ticker, { minLength: 1, maxLength: 8 }).chain((ts) =>
+          fc.tuple(
+            fc.constant(ts.map((t, i) => ({ ticker: t, weight: i + 1 }))),
+            fc.shuffledSubarray(
+              ts.map((t, i) => ({ ticker: t, weight: i + 1 })),
+              {
                 minLength: ts.length,
                 maxLength: ts.length,
-              }),
+              },
             ),
           ),
+        ),
         ([a, b]) => {
           const body = (p: unknown) => ({ body: { type: 'portfolio', portfolio: p, lookback_days: 252 } })
           assert.equal(identity(o, body(a)), identity(o, body(b)))

@@ -1,10 +1,10 @@
 import { hash } from 'node:crypto'
 import type { Capability } from '../../contract/pricing.ts'
 import type { TabularFormat } from '../../contract/table.ts'
+import type { PaidRequest } from '../../store/accounts/types.ts'
 import type { AgentMeta, CacheStatus } from '../agent-meta.ts'
 import type { ServiceContext } from '../context.ts'
 import type { Principal } from '../identity/keys.ts'
-import type { PaidRequest } from '../../store/accounts/types.ts'
 import { beginMetered, releaseMetered, settleAmount, settleMetered } from './meter.ts'
 import { recordUsage } from './usage.ts'
 
