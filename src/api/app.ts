@@ -23,7 +23,7 @@ import Fastify, {
 } from 'fastify'
 import type { Transport } from '../contract/client.ts'
 import { API_VERSION } from '../contract/openapi.ts'
-import type { Operation } from '../contract/operation.ts'
+import { bodyMayBeOmitted, type Operation } from '../contract/operation.ts'
 import { OPERATIONS } from '../contract/operations.ts'
 import { type Capability, capabilityByOperation } from '../contract/pricing.ts'
 import { type TickerNormaliser, tickerNormaliser } from '../contract/request-identity.ts'
@@ -341,6 +341,10 @@ function register(fastify: FastifyInstance, op: Operation, handlers: ReadonlyMap
   if (!handler) throw new Error(`operation ${op.id} has no handler`)
   const json = !op.contentType && op.id !== 'getOpenApi'
   const tickers = tickerNormaliser(op)
+  const preValidation = [
+    ...(bodyMayBeOmitted(op.body) ? [noBodyIsEmptyObject] : []),
+    ...(tickers ? [normaliseTickers(tickers)] : []),
+  ]
   fastify.route({
     method: op.method,
     url: op.path,
@@ -352,8 +356,9 @@ function register(fastify: FastifyInstance, op: Operation, handlers: ReadonlyMap
       ...(json ? { response: { [op.status]: anonymous(op.response) } } : {}),
     },
     ...(op.rawBody ? { preParsing: keepRawBody } : {}),
-    // Tickers trimmed and upper-cased before validation (contract/request-identity.ts).
-    ...(tickers ? { preValidation: normaliseTickers(tickers) } : {}),
+    ...(bodyMayBeOmitted(op.body) ? { onRequest: emptyBodyIsNone } : {}),
+    // An omitted body as `{}`; tickers trimmed and upper-cased before validation (contract/request-identity.ts).
+    ...(preValidation.length ? { preValidation } : {}),
     handler,
   })
 }
@@ -365,6 +370,20 @@ function normaliseTickers(n: TickerNormaliser) {
     n('querystring', req.query)
     n('body', req.body)
   }
+}
+
+/**
+ * An operation whose body may be left out: an empty body is no body, whatever its Content-Type
+ * says (`curl -X POST -H 'Content-Type: application/json'` sends one), rather than a JSON parse
+ * error. Runs before the body is read, so only the declared length can tell.
+ */
+async function emptyBodyIsNone(req: FastifyRequest): Promise<void> {
+  if (req.headers['content-length'] === '0') delete req.headers['content-type']
+}
+
+/** …and no body validates as `{}` (every field of such a body is optional). */
+async function noBodyIsEmptyObject(req: FastifyRequest): Promise<void> {
+  if (req.body === undefined) req.body = {}
 }
 
 /**

@@ -35,6 +35,13 @@ export interface MeteredResult {
   filename?: string
 }
 
+/** What the call that was answered cost and where the answer came from. */
+interface ServedCall {
+  costMicros: number
+  cacheStatus: AgentMeta['cache_status']
+  dataAsOf: string
+}
+
 function lineageHeaders(m: RiskMetadata): Record<string, string> {
   return {
     'X-Risk-Model-Version': m.model_version,
@@ -175,7 +182,13 @@ export async function runMetered(
   capability: Capability,
   run: () => Promise<MeteredResult>,
   /** `live`: data that must never be served from (or written to) the response cache: always BYPASS, always charged. */
-  opts: { positions?: number; tabular?: boolean; live?: boolean } = {},
+  opts: {
+    positions?: number
+    tabular?: boolean
+    live?: boolean
+    /** Called once an answer (200, cached or not) is settled, before it is sent (e.g. batch.completed). */
+    onServed?: (served: ServedCall) => Promise<void>
+  } = {},
 ): Promise<FastifyReply> {
   const principal = requirePrincipal(req.principal)
   const format = negotiateFormat(req, opts.tabular === true)
@@ -226,6 +239,11 @@ export async function runMetered(
       .headers({ ...outcome.lineage, ETag: outcome.etag, 'X-API-Cost-USD': '0' })
       .send()
   }
+  await opts.onServed?.({
+    costMicros: outcome.costMicros,
+    cacheStatus: outcome.cacheStatus,
+    dataAsOf: outcome.rep.dataAsOf,
+  })
   const agent = agentMeta({
     costMicros: outcome.costMicros,
     startedAt: req.startedAt,

@@ -26,6 +26,24 @@ export function generateApiKey(kind: KeyKind, environment: KeyEnvironment): stri
   return `${body}_${keyChecksum(body)}`
 }
 
+/**
+ * A key whose random part is drawn from `bytes` (at least 48 uniformly random bytes, e.g. an
+ * HMAC-SHA512): the same bytes give the same key, so a server can derive one instead of storing it.
+ */
+export function apiKeyFromBytes(kind: KeyKind, environment: KeyEnvironment, bytes: Uint8Array): string {
+  let random = ''
+  // Rejection sampling (as randomBase62): bytes ≥ 248 are skipped so every character is uniform.
+  for (const b of bytes) {
+    if (random.length === 32) break
+    if (b < 248) random += BASE62_DIGITS[b % 62]
+  }
+  if (random.length < 32) throw new Error('apiKeyFromBytes: not enough bytes')
+  const body = `erm_${kind}_${environment}_${random}`
+  return `${body}_${keyChecksum(body)}`
+}
+
+const BASE62_DIGITS = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
+
 /** Kind and environment of a well-formed key with a valid checksum, else null. */
 export function parseApiKey(key: string): ParsedKey | null {
   const m = KEY_RE.exec(key)

@@ -1,6 +1,6 @@
 import type { TSchema } from 'typebox'
 import { oauthErrorSchema, problemSchema, WIRE_ERRORS } from './errors.ts'
-import { type Operation, openApiPath } from './operation.ts'
+import { bodyMayBeOmitted, type Operation, openApiPath } from './operation.ts'
 import { OPERATIONS } from './operations.ts'
 import { WEBHOOK_PAYLOADS } from './ops/webhooks.ts'
 import { CAPABILITIES, microsToUsd } from './pricing.ts'
@@ -132,7 +132,8 @@ function operationObject(op: Operation, components: Record<string, unknown>): Js
     ...(op.body
       ? {
           requestBody: {
-            required: true,
+            // A body marked Type.Optional may be left out entirely (no Content-Type, no bytes).
+            required: !bodyMayBeOmitted(op.body),
             content: { [op.bodyType ?? 'application/json']: { schema: hoist(op.body, components) } },
           },
         }

@@ -61,3 +61,11 @@ export function defineOperation<const O extends Operation>(op: O): O {
 export function openApiPath(path: string): string {
   return path.replace(/:([A-Za-z_]+)/g, '{$1}')
 }
+
+/**
+ * True when the operation's body is Type.Optional: a request may send none at all (no
+ * Content-Type, no bytes, as `curl -X POST` does), and the server validates it as `{}`.
+ */
+export function bodyMayBeOmitted(body: TSchema | undefined): boolean {
+  return body !== undefined && (body as { '~optional'?: boolean })['~optional'] === true
+}

@@ -4,6 +4,7 @@ import { estimate, getBalance, getHealth, getInvoices, getPricing } from './ops/
 import { ANALYTICS_OPS } from './ops/analytics.ts'
 import {
   confirmLogin,
+  dashboardKey,
   getSession,
   login,
   loginCallback,
@@ -53,6 +54,7 @@ export const OPS = {
   provision,
   provisionFree,
   getSession,
+  dashboardKey,
   logout,
   logoutAll,
   ...BILLING_OPS,

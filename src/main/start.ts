@@ -1,8 +1,10 @@
 import { join } from 'node:path'
 import { buildStore } from '../engine/build/index.ts'
 import { readManifest } from '../engine/data/dataset-reader.ts'
+import type { DatasetManifest } from '../engine/data/format.ts'
 import { synthesizeDataset } from '../engine/data/synthesize.ts'
 import type { StoreManifest } from '../engine/model-store/layout.ts'
+import { datasetOrigin } from '../engine/model-store/layout.ts'
 import { ModelStore } from '../engine/model-store/reader.ts'
 import { exists } from '../platform/atomic-dir.ts'
 import { loadConfig } from '../platform/config.ts'
@@ -61,7 +63,25 @@ export async function startLocal(
     say('API: not started (--no-serve); run `erm3 serve` to start it')
     return
   }
-  await serveUntilSignal(env, { store: storeDir, progress, say })
+  await serveUntilSignal(embeddedDemoEnv(env, dataset), { store: storeDir, progress, say })
+}
+
+/** The sign-up credit of the embedded demo, in USD (ERM3_SIGNUP_CREDIT_USD's default under `erm3 start`). */
+export const DEMO_SIGNUP_CREDIT_USD = '5'
+
+/**
+ * The environment `erm3 start` serves with: the embedded demo — the synthetic market and no
+ * DATABASE_URL — gives a new dashboard account a sign-up credit (so a person can try the
+ * explorer at once) unless the operator set ERM3_SIGNUP_CREDIT_USD; anything else keeps the
+ * production default, none.
+ */
+export function embeddedDemoEnv(
+  env: Record<string, string | undefined>,
+  dataset: Pick<DatasetManifest, 'source'>,
+): Record<string, string | undefined> {
+  const demo = datasetOrigin(dataset.source).kind === 'synthetic' && !env.DATABASE_URL
+  if (!demo || (env.ERM3_SIGNUP_CREDIT_USD ?? '') !== '') return env
+  return { ...env, ERM3_SIGNUP_CREDIT_USD: DEMO_SIGNUP_CREDIT_USD }
 }
 
 async function storeManifestIfAny(storeDir: string): Promise<StoreManifest | null> {

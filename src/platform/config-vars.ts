@@ -495,6 +495,20 @@ export const CONFIG_VARS = {
     defaultText: '`/docs/billing`',
     description: 'your billing page, given as `top_up_url` in a `402`',
   }),
+  ERM3_SIGNUP_CREDIT_USD: custom<number>({
+    group: 'billing',
+    expects: 'a number of USD in 0..1000, at most 6 decimals',
+    default: 0,
+    defaultText: '`0`; `5` under `erm3 start` serving the synthetic market',
+    description:
+      'a credit every account created by a dashboard sign-in gets once (ledger kind `credit`, reference `signup-credit`), so a new user can try the explorer at once; `0`: none',
+    parse(raw, name) {
+      const n = Number(raw)
+      if (!/^\d+(\.\d{1,6})?$/.test(raw) || n > 1000)
+        fail(`${name} must be a number of USD in 0..1000 with at most 6 decimals${got(raw)}`)
+      return n
+    },
+  }),
   STRIPE_SECRET_KEY: custom<string | null>({
     group: 'billing',
     expects: 'a Stripe secret key (`sk_live_…`, `sk_test_…`)',

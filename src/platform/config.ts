@@ -48,6 +48,8 @@ export interface ServerConfig {
   http: HttpEdgeConfig
   /** Where a 402 sends a client to add funds: the operator's billing page, else /docs/billing. */
   topUpUrl: string | null
+  /** ERM3_SIGNUP_CREDIT_USD in integer micro-dollars (0: no sign-up credit). */
+  signupCreditMicros: number
   /** Per-IP limit of every request made without an API key (ERM3_IP_RATE_PER_MINUTE, ERM3_IP_RATE_BURST). */
   ipRate: { perMinute: number; burst: number }
   /** Stripe top-ups: null unless STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are both set. */
@@ -318,6 +320,7 @@ function serverFrom(v: Values, p: Problems): ServerConfig {
       maxConnectionsPerAddress: v.ERM3_MAX_CONNECTIONS_PER_ADDRESS,
     },
     topUpUrl: v.TOP_UP_URL,
+    signupCreditMicros: Math.round(v.ERM3_SIGNUP_CREDIT_USD * 1_000_000),
     ipRate: { perMinute: v.ERM3_IP_RATE_PER_MINUTE, burst: v.ERM3_IP_RATE_BURST },
     stripe: stripe && { secretKey: stripe[0], webhookSecret: stripe[1], apiBase: v.STRIPE_API_BASE },
     llm: llm && {

@@ -1,8 +1,8 @@
 /**
  * The dashboard's only way to the server: the public API. The session is the HttpOnly cookie
  * set by the sign-in link (never readable here); state changes carry the CSRF token from the
- * `erm3_csrf` cookie in `X-CSRF-Token` (double submit). Metered data calls use an explorer key
- * that lives in this page's memory only (never localStorage), provisioned for the session.
+ * `erm3_csrf` cookie in `X-CSRF-Token` (double submit). Metered data calls use the session's
+ * dashboard key, held in this page's memory only (never localStorage).
  */
 
 export interface Problem {
@@ -72,19 +72,16 @@ let explorerKey: { key: string; id: string; expires: number } | null = null
 let provisioning: Promise<string> | null = null
 
 /**
- * The in-memory explorer key of this page: provisioned when the first metered call needs it (one
- * request even when several calls ask at once), expiring with the browser session.
+ * The session's dashboard key, kept in this page's memory: asked for when the first metered call
+ * needs it (one request even when several calls ask at once). The server derives it from the
+ * session, so a reload or a second tab gets the same key back, never another one.
  */
 export function dataKey(): Promise<string> {
   if (explorerKey && explorerKey.expires > Date.now() + 60_000) return Promise.resolve(explorerKey.key)
-  provisioning ??= call<{ api_key: string; key_id: string; expires_at?: string | null }>('/auth/provision', {
-    // Expires with the browser session (12 h), and is revoked at sign-out.
-    body: {
-      name: 'dashboard explorer (this browser session)',
-      environment: 'live',
-      expires_in_seconds: 12 * 3600,
-    },
-  })
+  provisioning ??= call<{ api_key: string; key_id: string; expires_at?: string | null }>(
+    '/auth/dashboard-key',
+    { method: 'POST' },
+  )
     .then((r) => {
       const expires = r.data.expires_at ? Date.parse(r.data.expires_at) : Date.now() + 12 * 3600_000
       explorerKey = { key: r.data.api_key, id: r.data.key_id, expires }
@@ -97,21 +94,29 @@ export function dataKey(): Promise<string> {
 }
 
 /** The signed-in account (a 401 ApiError when nobody is: pages then go to sign-in). */
-export function requireSession(): Promise<Answer<{ account_id: string; email: string }>> {
+export function requireSession(): Promise<
+  Answer<{ account_id: string; email: string; features?: { card_top_ups: boolean; brokerage: boolean } }>
+> {
   return call('/auth/session')
 }
 
-/** A metered data call with the explorer key. */
-export function data<T>(path: string, body?: unknown): Promise<Answer<T>> {
-  return dataKey().then((key) => call<T>(path, { key, body }))
+/** A metered data call with the dashboard key; once more with a fresh one if it was revoked meanwhile. */
+export async function data<T>(path: string, body?: unknown): Promise<Answer<T>> {
+  try {
+    return await call<T>(path, { key: await dataKey(), body })
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.problem.code !== 'REVOKED_KEY') throw e
+    explorerKey = null
+    return call<T>(path, { key: await dataKey(), body })
+  }
 }
 
 /**
- * Sign out: revoke this page's explorer key, then end the session on the server (its cookies are
- * cleared). `everywhere` ends every session of the account: other browsers and devices too.
+ * Sign out: end the session on the server (its cookies are cleared, and the server revokes the
+ * session's dashboard key). `everywhere` ends every session of the account: other browsers and
+ * devices too.
  */
 export async function signOut(everywhere = false): Promise<void> {
-  if (explorerKey) await call(`/account/keys/${explorerKey.id}`, { method: 'DELETE' }).catch(() => undefined)
   explorerKey = null
   await call(everywhere ? '/auth/logout-all' : '/auth/logout', { method: 'POST' })
 }

@@ -1,5 +1,6 @@
 import uPlot from 'uplot'
 import 'uplot/dist/uPlot.min.css'
+import { fixed } from './format.ts'
 
 /**
  * uPlot wrappers for dense daily series (chosen over lightweight-charts: smaller and faster to
@@ -107,5 +108,5 @@ export function bars(
 }
 
 export function pct(x: number): string {
-  return `${(100 * x).toFixed(2)}%`
+  return `${fixed(100 * x, 2)}%`
 }

@@ -1,3 +1,5 @@
+import { fixed } from './format.ts'
+
 /** Small DOM helpers: elements built with textContent only (no innerHTML anywhere). */
 
 type Attrs = Record<string, string | number | boolean | undefined>
@@ -32,8 +34,8 @@ export function table(
   return t
 }
 
-export const num = (x: number | null | undefined, digits = 3) =>
-  x === null || x === undefined ? null : x.toFixed(digits)
+/** A number to `digits` decimals with a real minus sign (format.ts); null when missing. */
+export const num = (x: number | null | undefined, digits = 3) => fixed(x, digits)
 
 export function message(text: string, kind: 'error' | 'info' = 'info'): HTMLElement {
   return el('p', { class: kind, role: kind === 'error' ? 'alert' : 'status', text })

@@ -77,7 +77,10 @@ async function route(): Promise<void> {
 async function who(): Promise<void> {
   const w = document.getElementById('who') as HTMLElement
   try {
-    const s = await call<{ email: string }>('/auth/session')
+    const s = await call<{ email: string; features?: { brokerage: boolean } }>('/auth/session')
+    // What the operator did not configure is not offered (Plaid: the Brokerage page).
+    const brokerage = document.querySelector<HTMLElement>('nav a[href="#/brokerage"]')
+    if (brokerage) brokerage.hidden = s.data.features?.brokerage === false
     const button = (id: string, text: string, everywhere: boolean) => {
       const b = el('button', { type: 'button', class: 'secondary', id, text })
       b.addEventListener('click', async () => {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { connect } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import { parseApiKey } from '../../src/contract/api-key.ts'
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
@@ -209,5 +210,88 @@ describe('passwordless sign-in and provisioning', () => {
     assert.equal(fourth.status, 429)
     assert.equal((fourth.json as { code: string }).code, 'RATE_LIMITED')
     assert.ok(Number(fourth.headers['retry-after']) > 3600)
+  })
+
+  /**
+   * One request written byte for byte, as curl sends it, from a loopback address of its own (the
+   * per-address limit of provision-free counts each apart). Answers the status and the JSON body.
+   */
+  const rawPost = (origin: string, path: string, from: string, head: string[], body = '') =>
+    new Promise<{ status: number; json: Record<string, unknown> }>((resolve, reject) => {
+      const u = new URL(origin)
+      const chunks: Buffer[] = []
+      const sock = connect({ host: u.hostname, port: Number(u.port), localAddress: from }, () =>
+        sock.write(
+          `POST ${path} HTTP/1.1\r\nHost: ${u.host}\r\nUser-Agent: curl/8.5.0\r\nAccept: */*\r\n` +
+            `Connection: close\r\n${head.map((h) => `${h}\r\n`).join('')}\r\n${body}`,
+        ),
+      )
+      sock.on('data', (c: Buffer) => chunks.push(c))
+      sock.on('error', reject)
+      sock.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8')
+        const [headText = '', rest = ''] = text.split('\r\n\r\n', 2)
+        resolve({ status: Number(headText.split(' ')[1]), json: JSON.parse(rest || '{}') })
+      })
+    })
+
+  test('raw bodies: provision-free with no body at all; provision defaults environment to live', async () => {
+    const origin = await t.listen()
+    // `curl -X POST <url>/auth/provision-free`: no Content-Type, no Content-Length, no bytes.
+    const bare = await rawPost(origin, '/auth/provision-free', '127.0.0.21', [])
+    assert.equal(bare.status, 201, JSON.stringify(bare.json))
+    assert.equal(bare.json.environment, 'live')
+    assert.equal(bare.json.balance_usd, 0.5)
+    assert.deepEqual(parseApiKey(String(bare.json.api_key)), { kind: 'agent', environment: 'live' })
+    // A JSON Content-Type with an empty body is no body too; a named key and {} still work.
+    const typed = ['Content-Type: application/json', 'Content-Length: 0']
+    assert.equal((await rawPost(origin, '/auth/provision-free', '127.0.0.22', typed)).status, 201)
+    const json = (b: string) => ['Content-Type: application/json', `Content-Length: ${Buffer.byteLength(b)}`]
+    const named = await rawPost(
+      origin,
+      '/auth/provision-free',
+      '127.0.0.23',
+      json('{"name":"n"}'),
+      '{"name":"n"}',
+    )
+    assert.equal(named.status, 201)
+    // What the body may hold is unchanged: an unknown field is a 400 naming it.
+    const bogus = await rawPost(origin, '/auth/provision-free', '127.0.0.24', json('{"x":1}'), '{"x":1}')
+    assert.equal(bogus.status, 400)
+    assert.equal(bogus.json.code, 'INVALID_REQUEST')
+    assert.match(String(bogus.json.detail), /x|additional/)
+    // /auth/provision: no body, an empty JSON body or {} give a live key; test only when asked.
+    const s = await signInByToken('raw-bodies@example.com')
+    const auth = `Authorization: Bearer ${s.session_jwt}`
+    for (const [head, body] of [
+      [[auth], ''],
+      [[auth, 'Content-Type: application/json', 'Content-Length: 0'], ''],
+      [[auth, ...json('{}')], '{}'],
+      [[auth, ...json('{"name":"cli"}')], '{"name":"cli"}'],
+    ] as [string[], string][]) {
+      const r = await rawPost(origin, '/auth/provision', '127.0.0.25', head, body)
+      assert.equal(r.status, 201, `${body}: ${JSON.stringify(r.json)}`)
+      assert.equal(r.json.environment, 'live')
+      assert.deepEqual(parseApiKey(String(r.json.api_key)), { kind: 'agent', environment: 'live' })
+      assert.equal(r.json.account_id, s.account_id)
+    }
+    const testKey = await rawPost(
+      origin,
+      '/auth/provision',
+      '127.0.0.25',
+      [auth, ...json('{"environment":"test"}')],
+      '{"environment":"test"}',
+    )
+    assert.equal(testKey.json.environment, 'test')
+    const bad = await rawPost(
+      origin,
+      '/auth/provision',
+      '127.0.0.25',
+      [auth, ...json('{"environment":"prod"}')],
+      '{"environment":"prod"}',
+    )
+    assert.equal(bad.status, 400)
+    // Without a session, no body is still a 401, not a key.
+    assert.equal((await rawPost(origin, '/auth/provision', '127.0.0.26', [])).status, 401)
   })
 })

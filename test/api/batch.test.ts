@@ -172,7 +172,31 @@ describe('POST /batch/lstar and POST /batch/analyze', () => {
         l3: col('l3_sub_hr'),
       })
       const m = (await t.client.call('getMetrics', { key, params: { ticker: s.ticker } })).ok()
-      assert.deepEqual(r.full_metrics, m.metrics)
+      // MetricsV3 as GET /metrics serves it, plus the specification's long names of the level fields.
+      const mm = m.metrics as Record<string, unknown>
+      assert.deepEqual(r.full_metrics, {
+        ...mm,
+        l1_market_hr: mm.l1_mkt_hr,
+        l1_market_er: mm.l1_mkt_er,
+        l1_residual_er: mm.l1_res_er,
+        l2_market_hr: mm.l2_mkt_hr,
+        l2_sector_hr: mm.l2_sec_hr,
+        l2_market_er: mm.l2_mkt_er,
+        l2_sector_er: mm.l2_sec_er,
+        l2_residual_er: mm.l2_res_er,
+        l3_market_hr: mm.l3_mkt_hr,
+        l3_sector_hr: mm.l3_sec_hr,
+        l3_subsector_hr: mm.l3_sub_hr,
+        l3_market_er: mm.l3_mkt_er,
+        l3_sector_er: mm.l3_sec_er,
+        l3_subsector_er: mm.l3_sub_er,
+        l3_residual_er: mm.l3_res_er,
+      })
+      assert.equal(
+        r.full_metrics?.l1_market_hr,
+        r.hedge_ratios?.l1_market,
+        'the specification: the same value',
+      )
       assert.equal(r.teo, m.teo)
       assert.deepEqual(r.hedge_ratios, {
         l1_market: m.metrics.l1_mkt_hr,

@@ -573,17 +573,27 @@ for (const b of BACKEND_PAIRS) {
         body: { operation: 'POST /chat', params: { messages, max_tool_calls: 0, max_tokens: 100 } },
       })
       const est = e.ok() as {
-        estimated_tokens?: { input: number; output: number }
+        estimated_tokens?: number
+        estimated_tokens_split?: { input: number; output: number }
+        estimated_bytes?: number
         estimated_cost_usd: number
       }
-      assert.equal(est.estimated_tokens?.output, 100)
-      const input = est.estimated_tokens?.input ?? 0
+      assert.equal(est.estimated_tokens_split?.output, 100)
+      const input = est.estimated_tokens_split?.input ?? 0
+      // The specification's integer total beside its split; input counted at 4 bytes a token.
+      assert.equal(est.estimated_tokens, input + 100)
+      assert.ok(Number.isInteger(est.estimated_tokens))
+      assert.equal(input, Math.ceil((est.estimated_bytes ?? 0) / 4))
+      assert.ok((est.estimated_bytes ?? 0) > Buffer.byteLength(JSON.stringify(messages)))
       assert.ok(input > Buffer.byteLength(JSON.stringify(messages)) / 4)
       assert.equal(est.estimated_cost_usd, llmMicros(input, 100) / 1e6)
       const withTools = (
         await t.client.call('estimate', { body: { operation: 'chat', params: { messages } } })
-      ).ok() as { estimated_tokens?: { input: number } }
-      assert.ok((withTools.estimated_tokens?.input ?? 0) > input + 5000, 'the tool definitions are input too')
+      ).ok() as { estimated_tokens_split?: { input: number } }
+      assert.ok(
+        (withTools.estimated_tokens_split?.input ?? 0) > input + 5000,
+        'the tool definitions are input too',
+      )
       const pricing = (await t.client.call('getPricing')).ok()
       const c = pricing.capabilities.find((x) => x.capability_id === 'chat') as Record<string, unknown>
       assert.equal(c.model, 'per_token')

@@ -147,6 +147,7 @@ describe('contract pins', () => {
       'POST /account/webhooks/{id}/rotate-secret',
       'POST /account/webhooks/{id}/test',
       'POST /auth/callback',
+      'POST /auth/dashboard-key',
       'POST /auth/login',
       'POST /auth/logout',
       'POST /auth/logout-all',

@@ -60,6 +60,8 @@ describe('landing page and API reference in Chromium', { skip: chromiumSkip ?? f
     assert.match(notice, /SYNTHETIC data/)
     assert.deepEqual(local(requests), [])
     assert.deepEqual(problems, [])
+    // The way to the dashboard.
+    assert.equal(await page.locator('#dashboard a[href="/app"]').innerText(), 'Open the dashboard')
     await page.click('a[href="/docs/api"]')
     await page.waitForSelector('.opblock', { timeout: 20_000 })
     await page.context().close()

@@ -215,6 +215,7 @@ const freshGrantClientId = async ({ t, accountId }: SessionCaseScope) => {
 /** Session operations: changes to the account. */
 const SESSION_CASES: SessionSecurityCase[] = [
   sessionCase({ op: 'getSession', input: async () => ({}) }),
+  sessionCase({ op: 'dashboardKey', input: async () => ({}) }),
   sessionCase({ op: 'logout', input: async () => ({}) }),
   sessionCase({ op: 'logoutAll', input: async () => ({}) }),
   sessionCase({

@@ -365,6 +365,8 @@ describe('POST /snapshot and GET /data/benchmark/{id} (synthetic store)', () => 
       assertResponseShape('getBenchmark', j)
       assert.equal(j.id, id)
       assert.equal(j.kind, kinds.get(expr))
+      // The specification's name, and the earlier one kept while deprecated.
+      assert.equal((j as { benchmark_kind?: string }).benchmark_kind, kinds.get(expr))
       assert.ok(j.methodology.length > 40, 'methodology text')
       near(
         j.components.reduce((a, c) => a + c.weight, 0),

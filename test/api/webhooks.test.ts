@@ -25,6 +25,7 @@ import {
   type TestApp,
 } from '../helpers/test-app.ts'
 import { startReceiver, verifySignature } from '../helpers/webhook-receiver.ts'
+import { stocks } from './analytics-helpers.ts'
 
 // biome-ignore lint/suspicious/noExplicitAny: test bodies are read loosely
 type Json = Record<string, any>
@@ -610,6 +611,83 @@ function webhookSuite(backends: BackendPair) {
       await drain()
       const types = rx.received.slice(start).map((r) => JSON.parse(r.body) as Json)
       assert.ok(types.some((b) => b.type === 'model.updated' && b.data.data_as_of === '2099-01-02'))
+    })
+
+    test('batch.completed: one signed event per answered batch, with counts, cost and failures', async () => {
+      rx.status = 200
+      const a = await user(5)
+      const other = await user(5)
+      const key = await t.key(a.id)
+      const sub = await subscribe(a, ['batch.completed'])
+      await subscribe(other, ['batch.completed'])
+      const [s1, s2, s3] = stocks(t.ctx.models.store('live'), 3)
+      assert.ok(s1 && s2 && s3)
+      // Four distinct positions (a padded lower-case repeat counts once), one unknown.
+      const tickers = [s1.ticker, s2.ticker, ` ${s1.ticker.toLowerCase()} `, 'ZZZZQ', s3.ticker]
+      const batch = async () => {
+        const r = await t.app.fastify.inject({
+          method: 'POST',
+          url: '/batch/lstar',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          payload: JSON.stringify({ tickers }),
+        })
+        assert.equal(r.statusCode, 200, r.body)
+        return r.json() as Json
+      }
+      const received = async () => {
+        const start = rx.received.length
+        await drain()
+        return rx.received.slice(start).filter((r) => r.headers['x-erm3-event'] === 'batch.completed')
+      }
+      await received() // whatever earlier tests left in the outbox
+      const first = await batch()
+      const got = await received()
+      assert.equal(got.length, 1, 'exactly one event, to the caller’s subscription only')
+      const ev = got[0] as (typeof got)[number]
+      // The signature as a client checks it: HMAC-SHA256(secret, t + "." + raw body), hex, in time.
+      const sig = Object.fromEntries(
+        String(ev.headers['x-erm3-signature'])
+          .split(',')
+          .map((kv) => kv.split('=', 2) as [string, string]),
+      )
+      assert.ok(Math.abs(Number(sig.t) - t.ctx.now() / 1000) < 300)
+      const mac = createHmac('sha256', sub.secret).update(`${sig.t}.${ev.body}`).digest()
+      assert.ok(timingSafeEqual(mac, Buffer.from(String(sig.v1), 'hex')), 'signature verifies')
+      const body = JSON.parse(ev.body) as Json
+      assert.equal(body.type, 'batch.completed')
+      assert.equal(body.account_id, a.id)
+      // 3 tickers answered at 0.005 USD each (above the 0.01 minimum), the unknown one free.
+      const expectedCost = 3 * 0.005
+      assert.equal(first._agent.cost_usd, expectedCost)
+      assert.deepEqual(body.data, {
+        operation: 'batchLstar',
+        request_id: first._agent.request_id,
+        data_as_of: first._metadata.data_as_of,
+        cache_status: 'MISS',
+        positions: 4,
+        positions_ok: 3,
+        positions_failed: 1,
+        cost_usd: expectedCost,
+        failures: [{ ticker: 'ZZZZQ', code: 'TICKER_NOT_FOUND' }],
+      })
+      // The same batch again: a free cached answer, and its own event with the same failures.
+      const again = await batch()
+      const hit = await received()
+      assert.equal(hit.length, 1)
+      const hitData = (JSON.parse((hit[0] as (typeof hit)[number]).body) as Json).data
+      assert.equal(hitData.cache_status, 'HIT')
+      assert.equal(hitData.cost_usd, 0)
+      assert.equal(hitData.request_id, again._agent.request_id)
+      assert.deepEqual(hitData.failures, [{ ticker: 'ZZZZQ', code: 'TICKER_NOT_FOUND' }])
+      // A batch that fails as a whole (404, no charge) announces nothing.
+      const none = await t.app.fastify.inject({
+        method: 'POST',
+        url: '/batch/analyze',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ tickers: ['ZZZZQ'] }),
+      })
+      assert.equal(none.statusCode, 404)
+      assert.equal((await received()).length, 0)
     })
   })
 }

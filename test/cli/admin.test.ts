@@ -108,6 +108,32 @@ describe('erm3 accounts | keys | topup', () => {
     assert.equal(opening[0].amountMicros, 5 * USD)
   })
 
+  test('accounts list and show find an account by id or e-mail (any case); unknown ones fail clearly', async () => {
+    const [list, byEmail, byId, none, badLimit, both] = await Promise.all([
+      erm3('accounts', 'list'),
+      erm3('accounts', 'show', '--email', 'OPS@example.com'),
+      erm3('accounts', 'show', accountId),
+      erm3('accounts', 'show', '--email', 'nobody@example.com'),
+      erm3('accounts', 'list', '--limit', '0'),
+      erm3('accounts', 'show', accountId, '--email', 'ops@example.com'),
+    ])
+    // 5 opening + 10 top-up (INV-1, recorded once); the live key revoked, the test key rotated.
+    const line = `${accountId}\tops@example.com\tuser\t`
+    const row = ok(list)
+      .out.split('\n')
+      .find((l) => l.startsWith(line))
+    assert.ok(row, list.out)
+    assert.match(row, new RegExp(`\\t${(5 + 10).toFixed(6)} USD\\t1 active key$`))
+    assert.equal(ok(byEmail).out, `${row}\n`)
+    assert.equal(ok(byId).out, `${row}\n`)
+    assert.notEqual(none.code, 0)
+    assert.match(none.err, /No account with the e-mail address nobody@example\.com/)
+    assert.notEqual(badLimit.code, 0)
+    assert.match(badLimit.err, /limit must be an integer in 1\.\.1000/)
+    assert.notEqual(both.code, 0)
+    assert.match(both.err, /not both/)
+  })
+
   test('a second account for the same address (any case) fails clearly', async () => {
     assert.notEqual(duplicate.code, 0)
     assert.equal(duplicate.out, '')

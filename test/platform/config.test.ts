@@ -128,6 +128,7 @@ describe('configuration schema', () => {
           maxConnectionsPerAddress: 64,
         },
         topUpUrl: null,
+        signupCreditMicros: 0,
         ipRate: { perMinute: 600, burst: 200 },
         stripe: null,
         llm: null,

@@ -77,6 +77,24 @@ export function accountStoreConformance(
       assert.equal(await store.findAccountByEmail('nobody@example.com'), null)
     })
 
+    it('accounts: listed oldest first a page at a time, each exactly once', async () => {
+      const made = [await newAccount(store), await newAccount(store), await newAccount(store)]
+      const seen: string[] = []
+      let after: string | null = null
+      for (;;) {
+        const page = await store.listAccounts({ after, limit: 2 })
+        assert.ok(page.length <= 2)
+        if (page.length === 0) break
+        seen.push(...page.map((a) => a.id))
+        after = page.at(-1)?.id ?? null
+      }
+      const [{ n }] = (await h.sql('SELECT count(*) AS n FROM accounts')) as [{ n: unknown }]
+      assert.equal(seen.length, Number(n))
+      assert.equal(new Set(seen).size, seen.length)
+      assert.deepEqual(seen, [...seen].sort())
+      for (const a of made) assert.ok(seen.includes(a.id))
+    })
+
     it('keys: insert, find by hash, list, duplicate hash refused', async () => {
       const a = await newAccount(store)
       const b = await newAccount(store)

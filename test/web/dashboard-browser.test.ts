@@ -171,6 +171,26 @@ describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
       `# explorer render ms: ${JSON.stringify(Object.fromEntries(Object.entries(drawn).map(([k, v]) => [k, v.ms])))}`,
     )
     assert.match((await page.textContent('#industry-context')) ?? '', /^Industry context: /)
+    // Numbers for people: percentiles to one decimal, ratios to three, signs never doubled, and
+    // each ETF once in a hedge basket.
+    const hedgeRows = await page
+      .locator('table', { hasText: 'Hedge ratios and the hedge basket' })
+      .locator('tbody tr')
+      .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')))
+    assert.equal(hedgeRows.length, 3)
+    for (const cells of hedgeRows) {
+      for (const hr of cells.slice(1, 4)) assert.match(hr, /^(−?\d+\.\d{3}|—)$/, hr)
+      const basket = cells[5] ?? ''
+      assert.doesNotMatch(basket, /[+−-] [-−]|\+ -|--/, basket)
+      const etfs = basket.match(/[A-Z]{2,5}/g) ?? []
+      assert.equal(new Set(etfs).size, etfs.length, `each ETF once: ${basket}`)
+    }
+    const percentiles = await page
+      .locator('table', { hasText: 'Rankings' })
+      .locator('tbody tr td:nth-child(4)')
+      .allTextContents()
+    assert.ok(percentiles.length > 0)
+    for (const p of percentiles) assert.match(p, /^\d{1,3}\.\d$/, p)
     const meta = (await page.textContent('#explorer-out .meta')) ?? ''
     const m = /this view cost ([0-9.]+) USD/.exec(meta)
     assert.ok(m, meta)
@@ -291,6 +311,38 @@ describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
     )
   })
 
+  test('keys at 1280 px: the table fits; reloads and pages reuse the session’s one dashboard key', async () => {
+    await page.setViewportSize({ width: 1280, height: 900 })
+    try {
+      const dashboardKeys = async () =>
+        (await t.ctx.accounts.listKeys(account)).filter((k) => k.name === 'dashboard (this browser session)')
+      await page.goto(`${origin}/app#/explorer?ticker=AAPL`)
+      await page.waitForSelector('#chart-cumulative canvas', { timeout: 30_000 })
+      const before = await t.ctx.accounts.listKeys(account)
+      for (const hash of ['#/explorer?ticker=MSFT', '#/billing', '#/explorer?ticker=AAPL']) {
+        await page.goto(`${origin}/app${hash}`)
+        await page.reload()
+        await page.waitForSelector(hash.startsWith('#/billing') ? '#balance' : '#chart-cumulative canvas', {
+          timeout: 30_000,
+        })
+      }
+      const after = await t.ctx.accounts.listKeys(account)
+      assert.equal(after.length, before.length, 'no key made by reloading pages')
+      assert.equal((await dashboardKeys()).filter((k) => k.revokedAt === null).length, 1)
+      await page.goto(`${origin}/app#/keys`)
+      await page.reload()
+      await page.locator('#key-list tbody tr').first().waitFor()
+      const fit = (await page.evaluate(`(() => {
+        const t = document.querySelector('#key-list table')
+        return { table: t.scrollWidth - t.clientWidth, page: document.documentElement.scrollWidth - window.innerWidth }
+      })()`)) as { table: number; page: number }
+      assert.ok(fit.table <= 1 && fit.page <= 1, `horizontal overflow at 1280 px: ${JSON.stringify(fit)}`)
+      await axe('keys-1280')
+    } finally {
+      await page.setViewportSize({ width: 1100, height: 900 })
+    }
+  })
+
   test('keys: a connected agent (OAuth grant) is listed, revoked with its button, and its tokens stop at once', async () => {
     // The agent's side, in-process: registration, consent as the signed-in user, code exchange.
     let n = 0
@@ -349,6 +401,8 @@ describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
   test('billing: top up through (fake) Stripe, spend cap, alert threshold, ledger CSV', async () => {
     await page.goto(`${origin}/app#/billing`)
     await page.waitForSelector('#topup-form')
+    assert.equal(await page.textContent('#account-id'), account)
+    assert.equal(await page.locator('#topup-form button', { hasText: 'Pay with Stripe' }).count(), 1)
     await axe('billing')
     await page.fill('#topup', '20')
     // Stripe's hosted page is not reachable from here: the browser gets a stand-in for it.
@@ -389,6 +443,38 @@ describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
     assert.match((await page.textContent('table')) ?? '', /topup/)
     const csv = await page.evaluate(`fetch('/account/ledger?format=csv').then((r) => r.text())`)
     assert.match(String(csv), /^date,kind,capability/)
+  })
+
+  test('billing without Stripe: no card form, the operator’s real command with this account id', async () => {
+    // The same page on an instance without Stripe: its /auth/session says so.
+    await page.route(
+      (u) => u.origin === origin && u.pathname === '/auth/session',
+      async (r) => {
+        const res = await r.fetch()
+        const body = (await res.json()) as { features: Record<string, boolean> }
+        body.features = { card_top_ups: false, brokerage: false }
+        await r.fulfill({ response: res, json: body })
+      },
+    )
+    try {
+      await page.goto(`${origin}/app#/explorer`)
+      await page.reload()
+      await page.goto(`${origin}/app#/billing`)
+      await page.waitForSelector('#operator-topup')
+      assert.equal(await page.locator('#topup-form').count(), 0)
+      assert.equal(await page.getByText('Pay with Stripe').count(), 0)
+      assert.equal(
+        (await page.textContent('#operator-topup code'))?.trim(),
+        `erm3 topup --account ${account} --usd <amount>`,
+      )
+      assert.doesNotMatch((await page.textContent('main')) ?? '', /erm3 admin/)
+      assert.equal(await page.locator('nav a[href="#/brokerage"]').isVisible(), false)
+      await axe('billing-no-stripe')
+    } finally {
+      await page.unrouteAll()
+    }
+    await page.reload()
+    await page.locator('nav a[href="#/brokerage"]').waitFor({ state: 'hidden' })
   })
 
   test('webhooks: add a subscription (secret shown once), send a test event, see its delivery', async () => {
@@ -462,16 +548,20 @@ describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
     assert.equal(replay.status, 401)
     assert.equal(((await replay.json()) as { code: string }).code, 'REVOKED_KEY')
     const keysAfter = (await t.ctx.accounts.listKeys(account)).filter((k) => k.revokedAt === null).length
-    assert.equal(keysAfter, keysBefore - 1, 'the explorer key of the page is revoked')
-    // Explorer keys expire with the browser session even when nobody signs out.
-    const explorer = (await t.ctx.accounts.listKeys(account)).filter((k) =>
-      k.name?.startsWith('dashboard explorer'),
+    assert.equal(keysAfter, keysBefore - 1, 'the session’s dashboard key is revoked')
+    // Dashboard keys expire with their session (12 hours from sign-in) even when nobody signs out.
+    const dashboard = (await t.ctx.accounts.listKeys(account)).filter(
+      (k) => k.name === 'dashboard (this browser session)',
     )
     assert.ok(
-      explorer.length > 0 &&
-        explorer.every(
-          (k) => k.expiresAt !== null && Math.abs(k.expiresAt - k.createdAt - 12 * 3600_000) < 1000,
+      dashboard.length > 0 &&
+        dashboard.every(
+          (k) =>
+            k.expiresAt !== null &&
+            k.expiresAt - k.createdAt <= 12 * 3600_000 &&
+            k.expiresAt - k.createdAt > 11 * 3600_000,
         ),
+      JSON.stringify(dashboard),
     )
     await page.goto(`${origin}/app#/keys`)
     await page.waitForURL(/#\/signin/)

@@ -2,6 +2,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { microsToUsd } from '../../contract/pricing.ts'
 import { AppError } from '../../platform/errors.ts'
 import type { ServiceContext } from '../../services/context.ts'
+import {
+  dashboardKey,
+  revokeDashboardKey,
+  revokeDashboardKeys,
+} from '../../services/identity/dashboard-key.ts'
 import { freeProvisionCap } from '../../services/identity/free-cap.ts'
 import {
   type CompletedLogin,
@@ -189,14 +194,34 @@ function sessionRoutes(ctx: ServiceContext, { signedOut }: SessionCookies): Rout
   return {
     getSession: async (req) => {
       const s = requireSession(req.session)
-      return { account_id: s.accountId, email: s.email }
+      return {
+        account_id: s.accountId,
+        email: s.email,
+        features: { card_top_ups: ctx.config.stripe !== null, brokerage: ctx.config.plaid !== null },
+      }
+    },
+    dashboardKey: async (req, reply) => {
+      const k = await dashboardKey(ctx, requireSession(req.session), sessionActor(req))
+      reply.header('Cache-Control', 'no-store')
+      return {
+        api_key: k.apiKey,
+        key_id: k.record.id,
+        environment: k.record.environment,
+        created_at: iso(k.record.createdAt),
+        account_id: k.record.accountId,
+        expires_at: k.record.expiresAt === null ? null : iso(k.record.expiresAt),
+      }
     },
     logout: async (req, reply) => {
-      await signOut(ctx, requireSession(req.session), sessionActor(req))
+      const s = requireSession(req.session)
+      await signOut(ctx, s, sessionActor(req))
+      await revokeDashboardKey(ctx, s.sessionId)
       return signedOut(req, reply).code(204).send()
     },
     logoutAll: async (req, reply) => {
-      const n = await signOutEverywhere(ctx, requireSession(req.session), sessionActor(req))
+      const s = requireSession(req.session)
+      const n = await signOutEverywhere(ctx, s, sessionActor(req))
+      await revokeDashboardKeys(ctx, s.accountId)
       signedOut(req, reply)
       return { signed_out_sessions: n }
     },
@@ -208,8 +233,13 @@ function keyRoutes(ctx: ServiceContext, metrics: EdgeMetrics): RouteTable {
   const freeCap = freeProvisionCap(ctx, metrics.freeProvisionRefused)
   return {
     provision: async (req, reply) => {
-      const b = req.body
-      const k = await provisionKey(ctx, requireSession(req.session), b, req.ip ?? null)
+      const b = req.body ?? {}
+      const k = await provisionKey(
+        ctx,
+        requireSession(req.session),
+        { ...b, environment: b.environment ?? 'live' },
+        req.ip ?? null,
+      )
       reply.code(201).header('Cache-Control', 'no-store')
       return {
         api_key: k.apiKey,

@@ -1,37 +1,56 @@
 import { batchLstar, batchTickers } from '../../services/analytics/batch.ts'
 import { batchAnalyze } from '../../services/analytics/batch-analyze.ts'
+import { batchCompletion } from '../../services/analytics/batch-completed.ts'
 import { runMetered } from '../metered.ts'
 import { requirePrincipal } from '../request-state.ts'
 import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
 
-/** POST /batch/lstar and POST /batch/analyze: priced per distinct ticker. */
+/** POST /batch/lstar and POST /batch/analyze: priced per distinct ticker; each answer sends batch.completed. */
 export function batchRoutes({ ctx, priced }: RouteDeps): RouteFile {
   return routeFile(import.meta.url, {
     batchLstar: async (req, reply) => {
       const b = req.body
-      const env = requirePrincipal(req.principal).environment
+      const p = requirePrincipal(req.principal)
       // Before metering: > 100 is TOO_MANY_TICKERS, and the reservation covers the distinct tickers.
       const tickers = batchTickers(b.tickers)
+      const done = batchCompletion(ctx, {
+        accountId: p.accountId,
+        environment: p.environment,
+        operation: 'batchLstar',
+        requestId: String(req.id),
+        tickers,
+      })
       return runMetered(
         ctx,
         req,
         reply,
         priced('batchLstar'),
-        () => batchLstar(ctx.models, env, tickers, { years: b.years, threshold: b.threshold }),
-        { positions: tickers.length, tabular: true },
+        done.track(() =>
+          batchLstar(ctx.models, p.environment, tickers, { years: b.years, threshold: b.threshold }),
+        ),
+        { positions: tickers.length, tabular: true, onServed: done.onServed },
       )
     },
     batchAnalyze: async (req, reply) => {
       const b = req.body
-      const env = requirePrincipal(req.principal).environment
+      const p = requirePrincipal(req.principal)
       const tickers = batchTickers(b.tickers)
+      const done = batchCompletion(ctx, {
+        accountId: p.accountId,
+        environment: p.environment,
+        operation: 'batchAnalyze',
+        requestId: String(req.id),
+        tickers,
+      })
       return runMetered(
         ctx,
         req,
         reply,
         priced('batchAnalyze'),
-        () => batchAnalyze(ctx.models, env, tickers, { years: b.years, metrics: b.metrics }),
-        { positions: tickers.length, tabular: true },
+        done.track(() =>
+          batchAnalyze(ctx.models, p.environment, tickers, { years: b.years, metrics: b.metrics }),
+        ),
+        { positions: tickers.length, tabular: true, onServed: done.onServed },
       )
     },
   })

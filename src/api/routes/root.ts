@@ -48,13 +48,19 @@ through a metered REST API and an MCP server for agents.</p>
 </div>
 
 <h2>Get a key</h2>
+<p id="dashboard"><a href="/app">Open the dashboard</a>: sign in with your e-mail address (no password), explore a
+ticker's risk, analyse a portfolio and create API keys${
+    ctx.config.signupCreditMicros > 0
+      ? ` — a new account starts with ${(ctx.config.signupCreditMicros / 1e6).toFixed(2)} USD of credit to try it`
+      : ''
+  }.</p>
 <ul>
 <li>Operator: <code>node bin/erm3.js accounts create --email you@example.com --balance 0</code>,
 then <code>node bin/erm3.js keys create --account acct_… --env live</code> (or <code>--env test</code>: free, reads a sandbox market).</li>
 <li>Sign in without a password: <code>POST ${e(url)}/auth/login {"email"}</code> mails a link (open it in the same browser, or post its token: <code>POST /auth/callback {"token"}</code>); the session then provisions keys with <code>POST /auth/provision</code>.</li>
 ${
   ctx.config.freeProvisionDailyCap > 0
-    ? `<li>Try it anonymously: <code>POST ${e(url)}/auth/provision-free</code> gives a live key with 0.50 USD.</li>
+    ? `<li>Try it anonymously: <code>curl -X POST ${e(url)}/auth/provision-free</code> (no body needed) gives a live key with 0.50 USD.</li>
 `
     : ''
 }</ul>

@@ -29,6 +29,19 @@ function usd(raw: string, flag: string): number {
 
 const out = (line: string) => process.stdout.write(`${line}\n`)
 
+/** `acct_… <tab> e-mail <tab> kind <tab> created <tab> balance USD <tab> active keys`: one line, tab-separated. */
+function accountLine(r: Awaited<ReturnType<Admin['findAccount']>>): string {
+  const a = r.account
+  return [
+    a.id,
+    a.email ?? '(anonymous)',
+    a.kind,
+    new Date(a.createdAt).toISOString(),
+    `${r.balanceUsd.toFixed(6)} USD`,
+    `${r.activeKeys} active key${r.activeKeys === 1 ? '' : 's'}`,
+  ].join('\t')
+}
+
 /** Operator commands: accounts, keys and top-ups against the configured database (ERM3_HOME or DATABASE_URL). */
 export function registerAdmin(program: Command): void {
   const accounts = program.command('accounts').description('manage accounts')
@@ -41,6 +54,28 @@ export function registerAdmin(program: Command): void {
         a.createAccountWithBalance(ctx, { email: o.email, balanceUsd: usd(o.balance, '--balance') }),
       )
       out(`account ${r.account.id} (${r.account.email}) balance ${r.balanceUsd.toFixed(6)} USD`)
+    })
+
+  accounts
+    .command('list')
+    .description('accounts oldest first: id, e-mail, kind, created, balance, active keys')
+    .option('--limit <n>', 'at most this many (1..1000)', '100')
+    .option('--after <id>', 'start after this account id (the last id of the previous page)')
+    .action(async (o: { limit: string; after?: string }) => {
+      const rows = await withOperator((ctx, a) =>
+        a.listAccounts(ctx, { limit: Number(o.limit), after: o.after }),
+      )
+      for (const r of rows) out(accountLine(r))
+      if (rows.length === 0) process.stderr.write('no accounts\n')
+    })
+  accounts
+    .command('show')
+    .description('one account, by its id or its e-mail address')
+    .argument('[account-id]', 'account id (acct_…)')
+    .option('--email <address>', 'the account with this e-mail address')
+    .action(async (id: string | undefined, o: { email?: string }) => {
+      const r = await withOperator((ctx, a) => a.findAccount(ctx, { id, email: o.email }))
+      out(accountLine(r))
     })
 
   const keys = program.command('keys').description('manage API keys')

@@ -171,12 +171,23 @@ export const estimate = defineOperation({
         Type.Literal('subscription'),
       ]),
       note: Type.String(),
-      estimated_rows: Type.Optional(Type.Integer()),
+      estimated_rows: Type.Optional(
+        Type.Integer({ description: 'per_position: the positions priced (one result each)' }),
+      ),
       estimated_tokens: Type.Optional(
+        Type.Integer({ description: 'per_token (chat): the tokens of one model answer, input + output' }),
+      ),
+      estimated_tokens_split: Type.Optional(
         Type.Object(
           { input: Type.Integer(), output: Type.Integer() },
-          { description: 'per_token (chat): the tokens of one model answer' },
+          { description: 'per_token (chat): estimated_tokens split into input and output (max_tokens)' },
         ),
+      ),
+      estimated_bytes: Type.Optional(
+        Type.Integer({
+          description:
+            'per_token (chat): the UTF-8 bytes the input tokens are estimated from (prompt, messages, tools)',
+        }),
       ),
       unit_cost_usd: Type.Optional(Type.Number()),
       min_charge: Type.Optional(Type.Number()),

@@ -10,7 +10,7 @@ import {
   TickerNote,
   TickerParam,
 } from '../schemas.ts'
-import { metricsV3Schema } from './metrics.ts'
+import { batchFullMetricsSchema } from './batch-full-metrics.ts'
 
 /**
  * Analytics operations: Lstar, the daily returns decomposition, the monthly L3 decomposition and
@@ -265,7 +265,7 @@ const batchAnalyze = defineOperation({
   path: '/batch/analyze',
   summary: 'Returns, hedge ratios, full metrics and monthly L3 series for up to 100 tickers',
   description:
-    "metrics ⊆ {returns, hedge_ratios, full_metrics, l3_decomposition}, default [returns, hedge_ratios]; years 1–15 (default 1) sizes returns and l3_decomposition. Per ticker (keyed as asked): returns {dates, values = gross returns, l1/l2/l3 = rolling L3 market/sector/subsector HR histories}; hedge_ratios = the latest state's HRs under short keys (l1_market = l1_mkt_hr … l3_subsector = l3_sub_hr); full_metrics = the MetricsV3 snapshot of GET /metrics/{ticker}; l3_decomposition = the monthly series of GET /l3-decomposition; teo = date of the latest state. Parquet/CSV = BatchAnalyzeExportRow (ticker, date, gross_return, l1, l2, l3) for the tickers that succeeded, and needs 'returns' in metrics (else 400). 0.005 USD per ticker that succeeded; none succeeded → 404/400 and no charge.",
+    "metrics ⊆ {returns, hedge_ratios, full_metrics, l3_decomposition}, default [returns, hedge_ratios]; years 1–15 (default 1) sizes returns and l3_decomposition. Per ticker (keyed as asked): returns {dates, values = gross returns, l1/l2/l3 = rolling L3 market/sector/subsector HR histories}; hedge_ratios = the latest state's HRs under short keys (l1_market = l1_mkt_hr … l3_subsector = l3_sub_hr); full_metrics = the MetricsV3 snapshot of GET /metrics/{ticker}, its level fields also under the specification's long names (l1_market_hr = l1_mkt_hr … l3_residual_er = l3_res_er); l3_decomposition = the monthly series of GET /l3-decomposition; teo = date of the latest state. Parquet/CSV = BatchAnalyzeExportRow (ticker, date, gross_return, l1, l2, l3) for the tickers that succeeded, and needs 'returns' in metrics (else 400). 0.005 USD per ticker that succeeded; none succeeded → 404/400 and no charge.",
   tags: ['data'],
   auth: 'key',
   lineage: true,
@@ -305,7 +305,7 @@ const batchAnalyze = defineOperation({
               }),
             ),
             hedge_ratios: Type.Optional(batchHedgeRatiosSchema),
-            full_metrics: Type.Optional(metricsV3Schema),
+            full_metrics: Type.Optional(batchFullMetricsSchema),
             l3_decomposition: Type.Optional(l3MonthlySchema),
           }),
           batchTickerErrorSchema,

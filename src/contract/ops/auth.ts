@@ -139,19 +139,27 @@ export const provision = defineOperation({
   summary: 'Create an API key for the signed-in account (Authorization: Bearer <SESSION_JWT>)',
   tags: ['auth'],
   auth: 'session',
-  body: Type.Object(
-    {
-      name: Type.Optional(Type.String({ maxLength: 100 })),
-      environment: environmentSchema,
-      expires_in_seconds: Type.Optional(
-        Type.Integer({
-          minimum: 60,
-          maximum: 90 * 86400,
-          description: 'The key expires after this many seconds (60 s to 90 days); default never',
-        }),
-      ),
-    },
-    { additionalProperties: false },
+  // Every field is optional and the body may be left out: a key for `live` (the specification names no required field).
+  body: Type.Optional(
+    Type.Object(
+      {
+        name: Type.Optional(Type.String({ maxLength: 100 })),
+        environment: Type.Optional(
+          Type.Union([Type.Literal('live'), Type.Literal('test')], {
+            default: 'live',
+            description: 'live (default): the production market, charged; test: the sandbox, free',
+          }),
+        ),
+        expires_in_seconds: Type.Optional(
+          Type.Integer({
+            minimum: 60,
+            maximum: 90 * 86400,
+            description: 'The key expires after this many seconds (60 s to 90 days); default never',
+          }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
   ),
   status: 201,
   response: provisionResponseSchema,
@@ -190,12 +198,28 @@ export const getSession = defineOperation({
   id: 'getSession',
   method: 'GET',
   path: '/auth/session',
-  summary: 'Who is signed in: the session’s account and e-mail (the dashboard’s sign-in check)',
+  summary:
+    'Who is signed in: the session’s account and e-mail, and what this instance offers (the dashboard’s sign-in check)',
   tags: ['auth'],
   auth: 'session',
   status: 200,
   response: Type.Object(
-    { account_id: Type.String(), email: Type.String() },
+    {
+      account_id: Type.String(),
+      email: Type.String(),
+      features: Type.Optional(
+        Type.Object(
+          {
+            card_top_ups: Type.Boolean({
+              description:
+                'Stripe is configured: POST /billing/checkout works (else top-ups go through the operator)',
+            }),
+            brokerage: Type.Boolean({ description: 'Plaid is configured: the /plaid operations work' }),
+          },
+          { description: 'What the operator configured on this instance' },
+        ),
+      ),
+    },
     { $id: 'CurrentSessionResponse' },
   ),
   errors: [401, 429],
@@ -210,7 +234,7 @@ export const logout = defineOperation({
   description:
     'Sessions are kept on the server: the session used for this call is revoked at once, on every node, whether it came as ' +
     'the cookie or as a bearer JWT (a copy of it then answers 401 REVOKED_KEY). API keys are not sessions and stay valid; ' +
-    'the dashboard also revokes the explorer key it provisioned for the browser session.',
+    'the session’s dashboard key (POST /auth/dashboard-key) is revoked with it.',
   tags: ['auth'],
   auth: 'session',
   status: 204,
@@ -235,4 +259,22 @@ export const logoutAll = defineOperation({
     { $id: 'LogoutAllResponse' },
   ),
   errors: [401, 403, 429],
+})
+
+export const dashboardKey = defineOperation({
+  id: 'dashboardKey',
+  method: 'POST',
+  path: '/auth/dashboard-key',
+  summary:
+    'The dashboard’s API key for this session: the same key each time it is asked, never a new one per page',
+  description:
+    'One live key per sign-in session (kind `user`, named `dashboard (this browser session)`), expiring with the session ' +
+    'and revoked when it signs out. The key is derived from the session on the server, so asking again (a reload) answers ' +
+    'the same key and stores nothing new; erm3 still keeps only its hash. Revoked by hand on /account/keys, the next ' +
+    'ask answers a fresh one. The dashboard makes its metered calls with it.',
+  tags: ['auth'],
+  auth: 'session',
+  status: 200,
+  response: provisionResponseSchema,
+  errors: [401, 403, 409, 429],
 })

@@ -62,7 +62,14 @@ const getBenchmark = defineOperation({
   response: Type.Object(
     {
       id: Type.String(),
-      kind: BenchmarkKind,
+      benchmark_kind: BenchmarkKind,
+      kind: Type.Union(
+        BENCHMARK_KINDS.map((k) => Type.Literal(k)),
+        {
+          deprecated: true,
+          description: 'Deprecated: the same as benchmark_kind (the specification’s name); removed in 4.0.0',
+        },
+      ),
       name: Type.String(),
       methodology: Type.String(),
       components: Type.Array(benchmarkComponentSchema),

@@ -359,9 +359,29 @@ export const WEBHOOK_PAYLOADS: Record<string, TSchema> = {
   ),
   'batch.completed': envelope(
     'batch.completed',
-    Type.Object({}, { additionalProperties: true }),
+    Type.Object({
+      operation: Type.Union([Type.Literal('batchLstar'), Type.Literal('batchAnalyze')], {
+        description: 'The batch operation (POST /batch/lstar or POST /batch/analyze)',
+      }),
+      request_id: Type.String({
+        description: 'The batch call’s request id (`_agent.request_id`, X-Request-Id): the batch’s id',
+      }),
+      data_as_of: Type.String({ format: 'date' }),
+      cache_status: Type.Union([Type.Literal('HIT'), Type.Literal('MISS'), Type.Literal('BYPASS')]),
+      positions: Type.Integer({ description: 'Distinct tickers asked (alias spellings count once)' }),
+      positions_ok: Type.Integer({ description: 'Tickers answered (the charged positions)' }),
+      positions_failed: Type.Integer(),
+      cost_usd: Type.Number({ description: 'What the call was charged (0 for a cached answer)' }),
+      failures: Type.Array(
+        Type.Object({
+          ticker: Type.String({ description: 'As asked (trimmed, upper-cased)' }),
+          code: Type.Union([Type.Literal('INVALID_TICKER'), Type.Literal('TICKER_NOT_FOUND')]),
+        }),
+        { description: 'The tickers that failed, in the order asked' },
+      ),
+    }),
     'WebhookBatchCompleted',
-    'Reserved: batch calls answer synchronously today, so this event is not emitted yet.',
+    'A batch call (POST /batch/lstar, POST /batch/analyze, or their MCP tools) was answered: once per answered call (200), cached answers included; a call that failed as a whole (4xx) or a 304 sends none.',
   ),
   'webhook.test': envelope(
     'webhook.test',

@@ -105,6 +105,57 @@ export async function rotateKey(
   return fresh
 }
 
+/** One account as `erm3 accounts list|show` print it. */
+interface AccountSummary {
+  account: Account
+  balanceUsd: number
+  /** Keys neither revoked nor expired. */
+  activeKeys: number
+}
+
+async function summarise(ctx: OperatorContext, a: Account): Promise<AccountSummary> {
+  const [b, keys] = await Promise.all([ctx.accounts.balance(a.id), ctx.accounts.listKeys(a.id)])
+  const now = ctx.now()
+  return {
+    account: a,
+    balanceUsd: microsToUsd(b.balanceMicros),
+    activeKeys: keys.filter((k) => k.revokedAt === null && (k.expiresAt === null || k.expiresAt > now))
+      .length,
+  }
+}
+
+/**
+ * Accounts oldest first, a page at a time (`after`: the last id of the previous page).
+ * @public (erm3 accounts list, through the module namespace knip does not follow)
+ */
+export async function listAccounts(
+  ctx: OperatorContext,
+  page: { after?: string; limit: number },
+): Promise<AccountSummary[]> {
+  if (!Number.isInteger(page.limit) || page.limit < 1 || page.limit > 1000)
+    throw new AppError('INVALID_REQUEST', `The limit must be an integer in 1..1000, got ${page.limit}`)
+  const accounts = await ctx.accounts.listAccounts({ after: page.after ?? null, limit: page.limit })
+  return Promise.all(accounts.map((a) => summarise(ctx, a)))
+}
+
+/**
+ * One account by its id (`acct_…`) or its e-mail address (any case).
+ * @public (erm3 accounts show, through the module namespace knip does not follow)
+ */
+export async function findAccount(
+  ctx: OperatorContext,
+  by: { id?: string; email?: string },
+): Promise<AccountSummary> {
+  if ((by.id === undefined) === (by.email === undefined))
+    throw new AppError('INVALID_REQUEST', 'Give an account id or --email <address>, not both')
+  const a =
+    by.email !== undefined
+      ? await ctx.accounts.findAccountByEmail(normaliseEmail(by.email))
+      : await ctx.accounts.getAccount(by.id ?? '')
+  if (!a) throw new AppError('NOT_FOUND', `No account ${by.id ?? `with the e-mail address ${by.email}`}`)
+  return summarise(ctx, a)
+}
+
 /** Top-up of at least 10.00 USD, idempotent per reference. */
 export async function topUp(
   ctx: OperatorContext,

@@ -1,3 +1,4 @@
+import { FULL_METRICS_ALIASES } from '../../contract/ops/batch-full-metrics.ts'
 import type { FlatTable } from '../../contract/table.ts'
 import type { ModelStore } from '../../engine/model-store/reader.ts'
 import { AppError } from '../../platform/errors.ts'
@@ -118,7 +119,11 @@ async function analyzeOne(job: BatchJob, r: ResolvedTicker): Promise<Analyzed> {
   }
   if (wanted.has('full_metrics')) {
     // The same snapshot GET /metrics/{ticker} serves, not a copy of its logic.
-    out.full_metrics = (await metricsSnapshot(models, env, r.ticker)).body.metrics
+    const m = (await metricsSnapshot(models, env, r.ticker)).body.metrics
+    out.full_metrics = {
+      ...m,
+      ...Object.fromEntries(FULL_METRICS_ALIASES.map(([short, long]) => [long, m[short]])),
+    }
   }
   if (wanted.has('l3_decomposition')) {
     const m = await l3Monthly(store, r.index, years)

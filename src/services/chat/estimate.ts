@@ -33,7 +33,10 @@ export function estimateChat(c: Capability, params: Record<string, unknown>) {
       `(about ${BYTES_PER_TOKEN} bytes a token, max_tokens of output); each tool round costs about as much ` +
       'again plus the tool. Before the model is called the worst case is reserved (the input budget, max_tokens ' +
       'per round, max_tool_calls × the dearest tool); only what is used is charged.',
-    estimated_tokens: { input, output: maxTokens },
+    // The specification's integer total, its split beside it, and the bytes the input was counted from.
+    estimated_tokens: input + maxTokens,
+    estimated_tokens_split: { input, output: maxTokens },
+    estimated_bytes: bytes,
     unit_cost_usd: microsToUsd(c.unitMicros),
   }
 }

@@ -5,6 +5,7 @@ import { newId } from '../../platform/ids.ts'
 import type { ServiceContext } from '../context.ts'
 import { type AuditActor, recordAudit } from './audit.ts'
 import { openSession, SESSION_TTL_S } from './session.ts'
+import { grantSignupCredit } from './signup-credit.ts'
 
 /** One-time sign-in links: 15 minutes, single use, stored only as a hash. */
 export const LOGIN_TTL_MS = 15 * 60_000
@@ -176,6 +177,8 @@ export async function completeLogin(
       account = await ctx.accounts.findAccountByEmail(email)
       if (!account) throw new AppError('INTERNAL', 'could not create the account')
     }
+    // Both racers grant it: the ledger keeps one (idempotent per reference).
+    await grantSignupCredit(ctx, account.id)
   }
   const opened = await openSession(ctx, { accountId: account.id, email })
   const actor: AuditActor = { accountId: account.id, type: 'session', id: email, ip: from.ip }

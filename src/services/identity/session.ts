@@ -16,6 +16,8 @@ export interface Session {
   sessionId: string
   accountId: string
   email: string
+  /** When the session ends (epoch ms): set by verifySession. */
+  expiresAt?: number
 }
 
 function key(ctx: ServiceContext): Uint8Array {
@@ -99,7 +101,7 @@ export async function verifySession(ctx: ServiceContext, token: string | null): 
   if (row.revokedAt !== null) throw new AppError('REVOKED_KEY', 'This session was signed out: sign in again')
   if (row.expiresAt <= now) throw new AppError('EXPIRED_KEY', 'The session has expired: sign in again')
   if (now - row.lastSeenAt >= SESSION_TOUCH_MS) await ctx.accounts.sessions().touchSession(row.id, now)
-  return { sessionId: row.id, accountId: claims.accountId, email: claims.email }
+  return { sessionId: row.id, accountId: claims.accountId, email: claims.email, expiresAt: row.expiresAt }
 }
 
 /**

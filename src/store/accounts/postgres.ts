@@ -136,6 +136,13 @@ function accountAndKeyMethods({ db }: PostgresContext) {
       )
       return r ? toAccount(r) : null
     },
+    async listAccounts(page) {
+      const rows = await q<AccountRow>(
+        `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id COLLATE "C" > $1 ORDER BY id COLLATE "C" LIMIT $2`,
+        [page.after ?? '', page.limit],
+      )
+      return rows.map(toAccount)
+    },
 
     async insertKey(k) {
       // One statement: the key and its key.created deliveries (webhooks-postgres.ts) commit together.

@@ -21,6 +21,9 @@ export function prepareSqlite(db: Database.Database) {
     accountByEmail: db.prepare<[string], AccountRow>(
       `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE lower(email) = lower(?)`,
     ),
+    accounts: db.prepare<[string, number], AccountRow>(
+      `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id > ? ORDER BY id LIMIT ?`,
+    ),
     insertKey: db.prepare(
       `INSERT INTO api_keys (id, account_id, kind, environment, prefix, name, tier, hash, created_at, expires_at, client_id)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

@@ -164,6 +164,11 @@ function accountAndKeyMethods({ db, s, webhooks }: SqliteContext) {
       const r = s().accountByEmail.get(email)
       return r ? toAccount(r) : null
     },
+    async listAccounts(page) {
+      return s()
+        .accounts.all(page.after ?? '', page.limit)
+        .map(toAccount)
+    },
 
     async insertKey(k) {
       const insert = () =>

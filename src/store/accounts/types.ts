@@ -172,6 +172,11 @@ export interface AccountStore {
   getAccount(id: string): Promise<Account | null>
   /** Case-insensitive on the e-mail address. */
   findAccountByEmail(email: string): Promise<Account | null>
+  /**
+   * Accounts oldest first (by id: ids sort by creation), at most `limit`, after the id `after`
+   * (exclusive; null: from the first). The operator's `erm3 accounts list`.
+   */
+  listAccounts(page: { after: string | null; limit: number }): Promise<Account[]>
 
   // keys
   insertKey(key: NewApiKey): Promise<ApiKeyRecord>

@@ -50,6 +50,12 @@ import type { WebhookStore } from './webhooks-types.ts'
 
 const NEW_ID = deliveryIdSql('postgres')
 
+/** An account event raised by the service (enqueueEvent): $1 event id, $2 event, $3 data, $4 now, $5 account. */
+const ENQUEUE_EVENT = `INSERT INTO webhook_deliveries (${DELIVERY_INSERT_COLUMNS})
+  SELECT ${NEW_ID}, s.account_id, s.id, 'webhook', $1, $2::text, $3, 'pending', $4, $4, $4
+  FROM webhook_subscriptions s
+  WHERE s.account_id = $5 AND s.enabled = 1 AND ${hasEventSql('postgres', '$2::text')}`
+
 /** insertKey with key.created: parameters $1–$11 of the key, $12 the event id. */
 export const INSERT_KEY_WITH_EVENT = `WITH k AS (
     INSERT INTO api_keys (id, account_id, kind, environment, prefix, name, tier, hash, created_at, expires_at, client_id)
@@ -241,6 +247,16 @@ function subscriptionMethods({ tx, q, getSub }: WebhookContext) {
 /** An account's view of the outbox: a test delivery, the recent deliveries with their log, a redelivery. */
 function deliveryMethods({ pool, q, getSub, insertDelivery }: WebhookContext) {
   return {
+    async enqueueEvent(accountId, event, data, now) {
+      const r = await pool.query(ENQUEUE_EVENT, [
+        newId('evt', now),
+        event,
+        JSON.stringify(data),
+        now,
+        accountId,
+      ])
+      return r.rowCount ?? 0
+    },
     async enqueueTest(accountId, id, now) {
       if (!(await getSub(accountId, id))) return null
       return insertDelivery(pool, [

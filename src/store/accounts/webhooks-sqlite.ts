@@ -157,6 +157,10 @@ function subscriptionMethods({ db, s }: WebhookContext) {
 /** An account's view of the outbox: a test delivery, the recent deliveries with their log, a redelivery. */
 function deliveryMethods({ db, s }: WebhookContext) {
   return {
+    async enqueueEvent(accountId, event, data, now) {
+      return s().enqueue.run(newId('evt', now), event, JSON.stringify(data), now, now, now, accountId, event)
+        .changes
+    },
     async enqueueTest(accountId, id, now) {
       if (!s().sub.get(accountId, id)) return null
       const did = newId('whd', now)

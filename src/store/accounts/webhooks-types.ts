@@ -133,6 +133,17 @@ export interface WebhookStore {
   updateSubscription(accountId: string, id: string, patch: SubscriptionPatch): Promise<Subscription | null>
   /** Deletes the subscription and its deliveries; false when not found. */
   deleteSubscription(accountId: string, id: string): Promise<boolean>
+  /**
+   * Fans an account event the service raises itself (not inside an account-store change, e.g.
+   * `batch.completed` after a batch call was answered) out to the account's enabled subscriptions
+   * that ask for it, in one statement. Returns how many deliveries were enqueued.
+   */
+  enqueueEvent(
+    accountId: string,
+    event: WebhookEvent,
+    data: Record<string, unknown>,
+    now: number,
+  ): Promise<number>
   /** Enqueues a `webhook.test` delivery for one subscription; returns it (null when not found). */
   enqueueTest(accountId: string, id: string, now: number): Promise<Delivery | null>
   /** Newest first. */

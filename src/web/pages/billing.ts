@@ -1,8 +1,11 @@
 import type { ResponseOf } from '../../contract/client.ts'
-import { ApiError, call, dataKey } from '../api.ts'
+import { ApiError, call, dataKey, requireSession } from '../api.ts'
 import { el, errorMessage, message, table } from '../dom.ts'
 
-/** Balance, Stripe top-up (or the operator's instructions), spend cap, low-balance alert, ledger, invoices. */
+/**
+ * The account (its id), balance, Stripe top-up when Stripe is configured (else the operator's
+ * command), spend cap, low-balance alert, ledger, invoices.
+ */
 
 type Settings = ResponseOf<'getAccountSettings'>
 
@@ -19,7 +22,7 @@ function field(id: string, label: string, input: HTMLInputElement, button: strin
 }
 
 export async function billingPage(root: HTMLElement): Promise<void> {
-  const key = await dataKey()
+  const [session, key] = await Promise.all([requireSession(), dataKey()])
   const [balance, settings, alert, ledger, invoices] = await Promise.all([
     call<ResponseOf<'getBalance'>>('/balance', { key }),
     call<Settings>('/account/settings'),
@@ -33,12 +36,22 @@ export async function billingPage(root: HTMLElement): Promise<void> {
   ])
   const status = el('div', { 'aria-live': 'polite' })
   const fail = (e: unknown) => status.replaceChildren(errorMessage(e))
-  const topup = topUpForm(status, fail)
+  const accountId = session.data.account_id
+  const topup = session.data.features?.card_top_ups
+    ? topUpForm(accountId, status, fail)
+    : operatorTopUp(accountId)
   const capForm = spendCapForm(settings.data, status, fail)
   const alertForm = balanceAlertForm(alert.data, status, fail)
 
   const s = settings.data
   root.append(
+    el(
+      'p',
+      { id: 'account' },
+      'Account ',
+      el('code', { id: 'account-id', text: accountId }),
+      ` (${session.data.email})`,
+    ),
     el('p', {
       class: 'meta',
       id: 'balance',
@@ -75,8 +88,24 @@ export async function billingPage(root: HTMLElement): Promise<void> {
   )
 }
 
-/** Top-up through Stripe Checkout; without Stripe, how to ask the operator. */
-function topUpForm(status: HTMLElement, fail: (e: unknown) => void): HTMLFormElement {
+/** The operator's command that adds funds to this account (what a top-up is without Stripe). */
+const topUpCommand = (accountId: string) => `erm3 topup --account ${accountId} --usd <amount>`
+
+/** Without Stripe: top-ups go through the operator, with the exact command to ask for. */
+function operatorTopUp(accountId: string): HTMLElement {
+  return el(
+    'section',
+    { id: 'operator-topup', class: 'card' },
+    el('h2', { text: 'Adding funds' }),
+    el('p', {
+      text: 'Card payments are not configured on this instance. Ask its operator to top up your account (at least 10 USD); they run:',
+    }),
+    el('pre', { tabindex: 0 }, el('code', { text: topUpCommand(accountId) })),
+  )
+}
+
+/** Top-up through Stripe Checkout (a 503 if Stripe went away since: the operator's command). */
+function topUpForm(accountId: string, status: HTMLElement, fail: (e: unknown) => void): HTMLFormElement {
   const amount = el('input', { id: 'topup', type: 'number', min: 10, max: 10000, step: '0.01', value: 25 })
   const topup = field('topup', 'Top up (USD, at least 10)', amount, 'Pay with Stripe')
   topup.addEventListener('submit', async (ev) => {
@@ -90,7 +119,7 @@ function topUpForm(status: HTMLElement, fail: (e: unknown) => void): HTMLFormEle
       if (e instanceof ApiError && e.problem.status === 503)
         status.replaceChildren(
           message(
-            `Card payments are not configured on this instance (${e.problem.detail}). Ask its operator to top up your account (erm3 admin topup --account <your account id> --usd <amount>).`,
+            `Card payments are not configured on this instance (${e.problem.detail}). Ask its operator to top up your account: ${topUpCommand(accountId)}`,
           ),
         )
       else fail(e)

@@ -1,7 +1,8 @@
 import type { ResponseOf } from '../../contract/client.ts'
 import { type Answer, call, data, dataKey, requireSession } from '../api.ts'
 import { bars, lineChart, pct, stackedChart } from '../charts.ts'
-import { el, message, num, table } from '../dom.ts'
+import { el, message, table } from '../dom.ts'
+import { fixed, hedgeBasket, percentile } from '../format.ts'
 
 /** One ticker: current decomposition, hedges per level, history charts, rankings; each call's cost shown. */
 
@@ -28,20 +29,18 @@ function cumulative(r: (number | null)[]): number[] {
 function hedgeTable(h: HedgeLevels): HTMLTableElement {
   const rows = (['L1', 'L2', 'L3'] as const).map((k) => {
     const l = h[k]
-    const basket = [
-      l.market_hr === null ? null : `${num(-l.market_hr)} ${l.hedge_etfs.market}`,
-      l.sector_hr === null || !l.hedge_etfs.sector ? null : `${num(-l.sector_hr)} ${l.hedge_etfs.sector}`,
-      l.subsector_hr === null || !l.hedge_etfs.subsector
-        ? null
-        : `${num(-l.subsector_hr)} ${l.hedge_etfs.subsector}`,
-    ].filter((x) => x !== null)
+    const basket = hedgeBasket([
+      { etf: l.hedge_etfs.market, ratio: l.market_hr },
+      { etf: l.hedge_etfs.sector, ratio: l.sector_hr },
+      { etf: l.hedge_etfs.subsector, ratio: l.subsector_hr },
+    ])
     return [
       k + (h.recommended_level === k ? ' (recommended)' : ''),
-      num(l.market_hr),
-      num(l.sector_hr),
-      num(l.subsector_hr),
+      fixed(l.market_hr),
+      fixed(l.sector_hr),
+      fixed(l.subsector_hr),
       l.residual_er === null ? null : pct(l.residual_er),
-      basket.join(' + ') || null,
+      basket,
     ]
   })
   return table(
@@ -146,7 +145,7 @@ function renderTicker(out: HTMLElement, view: TickerView): void {
     el('p', {
       id: 'industry-context',
       text: peers
-        ? `Industry context: ${peers.industry_name}, ${peers.n_companies} companies; their sector beta averages ${num(peers.beta_mean, 2) ?? 'n/a'} (variance ${num(peers.beta_variance) ?? 'n/a'}), this stock's is ${num(m.metrics.l2_sec_beta ?? null, 2) ?? 'n/a'}.`
+        ? `Industry context: ${peers.industry_name}, ${peers.n_companies} companies; their sector beta averages ${fixed(peers.beta_mean, 2) ?? 'n/a'} (variance ${fixed(peers.beta_variance) ?? 'n/a'}), this stock's is ${fixed(m.metrics.l2_sec_beta ?? null, 2) ?? 'n/a'}.`
         : `Industry context: fewer than 2 peers in ${m.display.industry ?? 'its industry'} on ${m.teo}.`,
     }),
     el('h3', { text: 'History' }),
@@ -157,7 +156,7 @@ function renderTicker(out: HTMLElement, view: TickerView): void {
       ['Metric', 'Window', 'Cohort', 'Percentile', 'Cohort size'],
       rk.rankings
         .filter((r) => r.window === '252d' || r.metric === 'mkt_cap')
-        .map((r) => [r.metric, r.window, r.cohort, r.rank_percentile, r.cohort_size]),
+        .map((r) => [r.metric, r.window, r.cohort, percentile(r.rank_percentile), r.cohort_size]),
       'Rankings (252-day window, and size)',
     ),
   )

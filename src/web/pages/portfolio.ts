@@ -123,7 +123,12 @@ function render(out: HTMLElement, b: Snapshot, cost: number, cache: string | nul
       ].map((etf) => [
         etf,
         ...(['L1', 'L2', 'L3', 'recommended'] as const).map((k) =>
-          num(s.hedges[k].find((h) => h.etf === etf)?.hr),
+          // An ETF a level names twice holds once, the weights added.
+          num(
+            s.hedges[k].some((h) => h.etf === etf)
+              ? s.hedges[k].filter((h) => h.etf === etf).reduce((a, h) => a + h.hr, 0)
+              : null,
+          ),
         ),
       ]),
       'Portfolio hedge: ETF exposure per $1 of book (sell that much to neutralise)',

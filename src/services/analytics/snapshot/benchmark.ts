@@ -203,6 +203,8 @@ export async function getBenchmark(models: ModelRegistry, env: ModelEnvironment,
   }
   return {
     id: b.id,
+    benchmark_kind: b.kind,
+    // The earlier name of benchmark_kind, kept until 4.0.0 (docs/using-the-api.md, Deprecations).
     kind: b.kind,
     name: b.name,
     methodology:
