@@ -26,6 +26,7 @@ import { API_VERSION } from '../contract/openapi.ts'
 import { bodyMayBeOmitted, type Operation } from '../contract/operation.ts'
 import { OPERATIONS } from '../contract/operations.ts'
 import { type Capability, capabilityByOperation } from '../contract/pricing.ts'
+import { type TickerNormaliser, tickerNormaliser } from '../contract/request-identity.ts'
 import { trustedProxyTest } from '../platform/client-address.ts'
 import { sharedRepresentations } from '../services/billing/shared-representations.ts'
 import { flushUsage } from '../services/billing/usage.ts'
@@ -339,6 +340,11 @@ function register(fastify: FastifyInstance, op: Operation, handlers: ReadonlyMap
   const handler = handlers.get(op.id)
   if (!handler) throw new Error(`operation ${op.id} has no handler`)
   const json = !op.contentType && op.id !== 'getOpenApi'
+  const tickers = tickerNormaliser(op)
+  const preValidation = [
+    ...(bodyMayBeOmitted(op.body) ? [noBodyIsEmptyObject] : []),
+    ...(tickers ? [normaliseTickers(tickers)] : []),
+  ]
   fastify.route({
     method: op.method,
     url: op.path,
@@ -350,9 +356,20 @@ function register(fastify: FastifyInstance, op: Operation, handlers: ReadonlyMap
       ...(json ? { response: { [op.status]: anonymous(op.response) } } : {}),
     },
     ...(op.rawBody ? { preParsing: keepRawBody } : {}),
-    ...(bodyMayBeOmitted(op.body) ? { onRequest: emptyBodyIsNone, preValidation: noBodyIsEmptyObject } : {}),
+    ...(bodyMayBeOmitted(op.body) ? { onRequest: emptyBodyIsNone } : {}),
+    // An omitted body as `{}`; tickers trimmed and upper-cased before validation (contract/request-identity.ts).
+    ...(preValidation.length ? { preValidation } : {}),
     handler,
   })
+}
+
+/** preValidation of operations whose request carries tickers: normalises them in place. */
+function normaliseTickers(n: TickerNormaliser) {
+  return async (req: FastifyRequest) => {
+    n('params', req.params)
+    n('querystring', req.query)
+    n('body', req.body)
+  }
 }
 
 /**

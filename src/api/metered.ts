@@ -1,12 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Capability } from '../contract/pricing.ts'
+import { requestIdentity } from '../contract/request-identity.ts'
 import { type FlatTable, TABULAR_MEDIA_TYPES, type TabularFormat } from '../contract/table.ts'
 import { encodeTableCsv, encodeTableParquet } from '../engine/export/tabular.ts'
 import { AppError } from '../platform/errors.ts'
 import { utf8Bytes } from '../platform/utf8.ts'
 import { type AgentMeta, agentMeta } from '../services/agent-meta.ts'
 import {
-  canonicalJson,
+  type Delivery,
   etagOf,
   meteredCall,
   type Representation,
@@ -90,7 +91,8 @@ function represent(r: MeteredResult, format: TabularFormat): Representation {
   return { ...base, etag: etagOf(bytes), data: bytes }
 }
 
-function send(reply: FastifyReply, e: Representation, agent: AgentMeta, startedAt: number): FastifyReply {
+/** The headers and body of an answer, `_agent` spliced into JSON. */
+function finalForm(reply: FastifyReply, e: Representation, agent: AgentMeta, startedAt: number): Buffer {
   reply.headers(e.lineage)
   // Server time up to the send (auth, limits, metering, computation, encoding): browsers' and
   // benches' view of the server's share of a request, for JSON and tabular answers alike.
@@ -102,20 +104,71 @@ function send(reply: FastifyReply, e: Representation, agent: AgentMeta, startedA
     reply.header('Content-Type', 'application/json; charset=utf-8')
     // The cached JSON object's closing brace gives way to `_agent` (bytes spliced, not re-encoded).
     const tail = Buffer.from(`,"_agent":${JSON.stringify(agent)}}`, 'utf8')
-    return reply.send(Buffer.concat([e.data.subarray(0, e.data.length - 1), tail]))
+    return Buffer.concat([e.data.subarray(0, e.data.length - 1), tail])
   }
   reply.header('Content-Type', TABULAR_MEDIA_TYPES[e.format])
   reply.header('Content-Disposition', `attachment; filename="${e.filename ?? 'erm3'}.${e.format}"`)
-  return reply.send(e.data)
+  return e.data
 }
 
-/** Canonical request identity for the response cache: path and sorted query, or the JSON body. */
-function requestParts(req: FastifyRequest): string[] {
-  const [path, query = ''] = req.url.split('?') as [string, string?]
-  const q = new URLSearchParams(query)
-  q.delete('format')
-  q.sort()
-  return [req.method, path.toLowerCase(), q.toString(), canonicalJson(req.body ?? null)]
+/** Writes `chunk`; true once it has been handed to the connection, false if the connection closed first. */
+function written(res: FastifyReply['raw'], chunk: Buffer): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (res.destroyed) return resolve(false)
+    const gone = () => resolve(false)
+    res.once('close', gone)
+    res.write(chunk, (err) => {
+      res.off('close', gone)
+      // A connection destroyed under the write calls back without an error: ask the socket.
+      resolve(!err && !res.destroyed && res.socket?.destroyed !== true)
+    })
+  })
+}
+
+/**
+ * Sends the answer and settles it by what reached the connection (docs/decisions/money.md): the
+ * body but its last byte is written first; a connection closed before it was handed over
+ * (client gone mid-body, or cut at its deadline for not reading) releases the reservation —
+ * nothing charged. Otherwise the debit is made durable, and only then the last byte completes
+ * the response: a client never holds a complete answer whose debit could still be lost, and a
+ * settle that fails cuts the connection instead (the answer is withheld, as before).
+ */
+async function sendSettled(
+  ctx: ServiceContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  body: Buffer,
+  delivery: Delivery,
+): Promise<void> {
+  reply.hijack()
+  const res = reply.raw
+  const headers: Record<string, string> = {}
+  for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) headers[k] = String(v)
+  res.writeHead(200, { ...headers, 'content-length': String(body.length) })
+  const cut = Math.max(0, body.length - 1)
+  const handed = cut === 0 ? !res.destroyed : await written(res, body.subarray(0, cut))
+  if (!handed) {
+    await delivery.undelivered().catch((err: Error) => ctx.log.error({ err: err.message }, 'release failed'))
+    return
+  }
+  try {
+    await delivery.delivered()
+  } catch (err) {
+    ctx.log.error({ err: (err as Error).message, request_id: req.id }, 'settle failed: answer withheld')
+    res.destroy()
+    return
+  }
+  res.end(body.subarray(cut))
+}
+
+/**
+ * The request's meaning (contract/request-identity.ts): the operation and its validated,
+ * defaulted, normalised parameters, a missing `teo` as the data's last day.
+ */
+function requestParts(req: FastifyRequest, dataAsOf: string): string[] {
+  const op = req.routeOptions.config.op
+  if (!op) throw new Error('a metered route without its operation')
+  return [requestIdentity(op, { params: req.params, query: req.query, body: req.body }, dataAsOf)]
 }
 
 /**
@@ -143,7 +196,7 @@ export async function runMetered(
   const store = ctx.models.store(principal.environment)
   const build = `${store.dataAsOf}/${store.buildId ?? ''}`
   const inm = req.headers['if-none-match']
-  const parts = requestParts(req)
+  const parts = requestParts(req, store.dataAsOf)
   // Every account's answer to this request on this build is the same bytes (not `live` data).
   const shared = opts.live === true ? null : sharedRepresentations(ctx)
   const outcome = await meteredCall(
@@ -152,6 +205,14 @@ export async function runMetered(
       principal,
       capability,
       cacheKey: responseCacheKey(principal, [...parts, build, format]),
+      // Pay once per meaning and data_as_of, whatever the format (docs/decisions/money.md).
+      paid:
+        opts.live === true || principal.environment === 'test'
+          ? null
+          : {
+              key: responseCacheKey(principal, ['paid', ...parts, store.dataAsOf]),
+              dataAsOf: store.dataAsOf,
+            },
       // `Cache-Control: no-cache` skips the response cache: the build's answer, charged, as BYPASS.
       bypassCache:
         opts.live === true || /no-cache|no-store/i.test(String(req.headers['cache-control'] ?? '')),
@@ -193,5 +254,6 @@ export async function runMetered(
     billingCode: capability.billingCode,
     cacheStatus: outcome.cacheStatus,
   })
-  return send(reply, outcome.rep, agent, req.startedAt)
+  await sendSettled(ctx, req, reply, finalForm(reply, outcome.rep, agent, req.startedAt), outcome.delivery)
+  return reply
 }

@@ -241,7 +241,10 @@ describe('GET /ticker-returns, /returns, /etf-returns', () => {
     assert.equal(a._agent.cost_usd, 0.005)
     await t.client.call('getReturns', { key: k, query: { ticker: stock } })
     await t.client.call('getEtfReturns', { key: k, query: { ticker: 'SPY' } })
+    // The CSV of an answer paid for on this data_as_of is free (pay once, any format); another
+    // window is another request.
     await rawCall(t, 'GET', `/returns?ticker=${stock}&format=csv`, k)
+    await rawCall(t, 'GET', `/returns?ticker=${stock}&years=2&format=csv`, k)
     assert.deepEqual(await debits(t, acct), [
       [-5000, 'ticker_returns'],
       [-5000, 'returns'],

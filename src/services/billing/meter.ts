@@ -1,5 +1,6 @@
 import { type Capability, chargeMicros, microsToUsd } from '../../contract/pricing.ts'
 import { AppError } from '../../platform/errors.ts'
+import type { PaidRequest } from '../../store/accounts/types.ts'
 import type { ServiceContext } from '../context.ts'
 import type { Principal } from '../identity/keys.ts'
 import { topUpHint } from './top-up.ts'
@@ -87,15 +88,29 @@ export async function settleMetered(
   ticket: MeterTicket,
   requestId: string,
   positionsSucceeded = 1,
+  /** The request paid for, recorded with the debit (metered-call.ts, "pay once"). */
+  paid: PaidRequest | null = null,
 ): Promise<number> {
   if (ticket.reservationId === null) return 0
-  const amount = Math.min(chargeMicros(ticket.capability, positionsSucceeded), ticket.reservedMicros)
+  const amount = settleAmount(ticket, positionsSucceeded)
   await reservations(ctx).settle(
     ticket.reservationId,
-    { amountMicros: amount, requestId, capability: ticket.capability.id, keyId: ticket.principal.keyId },
+    {
+      amountMicros: amount,
+      requestId,
+      capability: ticket.capability.id,
+      keyId: ticket.principal.keyId,
+      ...(paid ? { paid } : {}),
+    },
     ctx.now(),
   )
   return amount
+}
+
+/** What settling the ticket for these positions charges (0 for test keys). */
+export function settleAmount(ticket: MeterTicket, positionsSucceeded = 1): number {
+  if (ticket.reservationId === null) return 0
+  return Math.min(chargeMicros(ticket.capability, positionsSucceeded), ticket.reservedMicros)
 }
 
 /** A failed call costs nothing: frees its reservation. */

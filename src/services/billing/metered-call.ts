@@ -1,10 +1,11 @@
 import { hash } from 'node:crypto'
 import type { Capability } from '../../contract/pricing.ts'
 import type { TabularFormat } from '../../contract/table.ts'
+import type { PaidRequest } from '../../store/accounts/types.ts'
 import type { AgentMeta, CacheStatus } from '../agent-meta.ts'
 import type { ServiceContext } from '../context.ts'
 import type { Principal } from '../identity/keys.ts'
-import { beginMetered, releaseMetered, settleMetered } from './meter.ts'
+import { beginMetered, releaseMetered, settleAmount, settleMetered } from './meter.ts'
 import { recordUsage } from './usage.ts'
 
 /** A response as served and cached: the body in its final encoding, without `_agent`. */
@@ -20,7 +21,14 @@ export interface Representation {
 }
 
 export type MeteredOutcome =
-  | { kind: 'served'; rep: Representation; costMicros: number; cacheStatus: CacheStatus }
+  | {
+      kind: 'served'
+      rep: Representation
+      /** What the call costs (0 for a HIT): charged by `delivery.delivered`. */
+      costMicros: number
+      cacheStatus: CacheStatus
+      delivery: Delivery
+    }
   | { kind: 'not_modified'; etag: string; lineage: Record<string, string> }
 
 /** Cached responses live until the data changes (the key holds data_as_of); a day bounds memory. */
@@ -44,18 +52,6 @@ function decodeRepresentation(buf: Buffer): Representation {
   const n = buf.readUInt32BE(0)
   const head = JSON.parse(buf.toString('utf8', 4, 4 + n)) as Omit<Representation, 'data'>
   return { ...head, data: buf.subarray(4 + n) }
-}
-
-export function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`
-  if (v && typeof v === 'object') {
-    const o = v as Record<string, unknown>
-    return `{${Object.keys(o)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
-      .join(',')}}`
-  }
-  return JSON.stringify(v) ?? 'null'
 }
 
 /** Same account, environment, operation, canonical input, data_as_of and format → same entry. */
@@ -137,25 +133,55 @@ async function cachedRepresentation(ctx: ServiceContext, key: string): Promise<R
   return hit ? decodeRepresentation(hit) : null
 }
 
+/** How the answer left: `delivered` once its last byte was written, `undelivered` when it was not. */
+export interface Delivery {
+  delivered(): Promise<void>
+  undelivered(): Promise<void>
+}
+
+const NOTHING_TO_SETTLE: Delivery = { delivered: async () => undefined, undelivered: async () => undefined }
+
+/** The data_as_of this process last pruned paid-request records below, per account store. */
+const prunedBelow = new WeakMap<ServiceContext['accounts'], string>()
+
+/** Drops the paid-request records of older data, once per new data_as_of seen (off the request's path). */
+function prunePaidRecords(ctx: ServiceContext, dataAsOf: string): void {
+  const last = prunedBelow.get(ctx.accounts)
+  if (last !== undefined && last >= dataAsOf) return
+  prunedBelow.set(ctx.accounts, dataAsOf)
+  ctx.accounts
+    .prunePaid(dataAsOf)
+    .catch((err: Error) => ctx.log.warn({ err: err.message }, 'paid-request prune failed'))
+}
+
+export interface MeteredCallInput {
+  principal: Principal
+  capability: Capability
+  cacheKey: string
+  /**
+   * The request's meaning on its data_as_of, whatever the format (docs/decisions/money.md, "pay
+   * once"): a settle records it, and a later call with the same key is answered free. Null for
+   * answers that are never cached (`live` data).
+   */
+  paid: PaidRequest | null
+  bypassCache: boolean
+  /** Never write the response to the cache (live data such as brokerage holdings). */
+  noStore?: boolean
+  ifNoneMatch: string | null
+  requestId: string
+  positions: number
+}
+
 /**
- * The one metering path of every paid call, REST or MCP: response cache (a free HIT), reserve
- * the most the call can cost (402 if the balance cannot cover it), produce, 304 on a matching
- * ETag (free), durable settle for the positions that succeeded, cache (after the send). Failures
- * release.
+ * The one metering path of every paid call, REST or MCP: response cache (a free HIT), a request
+ * this account already paid for on this data (free, HIT), reserve the most the call can cost (402
+ * if the balance cannot cover it), produce, 304 on a matching ETag (free). A served answer is
+ * settled by its `delivery`: durably charged (and cached) once the adapter has written its last
+ * byte, released when the connection closed before. Failures release.
  */
 export async function meteredCall(
   ctx: ServiceContext,
-  call: {
-    principal: Principal
-    capability: Capability
-    cacheKey: string
-    bypassCache: boolean
-    /** Never write the response to the cache (live data such as brokerage holdings). */
-    noStore?: boolean
-    ifNoneMatch: string | null
-    requestId: string
-    positions: number
-  },
+  call: MeteredCallInput,
   produce: () => Promise<{ rep: Representation; positions: number }>,
 ): Promise<MeteredOutcome> {
   const hit = call.bypassCache ? null : await cachedRepresentation(ctx, call.cacheKey)
@@ -164,22 +190,70 @@ export async function meteredCall(
     recordUsage(ctx, call.principal, call.capability, 0, true)
     if (etagMatches(call.ifNoneMatch, rep.etag))
       return { kind: 'not_modified', etag: rep.etag, lineage: rep.lineage }
-    return { kind: 'served', rep, costMicros: 0, cacheStatus: 'HIT' }
+    return { kind: 'served', rep, costMicros: 0, cacheStatus: 'HIT', delivery: NOTHING_TO_SETTLE }
   }
+  if (await alreadyPaid(ctx, call)) return servePaid(ctx, call, produce)
   const ticket = await beginMetered(ctx, call.principal, call.capability, call.positions)
+  let produced: { rep: Representation; positions: number }
   try {
-    const { rep, positions } = await produce()
-    if (etagMatches(call.ifNoneMatch, rep.etag)) {
-      await releaseMetered(ctx, ticket)
-      recordUsage(ctx, call.principal, call.capability, 0, false)
-      return { kind: 'not_modified', etag: rep.etag, lineage: rep.lineage }
-    }
-    const costMicros = await settleMetered(ctx, ticket, call.requestId, positions)
-    recordUsage(ctx, call.principal, call.capability, costMicros, false)
-    if (call.noStore !== true) cacheAfterSend(ctx, call.cacheKey, rep, call.bypassCache)
-    return { kind: 'served', rep, costMicros, cacheStatus: call.bypassCache ? 'BYPASS' : 'MISS' }
+    produced = await produce()
   } catch (err) {
     await releaseMetered(ctx, ticket).catch(() => undefined)
     throw err
   }
+  const { rep, positions } = produced
+  if (etagMatches(call.ifNoneMatch, rep.etag)) {
+    await releaseMetered(ctx, ticket)
+    recordUsage(ctx, call.principal, call.capability, 0, false)
+    return { kind: 'not_modified', etag: rep.etag, lineage: rep.lineage }
+  }
+  const delivery: Delivery = {
+    delivered: async () => {
+      try {
+        const costMicros = await settleMetered(ctx, ticket, call.requestId, positions, call.paid)
+        recordUsage(ctx, call.principal, call.capability, costMicros, false)
+      } catch (err) {
+        await releaseMetered(ctx, ticket).catch(() => undefined)
+        throw err
+      }
+      if (call.paid) prunePaidRecords(ctx, call.paid.dataAsOf)
+      if (call.noStore !== true) cacheAfterSend(ctx, call.cacheKey, rep, call.bypassCache)
+    },
+    undelivered: async () => {
+      await releaseMetered(ctx, ticket)
+      recordUsage(ctx, call.principal, call.capability, 0, false)
+    },
+  }
+  return {
+    kind: 'served',
+    rep,
+    costMicros: settleAmount(ticket, positions),
+    cacheStatus: call.bypassCache ? 'BYPASS' : 'MISS',
+    delivery,
+  }
+}
+
+/** A live-key call whose request this account has paid for on this data (not for no-cache calls). */
+async function alreadyPaid(ctx: ServiceContext, call: MeteredCallInput): Promise<boolean> {
+  if (call.paid === null || call.bypassCache || call.principal.environment === 'test') return false
+  return ctx.accounts.hasPaid(call.principal.accountId, call.paid.key)
+}
+
+/** Answers a request already paid for: produced again (another format, or after a restart), free, HIT. */
+async function servePaid(
+  ctx: ServiceContext,
+  call: MeteredCallInput,
+  produce: () => Promise<{ rep: Representation; positions: number }>,
+): Promise<MeteredOutcome> {
+  const { rep } = await produce()
+  recordUsage(ctx, call.principal, call.capability, 0, true)
+  if (etagMatches(call.ifNoneMatch, rep.etag))
+    return { kind: 'not_modified', etag: rep.etag, lineage: rep.lineage }
+  const delivery: Delivery = {
+    delivered: async () => {
+      if (call.noStore !== true) cacheAfterSend(ctx, call.cacheKey, rep, false)
+    },
+    undelivered: async () => undefined,
+  }
+  return { kind: 'served', rep, costMicros: 0, cacheStatus: 'HIT', delivery }
 }

@@ -191,7 +191,31 @@ export const MIGRATIONS: readonly Migration[] = [
     sqlite: oauthGrantTables('INTEGER'),
     postgres: oauthGrantTables('BIGINT'),
   },
+  {
+    version: 9,
+    name: 'paid requests: an account pays once for a request on a given data_as_of',
+    sqlite: paidRequestTables('INTEGER'),
+    postgres: paidRequestTables('BIGINT'),
+  },
 ]
+
+/**
+ * The requests each account has paid for (docs/decisions/money.md, "pay once"): the canonical
+ * request key (a SHA-256 of the request's meaning and data_as_of), written by the settle that
+ * charged it. Rows of older data are pruned (by data_as_of) when newer data is served.
+ */
+function paidRequestTables(time: 'INTEGER' | 'BIGINT'): string[] {
+  return [
+    `CREATE TABLE paid_requests (
+      account_id TEXT NOT NULL REFERENCES accounts (id),
+      request_key TEXT NOT NULL,
+      data_as_of TEXT NOT NULL,
+      created_at ${time} NOT NULL,
+      PRIMARY KEY (account_id, request_key)
+    )`,
+    'CREATE INDEX paid_requests_as_of ON paid_requests (data_as_of)',
+  ]
+}
 
 /**
  * The OAuth tables (src/store/oauth) are identical in both dialects but for the time type. Codes

@@ -111,6 +111,8 @@ function batchCommitter(pool: pg.Pool, tx: Tx, mode: SettleMode) {
       batch.map((b) => b.charge.keyId),
       batch.map((b) => b.now),
       batch.map((b) => monthOf(b.now)),
+      batch.map((b) => b.charge.paid?.key ?? null),
+      batch.map((b) => b.charge.paid?.dataAsOf ?? null),
     ]
     type Row = { ledger_id: string; account_id: string }
     let rows: Row[]

@@ -27,16 +27,22 @@ export const RESERVE = `WITH acct AS (
 
 const SETTLE_INPUT = `WITH input AS (
     SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[],
-      $8::int[]) AS t(res_id, charge, ledger_id, request_id, capability, key_id, created_at, month)
+      $8::int[], $9::text[], $10::text[])
+      AS t(res_id, charge, ledger_id, request_id, capability, key_id, created_at, month, paid_key, paid_as_of)
   )`
 
 /**
  * What both settle statements do once `claimed` holds the charges they may make (with the account,
  * `freed`: what leaves `reserved_micros`, and the input columns): the debit rows, the balance, the
  * reserved sum and the month's spend move together, the low-balance alert fires once; returns the
- * ledger id and account of every charge claimed.
+ * ledger id and account of every charge claimed. A charge naming a paid request key records it
+ * (paid_requests) in the same statement, so the record exists iff the debit does.
  */
-const SETTLE_TAIL = `, debits AS (
+const SETTLE_TAIL = `, paid AS (
+    INSERT INTO paid_requests (account_id, request_key, data_as_of, created_at)
+    SELECT account_id, paid_key, paid_as_of, created_at FROM claimed WHERE paid_key IS NOT NULL AND charge > 0
+    ON CONFLICT DO NOTHING
+  ), debits AS (
     INSERT INTO ledger (id, account_id, kind, amount_micros, request_id, capability, key_id, created_at)
     SELECT ledger_id, account_id, 'debit', -charge, request_id, capability, key_id, created_at
     FROM claimed WHERE charge > 0
@@ -175,3 +181,9 @@ export const LOCK_ACCOUNT =
 export const ACCOUNT_TRUTH = `SELECT
   (SELECT COALESCE(SUM(amount_micros), 0) FROM ledger WHERE account_id = $1)::bigint AS b,
   (SELECT COALESCE(SUM(amount_micros), 0) FROM reservations WHERE account_id = $1)::bigint AS r`
+
+/** Whether an account paid for a request key (docs/decisions/money.md, "pay once"). */
+export const HAS_PAID = 'SELECT 1 FROM paid_requests WHERE account_id = $1 AND request_key = $2'
+
+/** Deletes the paid-request records of data older than $1; one row returned per record deleted. */
+export const PRUNE_PAID = 'DELETE FROM paid_requests WHERE data_as_of < $1 RETURNING 1 AS n'

@@ -229,6 +229,14 @@ function ledgerMethods({ db }: PostgresContext) {
       return { entry: toEntry(first), duplicate: true }
     },
 
+    async hasPaid(accountId, key) {
+      const rows = await q(SQL.HAS_PAID, [accountId, key])
+      return rows.length > 0
+    },
+    async prunePaid(dataAsOf) {
+      return (await q<{ n: number }>(SQL.PRUNE_PAID, [dataAsOf])).length
+    },
+
     async entries(accountId, { from, to, limit }) {
       const rows = await q<LedgerRow>(
         `SELECT ${LEDGER_COLUMNS} FROM ledger WHERE account_id = $1 AND created_at >= $2 AND created_at < $3

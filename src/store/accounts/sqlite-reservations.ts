@@ -17,7 +17,7 @@ import { checkMicros } from './rows.ts'
 import type { prepareSqliteSpend } from './self-service-sqlite.ts'
 import { monthOf } from './self-service-types.ts'
 import type { prepareSqlite } from './sqlite-sql.ts'
-import type { Charge, LedgerEntry, Reservations } from './types.ts'
+import type { Charge, LedgerEntry, PaidRequest, Reservations } from './types.ts'
 import type { SqliteWebhookHooks } from './webhooks-sqlite.ts'
 
 interface Held {
@@ -31,6 +31,8 @@ interface QueuedSettle {
   id: string
   held: Held
   entry: LedgerEntry
+  /** The request paid for, recorded in the debit's transaction. */
+  paid: PaidRequest | undefined
   resolve: (entry: LedgerEntry) => void
   reject: (err: unknown) => void
 }
@@ -97,7 +99,8 @@ function debitQueue({ db, statements: s, spend, hooks }: SqliteMoneyDeps, { free
     // any order (a later month's spend replaces an earlier one's and is never replaced by it; the
     // balance only falls, so it crosses the alert's threshold in one move at most).
     const sums = new Map<string, { accountId: string; month: number; amount: number; at: number }>()
-    for (const { entry: e } of batch) {
+    for (const q of batch) {
+      const e = q.entry
       s().insertLedger.run(
         e.id,
         e.accountId,
@@ -110,6 +113,7 @@ function debitQueue({ db, statements: s, spend, hooks }: SqliteMoneyDeps, { free
         null,
         e.createdAt,
       )
+      if (q.paid) s().insertPaid.run(e.accountId, q.paid.key, q.paid.dataAsOf, e.createdAt)
       const month = monthOf(e.createdAt)
       const k = `${e.accountId}\n${month}`
       const sum = sums.get(k)
@@ -228,7 +232,7 @@ function sqliteReservations(
         createdAt: now,
       }
       return new Promise((resolve, reject) =>
-        debits.push({ id: reservationId, held: h, entry, resolve, reject }),
+        debits.push({ id: reservationId, held: h, entry, paid: charge.paid, resolve, reject }),
       )
     },
 

@@ -48,6 +48,14 @@ export function prepareSqlite(db: Database.Database) {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (account_id, reference) WHERE reference IS NOT NULL DO NOTHING`,
     ),
+    insertPaid: db.prepare<[string, string, string, number]>(
+      `INSERT INTO paid_requests (account_id, request_key, data_as_of, created_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT DO NOTHING`,
+    ),
+    hasPaid: db.prepare<[string, string], { one: number }>(
+      'SELECT 1 AS one FROM paid_requests WHERE account_id = ? AND request_key = ?',
+    ),
+    prunePaid: db.prepare<[string]>('DELETE FROM paid_requests WHERE data_as_of < ?'),
     byReference: db.prepare<[string, string], LedgerRow>(
       `SELECT ${LEDGER_COLUMNS} FROM ledger WHERE account_id = ? AND reference = ?`,
     ),

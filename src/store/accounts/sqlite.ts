@@ -235,6 +235,12 @@ function moneyMethods({ db, s, money, moneyIn }: SqliteContext) {
     reserve: money.reserve,
     settle: money.settle,
     release: money.release,
+    async hasPaid(accountId, key) {
+      return s().hasPaid.get(accountId, key) !== undefined
+    },
+    async prunePaid(dataAsOf) {
+      return s().prunePaid.run(dataAsOf).changes
+    },
 
     async balance(accountId) {
       return {

@@ -91,6 +91,17 @@ export interface Charge {
   requestId: string
   capability: string
   keyId: string | null
+  /**
+   * The request paid for (docs/decisions/money.md, "pay once"): recorded in paid_requests in the
+   * same transaction as the debit, so the record exists exactly when the charge does.
+   */
+  paid?: PaidRequest
+}
+
+/** A request an account paid for: its canonical key and the data_as_of it was answered on. */
+export interface PaidRequest {
+  key: string
+  dataAsOf: string
 }
 
 export type ReserveResult =
@@ -192,6 +203,10 @@ export interface AccountStore {
   settle(reservationId: string, charge: Charge, now: number): Promise<LedgerEntry | null>
   /** Frees a reservation without charging (failed request). Unknown ids are ignored. */
   release(reservationId: string): Promise<void>
+  /** Whether the account has paid for this request key (a settle carrying `paid` recorded it). */
+  hasPaid(accountId: string, key: string): Promise<boolean>
+  /** Deletes the paid-request records of data older than `dataAsOf` (YYYY-MM-DD); returns how many. */
+  prunePaid(dataAsOf: string): Promise<number>
   /**
    * Reserve, settle and release for calls settled by the process that reserved them (a metered
    * request): the PostgreSQL store serves small ones from per-process reservation leases
