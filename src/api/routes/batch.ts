@@ -2,7 +2,7 @@ import { batchLstar, batchTickers } from '../../services/analytics/batch.ts'
 import { batchAnalyze } from '../../services/analytics/batch-analyze.ts'
 import { runMetered } from '../metered.ts'
 import { requirePrincipal } from '../request-state.ts'
-import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
+import { type RouteDeps, type RouteFile, routeFile, spanOf } from './types.ts'
 
 /** POST /batch/lstar and POST /batch/analyze: priced per distinct ticker. */
 export function batchRoutes({ ctx, priced }: RouteDeps): RouteFile {
@@ -17,7 +17,11 @@ export function batchRoutes({ ctx, priced }: RouteDeps): RouteFile {
         req,
         reply,
         priced('batchLstar'),
-        () => batchLstar(ctx.models, env, tickers, { years: b.years, threshold: b.threshold }),
+        () => batchLstar(ctx.models, env, tickers, {
+            ...spanOf(b),
+            threshold: b.threshold,
+            fields: b.fields,
+          }),
         { positions: tickers.length, tabular: true },
       )
     },
@@ -30,7 +34,7 @@ export function batchRoutes({ ctx, priced }: RouteDeps): RouteFile {
         req,
         reply,
         priced('batchAnalyze'),
-        () => batchAnalyze(ctx.models, env, tickers, { years: b.years, metrics: b.metrics }),
+        () => batchAnalyze(ctx.models, env, tickers, { ...spanOf(b), metrics: b.metrics }),
         { positions: tickers.length, tabular: true },
       )
     },

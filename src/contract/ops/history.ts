@@ -5,6 +5,8 @@ import {
   IsoDate,
   Nullable,
   NullableNumber,
+  FieldsParam,
+  historySpanProps,
   riskMetadataSchema,
   TickerParam,
 } from '../schemas.ts'
@@ -154,23 +156,40 @@ const decomposeV4 = defineOperation({
 })
 
 const YEARS_DOC =
-  'Trading days from (end − years calendar years, exclusive) to the end inclusive; the end is the ' +
-  "ticker's last priced day (data_as_of while listed). Days before the first price are not returned."
+  'Trading days from (end − years calendar years, exclusive) to the end inclusive, or from start to end ' +
+  "inclusive when start is given (start wins over years); the end is the ticker's last priced day " +
+  '(data_as_of while listed) unless end is given. Days before the first price are not returned.'
 
-const historyQuery = Type.Object(
-  {
-    ticker: TickerParam,
-    years: Type.Optional(Type.Integer({ minimum: 1, maximum: 15, default: 1, description: YEARS_DOC })),
-    format: Type.Optional(Type.String({ description: 'json (default), parquet or csv' })),
-  },
+const historyProps = {
+  ticker: TickerParam,
+  ...historySpanProps(1),
+  format: Type.Optional(Type.String({ description: 'json (default), parquet or csv' })),
+}
+const historyQuery = Type.Object(historyProps, { additionalProperties: false })
+
+/** The selectable columns of a TickerReturnsDailyRow (`date` is always returned). */
+export const TICKER_RETURNS_FIELDS = [
+  'returns_gross',
+  'price_close',
+  'l3_mkt_hr',
+  'l3_sec_hr',
+  'l3_sub_hr',
+  'l3_mkt_er',
+  'l3_sec_er',
+  'l3_sub_er',
+  'l3_res_er',
+] as const
+
+const tickerReturnsQuery = Type.Object(
+  { ...historyProps, fields: Type.Optional(FieldsParam(TICKER_RETURNS_FIELDS)) },
   { additionalProperties: false },
 )
 
 const tickerReturnsDailyRowSchema = Type.Object(
   {
     date: IsoDate,
-    returns_gross: NullableNumber,
-    price_close: NullableNumber,
+    returns_gross: Type.Optional(NullableNumber),
+    price_close: Type.Optional(NullableNumber),
     l3_mkt_hr: Type.Optional(NullableNumber),
     l3_sec_hr: Type.Optional(NullableNumber),
     l3_sub_hr: Type.Optional(NullableNumber),
@@ -213,7 +232,7 @@ const getTickerReturns = defineOperation({
   tags: ['data'],
   auth: 'key',
   lineage: true,
-  querystring: historyQuery,
+  querystring: tickerReturnsQuery,
   status: 200,
   response: tickerReturnsResponseSchema,
   errors: [400, 401, 402, 404, 406, 429],
