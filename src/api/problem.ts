@@ -91,7 +91,10 @@ function fieldProblems(err: FastifyError): FieldProblem[] {
     if (extra) return { field, message: 'unknown field' }
     // The ticker pattern (schemas.ts TickerParam) in words rather than as a regular expression.
     if (v.keyword === 'pattern' && /(^|\.)tickers?(\.\d+)?$/.test(field))
-      return { field, message: "must be a ticker: 1–12 characters of A–Z, 0–9, '.', '-' (blanks and case ignored)" }
+      return {
+        field,
+        message: "must be a ticker: 1–12 characters of A–Z, 0–9, '.', '-' (blanks and case ignored)",
+      }
     return { field, message: v.message ?? 'invalid' }
   })
 }

@@ -1,6 +1,6 @@
 import type { TSchema } from 'typebox'
-import type { TransportRequest } from './client.ts'
 import { AppError } from '../platform/errors.ts'
+import type { TransportRequest } from './client.ts'
 import { type Operation, openApiPath } from './operation.ts'
 import { OPERATIONS } from './operations.ts'
 import { CAPABILITIES, type Capability } from './pricing.ts'

@@ -441,7 +441,12 @@ describe('a stock-day without a price inside the listed life', () => {
       ).ok()
       const e = l3.dates.indexOf(day)
       assert.ok(e >= 0, '/l3-decomposition has the gap day (a month end)')
-      assertClose(l3.l3_mkt_hr?.[e] as number, fields.l3_mkt_hr, '/l3-decomposition l3_mkt_hr', scale.l3_mkt_hr)
+      assertClose(
+        l3.l3_mkt_hr?.[e] as number,
+        fields.l3_mkt_hr,
+        '/l3-decomposition l3_mkt_hr',
+        scale.l3_mkt_hr,
+      )
     })
 
     test('a missing close on data_as_of: /metrics and /decompose show the last priced day (teo), as does every series', async () => {

@@ -17,7 +17,8 @@ export function batchRoutes({ ctx, priced }: RouteDeps): RouteFile {
         req,
         reply,
         priced('batchLstar'),
-        () => batchLstar(ctx.models, env, tickers, {
+        () =>
+          batchLstar(ctx.models, env, tickers, {
             ...spanOf(b),
             threshold: b.threshold,
             fields: b.fields,

@@ -15,7 +15,12 @@ export function returnsDecompositionRoutes({ ctx, priced }: RouteDeps): RouteFil
         req,
         reply,
         priced('getReturnsDecomposition'),
-        () => getReturnsDecomposition(ctx.models, env, q.ticker, { ...spanOf(q), fields: q.fields, includeLstar }),
+        () =>
+          getReturnsDecomposition(ctx.models, env, q.ticker, {
+            ...spanOf(q),
+            fields: q.fields,
+            includeLstar,
+          }),
         { tabular: true },
       )
     },

@@ -3,11 +3,11 @@ import { methodologyRef } from '../methodology.ts'
 import { defineOperation } from '../operation.ts'
 import {
   agentMetaSchema,
+  FieldsParam,
+  historySpanProps,
   IsoDate,
   Nullable,
   NullableNumber,
-  FieldsParam,
-  historySpanProps,
   riskMetadataSchema,
   TickerNote,
   TickerParam,

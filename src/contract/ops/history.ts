@@ -2,11 +2,14 @@ import { Type } from 'typebox'
 import { defineOperation } from '../operation.ts'
 import {
   agentMetaSchema,
-  IsoDate,
-  Nullable,
-  NullableNumber,
   FieldsParam,
   historySpanProps,
+  IsoDate,
+  NextCursor,
+  Nullable,
+  NullableNumber,
+  PageTotal,
+  pageQueryProps,
   riskMetadataSchema,
   TickerParam,
 } from '../schemas.ts'
@@ -308,7 +311,8 @@ const getTickers = defineOperation({
     'case-insensitive, ranked exact ticker, ticker prefix, name match; suggestions when nothing matches. ' +
     'mag7=true keeps AAPL MSFT GOOGL AMZN NVDA META TSLA (those present). include_metadata returns ' +
     'objects (name, asset_type, sector, industry, and the sector/subsector ETFs in effect at data_as_of) ' +
-    'instead of strings. count is the number returned (after limit). Free, but needs a key.',
+    'instead of strings. Paged by the one cursor convention (limit, cursor → next_cursor, total): count is the ' +
+    'number on this page, total over all pages. Free, but needs a key.',
   tags: ['data'],
   auth: 'key',
   querystring: Type.Object(
@@ -316,7 +320,7 @@ const getTickers = defineOperation({
       search: Type.Optional(Type.String({ maxLength: 100 })),
       mag7: Type.Optional(Type.Boolean({ default: false })),
       include_metadata: Type.Optional(Type.Boolean({ default: false })),
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+      ...pageQueryProps(100, 1000),
     },
     { additionalProperties: false },
   ),
@@ -324,7 +328,9 @@ const getTickers = defineOperation({
   response: Type.Object(
     {
       tickers: Type.Union([Type.Array(Type.String()), Type.Array(tickerInfoSchema)]),
-      count: Type.Integer(),
+      count: Type.Integer({ description: 'Entries on this page' }),
+      total: PageTotal,
+      next_cursor: NextCursor,
       data_as_of: IsoDate,
       suggestions: Type.Optional(Type.Array(Type.String())),
     },

@@ -1,13 +1,13 @@
 import { LSTAR_FIELDS } from '../../contract/ops/analytics.ts'
-import { keepColumns, keepFields, parseFields } from './fields.ts'
 import { canonicalTicker } from '../../engine/data/aliases.ts'
 import type { ModelStore } from '../../engine/model-store/reader.ts'
 import { AppError } from '../../platform/errors.ts'
 import type { ModelEnvironment, ModelRegistry } from '../models.ts'
+import { keepColumns, keepFields, parseFields } from './fields.ts'
 import { lstarSeries, lstarTable } from './lstar.ts'
 import { seriesConfidence } from './series.ts'
-import { spanLabel } from './window.ts'
 import { type ResolvedTicker, resolveTicker } from './tickers.ts'
+import { spanLabel } from './window.ts'
 
 /** Shared rules of the batch operations, and POST /batch/lstar. */
 
@@ -128,7 +128,13 @@ export async function batchLstar(
   const span = { years, start: opts.start, end: opts.end }
   const { results, ok } = await perTicker(store, tickers, async (r) => {
     const { series, range, populated } = await lstarSeries(store, r.index, span, theta)
-    return { ticker: r.ticker, symbol: r.symbol, ...keepFields(series, LSTAR_FIELDS, selected), range, populated }
+    return {
+      ticker: r.ticker,
+      symbol: r.symbol,
+      ...keepFields(series, LSTAR_FIELDS, selected),
+      range,
+      populated,
+    }
   })
   // `range` and `populated` feed _metadata and _agent; they are not part of a ticker's series.
   const served = Object.fromEntries(
@@ -153,7 +159,8 @@ export async function batchLstar(
     store,
     confidence: seriesConfidence(populated, days, range?.[1] === store.dataAsOf),
     positions: ok.length,
-    table: () => keepColumns(lstarTable(ok.map((x) => ({ ticker: x.ticker, series: x }))), LSTAR_FIELDS, selected),
+    table: () =>
+      keepColumns(lstarTable(ok.map((x) => ({ ticker: x.ticker, series: x }))), LSTAR_FIELDS, selected),
     filename: `batch-lstar_${ok.length}-tickers_${spanLabel(span)}`,
   }
 }

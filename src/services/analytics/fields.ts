@@ -28,7 +28,11 @@ export function parseFields(
 }
 
 /** `obj` without the selectable keys left out of `selected` (a copy; the rest kept as is). */
-export function keepFields<T extends object>(obj: T, allowed: readonly string[], selected: ReadonlySet<string> | null): T {
+export function keepFields<T extends object>(
+  obj: T,
+  allowed: readonly string[],
+  selected: ReadonlySet<string> | null,
+): T {
   if (!selected) return obj
   const out: Record<string, unknown> = {}
   for (const [k, v] of Object.entries(obj)) if (!allowed.includes(k) || selected.has(k)) out[k] = v
@@ -36,7 +40,11 @@ export function keepFields<T extends object>(obj: T, allowed: readonly string[],
 }
 
 /** The table without the selectable columns left out of `selected`. */
-export function keepColumns(table: FlatTable, allowed: readonly string[], selected: ReadonlySet<string> | null): FlatTable {
+export function keepColumns(
+  table: FlatTable,
+  allowed: readonly string[],
+  selected: ReadonlySet<string> | null,
+): FlatTable {
   if (!selected) return table
   return { ...table, columns: table.columns.filter((c) => !allowed.includes(c.name) || selected.has(c.name)) }
 }

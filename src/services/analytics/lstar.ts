@@ -1,9 +1,9 @@
 import { LSTAR_FIELDS } from '../../contract/ops/analytics.ts'
-import { keepColumns, keepFields, parseFields } from './fields.ts'
 import type { FlatTable } from '../../contract/table.ts'
 import { lstarLevel } from '../../engine/model/levels.ts'
 import type { ModelStore } from '../../engine/model-store/reader.ts'
 import type { ModelEnvironment, ModelRegistry } from '../models.ts'
+import { keepColumns, keepFields, parseFields } from './fields.ts'
 import {
   dateColumn,
   doubleColumn,

@@ -1,7 +1,7 @@
 import { RETURNS_DECOMPOSITION_FIELDS } from '../../contract/ops/analytics.ts'
-import { keepColumns, keepFields, parseFields } from './fields.ts'
 import type { FlatTable } from '../../contract/table.ts'
 import type { ModelEnvironment, ModelRegistry } from '../models.ts'
+import { keepColumns, keepFields, parseFields } from './fields.ts'
 import {
   dateColumn,
   doubleColumn,
@@ -13,7 +13,7 @@ import {
   textColumn,
 } from './series.ts'
 import { resolveTicker } from './tickers.ts'
-import { type HistorySpan, historyWindow, spanLabel } from './window.ts'
+import { historyWindow, spanLabel } from './window.ts'
 
 /** GET /returns-decomposition (docs/methodology.md §8): the stored daily decomposition. */
 
@@ -67,8 +67,7 @@ export async function getReturnsDecomposition(
     ...(opts.includeLstar ? { lstar, lstar_residual_return: lstarRr } : {}),
     _metadata: models.metadata(store, w.range ?? undefined, r),
   }
-  const table = (): FlatTable =>
-    keepColumns(full(), RETURNS_DECOMPOSITION_FIELDS, selected)
+  const table = (): FlatTable => keepColumns(full(), RETURNS_DECOMPOSITION_FIELDS, selected)
   const full = (): FlatTable => ({
     columns: [
       dateColumn('date', dates),

@@ -1,12 +1,12 @@
+import { TICKER_RETURNS_FIELDS } from '../../contract/ops/history.ts'
 import { dateMillis, type FlatTable, type TableColumn } from '../../contract/table.ts'
 import { MARKET_ETF } from '../../engine/data/etf-registry.ts'
 import type { ModelStore } from '../../engine/model-store/reader.ts'
 import { AppError } from '../../platform/errors.ts'
 import type { ModelEnvironment, ModelRegistry } from '../models.ts'
+import { keepColumns, keepFields, parseFields } from './fields.ts'
 import { etfOf } from './hedge-levels.ts'
 import { type ResolvedTicker, resolveTicker } from './tickers.ts'
-import { TICKER_RETURNS_FIELDS } from '../../contract/ops/history.ts'
-import { keepColumns, keepFields, parseFields } from './fields.ts'
 import { type HistorySpan, historyWindow, spanLabel } from './window.ts'
 
 /** The L3 fields of a stock row of TickerReturnsDailyRow, in wire order. */

@@ -7,7 +7,9 @@ import { AppError } from '../../platform/errors.ts'
  * inclusive). `start` wins over `years`; `end` defaults to the symbol's last priced day. A bare
  * number is `years`.
  */
-export type HistorySpan = number | { years?: number | undefined; start?: string | undefined; end?: string | undefined }
+export type HistorySpan =
+  | number
+  | { years?: number | undefined; start?: string | undefined; end?: string | undefined }
 
 /** The span's own words for a file name: `5y`, `2021-01-04_2021-01-08`, `2021-01-04_latest`. */
 export function spanLabel(span: HistorySpan, defaultYears = 1): string {
@@ -36,7 +38,10 @@ function spanDay(store: ModelStore, name: 'start' | 'end', raw: string): number 
 }
 
 /** The start and end days asked (null when not given), checked against the data and each other. */
-function spanDays(store: ModelStore, s: Exclude<HistorySpan, number>): { start: number | null; end: number | null } {
+function spanDays(
+  store: ModelStore,
+  s: Exclude<HistorySpan, number>,
+): { start: number | null; end: number | null } {
   const start = s.start === undefined ? null : spanDay(store, 'start', s.start)
   const end = s.end === undefined ? null : spanDay(store, 'end', s.end)
   if (start !== null && end !== null && start > end)
@@ -85,7 +90,8 @@ export async function historyWindow(
   const price = h.price_close as Float64Array
   const returns = h.returns_gross as Float64Array
   const life = await store.listedLife(symbol)
-  const end = asked.end === null ? life.last : Math.min(life.last, lastIndexAtOrBefore(store.calendar, asked.end))
+  const end =
+    asked.end === null ? life.last : Math.min(life.last, lastIndexAtOrBefore(store.calendar, asked.end))
   if (end < 0 || end < life.first) return { from: 0, to: 0, price, returns, range: null }
   const cutoff = asked.start !== null ? asked.start - 1 : yearsBefore(store.calendar[end], s.years ?? 1)
   // First calendar index with a day after the cutoff (the calendar is sorted ascending).
