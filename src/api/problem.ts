@@ -34,6 +34,8 @@ export function problem(
   }
 }
 
+const TICKER_MESSAGE = "must be a ticker: 1–12 characters of A–Z, 0–9, '.', '-' (blanks and case ignored)"
+
 type AjvError = NonNullable<FastifyError['validation']>[number]
 
 /**
@@ -93,7 +95,7 @@ function fieldProblems(err: FastifyError): FieldProblem[] {
     if (v.keyword === 'pattern' && /(^|\.)tickers?(\.\d+)?$/.test(field))
       return {
         field,
-        message: "must be a ticker: 1–12 characters of A–Z, 0–9, '.', '-' (blanks and case ignored)",
+        message: TICKER_MESSAGE,
       }
     return { field, message: v.message ?? 'invalid' }
   })
@@ -153,8 +155,12 @@ export function mapError(publicUrl: string, req: FastifyRequest, err: unknown): 
   if (fe && Array.isArray(fe.validation)) {
     const fields = fieldProblems(fe)
     const detail = fields.map((f) => `${f.field}: ${f.message}`).join('; ') || 'The request is not valid'
+    // A ticker that fails the pattern is the specification's INVALID_TICKER, like an unknown shape.
+    const code = fields.some((f) => f.message.startsWith(TICKER_MESSAGE))
+      ? 'INVALID_TICKER'
+      : 'INVALID_REQUEST'
     return {
-      problem: problem(publicUrl, req, 'INVALID_REQUEST', detail, { errors: fields }),
+      problem: problem(publicUrl, req, code, detail, { errors: fields }),
       retryAfterSeconds: null,
       rate: null,
       internal: false,

@@ -58,6 +58,14 @@ export function defineOperation<const O extends Operation>(op: O): O {
 }
 
 const NO_QUERY = Type.Object({}, { additionalProperties: false })
+const FORMAT_QUERY = Type.Object(
+  {
+    format: Type.Optional(
+      Type.String({ description: 'json (default), parquet or csv; else Accept decides' }),
+    ),
+  },
+  { additionalProperties: false },
+)
 
 /**
  * The query schema the server validates an operation against: its own, or — for an operation that
@@ -66,7 +74,11 @@ const NO_QUERY = Type.Object({}, { additionalProperties: false })
  * (tracking parameters, cache busters).
  */
 export function querystringOf(op: Operation): TSchema | undefined {
-  return op.querystring ?? (op.auth !== 'none' && !op.streaming ? NO_QUERY : undefined)
+  if (op.querystring) return op.querystring
+  if (op.auth === 'none' || op.streaming) return undefined
+  // A tabular POST takes `format` in the query as well as in its body.
+  const body = op.body as { properties?: Record<string, unknown> } | undefined
+  return body?.properties?.format ? FORMAT_QUERY : NO_QUERY
 }
 
 /** `/metrics/:ticker` → `/metrics/{ticker}`. */
