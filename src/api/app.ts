@@ -23,7 +23,7 @@ import Fastify, {
 } from 'fastify'
 import type { Transport } from '../contract/client.ts'
 import { API_VERSION } from '../contract/openapi.ts'
-import { bodyMayBeOmitted, type Operation } from '../contract/operation.ts'
+import { bodyMayBeOmitted, type Operation, openApiPath, querystringOf } from '../contract/operation.ts'
 import { OPERATIONS } from '../contract/operations.ts'
 import { type Capability, capabilityByOperation } from '../contract/pricing.ts'
 import { type TickerNormaliser, tickerNormaliser } from '../contract/request-identity.ts'
@@ -300,6 +300,18 @@ function installErrorHandlers(fastify: FastifyInstance, ctx: ServiceContext): vo
         internal: false,
       })
     }
+    const missing = missingPathParams(req.method, path)
+    if (missing) {
+      const detail = `Missing path parameter ${missing.names.join(', ')} (${missing.op.method} ${openApiPath(missing.op.path)})`
+      return sendProblem(reply, {
+        problem: problem(ctx.config.publicUrl, req, 'INVALID_REQUEST', detail, {
+          errors: missing.names.map((n) => ({ field: `params.${n}`, message: 'missing' })),
+        }),
+        retryAfterSeconds: null,
+        rate: null,
+        internal: false,
+      })
+    }
     return sendProblem(reply, {
       problem: problem(ctx.config.publicUrl, req, 'NOT_FOUND', `No such endpoint: ${req.method} ${path}`),
       retryAfterSeconds: null,
@@ -307,6 +319,28 @@ function installErrorHandlers(fastify: FastifyInstance, ctx: ServiceContext): vo
       internal: false,
     })
   })
+}
+
+/** Each operation's path as a pattern whose parameters may be empty, with the parameter names. */
+const PATH_PATTERNS = OPERATIONS.filter((o) => o.path.includes(':')).map((op) => ({
+  op,
+  names: [...op.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1] as string),
+  re: new RegExp(`^${op.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]+/g, '([^/]*)')}/?$`),
+}))
+
+/**
+ * An unmatched path that is an operation's path with a parameter left empty (`/metrics/`,
+ * `/metrics//correlation`): the operation and the names missing, so the 400 can say which.
+ */
+function missingPathParams(method: string, path: string): { op: Operation; names: string[] } | null {
+  for (const p of PATH_PATTERNS) {
+    if (p.op.method !== method && !(method === 'HEAD' && p.op.method === 'GET')) continue
+    const m = p.re.exec(path)
+    if (!m) continue
+    const names = p.names.filter((_, i) => m[i + 1] === '')
+    if (names.length) return { op: p.op, names }
+  }
+  return null
 }
 
 /**
@@ -351,7 +385,7 @@ function register(fastify: FastifyInstance, op: Operation, handlers: ReadonlyMap
     config: { op },
     schema: {
       ...(op.params ? { params: anonymous(op.params) } : {}),
-      ...(op.querystring ? { querystring: anonymous(op.querystring) } : {}),
+      ...(querystringOf(op) ? { querystring: anonymous(querystringOf(op)) } : {}),
       ...(op.body ? { body: anonymous(op.body) } : {}),
       ...(json ? { response: { [op.status]: anonymous(op.response) } } : {}),
     },

@@ -34,16 +34,70 @@ export function problem(
   }
 }
 
+const TICKER_MESSAGE = "must be a ticker: 1–12 characters of A–Z, 0–9, '.', '-' (blanks and case ignored)"
+
+type AjvError = NonNullable<FastifyError['validation']>[number]
+
+/**
+ * A union of literals (`anyOf` of `const`, nullable or not) fails with one "must be equal to
+ * constant" per branch and a final "must match a schema in anyOf": fold those into one error
+ * listing the allowed values. Other errors pass through; `enum` errors list their values too.
+ */
+function foldUnions(errors: readonly AjvError[]): AjvError[] {
+  const folded = new Set<AjvError>()
+  const out: AjvError[] = []
+  // Outermost first (ajv reports a nested union before the union around it).
+  for (const e of [...errors].reverse()) {
+    if (e.keyword !== 'anyOf' || folded.has(e)) continue
+    const branches = errors.filter(
+      (x) => x !== e && x.instancePath === e.instancePath && x.schemaPath.startsWith(`${e.schemaPath}/`),
+    )
+    const allowed: string[] = []
+    for (const b of branches) {
+      const p = b.params as { allowedValue?: unknown; allowedValues?: unknown[]; type?: unknown }
+      if (b.keyword === 'const') allowed.push(String(p.allowedValue))
+      else if (b.keyword === 'enum') allowed.push(...(p.allowedValues ?? []).map(String))
+      else if (b.keyword === 'type' && p.type === 'null') allowed.push('null')
+      else if (b.keyword !== 'anyOf') {
+        allowed.length = 0
+        break
+      }
+    }
+    if (allowed.length === 0) continue
+    for (const b of branches) folded.add(b)
+    folded.add(e)
+    out.push({ ...e, message: `must be one of: ${[...new Set(allowed)].join(', ')}` })
+  }
+  const rest = errors
+    .filter((e) => !folded.has(e))
+    .map((e) =>
+      e.keyword === 'enum'
+        ? {
+            ...e,
+            message: `must be one of: ${((e.params as { allowedValues?: unknown[] }).allowedValues ?? []).join(', ')}`,
+          }
+        : e,
+    )
+  return [...out, ...rest]
+}
+
 /** Turns an ajv error list (Fastify validation) into `errors[]` members. */
 function fieldProblems(err: FastifyError): FieldProblem[] {
   const where = err.validationContext ?? 'request'
-  return (err.validation ?? []).map((v) => {
+  return foldUnions(err.validation ?? []).map((v) => {
     const params = v.params as Record<string, unknown>
     const path = v.instancePath.replace(/^\//, '').replaceAll('/', '.')
     const missing = typeof params.missingProperty === 'string' ? params.missingProperty : null
     const extra = typeof params.additionalProperty === 'string' ? params.additionalProperty : null
     const field = [where, path, missing ?? extra].filter((x) => x).join('.')
-    return { field, message: extra ? 'unknown field' : (v.message ?? 'invalid') }
+    if (extra) return { field, message: 'unknown field' }
+    // The ticker pattern (schemas.ts TickerParam) in words rather than as a regular expression.
+    if (v.keyword === 'pattern' && /(^|\.)tickers?(\.\d+)?$/.test(field))
+      return {
+        field,
+        message: TICKER_MESSAGE,
+      }
+    return { field, message: v.message ?? 'invalid' }
   })
 }
 
@@ -101,8 +155,12 @@ export function mapError(publicUrl: string, req: FastifyRequest, err: unknown): 
   if (fe && Array.isArray(fe.validation)) {
     const fields = fieldProblems(fe)
     const detail = fields.map((f) => `${f.field}: ${f.message}`).join('; ') || 'The request is not valid'
+    // A ticker that fails the pattern is the specification's INVALID_TICKER, like an unknown shape.
+    const code = fields.some((f) => f.message.startsWith(TICKER_MESSAGE))
+      ? 'INVALID_TICKER'
+      : 'INVALID_REQUEST'
     return {
-      problem: problem(publicUrl, req, 'INVALID_REQUEST', detail, { errors: fields }),
+      problem: problem(publicUrl, req, code, detail, { errors: fields }),
       retryAfterSeconds: null,
       rate: null,
       internal: false,

@@ -1,4 +1,4 @@
-import type { TSchema } from 'typebox'
+import { type TSchema, Type } from 'typebox'
 
 /**
  * `key_or_session`: account operations that answer either the account's own API key (limited
@@ -55,6 +55,30 @@ export interface Operation {
 /** Keeps the literal schema types, so the typed client knows each operation's shapes. */
 export function defineOperation<const O extends Operation>(op: O): O {
   return op
+}
+
+const NO_QUERY = Type.Object({}, { additionalProperties: false })
+const FORMAT_QUERY = Type.Object(
+  {
+    format: Type.Optional(
+      Type.String({ description: 'json (default), parquet or csv; else Accept decides' }),
+    ),
+  },
+  { additionalProperties: false },
+)
+
+/**
+ * The query schema the server validates an operation against: its own, or — for an operation that
+ * declares none and needs a credential — none at all, so `?foo=1` is a 400 naming `foo` rather
+ * than an ignored (and possibly charged) parameter. Public pages and streams keep any query
+ * (tracking parameters, cache busters).
+ */
+export function querystringOf(op: Operation): TSchema | undefined {
+  if (op.querystring) return op.querystring
+  if (op.auth === 'none' || op.streaming) return undefined
+  // A tabular POST takes `format` in the query as well as in its body.
+  const body = op.body as { properties?: Record<string, unknown> } | undefined
+  return body?.properties?.format ? FORMAT_QUERY : NO_QUERY
 }
 
 /** `/metrics/:ticker` → `/metrics/{ticker}`. */

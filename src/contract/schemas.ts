@@ -66,8 +66,88 @@ export const riskMetadataSchema = Type.Object(
   { $id: 'RiskMetadata' },
 )
 
+/**
+ * The pattern a ticker must match once trimmed and upper-cased: 1–12 characters of A–Z, 0–9, '.'
+ * and '-', starting with a letter or digit (BRK.B, BRK-B). Checked before routing, so a path-like
+ * value (`..`, `a/b`, `%2e%2e`) is a 400 and never reaches another route. The schema pattern also
+ * admits lower case and surrounding blanks, which the normalisation removes.
+ */
 export const TickerParam = Type.String({
-  minLength: 1,
   maxLength: 32,
-  description: 'Ticker (case-insensitive)',
+  pattern: '^\\s*[A-Za-z0-9][A-Za-z0-9.\\-]{0,11}\\s*$',
+  description:
+    "Ticker, case-insensitive, surrounding blanks ignored: 1–12 characters of A–Z, 0–9, '.', '-' (BRK.B or BRK-B)",
 })
+
+/**
+ * The window of a history request: `years` back from the end, or explicit `start`/`end` days.
+ * Precedence: `start` wins over `years`; `end` defaults to the symbol's last priced day (the
+ * dataset's data_as_of while listed). Shared by every history operation and batch.
+ */
+export const historySpanProps = (defaultYears: number) => ({
+  years: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 15,
+      default: defaultYears,
+      description: `Calendar years of history back from the end (1–15, default ${defaultYears}); ignored when start is given`,
+    }),
+  ),
+  start: Type.Optional(
+    Type.String({
+      format: 'date',
+      description:
+        'First day (YYYY-MM-DD, inclusive). Wins over years. Before the first day of the data, after the last, or after end → 400',
+    }),
+  ),
+  end: Type.Optional(
+    Type.String({
+      format: 'date',
+      description:
+        "Last day (YYYY-MM-DD, inclusive); default the symbol's last priced day. Outside the data → 400. With end and no start, the window is years back from end",
+    }),
+  ),
+})
+
+/** `fields` of a wide history answer: a comma-separated list or an array of the names in `allowed`. */
+export const FieldsParam = (allowed: readonly string[]) =>
+  Type.Union(
+    [Type.String({ maxLength: 1000 }), Type.Array(Type.String({ maxLength: 64 }), { maxItems: 64 })],
+    {
+      description: `Only these columns (comma-separated or an array), of: ${allowed.join(', ')}. Default all. An unknown name is a 400 listing these.`,
+    },
+  )
+
+/**
+ * The one cursor convention of every long list (docs/using-the-api.md, "Long lists"): ask with
+ * `limit` and, for the next page, the `cursor` the previous page returned; read `next_cursor`
+ * (null on the last page) and `total` (rows over all pages).
+ */
+export const pageQueryProps = (defaultLimit: number, maxLimit: number) => ({
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: maxLimit,
+      default: defaultLimit,
+      description: `Rows per page (1–${maxLimit}, default ${defaultLimit})`,
+    }),
+  ),
+  cursor: Type.Optional(
+    Type.String({
+      maxLength: 512,
+      description:
+        'Opaque: the next_cursor of the previous page, with the same other parameters. A cursor made on an ' +
+        'older data_as_of or build, or for other parameters, is a 400 (start again without it)',
+    }),
+  ),
+})
+
+export const NextCursor = Type.Union([Type.String(), Type.Null()], {
+  $id: 'NextCursor',
+  description:
+    'Pass as `cursor` (with the same other parameters) for the next page; null on the last page. Bound to the ' +
+    'data_as_of and build it was made on: once the data moves on it is refused (400) and the walk starts again. ' +
+    'Walking every page returns every row exactly once.',
+})
+
+export const PageTotal = Type.Integer({ minimum: 0, description: 'Rows over all pages' })

@@ -1,4 +1,5 @@
 import type { TSchema } from 'typebox'
+import { AppError } from '../platform/errors.ts'
 import type { TransportRequest } from './client.ts'
 import { type Operation, openApiPath } from './operation.ts'
 import { OPERATIONS } from './operations.ts'
@@ -97,8 +98,17 @@ export function toolRequest(tool: ToolSpec, args: Record<string, unknown>, beare
   const op = tool.operation
   const rest = { ...args }
   let path = op.path
-  for (const name of Object.keys(fieldsOf(op.params).props)) {
-    path = path.replace(`:${name}`, encodeURIComponent(String(rest[name] ?? '')))
+  for (const [name, schema] of Object.entries(fieldsOf(op.params).props)) {
+    const value = String(rest[name] ?? '')
+    // A path-like value (`..`) would be resolved away by URL normalisation before any route
+    // validates it: check the parameter's pattern here.
+    const pattern = (schema as { pattern?: string }).pattern
+    if (value === '' || (pattern && !new RegExp(pattern).test(value)))
+      throw new AppError(
+        name === 'ticker' ? 'INVALID_TICKER' : 'INVALID_REQUEST',
+        `${name}: ${JSON.stringify(value)} is not valid${pattern ? ` (must match ${pattern})` : ' (required)'}`,
+      )
+    path = path.replace(`:${name}`, encodeURIComponent(value))
     delete rest[name]
   }
   const headers: Record<string, string> = { authorization: `Bearer ${bearer}`, accept: 'application/json' }

@@ -10,6 +10,7 @@ import type { Transport } from '../contract/client.ts'
 import { MCP_INSTRUCTIONS, MCP_RESOURCES } from '../contract/mcp-surface.ts'
 import { API_VERSION } from '../contract/openapi.ts'
 import { type ToolSpec, toolCatalogue, toolRequest } from '../contract/tools.ts'
+import { AppError } from '../platform/errors.ts'
 
 /**
  * Set in `AuthInfo.extra` by the HTTP transports when the MCP message carrying a tools/call was
@@ -91,7 +92,14 @@ export function createMcpServer(deps: McpDeps): Server {
       const body = { code: 'RATE_LIMITED', status: 429, detail, retry_after_seconds: retryAfterSeconds }
       return toolError('RATE_LIMITED', detail, retryAfterSeconds, body)
     }
-    const res = await deps.transport(toolRequest(tool, request.params.arguments ?? {}, bearer))
+    let req: ReturnType<typeof toolRequest>
+    try {
+      req = toolRequest(tool, request.params.arguments ?? {}, bearer)
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err
+      return toolError(err.code, err.message, undefined, { code: err.code, status: 400, detail: err.message })
+    }
+    const res = await deps.transport(req)
     let body: Record<string, unknown> = {}
     try {
       body = JSON.parse(res.body) as Record<string, unknown>

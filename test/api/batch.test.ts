@@ -125,7 +125,7 @@ describe('POST /batch/lstar and POST /batch/analyze', () => {
             ? r.dates.map(() => s.ticker)
             : c.name === 'date'
               ? r.dates
-              : r[c.name as 'lstar']
+              : (r[c.name as 'lstar'] ?? [])
         c.values.push(...v)
       }
     }

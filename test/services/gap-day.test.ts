@@ -426,22 +426,27 @@ describe('a stock-day without a price inside the listed life', () => {
       const rd = (await t.client.call('getReturnsDecomposition', { key, query })).ok()
       const k = rd.dates.indexOf(day)
       assert.ok(k >= 0, '/returns-decomposition has the gap day')
-      assert.equal(rd.gross[k], null)
-      assert.equal(rd.l3_rr[k], null)
-      assert.equal(rd.l3_cfr[k + 1], null, 'the next day has no return to decompose either')
+      assert.equal(rd.gross?.[k], null)
+      assert.equal(rd.l3_rr?.[k], null)
+      assert.equal(rd.l3_cfr?.[k + 1], null, 'the next day has no return to decompose either')
 
       const ls = (await t.client.call('getLstar', { key, query })).ok()
       const j = ls.dates.indexOf(day)
       assert.ok(j >= 0, '/lstar has the gap day')
-      assert.equal(ls.residual_return[j], null)
-      assertClose(ls.l3_subsector_er[j] as number, fields.l3_sub_er, '/lstar l3_subsector_er')
+      assert.equal(ls.residual_return?.[j], null)
+      assertClose(ls.l3_subsector_er?.[j] as number, fields.l3_sub_er, '/lstar l3_subsector_er')
 
       const l3 = (
         await t.client.call('getL3Decomposition', { key, query: { ticker: gapTicker, years: 2 } })
       ).ok()
       const e = l3.dates.indexOf(day)
       assert.ok(e >= 0, '/l3-decomposition has the gap day (a month end)')
-      assertClose(l3.l3_mkt_hr[e] as number, fields.l3_mkt_hr, '/l3-decomposition l3_mkt_hr', scale.l3_mkt_hr)
+      assertClose(
+        l3.l3_mkt_hr?.[e] as number,
+        fields.l3_mkt_hr,
+        '/l3-decomposition l3_mkt_hr',
+        scale.l3_mkt_hr,
+      )
     })
 
     test('a missing close on data_as_of: /metrics and /decompose show the last priced day (teo), as does every series', async () => {

@@ -3,7 +3,7 @@ import { batchAnalyze } from '../../services/analytics/batch-analyze.ts'
 import { batchCompletion } from '../../services/analytics/batch-completed.ts'
 import { runMetered } from '../metered.ts'
 import { requirePrincipal } from '../request-state.ts'
-import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
+import { type RouteDeps, type RouteFile, routeFile, spanOf } from './types.ts'
 
 /** POST /batch/lstar and POST /batch/analyze: priced per distinct ticker; each answer sends batch.completed. */
 export function batchRoutes({ ctx, priced }: RouteDeps): RouteFile {
@@ -26,7 +26,11 @@ export function batchRoutes({ ctx, priced }: RouteDeps): RouteFile {
         reply,
         priced('batchLstar'),
         done.track(() =>
-          batchLstar(ctx.models, p.environment, tickers, { years: b.years, threshold: b.threshold }),
+          batchLstar(ctx.models, p.environment, tickers, {
+            ...spanOf(b),
+            threshold: b.threshold,
+            fields: b.fields,
+          }),
         ),
         { positions: tickers.length, tabular: true, onServed: done.onServed },
       )
@@ -48,7 +52,7 @@ export function batchRoutes({ ctx, priced }: RouteDeps): RouteFile {
         reply,
         priced('batchAnalyze'),
         done.track(() =>
-          batchAnalyze(ctx.models, p.environment, tickers, { years: b.years, metrics: b.metrics }),
+          batchAnalyze(ctx.models, p.environment, tickers, { ...spanOf(b), metrics: b.metrics }),
         ),
         { positions: tickers.length, tabular: true, onServed: done.onServed },
       )

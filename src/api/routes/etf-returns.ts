@@ -1,7 +1,7 @@
 import { grossReturns } from '../../services/analytics/returns.ts'
 import { runMetered } from '../metered.ts'
 import { requirePrincipal } from '../request-state.ts'
-import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
+import { type RouteDeps, type RouteFile, routeFile, spanOf } from './types.ts'
 
 /** GET /etf-returns. */
 export function etfReturnsRoutes({ ctx, priced }: RouteDeps): RouteFile {
@@ -14,7 +14,7 @@ export function etfReturnsRoutes({ ctx, priced }: RouteDeps): RouteFile {
         req,
         reply,
         priced('getEtfReturns'),
-        () => grossReturns(ctx.models, env, q.ticker, q.years ?? 1, 'etf'),
+        () => grossReturns(ctx.models, env, q.ticker, spanOf(q), 'etf'),
         { tabular: true },
       )
     },

@@ -1,7 +1,7 @@
 import { getL3Decomposition } from '../../services/analytics/l3-decomposition.ts'
 import { runMetered } from '../metered.ts'
 import { requirePrincipal } from '../request-state.ts'
-import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
+import { type RouteDeps, type RouteFile, routeFile, spanOf } from './types.ts'
 
 /** GET /l3-decomposition. */
 export function l3DecompositionRoutes({ ctx, priced }: RouteDeps): RouteFile {
@@ -14,7 +14,7 @@ export function l3DecompositionRoutes({ ctx, priced }: RouteDeps): RouteFile {
         req,
         reply,
         priced('getL3Decomposition'),
-        () => getL3Decomposition(ctx.models, env, q.ticker, q.years),
+        () => getL3Decomposition(ctx.models, env, q.ticker, spanOf(q, 5), q.fields),
         { tabular: true },
       )
     },

@@ -1,7 +1,7 @@
 import { getLstar } from '../../services/analytics/lstar.ts'
 import { runMetered } from '../metered.ts'
 import { requirePrincipal } from '../request-state.ts'
-import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
+import { type RouteDeps, type RouteFile, routeFile, spanOf } from './types.ts'
 
 /** GET /lstar. */
 export function lstarRoutes({ ctx, priced }: RouteDeps): RouteFile {
@@ -14,7 +14,7 @@ export function lstarRoutes({ ctx, priced }: RouteDeps): RouteFile {
         req,
         reply,
         priced('getLstar'),
-        () => getLstar(ctx.models, env, q.ticker, q.years, q.threshold),
+        () => getLstar(ctx.models, env, q.ticker, spanOf(q), q.threshold, q.fields),
         { tabular: true },
       )
     },

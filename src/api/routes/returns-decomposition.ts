@@ -1,7 +1,7 @@
 import { getReturnsDecomposition } from '../../services/analytics/returns-decomposition.ts'
 import { runMetered } from '../metered.ts'
 import { requirePrincipal } from '../request-state.ts'
-import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
+import { type RouteDeps, type RouteFile, routeFile, spanOf } from './types.ts'
 
 /** GET /returns-decomposition. */
 export function returnsDecompositionRoutes({ ctx, priced }: RouteDeps): RouteFile {
@@ -15,7 +15,12 @@ export function returnsDecompositionRoutes({ ctx, priced }: RouteDeps): RouteFil
         req,
         reply,
         priced('getReturnsDecomposition'),
-        () => getReturnsDecomposition(ctx.models, env, q.ticker, { years: q.years, includeLstar }),
+        () =>
+          getReturnsDecomposition(ctx.models, env, q.ticker, {
+            ...spanOf(q),
+            fields: q.fields,
+            includeLstar,
+          }),
         { tabular: true },
       )
     },

@@ -1,7 +1,7 @@
 import { grossReturns } from '../../services/analytics/returns.ts'
 import { runMetered } from '../metered.ts'
 import { requirePrincipal } from '../request-state.ts'
-import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
+import { type RouteDeps, type RouteFile, routeFile, spanOf } from './types.ts'
 
 /** GET /returns (a stock's gross returns; an ETF's are GET /etf-returns, in etf-returns.ts). */
 export function returnsRoutes({ ctx, priced }: RouteDeps): RouteFile {
@@ -14,7 +14,7 @@ export function returnsRoutes({ ctx, priced }: RouteDeps): RouteFile {
         req,
         reply,
         priced('getReturns'),
-        () => grossReturns(ctx.models, env, q.ticker, q.years ?? 1, 'stock'),
+        () => grossReturns(ctx.models, env, q.ticker, spanOf(q), 'stock'),
         { tabular: true },
       )
     },

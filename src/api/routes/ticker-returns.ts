@@ -1,7 +1,7 @@
 import { tickerReturns } from '../../services/analytics/returns.ts'
 import { runMetered } from '../metered.ts'
 import { requirePrincipal } from '../request-state.ts'
-import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
+import { type RouteDeps, type RouteFile, routeFile, spanOf } from './types.ts'
 
 /** GET /ticker-returns. */
 export function tickerReturnsRoutes({ ctx, priced }: RouteDeps): RouteFile {
@@ -14,7 +14,7 @@ export function tickerReturnsRoutes({ ctx, priced }: RouteDeps): RouteFile {
         req,
         reply,
         priced('getTickerReturns'),
-        () => tickerReturns(ctx.models, env, q.ticker, q.years ?? 1),
+        () => tickerReturns(ctx.models, env, q.ticker, spanOf(q), q.fields),
         { tabular: true },
       )
     },

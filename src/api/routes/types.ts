@@ -47,3 +47,11 @@ export interface RouteDeps {
   /** The in-process REST transport (chat tool calls). */
   internal: Transport
 }
+
+/** The history window a request asks for (`years`, `start`, `end`), as the services take it. */
+export function spanOf(
+  q: { years?: number | undefined; start?: string | undefined; end?: string | undefined },
+  defaultYears = 1,
+): { years: number; start: string | undefined; end: string | undefined } {
+  return { years: q.years ?? defaultYears, start: q.start, end: q.end }
+}

@@ -3,6 +3,8 @@ import { methodologyRef } from '../methodology.ts'
 import { defineOperation } from '../operation.ts'
 import {
   agentMetaSchema,
+  FieldsParam,
+  historySpanProps,
   IsoDate,
   Nullable,
   NullableNumber,
@@ -17,13 +19,6 @@ import { batchFullMetricsSchema } from './batch-full-metrics.ts'
  * the two batch calls. Every one has a tabular form (`format`).
  */
 
-const Years = (dflt: number) =>
-  Type.Integer({
-    minimum: 1,
-    maximum: 15,
-    default: dflt,
-    description: `Calendar years of history back from the symbol's last priced day (1–15, default ${dflt})`,
-  })
 const Threshold = Type.Number({
   minimum: 0,
   maximum: 0.5,
@@ -40,16 +35,30 @@ const Tickers = Type.Array(Type.String({ maxLength: 32 }), {
   description: 'Up to 100 distinct tickers (more → 400 TOO_MANY_TICKERS); duplicates count once',
 })
 
+const OptNumSeries = Type.Optional(NumSeries)
+
+/** The selectable series of an Lstar answer (`dates` is always returned). */
+export const LSTAR_FIELDS = [
+  'lstar',
+  'market_hr',
+  'sector_hr',
+  'subsector_hr',
+  'total_er',
+  'residual_return',
+  'l2_sector_er',
+  'l3_subsector_er',
+] as const
+
 const lstarSeries = {
   dates: series(IsoDate),
-  lstar: series(Level),
-  market_hr: NumSeries,
-  sector_hr: NumSeries,
-  subsector_hr: NumSeries,
-  total_er: NumSeries,
-  residual_return: NumSeries,
-  l2_sector_er: NumSeries,
-  l3_subsector_er: NumSeries,
+  lstar: Type.Optional(series(Level)),
+  market_hr: OptNumSeries,
+  sector_hr: OptNumSeries,
+  subsector_hr: OptNumSeries,
+  total_er: OptNumSeries,
+  residual_return: OptNumSeries,
+  l2_sector_er: OptNumSeries,
+  l3_subsector_er: OptNumSeries,
 }
 
 const batchTickerErrorSchema = Type.Object(
@@ -76,8 +85,9 @@ const getLstar = defineOperation({
   querystring: Type.Object(
     {
       ticker: TickerParam,
-      years: Type.Optional(Years(1)),
+      ...historySpanProps(1),
       threshold: Type.Optional(Threshold),
+      fields: Type.Optional(FieldsParam(LSTAR_FIELDS)),
       format: Type.Optional(Format),
     },
     { additionalProperties: false },
@@ -109,8 +119,9 @@ const batchLstar = defineOperation({
   body: Type.Object(
     {
       tickers: Tickers,
-      years: Type.Optional(Years(1)),
+      ...historySpanProps(1),
       threshold: Type.Optional(Threshold),
+      fields: Type.Optional(FieldsParam(LSTAR_FIELDS)),
       format: Type.Optional(Format),
     },
     { additionalProperties: false },
@@ -143,6 +154,20 @@ const batchLstar = defineOperation({
   errors: ERRORS,
 })
 
+/** The selectable series of a returns decomposition (`dates` is always returned). */
+export const RETURNS_DECOMPOSITION_FIELDS = [
+  'gross',
+  'l1_cfr',
+  'l1_fr',
+  'l1_rr',
+  'l2_cfr',
+  'l2_fr',
+  'l2_rr',
+  'l3_cfr',
+  'l3_fr',
+  'l3_rr',
+] as const
+
 const DECOMPOSITION = [
   'l1_cfr',
   'l1_fr',
@@ -167,8 +192,9 @@ const getReturnsDecomposition = defineOperation({
   querystring: Type.Object(
     {
       ticker: TickerParam,
-      years: Type.Optional(Years(1)),
+      ...historySpanProps(1),
       include_lstar: Type.Optional(Type.Boolean({ default: false })),
+      fields: Type.Optional(FieldsParam(RETURNS_DECOMPOSITION_FIELDS)),
       dispatch: Type.Optional(Type.Literal('lstar', { description: 'Same as include_lstar=true' })),
       format: Type.Optional(Format),
     },
@@ -180,10 +206,10 @@ const getReturnsDecomposition = defineOperation({
       ticker: Type.String(),
       symbol: Type.String(),
       dates: series(IsoDate),
-      gross: NumSeries,
-      ...(Object.fromEntries(DECOMPOSITION.map((k) => [k, NumSeries])) as Record<
+      gross: OptNumSeries,
+      ...(Object.fromEntries(DECOMPOSITION.map((k) => [k, OptNumSeries])) as Record<
         (typeof DECOMPOSITION)[number],
-        typeof NumSeries
+        typeof OptNumSeries
       >),
       lstar: Type.Optional(series(Level)),
       lstar_residual_return: Type.Optional(NumSeries),
@@ -195,18 +221,31 @@ const getReturnsDecomposition = defineOperation({
   errors: ERRORS,
 })
 
+/** The selectable series of the monthly L3 decomposition (`dates` is always returned). */
+export const L3_DECOMPOSITION_FIELDS = [
+  'l3_mkt_hr',
+  'l3_sec_hr',
+  'l3_sub_hr',
+  'l3_mkt_er',
+  'l3_sec_er',
+  'l3_sub_er',
+  'l3_res_er',
+  'sector_etf',
+  'subsector_etf',
+] as const
+
 const l3MonthlySchema = Type.Object(
   {
     dates: series(IsoDate),
-    l3_mkt_hr: NumSeries,
-    l3_sec_hr: NumSeries,
-    l3_sub_hr: NumSeries,
-    l3_mkt_er: NumSeries,
-    l3_sec_er: NumSeries,
-    l3_sub_er: NumSeries,
-    l3_res_er: NumSeries,
-    sector_etf: series(Nullable(Type.String())),
-    subsector_etf: series(Nullable(Type.String())),
+    l3_mkt_hr: OptNumSeries,
+    l3_sec_hr: OptNumSeries,
+    l3_sub_hr: OptNumSeries,
+    l3_mkt_er: OptNumSeries,
+    l3_sec_er: OptNumSeries,
+    l3_sub_er: OptNumSeries,
+    l3_res_er: OptNumSeries,
+    sector_etf: Type.Optional(series(Nullable(Type.String()))),
+    subsector_etf: Type.Optional(series(Nullable(Type.String()))),
   },
   { $id: 'L3MonthlySeries' },
 )
@@ -217,12 +256,17 @@ const getL3Decomposition = defineOperation({
   path: '/l3-decomposition',
   summary: 'Monthly (month-end) L3 hedge ratios and explained-risk fractions',
   description:
-    "Query: ticker; years 1–15 (default 5) back from the symbol's last priced day; format. One point per calendar month: its last trading day in the window; the window's last day closes the current (possibly partial) month, so the series ends at the latest state. Per point: l3_mkt_hr, l3_sec_hr, l3_sub_hr (dollar ratios), l3_mkt_er, l3_sec_er, l3_sub_er, l3_res_er (variance fractions, summing to 1), and the sector_etf and subsector_etf in effect that day (the sector ETF on subsector-fallback days). Parquet/CSV: one row per month end with the same columns.",
+    "Query: ticker; years 1–15 (default 5) back from the symbol's last priced day, or start/end (start wins over years); fields; format. One point per calendar month: its last trading day in the window; the window's last day closes the current (possibly partial) month, so the series ends at the latest state. Per point: l3_mkt_hr, l3_sec_hr, l3_sub_hr (dollar ratios), l3_mkt_er, l3_sec_er, l3_sub_er, l3_res_er (variance fractions, summing to 1), and the sector_etf and subsector_etf in effect that day (the sector ETF on subsector-fallback days). Parquet/CSV: one row per month end with the same columns.",
   tags: ['data'],
   auth: 'key',
   lineage: true,
   querystring: Type.Object(
-    { ticker: TickerParam, years: Type.Optional(Years(5)), format: Type.Optional(Format) },
+    {
+      ticker: TickerParam,
+      ...historySpanProps(5),
+      fields: Type.Optional(FieldsParam(L3_DECOMPOSITION_FIELDS)),
+      format: Type.Optional(Format),
+    },
     { additionalProperties: false },
   ),
   status: 200,
@@ -273,7 +317,7 @@ const batchAnalyze = defineOperation({
     {
       tickers: Tickers,
       metrics: Type.Optional(Type.Array(Metric, { minItems: 1, maxItems: 4 })),
-      years: Type.Optional(Years(1)),
+      ...historySpanProps(1),
       format: Type.Optional(Format),
     },
     { additionalProperties: false },

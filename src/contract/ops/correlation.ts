@@ -22,12 +22,10 @@ const ReturnType = Type.Union(
 const Method = Type.Union([Type.Literal('pearson'), Type.Literal('spearman')], {
   description: 'pearson (default) or spearman (average ranks for ties)',
 })
-const Factors = Type.String({
-  maxLength: 400,
-  description:
-    'Comma-separated factor keys or aliases (e.g. oil,dxy,btc,momentum; default all 18). Unknown names answer 400 ' +
-    'naming the valid keys.',
-})
+const FACTORS_DOC =
+  'Comma-separated factor keys or aliases (e.g. oil,dxy,btc,momentum; default all 18). Unknown names answer 400 ' +
+  'naming the valid keys.'
+const Factors = Type.String({ maxLength: 400, description: FACTORS_DOC })
 const WindowDays = Type.Integer({
   minimum: 20,
   maximum: 2000,
@@ -123,6 +121,11 @@ const postCorrelation = defineOperation({
       ticker: Type.Optional(TickerParam),
       tickers: Type.Optional(Type.Array(TickerParam, { minItems: 2, maxItems: MAX_CORRELATION_TICKERS })),
       ...options,
+      factors: Type.Optional(
+        Type.Union([Factors, Type.Array(Type.String({ maxLength: 40 }), { maxItems: 40 })], {
+          description: `${FACTORS_DOC} A JSON array of the same names is accepted too.`,
+        }),
+      ),
       format: Type.Optional(Format),
     },
     { additionalProperties: false },

@@ -2,9 +2,14 @@ import { Type } from 'typebox'
 import { defineOperation } from '../operation.ts'
 import {
   agentMetaSchema,
+  FieldsParam,
+  historySpanProps,
   IsoDate,
+  NextCursor,
   Nullable,
   NullableNumber,
+  PageTotal,
+  pageQueryProps,
   riskMetadataSchema,
   TickerParam,
 } from '../schemas.ts'
@@ -154,23 +159,40 @@ const decomposeV4 = defineOperation({
 })
 
 const YEARS_DOC =
-  'Trading days from (end − years calendar years, exclusive) to the end inclusive; the end is the ' +
-  "ticker's last priced day (data_as_of while listed). Days before the first price are not returned."
+  'Trading days from (end − years calendar years, exclusive) to the end inclusive, or from start to end ' +
+  "inclusive when start is given (start wins over years); the end is the ticker's last priced day " +
+  '(data_as_of while listed) unless end is given. Days before the first price are not returned.'
 
-const historyQuery = Type.Object(
-  {
-    ticker: TickerParam,
-    years: Type.Optional(Type.Integer({ minimum: 1, maximum: 15, default: 1, description: YEARS_DOC })),
-    format: Type.Optional(Type.String({ description: 'json (default), parquet or csv' })),
-  },
+const historyProps = {
+  ticker: TickerParam,
+  ...historySpanProps(1),
+  format: Type.Optional(Type.String({ description: 'json (default), parquet or csv' })),
+}
+const historyQuery = Type.Object(historyProps, { additionalProperties: false })
+
+/** The selectable columns of a TickerReturnsDailyRow (`date` is always returned). */
+export const TICKER_RETURNS_FIELDS = [
+  'returns_gross',
+  'price_close',
+  'l3_mkt_hr',
+  'l3_sec_hr',
+  'l3_sub_hr',
+  'l3_mkt_er',
+  'l3_sec_er',
+  'l3_sub_er',
+  'l3_res_er',
+] as const
+
+const tickerReturnsQuery = Type.Object(
+  { ...historyProps, fields: Type.Optional(FieldsParam(TICKER_RETURNS_FIELDS)) },
   { additionalProperties: false },
 )
 
 const tickerReturnsDailyRowSchema = Type.Object(
   {
     date: IsoDate,
-    returns_gross: NullableNumber,
-    price_close: NullableNumber,
+    returns_gross: Type.Optional(NullableNumber),
+    price_close: Type.Optional(NullableNumber),
     l3_mkt_hr: Type.Optional(NullableNumber),
     l3_sec_hr: Type.Optional(NullableNumber),
     l3_sub_hr: Type.Optional(NullableNumber),
@@ -213,7 +235,7 @@ const getTickerReturns = defineOperation({
   tags: ['data'],
   auth: 'key',
   lineage: true,
-  querystring: historyQuery,
+  querystring: tickerReturnsQuery,
   status: 200,
   response: tickerReturnsResponseSchema,
   errors: [400, 401, 402, 404, 406, 429],
@@ -289,7 +311,8 @@ const getTickers = defineOperation({
     'case-insensitive, ranked exact ticker, ticker prefix, name match; suggestions when nothing matches. ' +
     'mag7=true keeps AAPL MSFT GOOGL AMZN NVDA META TSLA (those present). include_metadata returns ' +
     'objects (name, asset_type, sector, industry, and the sector/subsector ETFs in effect at data_as_of) ' +
-    'instead of strings. count is the number returned (after limit). Free, but needs a key.',
+    'instead of strings. Paged by the one cursor convention (limit, cursor → next_cursor, total): count is the ' +
+    'number on this page, total over all pages. Free, but needs a key.',
   tags: ['data'],
   auth: 'key',
   querystring: Type.Object(
@@ -297,7 +320,7 @@ const getTickers = defineOperation({
       search: Type.Optional(Type.String({ maxLength: 100 })),
       mag7: Type.Optional(Type.Boolean({ default: false })),
       include_metadata: Type.Optional(Type.Boolean({ default: false })),
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+      ...pageQueryProps(100, 1000),
     },
     { additionalProperties: false },
   ),
@@ -305,7 +328,9 @@ const getTickers = defineOperation({
   response: Type.Object(
     {
       tickers: Type.Union([Type.Array(Type.String()), Type.Array(tickerInfoSchema)]),
-      count: Type.Integer(),
+      count: Type.Integer({ description: 'Entries on this page' }),
+      total: PageTotal,
+      next_cursor: NextCursor,
       data_as_of: IsoDate,
       suggestions: Type.Optional(Type.Array(Type.String())),
     },

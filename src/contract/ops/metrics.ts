@@ -89,7 +89,7 @@ export const getMetrics = defineOperation({
   tags: ['data'],
   auth: 'key',
   lineage: true,
-  params: Type.Object({ ticker: TickerParam }),
+  params: Type.Object({ ticker: TickerParam }, { additionalProperties: false }),
   status: 200,
   response: metricsSnapshotSchema,
   errors: [400, 401, 402, 404, 429],

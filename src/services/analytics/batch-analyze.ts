@@ -8,7 +8,7 @@ import { type L3Monthly, l3Monthly } from './l3-decomposition.ts'
 import { metricsSnapshot } from './metrics.ts'
 import { dateColumn, doubleColumn, type Num, nullable, num, seriesConfidence, textColumn } from './series.ts'
 import type { ResolvedTicker } from './tickers.ts'
-import { historyWindow } from './window.ts'
+import { type HistorySpan, historyWindow, spanLabel } from './window.ts'
 
 /** POST /batch/analyze: per-ticker returns, hedge ratios, metrics and L3 series. */
 
@@ -42,12 +42,18 @@ export async function batchAnalyze(
   models: ModelRegistry,
   env: ModelEnvironment,
   tickers: readonly string[],
-  opts: { years?: number; metrics?: readonly BatchMetric[] },
+  opts: {
+    years?: number | undefined
+    start?: string | undefined
+    end?: string | undefined
+    metrics?: readonly BatchMetric[] | undefined
+  },
 ) {
   const years = opts.years ?? 1
+  const span = { years, start: opts.start, end: opts.end }
   const wanted = new Set(opts.metrics ?? DEFAULT_BATCH_METRICS)
   const store = models.store(env)
-  const job: BatchJob = { models, env, store, years, wanted, ranges: [], populated: 0, counted: 0 }
+  const job: BatchJob = { models, env, store, span, wanted, ranges: [], populated: 0, counted: 0 }
   const { results, ok } = await perTicker(store, tickers, (r) => analyzeOne(job, r))
   const { populated, counted } = job
   const range = unionRange(job.ranges)
@@ -65,7 +71,7 @@ export async function batchAnalyze(
     confidence: seriesConfidence(populated, counted, range?.[1] === store.dataAsOf),
     positions: ok.length,
     table,
-    filename: `batch-analyze_${ok.length}-tickers_${years}y`,
+    filename: `batch-analyze_${ok.length}-tickers_${spanLabel(span)}`,
   }
 }
 
@@ -74,7 +80,7 @@ interface BatchJob {
   models: ModelRegistry
   env: ModelEnvironment
   store: ModelStore
-  years: number
+  span: HistorySpan
   wanted: Set<BatchMetric>
   ranges: ([string, string] | null)[]
   /** Tickers with an L1 hedge ratio today, of those counted. */
@@ -84,7 +90,7 @@ interface BatchJob {
 
 /** One ticker's answer: the parts asked for, each from the same store. */
 async function analyzeOne(job: BatchJob, r: ResolvedTicker): Promise<Analyzed> {
-  const { models, env, store, years, wanted, ranges } = job
+  const { models, env, store, span, wanted, ranges } = job
   const latest = await store.latest(r.index, HEDGE_FIELDS)
   const out: Analyzed = {
     ticker: r.ticker,
@@ -95,7 +101,7 @@ async function analyzeOne(job: BatchJob, r: ResolvedTicker): Promise<Analyzed> {
   job.counted++
   if (num(latest.values.l1_mkt_hr) !== null) job.populated++
   if (wanted.has('returns')) {
-    const w = await historyWindow(store, r.index, years)
+    const w = await historyWindow(store, r.index, span)
     const h = await store.history(r.index, ['l3_mkt_hr', 'l3_sec_hr', 'l3_sub_hr'], w.from, w.to)
     out.returns = {
       dates: Array.from({ length: w.to - w.from }, (_, i) => store.date(w.from + i)),
@@ -126,7 +132,7 @@ async function analyzeOne(job: BatchJob, r: ResolvedTicker): Promise<Analyzed> {
     }
   }
   if (wanted.has('l3_decomposition')) {
-    const m = await l3Monthly(store, r.index, years)
+    const m = await l3Monthly(store, r.index, span)
     out.l3_decomposition = m.series
     ranges.push(m.range)
   }

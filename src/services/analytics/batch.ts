@@ -1,10 +1,13 @@
+import { LSTAR_FIELDS } from '../../contract/ops/analytics.ts'
 import { canonicalTicker } from '../../engine/data/aliases.ts'
 import type { ModelStore } from '../../engine/model-store/reader.ts'
 import { AppError } from '../../platform/errors.ts'
 import type { ModelEnvironment, ModelRegistry } from '../models.ts'
+import { keepColumns, keepFields, parseFields } from './fields.ts'
 import { lstarSeries, lstarTable } from './lstar.ts'
 import { seriesConfidence } from './series.ts'
 import { type ResolvedTicker, resolveTicker } from './tickers.ts'
+import { spanLabel } from './window.ts'
 
 /** Shared rules of the batch operations, and POST /batch/lstar. */
 
@@ -110,14 +113,28 @@ export async function batchLstar(
   models: ModelRegistry,
   env: ModelEnvironment,
   tickers: readonly string[],
-  opts: { years?: number; threshold?: number },
+  opts: {
+    years?: number | undefined
+    start?: string | undefined
+    end?: string | undefined
+    threshold?: number | undefined
+    fields?: string | readonly string[] | undefined
+  },
 ) {
   const years = opts.years ?? 1
   const theta = opts.threshold ?? 0.01
+  const selected = parseFields(opts.fields, LSTAR_FIELDS, 'body')
   const store = models.store(env)
+  const span = { years, start: opts.start, end: opts.end }
   const { results, ok } = await perTicker(store, tickers, async (r) => {
-    const { series, range, populated } = await lstarSeries(store, r.index, years, theta)
-    return { ticker: r.ticker, symbol: r.symbol, ...series, range, populated }
+    const { series, range, populated } = await lstarSeries(store, r.index, span, theta)
+    return {
+      ticker: r.ticker,
+      symbol: r.symbol,
+      ...keepFields(series, LSTAR_FIELDS, selected),
+      range,
+      populated,
+    }
   })
   // `range` and `populated` feed _metadata and _agent; they are not part of a ticker's series.
   const served = Object.fromEntries(
@@ -142,7 +159,8 @@ export async function batchLstar(
     store,
     confidence: seriesConfidence(populated, days, range?.[1] === store.dataAsOf),
     positions: ok.length,
-    table: () => lstarTable(ok.map((x) => ({ ticker: x.ticker, series: x }))),
-    filename: `batch-lstar_${ok.length}-tickers_${years}y`,
+    table: () =>
+      keepColumns(lstarTable(ok.map((x) => ({ ticker: x.ticker, series: x }))), LSTAR_FIELDS, selected),
+    filename: `batch-lstar_${ok.length}-tickers_${spanLabel(span)}`,
   }
 }

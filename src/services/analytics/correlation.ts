@@ -30,7 +30,7 @@ const FIELD_OF: Record<CorrelationReturnType, StoreField> = {
 }
 
 export interface CorrelationOptionsQuery {
-  factors?: string
+  factors?: string | readonly string[]
   return_type?: CorrelationReturnType
   window_days?: number
   method?: CorrelationMethod
@@ -49,9 +49,9 @@ interface Options {
 }
 
 /** `oil,DXY,btc` → distinct factor keys in the order asked (default all 18); unknown names → 400. */
-function factorList(raw: string | undefined): string[] {
-  const names = (raw ?? '')
-    .split(',')
+function factorList(raw: string | readonly string[] | undefined): string[] {
+  const names = (typeof raw === 'string' ? [raw] : (raw ?? []))
+    .flatMap((s) => s.split(','))
     .map((s) => s.trim())
     .filter((s) => s.length > 0)
   if (names.length === 0) return [...FACTOR_KEYS]

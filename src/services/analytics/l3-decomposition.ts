@@ -1,10 +1,12 @@
+import { L3_DECOMPOSITION_FIELDS } from '../../contract/ops/analytics.ts'
 import type { FlatTable } from '../../contract/table.ts'
 import type { ModelStore } from '../../engine/model-store/reader.ts'
 import { monthOf } from '../../platform/dates.ts'
 import type { ModelEnvironment, ModelRegistry } from '../models.ts'
+import { keepColumns, keepFields, parseFields } from './fields.ts'
 import { dateColumn, doubleColumn, etfOf, type Num, num, seriesConfidence, textColumn } from './series.ts'
 import { resolveTicker } from './tickers.ts'
-import { historyWindow } from './window.ts'
+import { type HistorySpan, historyWindow, spanLabel } from './window.ts'
 
 /**
  * GET /l3-decomposition and the `l3_decomposition` block of POST /batch/analyze: the L3 hedge
@@ -45,9 +47,9 @@ function monthEnds(calendar: Int32Array, from: number, to: number): number[] {
 export async function l3Monthly(
   store: ModelStore,
   symbol: number,
-  years: number,
+  span: HistorySpan,
 ): Promise<{ series: L3Monthly; range: [string, string] | null; populated: number }> {
-  const w = await historyWindow(store, symbol, years)
+  const w = await historyWindow(store, symbol, span)
   const ends = monthEnds(store.calendar, w.from, w.to)
   const series: L3Monthly = {
     dates: [],
@@ -91,22 +93,24 @@ export async function getL3Decomposition(
   models: ModelRegistry,
   env: ModelEnvironment,
   rawTicker: string,
-  years = DEFAULT_L3_YEARS,
+  span: HistorySpan = DEFAULT_L3_YEARS,
+  rawFields?: string | readonly string[],
 ) {
+  const selected = parseFields(rawFields, L3_DECOMPOSITION_FIELDS)
   const store = models.store(env)
   const r = resolveTicker(store, rawTicker)
-  const { series, range, populated } = await l3Monthly(store, r.index, years)
+  const { series, range, populated } = await l3Monthly(store, r.index, span)
   return {
     body: {
       ticker: r.ticker,
       symbol: r.symbol,
       periodicity: 'monthly',
-      ...series,
+      ...keepFields(series, L3_DECOMPOSITION_FIELDS, selected),
       _metadata: models.metadata(store, range ?? undefined, r),
     },
     store,
     confidence: seriesConfidence(populated, series.dates.length, range?.[1] === store.dataAsOf),
-    table: () => l3Table(series),
-    filename: `l3-decomposition_${r.symbol}_${years}y`,
+    table: () => keepColumns(l3Table(series), L3_DECOMPOSITION_FIELDS, selected),
+    filename: `l3-decomposition_${r.symbol}_${spanLabel(span, DEFAULT_L3_YEARS)}`,
   }
 }

@@ -1,7 +1,9 @@
+import { LSTAR_FIELDS } from '../../contract/ops/analytics.ts'
 import type { FlatTable } from '../../contract/table.ts'
 import { lstarLevel } from '../../engine/model/levels.ts'
 import type { ModelStore } from '../../engine/model-store/reader.ts'
 import type { ModelEnvironment, ModelRegistry } from '../models.ts'
+import { keepColumns, keepFields, parseFields } from './fields.ts'
 import {
   dateColumn,
   doubleColumn,
@@ -13,7 +15,7 @@ import {
   textColumn,
 } from './series.ts'
 import { type ResolvedTicker, resolveTicker } from './tickers.ts'
-import { historyWindow } from './window.ts'
+import { type HistorySpan, historyWindow, spanLabel } from './window.ts'
 
 /** GET /lstar and the per-ticker series of POST /batch/lstar (docs/methodology.md §9). */
 
@@ -67,10 +69,10 @@ const LSTAR_SERIES_KEYS = [
 export async function lstarSeries(
   store: ModelStore,
   symbol: number,
-  years: number,
+  span: HistorySpan,
   theta: number,
 ): Promise<{ series: LstarSeries; range: [string, string] | null; populated: number }> {
-  const w = await historyWindow(store, symbol, years)
+  const w = await historyWindow(store, symbol, span)
   const n = w.to - w.from
   const s: LstarSeries = {
     dates: [],
@@ -149,24 +151,26 @@ export async function getLstar(
   models: ModelRegistry,
   env: ModelEnvironment,
   rawTicker: string,
-  years = 1,
+  span: HistorySpan = 1,
   theta = DEFAULT_THRESHOLD,
+  rawFields?: string | readonly string[],
 ) {
+  const selected = parseFields(rawFields, LSTAR_FIELDS)
   const store = models.store(env)
   const r: ResolvedTicker = resolveTicker(store, rawTicker)
-  const { series, range, populated } = await lstarSeries(store, r.index, years, theta)
+  const { series, range, populated } = await lstarSeries(store, r.index, span, theta)
   const body = {
     ticker: r.ticker,
     symbol: r.symbol,
     threshold_used: theta,
-    ...series,
+    ...keepFields(series, LSTAR_FIELDS, selected),
     _metadata: models.metadata(store, range ?? undefined, r),
   }
   return {
     body,
     store,
     confidence: seriesConfidence(populated, series.dates.length, range?.[1] === store.dataAsOf),
-    table: () => lstarTable([{ ticker: r.ticker, series }]),
-    filename: `lstar_${r.symbol}_${years}y`,
+    table: () => keepColumns(lstarTable([{ ticker: r.ticker, series }]), LSTAR_FIELDS, selected),
+    filename: `lstar_${r.symbol}_${spanLabel(span)}`,
   }
 }

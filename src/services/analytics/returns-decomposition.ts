@@ -1,5 +1,7 @@
+import { RETURNS_DECOMPOSITION_FIELDS } from '../../contract/ops/analytics.ts'
 import type { FlatTable } from '../../contract/table.ts'
 import type { ModelEnvironment, ModelRegistry } from '../models.ts'
+import { keepColumns, keepFields, parseFields } from './fields.ts'
 import {
   dateColumn,
   doubleColumn,
@@ -11,7 +13,7 @@ import {
   textColumn,
 } from './series.ts'
 import { resolveTicker } from './tickers.ts'
-import { historyWindow } from './window.ts'
+import { historyWindow, spanLabel } from './window.ts'
 
 /** GET /returns-decomposition (docs/methodology.md §8): the stored daily decomposition. */
 
@@ -29,7 +31,10 @@ const DECOMPOSITION_KEYS = [
 type DecompositionKey = (typeof DECOMPOSITION_KEYS)[number]
 
 export interface ReturnsDecompositionOptions {
-  years?: number
+  years?: number | undefined
+  start?: string | undefined
+  end?: string | undefined
+  fields?: string | readonly string[] | undefined
   /** `include_lstar=true` or `dispatch=lstar`: adds `lstar` and `lstar_residual_return`. */
   includeLstar?: boolean
 }
@@ -40,10 +45,10 @@ export async function getReturnsDecomposition(
   rawTicker: string,
   opts: ReturnsDecompositionOptions = {},
 ) {
-  const years = opts.years ?? 1
+  const selected = parseFields(opts.fields, RETURNS_DECOMPOSITION_FIELDS)
   const store = models.store(env)
   const r = resolveTicker(store, rawTicker)
-  const w = await historyWindow(store, r.index, years)
+  const w = await historyWindow(store, r.index, opts)
   const fields = [...DECOMPOSITION_KEYS, 'lstar_rr', 'lstar_level'] as const
   const h = w.to > w.from ? await store.history(r.index, fields, w.from, w.to) : null
   const days = Array.from({ length: w.to - w.from }, (_, i) => w.from + i)
@@ -58,12 +63,12 @@ export async function getReturnsDecomposition(
     ticker: r.ticker,
     symbol: r.symbol,
     dates,
-    gross,
-    ...parts,
+    ...keepFields({ gross, ...parts }, RETURNS_DECOMPOSITION_FIELDS, selected),
     ...(opts.includeLstar ? { lstar, lstar_residual_return: lstarRr } : {}),
     _metadata: models.metadata(store, w.range ?? undefined, r),
   }
-  const table = (): FlatTable => ({
+  const table = (): FlatTable => keepColumns(full(), RETURNS_DECOMPOSITION_FIELDS, selected)
+  const full = (): FlatTable => ({
     columns: [
       dateColumn('date', dates),
       doubleColumn('gross', gross),
@@ -83,6 +88,6 @@ export async function getReturnsDecomposition(
       w.range?.[1] === store.dataAsOf,
     ),
     table,
-    filename: `returns-decomposition_${r.symbol}_${years}y`,
+    filename: `returns-decomposition_${r.symbol}_${spanLabel(opts)}`,
   }
 }

@@ -1,11 +1,13 @@
+import { TICKER_RETURNS_FIELDS } from '../../contract/ops/history.ts'
 import { dateMillis, type FlatTable, type TableColumn } from '../../contract/table.ts'
 import { MARKET_ETF } from '../../engine/data/etf-registry.ts'
 import type { ModelStore } from '../../engine/model-store/reader.ts'
 import { AppError } from '../../platform/errors.ts'
 import type { ModelEnvironment, ModelRegistry } from '../models.ts'
+import { keepColumns, keepFields, parseFields } from './fields.ts'
 import { etfOf } from './hedge-levels.ts'
 import { type ResolvedTicker, resolveTicker } from './tickers.ts'
-import { historyWindow } from './window.ts'
+import { type HistorySpan, historyWindow, spanLabel } from './window.ts'
 
 /** The L3 fields of a stock row of TickerReturnsDailyRow, in wire order. */
 export const TICKER_RETURNS_L3_FIELDS = [
@@ -41,12 +43,14 @@ export async function tickerReturns(
   models: ModelRegistry,
   env: ModelEnvironment,
   rawTicker: string,
-  years: number,
+  span: HistorySpan,
+  rawFields?: string | readonly string[],
 ) {
+  const selected = parseFields(rawFields, TICKER_RETURNS_FIELDS)
   const store = models.store(env)
   const r = resolveTicker(store, rawTicker)
   const isEtf = store.symbols[r.index]?.asset_type === 'etf'
-  const w = await historyWindow(store, r.index, years)
+  const w = await historyWindow(store, r.index, span)
   const ds = dates(store, w.from, w.to)
   const ret = w.returns.subarray(w.from, w.to)
   const px = w.price.subarray(w.from, w.to)
@@ -100,7 +104,7 @@ export async function tickerReturns(
     ticker: r.ticker,
     asset_type: isEtf ? ('etf' as const) : ('stock' as const),
     periodicity: 'daily',
-    data,
+    data: selected ? data.map((row) => keepFields(row, TICKER_RETURNS_FIELDS, selected)) : data,
     meta: {
       market_etf: MARKET_ETF,
       sector_etf: sectorEtf,
@@ -119,14 +123,14 @@ export async function tickerReturns(
       TICKER_RETURNS_L3_FIELDS.forEach((name, i) => {
         columns.push({ name, type: 'DOUBLE', values: cols[i] as Float64Array })
       })
-    return { columns }
+    return keepColumns({ columns }, TICKER_RETURNS_FIELDS, selected)
   }
   return {
     body,
     store,
     confidence: confidence(n, isEtf ? n : populated),
     table,
-    filename: `ticker-returns_${r.symbol}_${years}y`,
+    filename: `ticker-returns_${r.symbol}_${spanLabel(span)}`,
   }
 }
 
@@ -146,13 +150,13 @@ export async function grossReturns(
   models: ModelRegistry,
   env: ModelEnvironment,
   rawTicker: string,
-  years: number,
+  span: HistorySpan,
   kind: 'stock' | 'etf',
 ) {
   const store = models.store(env)
   const r = resolveTicker(store, rawTicker)
   requireKind(store, r, kind)
-  const w = await historyWindow(store, r.index, years)
+  const w = await historyWindow(store, r.index, span)
   const ds = dates(store, w.from, w.to)
   const ret = w.returns.subarray(w.from, w.to)
   const values = Array.from(ret, nul)
@@ -172,6 +176,6 @@ export async function grossReturns(
     table: (): FlatTable => ({
       columns: [dateColumn(ds), { name: 'returns_gross', type: 'DOUBLE', values: ret }],
     }),
-    filename: `${kind === 'etf' ? 'etf-returns' : 'returns'}_${r.symbol}_${years}y`,
+    filename: `${kind === 'etf' ? 'etf-returns' : 'returns'}_${r.symbol}_${spanLabel(span)}`,
   }
 }

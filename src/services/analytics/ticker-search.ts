@@ -1,12 +1,12 @@
 import type { ModelStore } from '../../engine/model-store/reader.ts'
 import type { ModelEnvironment, ModelRegistry } from '../models.ts'
 import { etfOf } from './hedge-levels.ts'
+import { paginate } from './pagination.ts'
 import { suggestTickers } from './tickers.ts'
 
 /** The "magnificent seven", in this order; only those the store holds are listed. */
 const MAG7 = ['AAPL', 'MSFT', 'GOOGL', 'AMZN', 'NVDA', 'META', 'TSLA'] as const
 const TICKERS_DEFAULT_LIMIT = 100
-const TICKERS_MAX_LIMIT = 1000
 
 export interface TickerInfo {
   ticker: string
@@ -63,6 +63,7 @@ export interface TickersQuery {
   mag7?: boolean
   include_metadata?: boolean
   limit?: number
+  cursor?: string
 }
 
 /**
@@ -92,10 +93,18 @@ export async function listTickers(models: ModelRegistry, env: ModelEnvironment, 
       .map((x) => x.r)
     if (rows.length === 0) suggestions = suggestTickers(store, up)
   }
-  rows = rows.slice(0, Math.min(q.limit ?? TICKERS_DEFAULT_LIMIT, TICKERS_MAX_LIMIT))
+  const page = paginate(
+    rows,
+    { limit: q.limit ?? TICKERS_DEFAULT_LIMIT, cursor: q.cursor },
+    `${store.dataAsOf}/${store.buildId ?? ''}`,
+    { search: term, mag7: q.mag7 ?? false, include_metadata: q.include_metadata ?? false },
+  )
+  rows = page.rows
   return {
     tickers: q.include_metadata ? rows : rows.map((r) => r.ticker),
     count: rows.length,
+    total: page.total,
+    next_cursor: page.next_cursor,
     data_as_of: store.dataAsOf,
     ...(suggestions ? { suggestions } : {}),
   }

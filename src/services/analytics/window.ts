@@ -1,5 +1,55 @@
 import type { ModelStore } from '../../engine/model-store/reader.ts'
-import { dayFromParts, isoFromDay } from '../../platform/dates.ts'
+import { dayFromParts, isoFromDay, lastIndexAtOrBefore, parseIsoDay } from '../../platform/dates.ts'
+import { AppError } from '../../platform/errors.ts'
+
+/**
+ * What a history request asks for: `years` back from the end, or `start`..`end` (ISO days,
+ * inclusive). `start` wins over `years`; `end` defaults to the symbol's last priced day. A bare
+ * number is `years`.
+ */
+export type HistorySpan =
+  | number
+  | { years?: number | undefined; start?: string | undefined; end?: string | undefined }
+
+/** The span's own words for a file name: `5y`, `2021-01-04_2021-01-08`, `2021-01-04_latest`. */
+export function spanLabel(span: HistorySpan, defaultYears = 1): string {
+  const s = typeof span === 'number' ? { years: span } : span
+  if (s.start) return `${s.start}_${s.end ?? 'latest'}`
+  return `${s.years ?? defaultYears}y${s.end ? `_to_${s.end}` : ''}`
+}
+
+/** A `start`/`end` day of the request as a day number, refused with a clear 400 when unusable. */
+function spanDay(store: ModelStore, name: 'start' | 'end', raw: string): number {
+  const day = parseIsoDay(raw)
+  if (day === null)
+    throw new AppError('INVALID_REQUEST', `${name}: ${JSON.stringify(raw)} is not a date (YYYY-MM-DD)`, {
+      fields: [{ field: `querystring.${name}`, message: 'not a YYYY-MM-DD date' }],
+    })
+  const cal = store.calendar
+  const first = cal[0] ?? 0
+  const last = cal[cal.length - 1] ?? 0
+  if (day < first || day > last)
+    throw new AppError(
+      'INVALID_REQUEST',
+      `${name}: ${raw} is outside the data (${isoFromDay(first)} to ${isoFromDay(last)})`,
+      { fields: [{ field: `querystring.${name}`, message: 'outside the data' }] },
+    )
+  return day
+}
+
+/** The start and end days asked (null when not given), checked against the data and each other. */
+function spanDays(
+  store: ModelStore,
+  s: Exclude<HistorySpan, number>,
+): { start: number | null; end: number | null } {
+  const start = s.start === undefined ? null : spanDay(store, 'start', s.start)
+  const end = s.end === undefined ? null : spanDay(store, 'end', s.end)
+  if (start !== null && end !== null && start > end)
+    throw new AppError('INVALID_REQUEST', `start ${s.start} is after end ${s.end}`, {
+      fields: [{ field: 'querystring.start', message: 'after end' }],
+    })
+  return { start, end }
+}
 
 /** Days [from, to) of one symbol's history that a `years` request covers, with its closes and returns. */
 export interface HistoryWindow {
@@ -32,24 +82,22 @@ function yearsBefore(day: number, years: number): number {
 export async function historyWindow(
   store: ModelStore,
   symbol: number,
-  years: number,
+  span: HistorySpan,
 ): Promise<HistoryWindow> {
+  const s = typeof span === 'number' ? { years: span } : span
+  const asked = spanDays(store, s)
   const h = await store.history(symbol, ['price_close', 'returns_gross'])
   const price = h.price_close as Float64Array
   const returns = h.returns_gross as Float64Array
   const life = await store.listedLife(symbol)
-  const end = life.last
-  if (end < 0) return { from: 0, to: 0, price, returns, range: null }
-  const cutoff = yearsBefore(store.calendar[end], years)
-  let lo = 0
-  let hi = end
+  const end =
+    asked.end === null ? life.last : Math.min(life.last, lastIndexAtOrBefore(store.calendar, asked.end))
+  if (end < 0 || end < life.first) return { from: 0, to: 0, price, returns, range: null }
+  const cutoff = asked.start !== null ? asked.start - 1 : yearsBefore(store.calendar[end], s.years ?? 1)
   // First calendar index with a day after the cutoff (the calendar is sorted ascending).
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1
-    if (store.calendar[mid] > cutoff) hi = mid
-    else lo = mid + 1
-  }
+  const lo = lastIndexAtOrBefore(store.calendar, cutoff) + 1
   const from = Math.max(lo, life.first)
+  if (from > end) return { from: 0, to: 0, price, returns, range: null }
   return {
     from,
     to: end + 1,

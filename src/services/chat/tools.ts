@@ -1,6 +1,7 @@
 import type { Transport } from '../../contract/client.ts'
 import { microsToUsd, usdToMicros } from '../../contract/pricing.ts'
 import { type ToolSpec, toolCatalogue, toolRequest } from '../../contract/tools.ts'
+import { AppError } from '../../platform/errors.ts'
 import type { ProviderToolCall } from './provider.ts'
 
 /**
@@ -88,7 +89,19 @@ export async function runTool(
   requestId: string,
 ): Promise<ToolOutcome> {
   const started = performance.now()
-  const req = toolRequest(tool, args, bearer)
+  let req: ReturnType<typeof toolRequest>
+  try {
+    req = toolRequest(tool, args, bearer)
+  } catch (err) {
+    // A path parameter that is not valid (`..`): refused before any request, like a 400.
+    if (!(err instanceof AppError)) throw err
+    const base = { tool: tool.name, capability: tool.capability?.id ?? null, latency_ms: 0 }
+    return {
+      summary: { ...base, cost_usd: 0, error: `${err.code}: ${err.message}` },
+      costMicros: 0,
+      content: JSON.stringify({ error: { code: err.code, status: 400, detail: err.message } }),
+    }
+  }
   req.headers['x-request-id'] = requestId
   const res = await transport(req)
   const latency_ms = Math.max(0, Math.round(performance.now() - started))
