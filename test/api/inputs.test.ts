@@ -7,7 +7,7 @@ import { debits, readCsv } from '../helpers/history-checks.ts'
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
 
 /**
- * Asking for exactly what you need (issue 35 §3): start/end windows and fields on history
+ * Asking for exactly what you need (docs/using-the-api.md): start/end windows and fields on history
  * operations, the cursor convention of long lists, strict input (unknown parameters, enum
  * errors, missing path parameters) and the ticker pattern before routing.
  */
