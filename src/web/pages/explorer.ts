@@ -189,8 +189,8 @@ function drawCharts(
     { label: 'Subsector HR', values: hist.l3_sub_hr },
   ])
   lineChart(cum, 'Cumulative return: gross vs factor vs residual (daily)', dec.dates, [
-    { label: 'Gross', values: cumulative(dec.gross) },
-    { label: 'Factor (L3)', values: cumulative(dec.l3_cfr) },
-    { label: 'Residual (L3)', values: cumulative(dec.l3_rr) },
+    { label: 'Gross', values: cumulative(dec.gross ?? []) },
+    { label: 'Factor (L3)', values: cumulative(dec.l3_cfr ?? []) },
+    { label: 'Residual (L3)', values: cumulative(dec.l3_rr ?? []) },
   ])
 }
