@@ -178,15 +178,15 @@ function drawCharts(
       { label: 'Residual', value: l3.residual_er },
     ])
   stackedChart(erHistory, 'Explained risk over time (L3, monthly)', hist.dates, [
-    { label: 'Market', values: hist.l3_mkt_er },
-    { label: 'Sector', values: hist.l3_sec_er },
-    { label: 'Subsector', values: hist.l3_sub_er },
-    { label: 'Residual', values: hist.l3_res_er },
+    { label: 'Market', values: hist.l3_mkt_er ?? [] },
+    { label: 'Sector', values: hist.l3_sec_er ?? [] },
+    { label: 'Subsector', values: hist.l3_sub_er ?? [] },
+    { label: 'Residual', values: hist.l3_res_er ?? [] },
   ])
   lineChart(hrHistory, 'L3 hedge ratios over time (monthly)', hist.dates, [
-    { label: 'Market HR', values: hist.l3_mkt_hr },
-    { label: 'Sector HR', values: hist.l3_sec_hr },
-    { label: 'Subsector HR', values: hist.l3_sub_hr },
+    { label: 'Market HR', values: hist.l3_mkt_hr ?? [] },
+    { label: 'Sector HR', values: hist.l3_sec_hr ?? [] },
+    { label: 'Subsector HR', values: hist.l3_sub_hr ?? [] },
   ])
   lineChart(cum, 'Cumulative return: gross vs factor vs residual (daily)', dec.dates, [
     { label: 'Gross', values: cumulative(dec.gross ?? []) },
