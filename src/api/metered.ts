@@ -126,8 +126,14 @@ function written(res: FastifyReply['raw'], chunk: Buffer): Promise<boolean> {
 }
 
 /**
- * Sends the answer and settles it by what reached the connection (docs/decisions/money.md): the
- * body but its last byte is written first; a connection closed before it was handed over
+ * Bodies up to this size are settled, then sent whole: they fit in any connection's send buffer
+ * at once, so only a connection already closed tells that they will not arrive.
+ */
+const WHOLE_BODY_BYTES = 64 * 1024
+
+/**
+ * Sends the answer and settles it by what reached the connection (docs/decisions/money.md): a
+ * larger body but its last byte is written first; a connection closed before it was handed over
  * (client gone mid-body, or cut at its deadline for not reading) releases the reservation —
  * nothing charged. Otherwise the debit is made durable, and only then the last byte completes
  * the response: a client never holds a complete answer whose debit could still be lost, and a
@@ -140,8 +146,22 @@ async function sendSettled(
   body: Buffer,
   delivery: Delivery,
 ): Promise<void> {
-  reply.hijack()
   const res = reply.raw
+  if (body.length <= WHOLE_BODY_BYTES) {
+    // A body this small is handed to the connection whole at once (socket buffers hold more), so
+    // holding back its last byte would prove nothing, and a settle failure can still be the 503
+    // every client understands (nothing sent yet). Only a connection already gone is detectable.
+    if (res.destroyed || res.socket?.destroyed === true) {
+      reply.hijack()
+      await delivery.undelivered().catch((err: Error) => ctx.log.error({ err: err.message }, 'release failed'))
+      return
+    }
+    await delivery.delivered()
+    reply.header('content-length', String(body.length))
+    await reply.send(body)
+    return
+  }
+  reply.hijack()
   const headers: Record<string, string> = {}
   for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) headers[k] = String(v)
   res.writeHead(200, { ...headers, 'content-length': String(body.length) })

@@ -76,9 +76,10 @@ const FORMAT_QUERY = Type.Object(
 export function querystringOf(op: Operation): TSchema | undefined {
   if (op.querystring) return op.querystring
   if (op.auth === 'none' || op.streaming) return undefined
-  // A tabular POST takes `format` in the query as well as in its body.
+  // A tabular POST takes `format` in the query as well as in its body; a data operation takes it
+  // too, so that a format it cannot serve is the documented 406, not an unknown parameter.
   const body = op.body as { properties?: Record<string, unknown> } | undefined
-  return body?.properties?.format ? FORMAT_QUERY : NO_QUERY
+  return body?.properties?.format || op.lineage === true ? FORMAT_QUERY : NO_QUERY
 }
 
 /** `/metrics/:ticker` → `/metrics/{ticker}`. */

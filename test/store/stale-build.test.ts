@@ -73,7 +73,10 @@ describe('a rebuild with the same data_as_of', () => {
     rmSync(root, { recursive: true, force: true })
   })
 
-  test('is computed and charged afresh, not served from the old build’s cache', async () => {
+  // Pay once (docs/decisions/money.md): the account paid for this request on this data_as_of, so
+  // the corrected answer is computed from the new build, never served from the old one's cache,
+  // and free.
+  test('is computed afresh, not served from the old build’s cache, and free (paid on this data_as_of)', async () => {
     const key = await t.key(await t.account(10))
     const old = t.ctx.models.store('live')
     const next = await ModelStore.open(rebuilt)
@@ -87,8 +90,12 @@ describe('a rebuild with the same data_as_of', () => {
     t.ctx.models.replace('live', next)
     const after = await t.client.call('getMetrics', { key, params: { ticker } })
     assert.equal(after.status, 200, after.text)
-    assert.equal(after.headers['x-cache-status'], 'MISS', 'a new build is a new cache entry')
-    assert.equal(after.headers['x-api-cost-usd'], '0.001')
+    assert.equal(after.headers['x-cache-status'], 'HIT', 'already paid on this data_as_of')
+    assert.equal(after.headers['x-api-cost-usd'], '0')
+    const other = await t.key(await t.account(11))
+    const fresh = await t.client.call('getMetrics', { key: other, params: { ticker } })
+    assert.equal(fresh.headers['x-cache-status'], 'MISS', 'another account: a new build is a new cache entry')
+    assert.equal(fresh.headers['x-api-cost-usd'], '0.001')
     const strip = (s: string) => JSON.parse(s, (k, v) => (k === '_agent' ? undefined : v)) as unknown
     assert.notDeepEqual(strip(after.text), strip(first.text), 'the corrected numbers are served')
   })
