@@ -147,13 +147,15 @@ async function sendSettled(
   delivery: Delivery,
 ): Promise<void> {
   const res = reply.raw
+  const release = () =>
+    delivery.undelivered().catch((err: Error) => ctx.log.error({ err: err.message }, 'release failed'))
   if (body.length <= WHOLE_BODY_BYTES) {
     // A body this small is handed to the connection whole at once (socket buffers hold more), so
     // holding back its last byte would prove nothing, and a settle failure can still be the 503
     // every client understands (nothing sent yet). Only a connection already gone is detectable.
     if (res.destroyed || res.socket?.destroyed === true) {
       reply.hijack()
-      await delivery.undelivered().catch((err: Error) => ctx.log.error({ err: err.message }, 'release failed'))
+      await release()
       return
     }
     await delivery.delivered()
@@ -168,7 +170,7 @@ async function sendSettled(
   const cut = Math.max(0, body.length - 1)
   const handed = cut === 0 ? !res.destroyed : await written(res, body.subarray(0, cut))
   if (!handed) {
-    await delivery.undelivered().catch((err: Error) => ctx.log.error({ err: err.message }, 'release failed'))
+    await release()
     return
   }
   try {
