@@ -222,4 +222,185 @@ describe('inputs: windows, fields, cursors, strict input', () => {
     assert.equal(junk.status, 400)
     assert.match(String(junk.json().detail), /not a cursor/)
   })
+
+  /**
+   * Walks a paged list with `limit` (and `limit2` from the second page on: limit may change), checking
+   * every page's total and size; returns the rows in the order seen.
+   */
+  async function walk<R>(
+    page: (
+      limit: number,
+      cursor: string | null,
+    ) => Promise<{ rows: R[]; total: number; next_cursor: string | null }>,
+    limit: number,
+    limit2: number,
+    total: number,
+  ): Promise<R[]> {
+    const seen: R[] = []
+    let cursor: string | null = null
+    let pages = 0
+    do {
+      const lim = pages === 0 ? limit : limit2
+      const p = await page(lim, cursor)
+      assert.equal(p.total, total)
+      assert.equal(p.rows.length, Math.min(lim, total - seen.length))
+      seen.push(...p.rows)
+      cursor = p.next_cursor
+      pages++
+    } while (cursor)
+    assert.equal(seen.length, total)
+    return seen
+  }
+
+  interface ScreenPage {
+    rows: { symbol: string; rank_ordinal: number; decile: number; cohort_size: number }[]
+    total: number
+    total_matches: number
+    next_cursor: string | null
+  }
+  const screen = async (body: Record<string, unknown>) => {
+    const r = await call('POST', '/rankings/screen', body)
+    assert.equal(r.status, 200, r.text)
+    return r.json() as unknown as ScreenPage
+  }
+
+  test('/rankings/screen: a cursor walk returns every row exactly once, in order; total right', async () => {
+    // Cohort universe: ordinals are unique, so the full screen is ordinals 1..cohort_size.
+    const all = await screen({ metric: 'er_l2', limit: 500 })
+    assert.ok(all.total >= 10 && all.total < 500, `total ${all.total}`)
+    assert.equal(all.next_cursor, null)
+    assert.equal(all.total, all.rows.length)
+    assert.equal(all.total_matches, all.total)
+    assert.deepEqual(
+      all.rows.map((r) => r.rank_ordinal),
+      Array.from({ length: all.total }, (_, k) => k + 1),
+    )
+    assert.ok(all.rows.every((r) => r.cohort_size === all.total))
+    // One decile of the sector cohorts: rows from several cohorts, several pages.
+    const d1 = await screen({ metric: 'gross_return', cohort: 'sector', window: '1d', decile: 1, limit: 500 })
+    assert.equal(d1.total, d1.rows.length)
+    assert.ok(d1.rows.every((r) => r.decile === 1))
+    const cases: [Record<string, unknown>, ScreenPage][] = [
+      [{ metric: 'er_l2' }, all],
+      [{ metric: 'gross_return', cohort: 'sector', window: '1d', decile: 1 }, d1],
+    ]
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(0, 1),
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 1, max: 4 }),
+        async (which, k1, k2) => {
+          const [body, full] = cases[which]
+          const size = (k: number) => Math.max(1, Math.ceil(full.total / (k + 1)))
+          const rows = await walk(
+            async (limit, cursor) => {
+              const p = await screen({ ...body, limit, ...(cursor ? { cursor } : {}) })
+              return { ...p, rows: p.rows }
+            },
+            size(k1),
+            size(k2),
+            full.total,
+          )
+          assert.deepEqual(rows, full.rows)
+        },
+      ),
+      { numRuns: 6 },
+    )
+  })
+
+  test('/universe/{universe}/members: a cursor walk returns every member exactly once, by rank', async () => {
+    interface MembersPage {
+      members: { symbol: string; rank: number; active: boolean }[]
+      counts: { mask: number; active: number }
+      total: number
+      next_cursor: string | null
+    }
+    const members = async (q: string) => {
+      const r = await call('GET', `/universe/uni_mc_50/members?${q}`)
+      assert.equal(r.status, 200, r.text)
+      return r.json() as unknown as MembersPage
+    }
+    const all = await members('limit=3000')
+    assert.ok(all.total > 5, `total ${all.total}`)
+    assert.equal(all.next_cursor, null)
+    assert.equal(all.total, all.members.length)
+    assert.equal(all.counts.mask, all.total)
+    assert.equal(all.counts.active, all.members.filter((m) => m.active).length)
+    // The mask of uni_mc_50 is its top 50 by rank: ranks 1..total, in order.
+    assert.ok(all.total <= 50)
+    assert.deepEqual(
+      all.members.map((m) => m.rank),
+      Array.from({ length: all.total }, (_, k) => k + 1),
+    )
+    // The default page (1,000) holds it whole.
+    assert.deepEqual((await members('')).members, all.members)
+    for (const [l1, l2] of [
+      [1, 1],
+      [7, 3],
+      [Math.ceil(all.total / 2), all.total],
+    ]) {
+      const rows = await walk(
+        async (limit, cursor) => {
+          const p = await members(`limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`)
+          assert.deepEqual(p.counts, all.counts)
+          return { ...p, rows: p.members }
+        },
+        l1,
+        l2,
+        all.total,
+      )
+      assert.deepEqual(rows, all.members)
+    }
+  })
+
+  test('screen and members: a cursor for other parameters, another day, or not a cursor, is a free 400', async () => {
+    const before = (await debits(t, account)).length
+    const s = await screen({ metric: 'er_l2', limit: 3 })
+    assert.ok(s.next_cursor)
+    const days = calendar()
+    const refusals: [Promise<{ status: number; json: () => Record<string, unknown> }>, RegExp, string][] = [
+      [
+        call('POST', '/rankings/screen', { metric: 'er_l1', limit: 3, cursor: s.next_cursor }),
+        /other parameters/,
+        'body.cursor',
+      ],
+      [
+        call('POST', '/rankings/screen', {
+          metric: 'er_l2',
+          teo: days[days.length - 2],
+          cursor: s.next_cursor,
+        }),
+        /other parameters/,
+        'body.cursor',
+      ],
+      [
+        call('POST', '/rankings/screen', { metric: 'er_l2', cursor: 'bm90LWEtY3Vyc29y' }),
+        /not a cursor/,
+        'body.cursor',
+      ],
+    ]
+    const m = (await call('GET', '/universe/uni_mc_50/members?limit=2')).json() as { next_cursor: string }
+    assert.ok(m.next_cursor)
+    refusals.push(
+      [
+        call('GET', `/universe/uni_mc_500/members?limit=2&cursor=${m.next_cursor}`),
+        /other parameters/,
+        'querystring.cursor',
+      ],
+      [
+        call('GET', `/universe/uni_mc_50/members?cursor=${s.next_cursor}`),
+        /other parameters/,
+        'querystring.cursor',
+      ],
+      [call('GET', '/universe/uni_mc_50/members?cursor=%7B'), /not a cursor/, 'querystring.cursor'],
+    )
+    for (const [pending, re, field] of refusals) {
+      const r = await pending
+      assert.equal(r.status, 400)
+      assert.match(String(r.json().detail), re)
+      assert.equal((r.json().errors as { field: string }[] | undefined)?.[0]?.field, field)
+    }
+    // The two first pages were charged; no refusal was.
+    assert.equal((await debits(t, account)).length, before + 2)
+  })
 })

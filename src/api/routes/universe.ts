@@ -13,7 +13,11 @@ export function universeRoutes({ ctx, priced }: RouteDeps): RouteFile {
         req,
         reply,
         priced('getUniverseMembers'),
-        () => getUniverseMembers(ctx.models, env, req.params.universe, req.query.teo),
+        () =>
+          getUniverseMembers(ctx.models, env, req.params.universe, req.query.teo, {
+            limit: req.query.limit,
+            cursor: req.query.cursor,
+          }),
         { tabular: true },
       )
     },

@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import { defineOperation } from '../operation.ts'
-import { Nullable, NullableNumber, TickerParam } from '../schemas.ts'
+import { NextCursor, Nullable, NullableNumber, PageTotal, pageQueryProps, TickerParam } from '../schemas.ts'
 import { common, ERRORS, Format, Teo, teoFields, UniverseBasis } from './cross-common.ts'
 
 /**
@@ -59,9 +59,11 @@ export const rankingsScreen = defineOperation({
   description:
     `${RANK_DOC} min_percentile keeps rows with rank_percentile ≥ it; decile keeps one decile; sector_filter keeps ` +
     'members of one sector ETF (an unknown sector ETF is a 400 naming the valid ones). Defaults: cohort universe, window 21d. With cohort sector or subsector the rows come from several cohorts (each ranked ' +
-    'within its own): sorted by rank_ordinal, then symbol key. Up to limit rows (default 100, at most 500). ' +
+    'within its own): sorted by rank_ordinal, then symbol key. Paged by the one cursor convention (limit, cursor → ' +
+    'next_cursor, total): limit rows a page (default 100, at most 500); send the next_cursor back as cursor with ' +
+    'the same other fields for the next page (each page is a call). total (= total_matches) counts the rows over all pages. ' +
     'Rankings at data_as_of are precomputed; other days are computed from the store on the first request (then ' +
-    'cached). Parquet/CSV: the rows.',
+    'cached). Parquet/CSV: the rows of the page.',
   tags: ['data'],
   auth: 'key',
   lineage: true,
@@ -75,7 +77,7 @@ export const rankingsScreen = defineOperation({
       sector_filter: Type.Optional(
         Type.String({ maxLength: 32, description: 'A sector ETF ticker, e.g. XLK' }),
       ),
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+      ...pageQueryProps(100, 500),
       teo: Type.Optional(Teo),
       format: Type.Optional(Format),
     },
@@ -89,7 +91,9 @@ export const rankingsScreen = defineOperation({
       cohort: Cohort,
       window: Window,
       universe_basis: UniverseBasis,
-      total_matches: Type.Integer({ description: 'Rows matching the filters before limit' }),
+      total_matches: Type.Integer({ description: 'Rows matching the filters over all pages (= total)' }),
+      total: PageTotal,
+      next_cursor: NextCursor,
       rows: Type.Array(rankingRowSchema),
       ...common,
     },

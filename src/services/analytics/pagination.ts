@@ -31,13 +31,16 @@ function digest(data: string, params: unknown): { d: string; q: string } {
   }
 }
 
-function refused(detail: string): AppError {
-  return new AppError('INVALID_REQUEST', detail, {
-    fields: [{ field: 'querystring.cursor', message: detail }],
-  })
-}
+/** The data a list was computed from, for `paginate`: data_as_of and build of the store. */
+export const dataOf = (store: { dataAsOf: string; buildId: string | null }): string =>
+  `${store.dataAsOf}/${store.buildId ?? ''}`
 
-function offsetOf(cursor: string, want: { d: string; q: string }): number {
+/** Where the request carries `cursor` (named in a refusal's field). */
+type CursorIn = 'querystring' | 'body'
+
+function offsetOf(cursor: string, want: { d: string; q: string }, where: CursorIn): number {
+  const refused = (detail: string) =>
+    new AppError('INVALID_REQUEST', detail, { fields: [{ field: `${where}.cursor`, message: detail }] })
   let body: CursorBody
   try {
     body = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as CursorBody
@@ -57,11 +60,18 @@ function offsetOf(cursor: string, want: { d: string; q: string }): number {
 
 /**
  * One page of `rows`. `data` names the data the list was computed from (data_as_of and build);
- * `params` the request's other parameters.
+ * `params` the request's other parameters (everything but limit and cursor, defaults applied);
+ * `where` the part of the request that carries the cursor.
  */
-export function paginate<T>(rows: readonly T[], req: PageRequest, data: string, params: unknown): Page<T> {
+export function paginate<T>(
+  rows: readonly T[],
+  req: PageRequest,
+  data: string,
+  params: unknown,
+  where: CursorIn = 'querystring',
+): Page<T> {
   const want = digest(data, params)
-  const from = req.cursor === undefined ? 0 : offsetOf(req.cursor, want)
+  const from = req.cursor === undefined ? 0 : offsetOf(req.cursor, want, where)
   const to = Math.min(rows.length, from + req.limit)
   const next =
     to < rows.length

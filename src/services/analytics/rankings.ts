@@ -13,6 +13,7 @@ import {
 import type { ModelStore } from '../../engine/model-store/reader.ts'
 import { AppError } from '../../platform/errors.ts'
 import { type ModelEnvironment, type ModelRegistry, universeBasisOf } from '../models.ts'
+import { dataOf, paginate } from './pagination.ts'
 import { rankingAt, rankingsAt } from './rankings-day.ts'
 import { etfOf, type Num, num, rowsTable } from './series.ts'
 import { resolveTicker } from './tickers.ts'
@@ -49,6 +50,8 @@ export interface ScreenRequest {
   /** A sector ETF ticker: keeps members whose sector ETF at teo is that ETF (any cohort). */
   sector_filter?: string
   limit?: number
+  /** The next_cursor of the previous page (pagination.ts). */
+  cursor?: string
   teo?: string
 }
 
@@ -61,6 +64,7 @@ export interface ScreenQuery {
   decile: number | null
   sectorFilter: string | null
   limit: number
+  cursor: string | undefined
   teo: string | undefined
 }
 
@@ -89,6 +93,11 @@ function inRange(
   return v
 }
 
+function cursorOf(v: unknown): string | undefined {
+  if (v === undefined || typeof v === 'string') return v
+  throw new AppError('INVALID_INPUT', 'cursor must be a string: the next_cursor of the previous page')
+}
+
 /**
  * Checks a screen request (the contract's schema already does for REST and MCP; this also
  * serves direct callers) and names the valid sector ETFs for an unknown `sector_filter`. Needs no
@@ -113,6 +122,7 @@ export function screenQuery(req: ScreenRequest): ScreenQuery {
     decile: inRange('decile', req.decile, 1, 10, true),
     sectorFilter,
     limit: inRange('limit', req.limit, 1, SCREEN_MAX_LIMIT, true) ?? SCREEN_DEFAULT_LIMIT,
+    cursor: cursorOf(req.cursor),
     teo: req.teo,
   }
 }
@@ -182,7 +192,15 @@ export async function screenRankings(models: ModelRegistry, env: ModelEnvironmen
   const calendarDay = store.calendar[x.t]
   const ordinal = day.ordinal[q.cohort]
   const size = day.cohortSize[q.cohort]
-  const rows: ScreenRow[] = Array.from(order.subarray(0, q.limit), (i) => ({
+  const { limit, cursor, ...params } = q
+  const page = paginate(
+    Array.from(order),
+    { limit, cursor },
+    dataOf(store),
+    { ...params, teo: x.teo },
+    'body',
+  )
+  const rows: ScreenRow[] = page.rows.map((i) => ({
     ticker: tickerAt(store, i, calendarDay),
     symbol: store.symbols[i].symbol,
     value: day.values[i],
@@ -201,6 +219,8 @@ export async function screenRankings(models: ModelRegistry, env: ModelEnvironmen
     window: q.window,
     universe_basis: universeBasisOf(store).universe_basis,
     total_matches: order.length,
+    total: page.total,
+    next_cursor: page.next_cursor,
     rows,
     _metadata: models.metadata(store, windowRange(store, x)),
   }

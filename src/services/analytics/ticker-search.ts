@@ -1,7 +1,7 @@
 import type { ModelStore } from '../../engine/model-store/reader.ts'
 import type { ModelEnvironment, ModelRegistry } from '../models.ts'
 import { etfOf } from './hedge-levels.ts'
-import { paginate } from './pagination.ts'
+import { dataOf, paginate } from './pagination.ts'
 import { suggestTickers } from './tickers.ts'
 
 /** The "magnificent seven", in this order; only those the store holds are listed. */
@@ -93,12 +93,11 @@ export async function listTickers(models: ModelRegistry, env: ModelEnvironment, 
       .map((x) => x.r)
     if (rows.length === 0) suggestions = suggestTickers(store, up)
   }
-  const page = paginate(
-    rows,
-    { limit: q.limit ?? TICKERS_DEFAULT_LIMIT, cursor: q.cursor },
-    `${store.dataAsOf}/${store.buildId ?? ''}`,
-    { search: term, mag7: q.mag7 ?? false, include_metadata: q.include_metadata ?? false },
-  )
+  const page = paginate(rows, { limit: q.limit ?? TICKERS_DEFAULT_LIMIT, cursor: q.cursor }, dataOf(store), {
+    search: term,
+    mag7: q.mag7 ?? false,
+    include_metadata: q.include_metadata ?? false,
+  })
   rows = page.rows
   return {
     tickers: q.include_metadata ? rows : rows.map((r) => r.ticker),

@@ -4,6 +4,7 @@ import type { ModelStore } from '../../../engine/model-store/reader.ts'
 import { isoFromDay } from '../../../platform/dates.ts'
 import { AppError } from '../../../platform/errors.ts'
 import { type ModelEnvironment, type ModelRegistry, universeBasisOf } from '../../models.ts'
+import { dataOf, paginate } from '../pagination.ts'
 import { rowsTable } from '../series.ts'
 import { dayConfidence, resolveTeo, teoNote, tickerAt } from '../trading-day.ts'
 
@@ -43,12 +44,16 @@ interface MemberRow {
   active: boolean
 }
 
-/** GET /universe/{universe}/members. */
+/** Members a page when the request names no limit (the contract's default). */
+const UNIVERSE_DEFAULT_LIMIT = 1000
+
+/** GET /universe/{universe}/members, one page (`limit`, `cursor`) of the members by rank. */
 export async function getUniverseMembers(
   models: ModelRegistry,
   env: ModelEnvironment,
   universe: UniverseName,
   teo?: string,
+  want: { limit?: number | undefined; cursor?: string | undefined } = {},
 ) {
   const store = models.store(env)
   const x = resolveTeo(store, teo)
@@ -88,6 +93,12 @@ export async function getUniverseMembers(
   }
   members.sort((a, b) => a.rank - b.rank)
   const active = members.reduce((c, m) => c + (m.active ? 1 : 0), 0)
+  const page = paginate(
+    members,
+    { limit: want.limit ?? UNIVERSE_DEFAULT_LIMIT, cursor: want.cursor },
+    dataOf(store),
+    { universe, teo: x.teo },
+  )
   const body = {
     universe,
     teo: x.teo,
@@ -95,10 +106,12 @@ export async function getUniverseMembers(
     mask_as_of: maskDay >= 0 ? isoFromDay(maskDay) : null,
     basis: kind === 'mc' ? 'market_cap' : 'dollar_volume',
     counts: { mask: members.length, active },
-    members,
+    total: page.total,
+    next_cursor: page.next_cursor,
+    members: page.rows,
     _metadata: models.metadata(store, [x.teo, x.teo]),
   }
-  const table = () => rowsTable(members, { ticker: 'text', symbol: 'text', rank: 'int', active: 'bool' })
+  const table = () => rowsTable(page.rows, { ticker: 'text', symbol: 'text', rank: 'int', active: 'bool' })
   return {
     body,
     store,
