@@ -154,9 +154,8 @@ const batchLstar = defineOperation({
   errors: ERRORS,
 })
 
-/** The selectable series of a returns decomposition (`dates` is always returned). */
-export const RETURNS_DECOMPOSITION_FIELDS = [
-  'gross',
+/** The level decomposition series of a returns decomposition, in answer order. */
+export const DECOMPOSITION_SERIES = [
   'l1_cfr',
   'l1_fr',
   'l1_rr',
@@ -168,17 +167,8 @@ export const RETURNS_DECOMPOSITION_FIELDS = [
   'l3_rr',
 ] as const
 
-const DECOMPOSITION = [
-  'l1_cfr',
-  'l1_fr',
-  'l1_rr',
-  'l2_cfr',
-  'l2_fr',
-  'l2_rr',
-  'l3_cfr',
-  'l3_fr',
-  'l3_rr',
-] as const
+/** The selectable series of a returns decomposition (`dates` is always returned). */
+export const RETURNS_DECOMPOSITION_FIELDS = ['gross', ...DECOMPOSITION_SERIES] as const
 
 const getReturnsDecomposition = defineOperation({
   id: 'getReturnsDecomposition',
@@ -207,8 +197,8 @@ const getReturnsDecomposition = defineOperation({
       symbol: Type.String(),
       dates: series(IsoDate),
       gross: OptNumSeries,
-      ...(Object.fromEntries(DECOMPOSITION.map((k) => [k, OptNumSeries])) as Record<
-        (typeof DECOMPOSITION)[number],
+      ...(Object.fromEntries(DECOMPOSITION_SERIES.map((k) => [k, OptNumSeries])) as Record<
+        (typeof DECOMPOSITION_SERIES)[number],
         typeof OptNumSeries
       >),
       lstar: Type.Optional(series(Level)),

@@ -1,4 +1,4 @@
-import { RETURNS_DECOMPOSITION_FIELDS } from '../../contract/ops/analytics.ts'
+import { DECOMPOSITION_SERIES, RETURNS_DECOMPOSITION_FIELDS } from '../../contract/ops/analytics.ts'
 import type { FlatTable } from '../../contract/table.ts'
 import type { ModelEnvironment, ModelRegistry } from '../models.ts'
 import { keepColumns, keepFields, parseFields } from './fields.ts'
@@ -17,17 +17,7 @@ import { historyWindow, spanLabel } from './window.ts'
 
 /** GET /returns-decomposition (docs/methodology.md §8): the stored daily decomposition. */
 
-const DECOMPOSITION_KEYS = [
-  'l1_cfr',
-  'l1_fr',
-  'l1_rr',
-  'l2_cfr',
-  'l2_fr',
-  'l2_rr',
-  'l3_cfr',
-  'l3_fr',
-  'l3_rr',
-] as const
+const DECOMPOSITION_KEYS = DECOMPOSITION_SERIES
 type DecompositionKey = (typeof DECOMPOSITION_KEYS)[number]
 
 export interface ReturnsDecompositionOptions {
