@@ -110,7 +110,7 @@ export async function readDataset(
     (opts.truth === true || !path.startsWith('truth/')) &&
     !byParts(path)
   if (verify) await verifyDataset(dir, manifest, loads)
-  const calendar = Int32Array.from(await readCsv(dir, DATASET_FILES.calendar), (r) => dayOrFail(dir, r.date))
+  const calendar = await readCalendar(dir)
   const panel = (path: string) => {
     if (!byParts(path)) return readPanel(dir, path, calendar)
     const parts = manifest.files[path]?.parts
@@ -158,6 +158,11 @@ function tailRead(manifest: DatasetManifest, fromDay: number): number | null {
 }
 
 type CsvRow = Record<string, string>
+
+/** A dataset's calendar.csv as day numbers; a line that is not a date fails, naming the file. */
+export async function readCalendar(dir: string): Promise<Int32Array> {
+  return Int32Array.from(await readCsv(dir, DATASET_FILES.calendar), (r) => dayOrFail(dir, r.date))
+}
 
 async function readCsv(dir: string, path: string): Promise<CsvRow[]> {
   const text = await readFile(join(dir, path), 'utf8')

@@ -15,7 +15,7 @@ import { readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { isoFromDay, parseIsoDay } from '../../platform/dates.ts'
 import { nyseTradingDays } from '../data/calendar.ts'
-import { readManifest } from '../data/dataset-reader.ts'
+import { readCalendar, readManifest } from '../data/dataset-reader.ts'
 import { PANELS, writeDataset } from '../data/dataset-writer.ts'
 import { MARKET_ETF } from '../data/etf-registry.ts'
 import {
@@ -88,24 +88,11 @@ const LINE_BYTES = 64
  * update then reads every bar.
  */
 export async function tailStart(dataDir: string): Promise<{ from: string; bytes: number } | null> {
-  const dir = join(dataDir, DATA_DIR_FILES.dataset)
-  const text = await readOptional(join(dir, DATASET_FILES.calendar))
-  if (text === null) return null
-  const calendar = parseCalendar(text)
-  if (calendar.length < 2) return null
+  const calendar = await readCalendar(join(dataDir, DATA_DIR_FILES.dataset)).catch(() => null)
+  if (calendar === null || calendar.length < 2) return null
   const start = Math.floor(calendar.length / PANEL_ROW_GROUP_DAYS) * PANEL_ROW_GROUP_DAYS
   const from = Math.max(0, Math.min(start, calendar.length - 8))
   return { from: isoFromDay(calendar[from]), bytes: (calendar.length - from + 16) * LINE_BYTES }
-}
-
-function parseCalendar(text: string): Int32Array {
-  const lines = text.split('\n').slice(1)
-  const out: number[] = []
-  for (const line of lines) {
-    const day = parseIsoDay(line.trim())
-    if (day !== null) out.push(day)
-  }
-  return Int32Array.from(out)
 }
 
 async function readPrevious(dataDir: string): Promise<Previous | string> {
@@ -124,7 +111,12 @@ async function readPrevious(dataDir: string): Promise<Previous | string> {
     if (!manifest.files[DATASET_FILES.price(f)]?.parts)
       return `the previous ${f} panel has no row-group digests`
   const read = async (path: string) => (await readOptional(join(dir, path))) ?? ''
-  const calendar = parseCalendar(await read(DATASET_FILES.calendar))
+  let calendar: Int32Array
+  try {
+    calendar = await readCalendar(dir)
+  } catch {
+    return 'the previous calendar is unreadable'
+  }
   if (calendar.length !== manifest.calendar.days) return 'the previous calendar does not match its manifest'
   const report = JSON.parse((await read(DATASET_FILES.report)) || '{"findings":[]}') as ImportReport
   const ciks = new Map<string, number>()
