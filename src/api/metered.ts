@@ -126,8 +126,10 @@ function written(res: FastifyReply['raw'], chunk: Buffer): Promise<boolean> {
 }
 
 /**
- * Bodies up to this size are settled, then sent whole: they fit in any connection's send buffer
- * at once, so only a connection already closed tells that they will not arrive.
+ * Bodies up to this size are settled, then sent whole. A chosen bound, not a measured one: such a
+ * body is mostly taken by the kernel in one write (Linux starts a TCP send buffer at 16 KiB and
+ * grows it to MBs), so holding back its last byte would rarely tell a client gone, and a settle
+ * failure then stays a readable 503 instead of a truncated body.
  */
 const WHOLE_BODY_BYTES = 64 * 1024
 
