@@ -17,9 +17,10 @@ import { typescriptOperations } from './client-gen/typescript.ts'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 
-/** Each generated file (path from the repository root) and its text. */
-export function clientFiles(): Record<string, string> {
-  const doc = buildOpenApi({ publicUrl: 'http://127.0.0.1:8080' }) as unknown as Doc
+/** Each generated file (path from the repository root) and its text, from the contract's document or `doc`. */
+export function clientFiles(
+  doc = buildOpenApi({ publicUrl: 'http://127.0.0.1:8080' }) as unknown as Doc,
+): Record<string, string> {
   const ops = clientOperations(doc)
   return {
     'clients/typescript/src/operations.ts': typescriptOperations(doc, ops),

@@ -41,14 +41,14 @@ export interface ClientOperation {
 }
 
 /** A component's schema for `{$ref}`, or the schema itself. */
-export function deref(doc: Doc, s: Schema): Schema {
+function deref(doc: Doc, s: Schema): Schema {
   const ref = s.$ref
   if (typeof ref !== 'string') return s
   return doc.components.schemas[ref.split('/').pop() as string] ?? {}
 }
 
 /** Top-level property names of an object schema (every alternative's, for a union), sorted. */
-export function topFields(doc: Doc, s: Schema): string[] {
+function topFields(doc: Doc, s: Schema): string[] {
   const r = deref(doc, s)
   const out = new Set<string>(Object.keys((r.properties ?? {}) as Schema))
   for (const alt of [...((r.anyOf ?? []) as Schema[]), ...((r.oneOf ?? []) as Schema[])])
@@ -124,7 +124,8 @@ export function errorCodes(doc: Doc): Record<string, number> {
     for (const o of Object.values(methods))
       for (const [status, r] of Object.entries(o.responses as Record<string, Schema>)) {
         if (!/^[45]/.test(status) || !(r.content as Schema)?.['application/problem+json']) continue
-        for (const code of String(r.description).split(', ')) if (/^[A-Z_]+$/.test(code)) out[code] = Number(status)
+        for (const code of String(r.description).split(', '))
+          if (/^[A-Z_]+$/.test(code)) out[code] = Number(status)
       }
   return Object.fromEntries(Object.entries(out).sort(([a], [b]) => (a < b ? -1 : 1)))
 }

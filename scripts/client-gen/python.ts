@@ -10,7 +10,7 @@ const KEYWORDS = new Set(['from', 'class', 'def', 'global', 'import', 'in', 'is'
 const RESERVED = new Set(['self', 'timeout', 'headers'])
 
 /** `getOAuthGrants` → `get_oauth_grants`, `decomposeV4` → `decompose_v4`. */
-export function snakeCase(id: string): string {
+function snakeCase(id: string): string {
   return id
     .replace(/OAuth/g, 'Oauth')
     .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
@@ -19,7 +19,7 @@ export function snakeCase(id: string): string {
 }
 
 /** The Python argument name of a wire name (`from` → `from_`). */
-export function argName(name: string): string {
+function argName(name: string): string {
   const n = name.replace(/[^A-Za-z0-9_]/g, '_')
   return KEYWORDS.has(n) ? `${n}_` : n
 }
@@ -105,7 +105,14 @@ function argsOf(op: ClientOperation, doc: Doc): Arg[] {
     ...bodyFields.map((f) => arg(f, 'body')),
   ]
   if (op.body && !op.body.fields)
-    args.push({ wire: '', py: 'body', where: 'body', required: op.body.required, type: 'Any', description: 'The request body.' })
+    args.push({
+      wire: '',
+      py: 'body',
+      where: 'body',
+      required: op.body.required,
+      type: 'Any',
+      description: 'The request body.',
+    })
   for (const a of args) if (RESERVED.has(a.py)) throw new Error(`${op.id}: argument ${a.py} is reserved`)
   return args
 }
@@ -124,7 +131,8 @@ function docstring(op: ClientOperation, args: Arg[]): string {
   if (op.description) lines.push('\n', wrapText(op.description, '        '))
   if (args.length > 0) {
     lines.push('\n        Args:\n')
-    for (const a of args) lines.push(wrapText(`${a.py}: ${a.description || a.where}`, '            ', '                '))
+    for (const a of args)
+      lines.push(wrapText(`${a.py}: ${a.description || a.where}`, '            ', '                '))
   }
   lines.push('        """\n')
   return lines.join('')
@@ -133,10 +141,18 @@ function docstring(op: ClientOperation, args: Arg[]): string {
 function method(op: ClientOperation, doc: Doc): string {
   const args = argsOf(op, doc)
   const positional = args.filter((a) => a.where === 'path').map((a) => `${a.py}: ${a.type}`)
-  const keywords = [...args.filter((a) => a.where !== 'path' && a.required), ...args.filter((a) => a.where !== 'path' && !a.required)].map(
-    (a) => (a.required ? `${a.py}: ${a.type}` : `${a.py}: ${a.type} | None = None`),
-  )
-  const sig = ['self', ...positional, '*', ...keywords, 'timeout: float | None = None', 'headers: Mapping[str, str] | None = None']
+  const keywords = [
+    ...args.filter((a) => a.where !== 'path' && a.required),
+    ...args.filter((a) => a.where !== 'path' && !a.required),
+  ].map((a) => (a.required ? `${a.py}: ${a.type}` : `${a.py}: ${a.type} | None = None`))
+  const sig = [
+    'self',
+    ...positional,
+    '*',
+    ...keywords,
+    'timeout: float | None = None',
+    'headers: Mapping[str, str] | None = None',
+  ]
   const part = (where: Arg['where']) =>
     `{${args
       .filter((a) => a.where === where && a.wire !== '')

@@ -30,7 +30,8 @@ function objectType(s: Schema, pad: string): string {
     ...(typeof s.additionalProperties === 'object' ? [s.additionalProperties as Schema] : []),
   ]
   if (extra.length > 0 || (s.additionalProperties !== false && lines.length === 0)) {
-    const value = lines.length > 0 || extra.length === 0 ? 'unknown' : extra.map((e) => tsType(e, inner)).join(' | ')
+    const value =
+      lines.length > 0 || extra.length === 0 ? 'unknown' : extra.map((e) => tsType(e, inner)).join(' | ')
     lines.push(`${inner}[key: string]: ${value}`)
   }
   return lines.length === 0 ? 'Record<string, never>' : `{\n${lines.join('\n')}\n${pad}}`
@@ -43,7 +44,7 @@ function scalar(type: string): string {
 }
 
 /** The TypeScript type of a JSON Schema (the subset the contract uses). */
-export function tsType(s: Schema | undefined, pad = ''): string {
+function tsType(s: Schema | undefined, pad = ''): string {
   if (!s || typeof s !== 'object') return 'unknown'
   if (typeof s.$ref === 'string') return String(s.$ref.split('/').pop())
   if (s.const !== undefined) return JSON.stringify(s.const)
@@ -51,7 +52,8 @@ export function tsType(s: Schema | undefined, pad = ''): string {
   const alts = (s.anyOf ?? s.oneOf) as Schema[] | undefined
   if (alts) return alts.map((a) => wrap(tsType(a, pad))).join(' | ')
   if (Array.isArray(s.allOf)) return (s.allOf as Schema[]).map((a) => wrap(tsType(a, pad))).join(' & ')
-  if (Array.isArray(s.type)) return (s.type as string[]).map((t) => tsType({ ...s, type: t }, pad)).join(' | ')
+  if (Array.isArray(s.type))
+    return (s.type as string[]).map((t) => tsType({ ...s, type: t }, pad)).join(' | ')
   if (s.type === 'array') return `Array<${tsType(s.items as Schema | undefined, pad)}>`
   if (s.type === 'object' || s.properties) return objectType(s, pad)
   return scalar(String(s.type))
@@ -64,7 +66,8 @@ function wrap(t: string): string {
 function fieldsType(fields: Field[], pad: string): string {
   const inner = `${pad}  `
   const lines = fields.map(
-    (f) => `${comment(f.description, inner)}${inner}${key(f.name)}${f.required ? '' : '?'}: ${tsType(f.schema, inner)}`,
+    (f) =>
+      `${comment(f.description, inner)}${inner}${key(f.name)}${f.required ? '' : '?'}: ${tsType(f.schema, inner)}`,
   )
   return `{\n${lines.join('\n')}\n${pad}}`
 }
@@ -93,7 +96,11 @@ function tableEntry(op: ClientOperation): string {
     pathParams: op.pathParams.map((p) => p.name),
     query: op.query.map((p) => p.name),
     body: op.body
-      ? { mediaType: op.body.mediaType, required: op.body.required, fields: op.body.fields?.map((f) => f.name) ?? null }
+      ? {
+          mediaType: op.body.mediaType,
+          required: op.body.required,
+          fields: op.body.fields?.map((f) => f.name) ?? null,
+        }
       : null,
     responseTypes: op.responseTypes,
     responseFields: op.responseFields,
@@ -109,7 +116,8 @@ export function typescriptOperations(doc: Doc, ops: ClientOperation[]): string {
     ([name, s]) => `${comment(String(s.description ?? ''), '')}export type ${name} = ${tsType(s)}\n`,
   )
   const requests = ops.map(
-    (op) => `${comment(`${op.method} ${op.path}: ${op.summary}. ${priceLine(op.pricing)}`, '  ')}  ${op.id}: ${requestType(op)}`,
+    (op) =>
+      `${comment(`${op.method} ${op.path}: ${op.summary}. ${priceLine(op.pricing)}`, '  ')}  ${op.id}: ${requestType(op)}`,
   )
   const responses = ops.map((op) => `  ${op.id}: ${responseType(op)}`)
   return [

@@ -278,22 +278,25 @@ class _Transport:
         *,
         timeout: float | None = None,
         headers: Mapping[str, str] | None = None,
+        raw: bool = False,
     ) -> Answer:
         op = self._operation(op_id)
         with self._open(op, self._request(op, path, query, body, headers), timeout) as res:
-            raw = res.read()
+            body = res.read()
             hs = {k.lower(): v for k, v in res.headers.items()}
             status = res.status
         ctype = hs.get("content-type", "")
         data: Any
-        if not raw:
+        if raw:
+            data = body
+        elif not body:
             data = None
         elif "json" in ctype:
-            data = json.loads(raw)
+            data = json.loads(body)
         elif ctype.startswith("text/"):
-            data = raw.decode("utf-8", "replace")
+            data = body.decode("utf-8", "replace")
         else:
-            data = raw
+            data = body
         return answer_of(status, hs, data)
 
     def _stream(

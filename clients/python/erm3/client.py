@@ -83,7 +83,7 @@ class Client(Operations):
         """The answer of a data operation as a Parquet or CSV file: ``data`` holds its bytes."""
         op = self.operation(name)
         path, query, body = self._tabular(op, format, params)
-        return self._invoke(op.id, path, query, body, timeout=timeout)
+        return self._invoke(op.id, path, query, body, timeout=timeout, raw=True)
 
     def stream(
         self, name: str, format: Literal["parquet", "csv"] = "parquet", *, timeout: float | None = None, **params: Any

@@ -49,16 +49,24 @@ def tidy(df: pd.DataFrame) -> pd.DataFrame:
 def read_table(data: bytes, fmt: str) -> pd.DataFrame:
     """A Parquet or CSV answer as a tidy DataFrame."""
     pd = _pandas()
-    df = pd.read_parquet(io.BytesIO(data)) if fmt == "parquet" else pd.read_csv(io.BytesIO(data))
+    if fmt == "parquet":
+        df = pd.read_parquet(io.BytesIO(data))
+    else:
+        df = pd.read_csv(io.BytesIO(data), float_precision="round_trip")
     return tidy(df)
 
 
 def rows_of(data: Any) -> list[dict[str, Any]]:
-    """The rows of a JSON answer: its ``data`` or ``rows`` list, else its longest list of objects."""
+    """The rows of a JSON answer: its ``data`` or ``rows`` list, else its longest list of objects;
+    a series answered by columns (``dates`` and lists as long) as one row a day."""
     if isinstance(data, list):
         return data
     if not isinstance(data, dict):
         return []
+    dates = data.get("dates")
+    if isinstance(dates, list):
+        cols = {k: v for k, v in data.items() if isinstance(v, list) and len(v) == len(dates) and k != "dates"}
+        return [{"date": d, **{k: v[i] for k, v in cols.items()}} for i, d in enumerate(dates)]
     for name in ("data", "rows", "results", "members"):
         v = data.get(name)
         if isinstance(v, list) and all(isinstance(x, dict) for x in v):

@@ -3,7 +3,7 @@
  * beyond `fetch`. Every operation of the API is typed from the same OpenAPI document the server
  * serves (./operations.ts is generated from it).
  */
-import { Erm3Error, errorOf, retryAfterMs } from './errors.ts'
+import { errorOf, retryAfterMs } from './errors.ts'
 import { type AgentMeta, OPERATIONS, type OperationId, type Requests, type Responses } from './operations.ts'
 
 export { Erm3Error, retryAfterMs } from './errors.ts'
@@ -74,9 +74,10 @@ export interface Download extends AnswerMeta {
   text(): Promise<string>
 }
 
-type Args<K extends OperationId> = Record<string, never> extends Requests[K]
-  ? [input?: Requests[K], options?: CallOptions]
-  : [input: Requests[K], options?: CallOptions]
+type Args<K extends OperationId> =
+  Record<string, never> extends Requests[K]
+    ? [input?: Requests[K], options?: CallOptions]
+    : [input: Requests[K], options?: CallOptions]
 
 /** Operations answering pages (`limit`/`cursor` in, `next_cursor`/`total` out). */
 export type PagedOperationId = {
@@ -117,7 +118,9 @@ function balanceHeader(h: Headers): number | null {
 
 function metaOf(res: Response, json: unknown): AnswerMeta {
   const agent =
-    json !== null && typeof json === 'object' && '_agent' in json ? ((json as { _agent: AnswerMeta['agent'] })._agent ?? null) : null
+    json !== null && typeof json === 'object' && '_agent' in json
+      ? ((json as { _agent: AnswerMeta['agent'] })._agent ?? null)
+      : null
   return {
     status: res.status,
     headers: res.headers,
@@ -196,7 +199,8 @@ function deadline(ms: number, outer?: AbortSignal): { signal: AbortSignal; done(
 }
 
 export class Erm3Client {
-  readonly options: Required<Omit<ClientOptions, 'apiKey' | 'token'>> & Pick<ClientOptions, 'apiKey' | 'token'>
+  readonly options: Required<Omit<ClientOptions, 'apiKey' | 'token'>> &
+    Pick<ClientOptions, 'apiKey' | 'token'>
   /** One method per operation: `client.ops.getMetrics({ params: { ticker: 'AAPL' } })`. */
   readonly ops: { [K in OperationId]: (...args: Args<K>) => Promise<Answer<Responses[K]>> }
 
@@ -274,7 +278,8 @@ export class Erm3Client {
       const text = await res.text()
       if (!res.ok) throw errorOf(res, text)
       const isJson = /json/.test(res.headers.get('content-type') ?? '')
-      const data = res.status === 204 || res.status === 304 || text === '' ? null : isJson ? JSON.parse(text) : text
+      const data =
+        res.status === 204 || res.status === 304 || text === '' ? null : isJson ? JSON.parse(text) : text
       return { ...metaOf(res, data), data }
     } finally {
       done()
