@@ -144,7 +144,11 @@ function method(op: ClientOperation, doc: Doc): string {
   const keywords = [
     ...args.filter((a) => a.where !== 'path' && a.required),
     ...args.filter((a) => a.where !== 'path' && !a.required),
-  ].map((a) => (a.required ? `${a.py}: ${a.type}` : `${a.py}: ${a.type} | None = None`))
+  ].map((a) =>
+    a.required
+      ? `${a.py}: ${a.type}`
+      : `${a.py}: ${a.type.endsWith('| None') ? a.type : `${a.type} | None`} = None`,
+  )
   const sig = [
     'self',
     ...positional,

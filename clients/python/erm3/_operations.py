@@ -2200,7 +2200,7 @@ class Operations(_Transport):
         """
         return self._invoke("getFundamentals", {"ticker": ticker}, {"as_of": as_of, "periods": periods, "erp": erp, "tax_rate": tax_rate, "rf_tenor": rf_tenor, "grid": grid, "erp_grid": erp_grid, "rf_tenor_grid": rf_tenor_grid, "format": format}, None, timeout=timeout, headers=headers)
 
-    def snapshot(self, *, type: Literal["portfolio"] | Literal["ticker"], portfolio: list[dict[str, Any]] | None = None, ticker: str | None = None, lookback_days: int | None = None, mode: Literal["frozen"] | None = None, benchmark: str | None | None = None, format: str | None = None, table: Literal["positions"] | Literal["attribution"] | Literal["time_behavior"] | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
+    def snapshot(self, *, type: Literal["portfolio"] | Literal["ticker"], portfolio: list[dict[str, Any]] | None = None, ticker: str | None = None, lookback_days: int | None = None, mode: Literal["frozen"] | None = None, benchmark: str | None = None, format: str | None = None, table: Literal["positions"] | Literal["attribution"] | Literal["time_behavior"] | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """POST /snapshot: Portfolio (or ticker) risk snapshot: covariance-based variance split, hedges, Euler contributions, benchmark
 
         Price: 0.25 USD a call (GET /pricing lists every price).
@@ -2676,7 +2676,7 @@ class Operations(_Transport):
         """
         return self._invoke("getAccountSettings", {}, {}, None, timeout=timeout, headers=headers)
 
-    def update_account_settings(self, *, spend_cap_usd: float | None | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
+    def update_account_settings(self, *, spend_cap_usd: float | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """PATCH /account/settings: Set or remove (null) the monthly spend cap
 
         Free (no metered price).

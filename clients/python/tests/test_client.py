@@ -252,3 +252,24 @@ class FrameTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipUnless(URL and KEY and pd is not None, "pandas is not installed")
+class ReadmeTest(unittest.TestCase):
+    def test_the_notebook_runs(self) -> None:
+        import importlib.util
+        import re
+
+        text = (Path(__file__).parent.parent / "README.md").read_text()
+        code = re.search(r"## A notebook\n\n```python\n(.*?)```", text, re.S).group(1)  # type: ignore[union-attr]
+        if importlib.util.find_spec("matplotlib") is None:
+            code = "\n".join(line for line in code.splitlines() if "needs matplotlib" not in line)
+        else:
+            import matplotlib
+
+            matplotlib.use("Agg")
+        scope: dict[str, Any] = {}
+        exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 - the README's own example
+        self.assertEqual(list(scope["cumulative"].columns), ["AAPL", "MSFT", "NVDA"])
+        self.assertEqual(scope["snap"].cost_usd, 0.25)
+        self.assertEqual(scope["screen"].index.name, "ticker")
