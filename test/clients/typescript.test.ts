@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { execFile, spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { promisify } from 'node:util'
 import { flakyProxy } from '../helpers/flaky-proxy.ts'
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
 
@@ -47,10 +48,27 @@ describe('@erm3/client against a real server', () => {
     }
   })
 
+  test('the first requests of the README run', async () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+    const code = (/```ts\n([\s\S]*?)```/.exec(readme)?.[1] ?? '')
+      .replace("'@erm3/client'", JSON.stringify(pathToFileURL(join(out, 'index.js')).href))
+      .replaceAll('http://127.0.0.1:8080', origin)
+      .replaceAll('erm_agent_live_…', key)
+    assert.match(code, /new Erm3Client/)
+    const file = join(out, 'readme.mjs')
+    writeFileSync(
+      file,
+      `${code}\nconsole.log(m.data.ticker, m.costUsd, (await csv.text()).split('\\n')[0])\n`,
+    )
+    // In a child process, while this one serves the requests.
+    const r = await promisify(execFile)(process.execPath, [file], { encoding: 'utf8', timeout: 60_000 })
+    assert.match(r.stdout, /^AAPL 0\.001 date,/)
+  })
+
   test('an answer carries its data, cost, request id and lineage', async () => {
     const c = new lib.Erm3Client({ baseUrl: origin, apiKey: key })
-    const a = await c.ops.getMetrics({ params: { ticker: 'aapl' } })
-    assert.equal(a.data.ticker, 'AAPL')
+    const a = await c.ops.getMetrics({ params: { ticker: 'googl' } })
+    assert.equal(a.data.ticker, 'GOOGL')
     assert.equal(a.costUsd, 0.001)
     assert.equal(a.agent?.cost_usd, 0.001)
     assert.equal(a.headers.get('x-api-cost-usd'), '0.001')
@@ -60,7 +78,7 @@ describe('@erm3/client against a real server', () => {
     assert.equal(a.lineage.universeSize, a.data._metadata.universe_size)
     assert.match(a.lineage.dataset ?? '', /^synthetic; seed=\d+$/)
     // The same meaning again within one data_as_of: free, from the cache.
-    const again = await c.call('getMetrics', { params: { ticker: 'AAPL' } })
+    const again = await c.call('getMetrics', { params: { ticker: 'GOOGL' } })
     assert.equal(again.costUsd, 0)
     assert.equal(again.cacheStatus, 'HIT')
   })

@@ -8,7 +8,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from http.client import HTTPResponse
@@ -167,7 +167,7 @@ class _Transport:
         base_url: str,
         api_key: str | None = None,
         *,
-        token: str | None = None,
+        token: str | Callable[[], str] | None = None,
         timeout: float = 60.0,
         max_retries: int = 2,
         max_retry_delay: float = 30.0,
@@ -208,7 +208,7 @@ class _Transport:
         q = {k: _query_value(v) for k, v in query.items() if v is not None}
         url = self.base_url + url_path + ("?" + urllib.parse.urlencode(q) if q else "")
         h = {"User-Agent": self.user_agent, "Accept": "*/*"}
-        credential = self.api_key or self.token
+        credential = self.api_key or (self.token() if callable(self.token) else self.token)
         if credential:
             h["Authorization"] = f"Bearer {credential}"
         data: bytes | None = None

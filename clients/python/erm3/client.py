@@ -28,7 +28,8 @@ def _method_names() -> dict[str, str]:
 class Client(Operations):
     """A client of one erm3 server.
 
-    ``Client(base_url, api_key)`` or ``Client(base_url, token=oauth_access_token)``. ``timeout``
+    ``Client(base_url, api_key)`` or ``Client(base_url, token=oauth_access_token)`` (a string, or a
+    function giving the current token, called before each request). ``timeout``
     (seconds) bounds each request; 429 and 503 answers are retried up to ``max_retries`` times
     after their Retry-After (when it is at most ``max_retry_delay`` seconds) or a backoff, and a
     failed connection is retried only for idempotent methods, so a POST that may have been charged

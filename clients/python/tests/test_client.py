@@ -7,6 +7,7 @@ import json
 import math
 import os
 import threading
+import time
 import unittest
 import urllib.request
 from pathlib import Path
@@ -74,6 +75,9 @@ class Proxy:
             def _any(self) -> None:
                 outer.seen.append(f"{self.command} {self.path}")
                 action = outer.script.pop(0) if outer.script else "pass"
+                if action == "hang":
+                    time.sleep(2)
+                    return
                 if isinstance(action, int):
                     self.send_response(action)
                     self.send_header("Retry-After", "0")
@@ -191,6 +195,33 @@ class ClientTest(unittest.TestCase):
             self.assertEqual(len(p.seen), 3)
         finally:
             p.close()
+
+    def test_timeout_ends_a_call_and_a_token_function_is_asked(self) -> None:
+        p = Proxy(["hang"])
+        try:
+            started = time.monotonic()
+            with self.assertRaises(OSError):
+                erm3.Client(p.url, KEY, timeout=0.3).get_health()
+            self.assertLess(time.monotonic() - started, 1.5)
+            self.assertEqual(len(p.seen), 1)
+        finally:
+            p.close()
+        asked: list[int] = []
+        c = erm3.Client(URL, token=lambda: asked.append(1) or KEY)
+        self.assertGreater(c.get_balance().data["balance_usd"], 0)
+        self.assertEqual(asked, [1])
+
+    def test_first_requests_of_the_readme(self) -> None:
+        import re
+
+        text = (Path(__file__).parents[3] / "README.md").read_text()
+        code = re.search(r"```python\n(.*?)```", text, re.S).group(1)  # type: ignore[union-attr]
+        code = code.replace("http://127.0.0.1:8080", URL).replace("erm_agent_live_…", KEY)
+        if pd is None:
+            code = "\n".join(line for line in code.splitlines() if "c.frame(" not in line)
+        scope: dict[str, Any] = {}
+        exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 - the README's own example
+        self.assertEqual(scope["m"].data["ticker"], "AAPL")
 
     def test_a_post_that_may_have_been_charged_is_not_sent_again(self) -> None:
         p = Proxy(["cut", "pass"])
