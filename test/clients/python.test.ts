@@ -54,6 +54,13 @@ describe('the erm3 Python package against a real server', {
     assert.doesNotMatch(r.out, /skipped 'ERM3_URL/)
   })
 
+  test('the package type-checks with mypy --strict (pyproject.toml), when mypy is installed', async (c) => {
+    const mypy = await run(PYTHON, ['-c', 'import mypy'], env)
+    if (mypy.code !== 0) return c.skip('python3-mypy is not installed')
+    const r = await run(PYTHON, ['-m', 'mypy', '--cache-dir=/dev/null', 'erm3'], env)
+    assert.equal(r.code, 0, r.out)
+  })
+
   test('the package imports and types its calls without pandas', async () => {
     const r = await run(
       PYTHON,

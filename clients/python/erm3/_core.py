@@ -326,4 +326,4 @@ class _Transport:
 
 def _backoff(attempt: int) -> float:
     """About 0.5 s, 1 s, 2 s … capped at 8 s, with jitter."""
-    return min(8.0, 0.5 * 2**attempt) * (0.5 + random.random() / 2)
+    return float(min(8.0, 0.5 * 2.0**attempt) * (0.5 + random.random() / 2))

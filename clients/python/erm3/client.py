@@ -12,7 +12,7 @@ from ._operations import OPERATIONS, Operations
 if TYPE_CHECKING:
     import pandas as pd
 
-_BY_METHOD = {}
+_BY_METHOD: dict[str, str] = {}
 
 
 def _method_names() -> dict[str, str]:

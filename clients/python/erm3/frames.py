@@ -72,7 +72,13 @@ def rows_of(data: Any) -> list[dict[str, Any]]:
         if isinstance(v, list) and all(isinstance(x, dict) for x in v):
             return v
     lists = [v for v in data.values() if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)]
-    return max(lists, key=len) if lists else []
+    if lists:
+        return max(lists, key=len)
+    # A list of tickers (``{"tickers": ["AAPL", …]}``): one row each.
+    names = data.get("tickers")
+    if isinstance(names, list) and all(isinstance(x, str) for x in names):
+        return [{"ticker": t} for t in names]
+    return []
 
 
 def json_frame(data: Any) -> pd.DataFrame:
