@@ -143,6 +143,19 @@ describe('@erm3/client against a real server', () => {
     }
     assert.equal(seen.length, total)
     assert.equal(new Set(seen).size, total)
+    // The screen takes its cursor in the body.
+    const rows: string[] = []
+    let pages = 0
+    for await (const page of c.paginate('rankingsScreen', {
+      body: { metric: 'er_l3', window: '21d', limit: 10 },
+    })) {
+      rows.push(...page.data.rows.map((r) => r.ticker))
+      total = page.data.total
+      pages++
+    }
+    assert.ok(pages > 1)
+    assert.equal(rows.length, total)
+    assert.equal(new Set(rows).size, total)
   })
 
   test('429 and 503 are retried after Retry-After', async () => {

@@ -180,6 +180,15 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(len(rows), total)
         self.assertEqual(len(set(rows)), total)
 
+    def test_pages_with_the_cursor_in_the_body(self) -> None:
+        pages = list(self.client.paginate("rankings_screen", metric="er_l3", window="21d", limit=10))
+        tickers = [r["ticker"] for p in pages for r in p.data["rows"]]
+        self.assertEqual(len(tickers), pages[0].data["total"])
+        self.assertEqual(len(set(tickers)), len(tickers))
+        self.assertGreater(len(pages), 1)
+        # Every page is a call at its own price.
+        self.assertEqual([p.cost_usd for p in pages], [0.02] * len(pages))
+
     def test_download_and_stream_are_the_same_file(self) -> None:
         whole = self.client.download("getTickerReturns", "csv", ticker="AAPL", years=1)
         meta, chunks = self.client.stream("getTickerReturns", "csv", ticker="AAPL", years=1)
