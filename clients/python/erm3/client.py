@@ -101,15 +101,16 @@ class Client(Operations):
         from the rows of their JSON answer. Dates are datetime64; tickers (or dates) the index.
         """
         op = self.operation(name)
-        if op.tabular:
-            fmt = "parquet" if frames.has_pyarrow() else "csv"
-            answer = self.download(op.id, fmt, timeout=timeout, **params)  # type: ignore[arg-type]
-            df = frames.read_table(answer.data, fmt)
-        else:
+        fmt = ("parquet" if frames.has_pyarrow() else "csv") if op.tabular else "json"
+        if fmt == "json":
             answer = self.call(op.id, timeout=timeout, **params)
             df = frames.json_frame(answer.data)
+        else:
+            answer = self.download(op.id, fmt, timeout=timeout, **params)  # type: ignore[arg-type]
+            df = frames.read_table(answer.data, fmt)
         df.attrs["erm3"] = {
             "operation": op.id,
+            "format": fmt,
             "cost_usd": answer.cost_usd,
             "balance_usd": answer.balance_usd,
             "request_id": answer.request_id,

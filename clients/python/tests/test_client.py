@@ -195,6 +195,8 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(b"".join(chunks), whole.data)
         self.assertEqual(meta.lineage.dataset, whole.lineage.dataset)
         self.assertTrue(whole.data.startswith(b"date,"))
+        parquet = self.client.download("get_ticker_returns", "parquet", ticker="AAPL", years=1)
+        self.assertEqual((parquet.data[:4], parquet.data[-4:]), (b"PAR1", b"PAR1"))
 
     def test_429_and_503_are_retried(self) -> None:
         p = Proxy([429, 503, "pass"])
@@ -272,6 +274,7 @@ class FrameTest(unittest.TestCase):
         direct = math.prod(1 + (r or 0.0) for r in js["l3_rr"]) - 1
         self.assertAlmostEqual(float((1 + df["l3_rr"].fillna(0)).prod() - 1), direct, places=12)
         self.assertEqual(df.attrs["erm3"]["lineage"].data_as_of, js["_metadata"]["data_as_of"])
+        self.assertEqual(df.attrs["erm3"]["format"], "parquet" if frames.has_pyarrow() else "csv")
         # The same rows from the JSON answer, when read by columns.
         by_json = frames.json_frame(js)
         self.assertEqual(list(by_json["l3_rr"]), list(df["l3_rr"]))
