@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
 import { ModelStore } from '../../src/engine/model-store/reader.ts'
 import { readEvaluation, writeEvaluation } from '../../src/services/analytics/evaluate/cache.ts'
 import { DEFAULT_EVALUATE, evaluateStore } from '../../src/services/analytics/evaluate/run.ts'
@@ -140,5 +142,23 @@ describe('evaluate: out-of-sample forecast quality on the fixture store', () => 
     } finally {
       await t.close()
     }
+  })
+
+  test('erm3 evaluate: a progress line per stage, the table and the cache file; a bad estimator is refused', () => {
+    const bin = fileURLToPath(new URL('../../bin/erm3.js', import.meta.url))
+    const run = (args: string[]) =>
+      spawnSync(process.execPath, [bin, 'evaluate', '--store', root, ...args], {
+        encoding: 'utf8',
+        timeout: 120_000,
+      })
+    const ok = run(['--dates', '2', '--books', '2', '--singles', '3', '--estimators', 'sample_252'])
+    assert.equal(ok.status, 0, ok.stderr)
+    assert.match(ok.stderr, /evaluate dates: done in/)
+    assert.match(ok.stdout, /sample_252 +single stocks/)
+    assert.match(ok.stdout, /recommended estimator: sample_252/)
+    assert.match(ok.stdout, new RegExp(`written to .*evaluations/${store.buildId}\\.json`))
+    const bad = run(['--estimators', 'bogus'])
+    assert.notEqual(bad.status, 0)
+    assert.match(bad.stderr, /unknown estimator "bogus"/)
   })
 })

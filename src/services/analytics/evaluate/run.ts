@@ -189,11 +189,12 @@ async function evaluateDate(
   if (!etfs.includes(panel.market)) return null
   const pos = new Map(etfs.map((e, k) => [e, k]))
   const pool = universe(panel, await dayState(store, t), t, new Set(etfs), o.horizon)
-  if (pool.length < Math.max(...o.sizes, 2)) return null
+  if (pool.length < 2) return null
   const books: Record<string, Candidate[][]> = {
     '1': draw(pool, o.singles, new Rng(o.seed ^ (t * 7919))).map((c) => [c]),
   }
-  for (const size of o.sizes)
+  // A size larger than the day's eligible stocks has no book that day (its figures then say n = 0).
+  for (const size of o.sizes.filter((s) => s <= pool.length))
     books[String(size)] = Array.from({ length: o.booksPerSize }, (_, b) =>
       draw(pool, size, new Rng((o.seed * 1_000_003) ^ (t * 7919) ^ (size * 131) ^ (b * 65_537))),
     )

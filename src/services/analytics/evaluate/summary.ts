@@ -98,10 +98,11 @@ export function summarise(
   for (const e of o.estimators)
     bias[e] = Object.fromEntries(sizes.map((s) => [s, biasFigures(store, records, e, s, window)]))
   const score = (e: string) => {
-    const f = Object.values(bias[e] ?? {})
+    // Sizes without figures (larger than the eligible stocks) do not count.
+    const f = Object.values(bias[e] ?? {}).filter((x) => Number.isFinite(x.bias))
     const mrad = f.filter((x) => Number.isFinite(x.mrad))
     const mean = mrad.length > 0 ? mrad.reduce((a, x) => a + x.mrad, 0) / mrad.length : 0
-    return Math.max(...f.map((x) => Math.abs(x.bias - 1))) + mean
+    return f.length > 0 ? Math.max(...f.map((x) => Math.abs(x.bias - 1))) + mean : Number.NaN
   }
   const ranked = o.estimators.filter((e) => Number.isFinite(score(e))).sort((a, b) => score(a) - score(b))
   const first = records[0]
