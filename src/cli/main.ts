@@ -2,6 +2,7 @@ import { Command } from 'commander'
 import { registerAdmin } from './commands/admin.ts'
 import { registerBuild } from './commands/build.ts'
 import { registerDataCommands } from './commands/data.ts'
+import { registerEvaluate } from './commands/evaluate.ts'
 import { registerExport } from './commands/export.ts'
 import { registerMcp } from './commands/mcp.ts'
 import { registerPlaid } from './commands/plaid.ts'
@@ -20,6 +21,7 @@ registerBuild(program)
 registerPublish(program)
 registerUpdate(program)
 registerExport(program)
+registerEvaluate(program)
 registerStart(program)
 registerServe(program)
 registerAdmin(program)

@@ -42,6 +42,7 @@ export const METHODOLOGY_SECTIONS = {
   reversionBasket: { n: 13, title: 'Residual-reversion basket', sub: true },
   correlation: { n: 13, title: 'Macro and style correlation', sub: true },
   portfolioRisk: { n: 13, title: 'Portfolio risk', sub: true },
+  riskForecast: { n: 13, title: 'Risk forecast', sub: true },
   fundamentals: { n: 13, title: 'Fundamentals', sub: true },
   confidence: { n: 14, title: '`_agent.confidence`' },
   numerics: { n: 15, title: 'Numerical notes' },

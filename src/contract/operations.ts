@@ -26,6 +26,7 @@ import {
   getLanding,
   getMethodologyDocs,
   getMethodologyMarkdown,
+  getModelQualityDocs,
   getOpenApi,
   getPrometheusMetrics,
 } from './ops/docs.ts'
@@ -78,6 +79,7 @@ export const OPS = {
   getErrorDocs,
   getMethodologyDocs,
   getMethodologyMarkdown,
+  getModelQualityDocs,
   getBillingDocs,
   getPrometheusMetrics,
   getLanding,

@@ -110,6 +110,7 @@ describe('contract pins', () => {
       'GET /docs/errors',
       'GET /docs/methodology',
       'GET /docs/methodology.md',
+      'GET /docs/model-quality',
       'GET /docs/webhooks',
       'GET /etf-returns',
       'GET /etf/factor-returns',

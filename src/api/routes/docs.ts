@@ -8,6 +8,8 @@ import { WIRE_ERRORS } from '../../contract/errors.ts'
 import type { API_REFERENCE_ASSETS } from '../../contract/ops/docs.ts'
 import { AppError } from '../../platform/errors.ts'
 import { escapeHtml, type RenderedHeading, renderMarkdown } from '../../platform/markdown.ts'
+import { readEvaluation } from '../../services/analytics/evaluate/cache.ts'
+import { MODEL_QUALITY_STYLE, modelQualityPage } from '../../services/analytics/evaluate/page.ts'
 import { billingDoc } from '../../services/discovery/billing-doc.ts'
 import { htmlPage } from '../pages.ts'
 import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
@@ -130,6 +132,15 @@ ${rows}
 </tbody></table></body></html>`
 }
 
+/** The model-quality page: static markup and inline SVG under one inline style sheet (by hash). */
+const MODEL_QUALITY_CSP = [
+  "default-src 'none'",
+  `style-src ${sha256(MODEL_QUALITY_STYLE)}`,
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ')
+
 /** Swagger UI sets styles through the DOM (allowed) and inlines its icons as data: images. */
 const REFERENCE_CSP = [
   "default-src 'none'",
@@ -224,6 +235,12 @@ export function docsRoutes({ ctx }: RouteDeps): RouteFile {
       return htmlPage(reply, METHODOLOGY_CSP, await rendered())
     },
     getMethodologyMarkdown: async (_req, reply) => sendMarkdown(reply),
+    getModelQualityDocs: async (_req, reply) => {
+      // The live build's cached evaluation (erm3 evaluate), read per request: it appears once run.
+      const store = ctx.models.peek('live')
+      const result = store ? await readEvaluation(store) : null
+      return htmlPage(reply.header('Cache-Control', 'no-cache'), MODEL_QUALITY_CSP, modelQualityPage(result))
+    },
     getWebhookDocs: async (_req, reply) => {
       webhooks ??= await readFile(WEBHOOKS, 'utf8')
       return reply.header('Content-Type', 'text/markdown; charset=utf-8').send(webhooks)

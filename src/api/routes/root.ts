@@ -69,7 +69,7 @@ ${
 <h2>Documents</h2>
 <ul>
 <li><a href="/docs/api">Interactive API reference</a> (from <a href="/openapi.json">/openapi.json</a>)</li>
-<li><a href="/docs/methodology">Methodology</a> (<a href="/docs/methodology.md">Markdown</a>): how every number is computed</li>
+<li><a href="/docs/methodology">Methodology</a> (<a href="/docs/methodology.md">Markdown</a>): how every number is computed; <a href="/docs/model-quality">model quality</a>: how well its risk forecasts come true</li>
 <li><a href="/pricing">Prices</a>, <a href="/docs/billing">billing</a> and <a href="/docs/errors">errors</a></li>
 <li><a href="/llms.txt">llms.txt</a> and the <a href="/.well-known/agent-manifest">agent manifest</a></li>
 <li><a href="/health">Health</a></li>

@@ -129,3 +129,17 @@ export const getApiReferenceAsset = defineOperation({
   contentType: 'text/javascript; charset=utf-8, text/css; charset=utf-8',
   errors: [404],
 })
+
+export const getModelQualityDocs = defineOperation({
+  id: 'getModelQualityDocs',
+  method: 'GET',
+  path: '/docs/model-quality',
+  summary:
+    'Model quality: the out-of-sample bias, rolling MRAD and hedge effectiveness of the risk forecasts on the served build (from `erm3 evaluate`), with plots',
+  tags: ['docs'],
+  auth: 'none',
+  status: 200,
+  response: Type.String(),
+  contentType: 'text/html; charset=utf-8',
+  errors: [],
+})
