@@ -1298,6 +1298,20 @@ OPERATIONS: dict[str, Operation] = {
         idempotent=True,
         cost_usd=None,
     ),
+    "getModelQualityDocs": Operation(
+        id="getModelQualityDocs",
+        method="GET",
+        path="/docs/model-quality",
+        status=200,
+        auth=(),
+        path_params=(),
+        query=(),
+        body=None,
+        response_types=("text/html",),
+        response_fields=(),
+        idempotent=True,
+        cost_usd=None,
+    ),
     "getBillingDocs": Operation(
         id="getBillingDocs",
         method="GET",
@@ -2852,6 +2866,13 @@ class Operations(_Transport):
         Free (no metered price).
         """
         return self._invoke("getMethodologyMarkdown", {}, {}, None, timeout=timeout, headers=headers)
+
+    def get_model_quality_docs(self, *, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
+        """GET /docs/model-quality: Model quality: the out-of-sample bias, rolling MRAD and hedge effectiveness of the risk forecasts on the served build (from `erm3 evaluate`), with plots
+
+        Free (no metered price).
+        """
+        return self._invoke("getModelQualityDocs", {}, {}, None, timeout=timeout, headers=headers)
 
     def get_billing_docs(self, *, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """GET /docs/billing: How money works on this instance: prepaid balance, prices, what is charged, and how to top up (the `top_up_url` of a 402 unless the operator configured TOP_UP_URL)

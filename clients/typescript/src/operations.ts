@@ -2931,6 +2931,8 @@ export interface Requests {
   getMethodologyDocs: Record<string, never>
   /** GET /docs/methodology.md: The methodology as Markdown: the source of /docs/methodology, byte for byte. Free (no metered price). */
   getMethodologyMarkdown: Record<string, never>
+  /** GET /docs/model-quality: Model quality: the out-of-sample bias, rolling MRAD and hedge effectiveness of the risk forecasts on the served build (from `erm3 evaluate`), with plots. Free (no metered price). */
+  getModelQualityDocs: Record<string, never>
   /** GET /docs/billing: How money works on this instance: prepaid balance, prices, what is charged, and how to top up (the `top_up_url` of a 402 unless the operator configured TOP_UP_URL). Free (no metered price). */
   getBillingDocs: Record<string, never>
   /** GET /metrics-prom: Prometheus metrics for operators (Bearer METRICS_TOKEN; 404 unless the operator set one). Free (no metered price). */
@@ -3043,6 +3045,7 @@ export interface Responses {
   getErrorDocs: string
   getMethodologyDocs: string
   getMethodologyMarkdown: string
+  getModelQualityDocs: string
   getBillingDocs: string
   getPrometheusMetrics: string
   getLanding: string
@@ -3144,6 +3147,7 @@ export const OPERATIONS = {
   getErrorDocs: {"method":"GET","path":"/docs/errors","status":200,"auth":[],"pathParams":[],"query":[],"body":null,"responseTypes":["text/html"],"responseFields":[],"idempotent":true,"costUsd":null},
   getMethodologyDocs: {"method":"GET","path":"/docs/methodology","status":200,"auth":[],"pathParams":[],"query":[],"body":null,"responseTypes":["text/html","text/markdown"],"responseFields":[],"idempotent":true,"costUsd":null},
   getMethodologyMarkdown: {"method":"GET","path":"/docs/methodology.md","status":200,"auth":[],"pathParams":[],"query":[],"body":null,"responseTypes":["text/markdown"],"responseFields":[],"idempotent":true,"costUsd":null},
+  getModelQualityDocs: {"method":"GET","path":"/docs/model-quality","status":200,"auth":[],"pathParams":[],"query":[],"body":null,"responseTypes":["text/html"],"responseFields":[],"idempotent":true,"costUsd":null},
   getBillingDocs: {"method":"GET","path":"/docs/billing","status":200,"auth":[],"pathParams":[],"query":[],"body":null,"responseTypes":["text/markdown"],"responseFields":[],"idempotent":true,"costUsd":null},
   getPrometheusMetrics: {"method":"GET","path":"/metrics-prom","status":200,"auth":[],"pathParams":[],"query":[],"body":null,"responseTypes":["text/plain"],"responseFields":[],"idempotent":true,"costUsd":null},
   getLanding: {"method":"GET","path":"/","status":200,"auth":[],"pathParams":[],"query":[],"body":null,"responseTypes":["text/html"],"responseFields":[],"idempotent":true,"costUsd":null},
