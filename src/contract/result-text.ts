@@ -12,6 +12,8 @@ type Json = Record<string, unknown>
 
 /** The answer's JSON is appended to the text when at most this long. */
 const TEXT_JSON_MAX_CHARS = 6_000
+/** The text is never longer (with a preview's 48,000 characters, a result stays under ~80,000). */
+const TEXT_MAX_CHARS = 28_000
 /** Scalar values listed, series summarised and batch entries listed, at most. */
 const MAX_VALUES = 40
 const MAX_SERIES = 8
@@ -340,5 +342,17 @@ export function summarizeResult(tool: string, body: Json, opts: SummaryOptions =
   const json = opts.preview ? null : JSON.stringify(body)
   if (json && json.length <= TEXT_JSON_MAX_CHARS) lines.push(`JSON: ${json}`)
   else lines.push('The complete typed answer is the structured result (structuredContent).')
-  return lines.join('\n')
+  return capped(lines)
+}
+
+/** The lines joined, the middle left out if they exceed TEXT_MAX_CHARS (the last lines say cost and how to get the rest). */
+function capped(lines: string[]): string {
+  const text = lines.join('\n')
+  if (text.length <= TEXT_MAX_CHARS) return text
+  const tail = lines
+    .slice(-12)
+    .join('\n')
+    .slice(-TEXT_MAX_CHARS / 2)
+  const head = text.slice(0, TEXT_MAX_CHARS - tail.length - 200)
+  return `${head.slice(0, head.lastIndexOf('\n'))}\n… (summary cut at ${TEXT_MAX_CHARS} characters: the rest of the values are in the structured result)\n${tail}`
 }

@@ -58,6 +58,26 @@ describe('summarizeResult', () => {
     assert.ok(text.includes(`Series data: 300 dated rows from ${day(0)} to ${day(299)}.`))
   })
 
+  test('the text stays under its cap however wide the answer, and still ends with the cost', () => {
+    const wide = Object.fromEntries(
+      Array.from({ length: 60 }, (_, c) => [`column_with_a_long_name_${c}`, c / 3]),
+    )
+    const series = Object.fromEntries(
+      Array.from({ length: 20 }, (_, k) => [
+        `s${k}`,
+        Array.from({ length: 30 }, (_, i) => ({ date: day(i), ...wide })),
+      ]),
+    )
+    const values = Object.fromEntries(Array.from({ length: 200 }, (_, k) => [`v${k}`, 'x'.repeat(400)]))
+    const text = summarizeResult('wide', {
+      ...series,
+      ...values,
+      _agent: { cost_usd: 0.02, cache_status: 'MISS', balance_usd: 1 },
+    })
+    assert.ok(text.length <= 28_000, `${text.length}`)
+    assert.match(text, /Cost 0\.02 USD \(MISS\); balance after the call 1 USD\./)
+  })
+
   test('a partial batch says which tickers were not answered, never "ok"', () => {
     const body = {
       succeeded: 3,
