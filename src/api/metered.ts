@@ -14,7 +14,9 @@ import {
   responseCacheKey,
 } from '../services/billing/metered-call.ts'
 import { SharedRepresentations, sharedRepresentations } from '../services/billing/shared-representations.ts'
+import { BALANCE_VIEW_MAX_AGE_MS } from '../services/billing/views.ts'
 import type { ServiceContext } from '../services/context.ts'
+import type { Principal } from '../services/identity/keys.ts'
 import type { RiskMetadata } from '../services/models.ts'
 import { negotiateFormat } from './negotiate.ts'
 import { requirePrincipal } from './request-state.ts'
@@ -99,6 +101,7 @@ function finalForm(reply: FastifyReply, e: Representation, agent: AgentMeta, sta
   reply.header('Server-Timing', `app;dur=${(performance.now() - startedAt).toFixed(2)}`)
   reply.header('ETag', e.etag)
   reply.header('X-API-Cost-USD', String(agent.cost_usd))
+  if (agent.balance_usd !== undefined) reply.header('X-Balance-USD', String(agent.balance_usd))
   reply.header('X-Cache-Status', agent.cache_status)
   if (e.format === 'json') {
     reply.header('Content-Type', 'application/json; charset=utf-8')
@@ -196,6 +199,22 @@ function requestParts(req: FastifyRequest, dataAsOf: string): string[] {
 }
 
 /**
+ * The account's settled balance as the call begins, read alongside the call (not after it): from
+ * the store's per-process snapshot when one is fresh, else one read. The answer carries it minus
+ * the call's own cost (`_agent.balance_usd`, `X-Balance-USD`), so an agent can budget without a
+ * second call. Null when the read fails: the answer goes out without it.
+ */
+function balanceBefore(ctx: ServiceContext, principal: Principal): Promise<number | null> {
+  return ctx.accounts
+    .balance(principal.accountId, BALANCE_VIEW_MAX_AGE_MS)
+    .then((b) => b.balanceMicros)
+    .catch((err: Error) => {
+      ctx.log.warn({ err: err.message }, 'balance read for _agent failed')
+      return null
+    })
+}
+
+/**
  * REST adapter of the metering path (services/billing/metered-call.ts): negotiates the format,
  * then sends JSON with `_agent`, a Parquet/CSV attachment, or a free 304.
  */
@@ -221,6 +240,7 @@ export async function runMetered(
   const build = `${store.dataAsOf}/${store.buildId ?? ''}`
   const inm = req.headers['if-none-match']
   const parts = requestParts(req, store.dataAsOf)
+  const balance = balanceBefore(ctx, principal)
   // Every account's answer to this request on this build is the same bytes (not `live` data).
   const shared = opts.live === true ? null : sharedRepresentations(ctx)
   const outcome = await meteredCall(
@@ -277,6 +297,7 @@ export async function runMetered(
     dataAsOf: outcome.rep.dataAsOf,
     billingCode: capability.billingCode,
     cacheStatus: outcome.cacheStatus,
+    balanceBeforeMicros: await balance,
   })
   await sendSettled(ctx, req, reply, finalForm(reply, outcome.rep, agent, req.startedAt), outcome.delivery)
   return reply

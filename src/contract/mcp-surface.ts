@@ -42,7 +42,8 @@ export const MCP_RESOURCES: readonly McpResource[] = [
 
 export const MCP_INSTRUCTIONS = `erm3 decomposes US stocks' risk into market, sector and subsector layers and a residual.
 Start by calling \`balance\` (status.can_make_requests must be true; test keys are free and read a sandbox market).
-\`pricing\` lists what each tool costs and \`estimate\` prices a call in advance; every paid result reports its cost in _agent.cost_usd, and repeating an identical call within one data_as_of is free.
+\`pricing\` lists what each tool costs (each description starts with its price) and \`estimate\` prices a call in advance; every paid result reports its cost in _agent.cost_usd and the balance left in _agent.balance_usd, and repeating an identical call within one data_as_of is free.
+Each result's text summarises the answer (key numbers with units, series newest first); a long answer is a preview whose text says what was left out, with a resource link to the whole that costs nothing more.
 Typical flow: \`tickers_search\` to find a symbol, then \`metrics\` or \`decompose\` for its hedge ratios (dollars of ETF per $1 of stock) and explained-risk fractions.
 Errors come back as tool errors whose text starts with the error code (e.g. INSUFFICIENT_BALANCE, RATE_LIMITED, TICKER_NOT_FOUND).
 Check _metadata.dataset in every result: kind "synthetic" means erm3's generated demo market, not market data — say so whenever you report its numbers.`

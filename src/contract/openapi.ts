@@ -85,6 +85,22 @@ function pricingOf(op: Operation): Json | undefined {
   }
 }
 
+/** The headers of every metered answer (per-token chat reports its cost only). */
+function meteredHeaders(op: Operation): Json {
+  const c = CAPABILITIES.find((x) => x.operationId === op.id)
+  if (!c || c.model === 'per_token') return {}
+  const h = (description: string) => ({ schema: { type: 'string' }, description })
+  return {
+    headers: {
+      'X-API-Cost-USD': h('What this call was charged, in USD (0 for a cached or already-paid repeat)'),
+      'X-Balance-USD': h(
+        "The account's prepaid balance after this call's charge, in USD: the settled balance as the call began minus X-API-Cost-USD (as _agent.balance_usd)",
+      ),
+      'X-Cache-Status': h('HIT (free repeat), MISS or BYPASS (Cache-Control: no-cache)'),
+    },
+  }
+}
+
 function operationObject(op: Operation, components: Record<string, unknown>): Json {
   // A route serving files of several kinds (the reference page's assets) lists each type,
   // comma-separated; JSON among them is the response schema (the sign-in link: JSON or a page).
@@ -100,7 +116,7 @@ function operationObject(op: Operation, components: Record<string, unknown>): Js
       )
     : { 'application/json': { schema: hoist(op.response, components) } }
   const responses: Json = {
-    [String(op.status)]: { description: 'Success', content: okContent },
+    [String(op.status)]: { description: 'Success', content: okContent, ...meteredHeaders(op) },
   }
   for (const status of [...op.errors, 500]) {
     const codes = Object.entries(WIRE_ERRORS)

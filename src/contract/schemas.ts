@@ -9,6 +9,12 @@ export const IsoDateTime = Type.String({ format: 'date-time' })
 export const agentMetaSchema = Type.Object(
   {
     cost_usd: Type.Number({ description: 'Charged for this call; 0 when served from cache' }),
+    balance_usd: Type.Optional(
+      Type.Number({
+        description:
+          "The account's prepaid balance after this call's charge (also the X-Balance-USD header): the settled balance read as the call began (this server's own debits show at once, another node's within 1 second) minus cost_usd; other calls of the account still in flight are not subtracted. Test keys: the sandbox balance, never moved.",
+      }),
+    ),
     latency_ms: Type.Integer(),
     request_id: Type.String(),
     confidence: Type.Object(

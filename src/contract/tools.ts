@@ -3,7 +3,7 @@ import { AppError } from '../platform/errors.ts'
 import type { TransportRequest } from './client.ts'
 import { type Operation, openApiPath } from './operation.ts'
 import { OPERATIONS } from './operations.ts'
-import { CAPABILITIES, type Capability } from './pricing.ts'
+import { CAPABILITIES, type Capability, chargeMicros, microsToUsd } from './pricing.ts'
 
 /**
  * The MCP tool catalogue, derived from the contract: one tool per priced data operation (named by
@@ -18,7 +18,40 @@ export interface ToolSpec {
   operation: Operation
   capability: Capability | null
   inputSchema: Record<string, unknown>
+  /** The answer's JSON Schema (the operation's response), when its root is one object. */
+  outputSchema: Record<string, unknown> | null
+  /** MCP tool annotations, as the specification defines them (docs/decisions/tool-annotations.md). */
+  annotations: ToolAnnotations
+  /** What a call costs, for hosts that read `_meta` (free tools: paid false). */
+  pricing: ToolPricing
 }
+
+interface ToolAnnotations {
+  title: string
+  readOnlyHint: boolean
+  destructiveHint: boolean
+  idempotentHint: boolean
+  openWorldHint: boolean
+}
+
+interface ToolPricing {
+  paid: boolean
+  /** The price of the smallest successful call (per_position: one position, at least the minimum). */
+  cost_usd: number
+  model: Capability['model'] | 'free'
+  /** per_position: per successful ticker; batch: the price of a call naming several tickers. */
+  unit_usd: number
+  min_charge_usd: number | null
+  batch_cost_usd: number | null
+  /** At or above EXPENSIVE_USD a call: hosts should ask the user before each call. */
+  confirm: boolean
+}
+
+/** A call at least this expensive is presented as one to confirm (snapshot, 0.25 USD). */
+const EXPENSIVE_USD = 0.1
+
+/** Tools whose answer is live third-party data: always charged, never the same twice. */
+const LIVE_TOOLS = new Set(['plaid_holdings'])
 
 /** Free operations offered as tools, and their tool names. */
 const FREE_TOOLS: Record<string, string> = {
@@ -78,19 +111,156 @@ export function toolCatalogue(operations: readonly Operation[] = OPERATIONS): To
     if (capability?.model === 'per_token') continue
     const name = capability?.id ?? FREE_TOOLS[op.id]
     if (!name) continue
-    const price = capability
-      ? `Costs ${capability.unitMicros / 1e6} USD ${capability.model === 'per_position' ? 'per successful ticker' : 'per call'}${capability.minChargeMicros ? ` (minimum ${capability.minChargeMicros / 1e6} USD)` : ''}${capability.batchUnitMicros !== null ? ` for one ticker, ${capability.batchUnitMicros / 1e6} USD per batch call` : ''}; cached repeats are free.`
-      : 'Free.'
+    const pricing = toolPricing(capability)
+    const live = LIVE_TOOLS.has(name)
     out.push({
       name,
       title: op.summary,
-      description: `${op.summary}. ${price} Same as ${op.method} ${openApiPath(op.path)}.${op.description ? ` ${op.description}` : ''}`,
+      description: `${priceText(capability, pricing, live)} ${op.summary}. Same as ${op.method} ${openApiPath(op.path)}.${op.description ? ` ${op.description}` : ''}`,
       operation: op,
       capability,
       inputSchema: toolInputSchema(op),
+      outputSchema: toolOutputSchema(op),
+      annotations: toolAnnotations(op, capability, pricing, live),
+      pricing,
     })
   }
   return out
+}
+
+function toolPricing(c: Capability | null): ToolPricing {
+  if (!c)
+    return {
+      paid: false,
+      cost_usd: 0,
+      model: 'free',
+      unit_usd: 0,
+      min_charge_usd: null,
+      batch_cost_usd: null,
+      confirm: false,
+    }
+  const cost = microsToUsd(chargeMicros(c, 1))
+  return {
+    paid: true,
+    cost_usd: cost,
+    model: c.model,
+    unit_usd: microsToUsd(c.unitMicros),
+    min_charge_usd: c.minChargeMicros === null ? null : microsToUsd(c.minChargeMicros),
+    batch_cost_usd: c.batchUnitMicros === null ? null : microsToUsd(c.batchUnitMicros),
+    confirm: cost >= EXPENSIVE_USD,
+  }
+}
+
+/** The price, first in the description, so a host or a user sees it before any call. */
+function priceText(c: Capability | null, p: ToolPricing, live: boolean): string {
+  if (!c) return 'FREE.'
+  const unit =
+    c.model === 'per_position'
+      ? `${p.unit_usd} USD per successful ticker${p.min_charge_usd ? ` (minimum ${p.min_charge_usd} USD)` : ''}`
+      : `${p.unit_usd} USD per call${p.batch_cost_usd !== null ? ` with one ticker, ${p.batch_cost_usd} USD per batch call` : ''}`
+  const repeat = live
+    ? 'every call is charged (live data).'
+    : 'repeating the same call on the same data_as_of is free.'
+  const confirm = p.confirm
+    ? ' EXPENSIVE: confirm with the user before each call; `estimate` prices it first.'
+    : ''
+  return `PAID: ${unit}; ${repeat}${confirm}`
+}
+
+/**
+ * Annotations as the MCP specification defines them (docs/decisions/tool-annotations.md): a paid
+ * call debits the prepaid balance, so it is not read-only; repeating it on the same data is free
+ * and answers the same, so it is idempotent (live data excepted); erm3 answers from its own data
+ * (live brokerage data excepted), so the world is closed.
+ */
+function toolAnnotations(
+  op: Operation,
+  c: Capability | null,
+  p: ToolPricing,
+  live: boolean,
+): ToolAnnotations {
+  return {
+    title: c ? `${op.summary} (${p.confirm ? 'EXPENSIVE, ' : ''}${p.cost_usd} USD)` : op.summary,
+    readOnlyHint: !p.paid,
+    destructiveHint: false,
+    idempotentHint: !live,
+    openWorldHint: live,
+  }
+}
+
+/** Added to every tool's output schema: what the MCP result carries besides the REST answer. */
+const MCP_RESULT_FIELDS: Json = {
+  _preview: {
+    type: 'object',
+    description:
+      'Present when the answer was too long to show whole: what was cut (each series keeps its newest rows) and how long the full answer is. The full answer: resources/read of the resource_link in the content, or the REST request with format=csv|parquet|json (free: already paid).',
+  },
+  _partial: {
+    type: 'object',
+    description:
+      'Present when some tickers asked were not answered: asked, answered, failed [{ticker, code}].',
+  },
+}
+
+/**
+ * Levels of an output schema given in full; deeper values are described by their type only. A
+ * client compiles a validator per tool on tools/list (the TypeScript SDK does, for every session):
+ * the contract's full response schemas took seconds to compile, these a fraction.
+ */
+const OUTPUT_SCHEMA_DEPTH = 2
+
+/** The JSON types a schema admits (its `type`, or those of its anyOf alternatives). */
+function typesOf(s: Json): string[] {
+  if (typeof s.type === 'string') return [s.type]
+  if (Array.isArray(s.type)) return s.type as string[]
+  if (Array.isArray(s.anyOf)) return [...new Set((s.anyOf as Json[]).flatMap(typesOf))]
+  return []
+}
+
+/** `schema` down to `depth` levels of properties and items; below, `{type}` (and its description). */
+function shallow(schema: Json, depth: number): Json {
+  if (depth <= 0) {
+    const types = typesOf(schema)
+    const description =
+      schema.description ?? (schema.anyOf as Json[] | undefined)?.find((x) => x.description)?.description
+    return {
+      ...(types.length === 1 ? { type: types[0] } : types.length > 1 ? { type: types } : {}),
+      ...(typeof description === 'string' ? { description } : {}),
+    }
+  }
+  const out: Json = {}
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === 'properties' && v && typeof v === 'object')
+      out[k] = Object.fromEntries(
+        Object.entries(v as Json).map(([p, x]) => [p, shallow(x as Json, depth - 1)]),
+      )
+    else if ((k === 'items' || k === 'additionalProperties') && v && typeof v === 'object')
+      out[k] = shallow(v as Json, depth - 1)
+    else if (k === 'anyOf' && Array.isArray(v)) out[k] = v.map((x) => shallow(x as Json, depth))
+    else if (k === 'patternProperties' && v && typeof v === 'object')
+      out[k] = Object.fromEntries(
+        Object.entries(v as Json).map(([p, x]) => [p, shallow(x as Json, depth - 1)]),
+      )
+    else out[k] = v
+  }
+  return out
+}
+
+/**
+ * The operation's response schema, as the tool's outputSchema (an object root only, as MCP
+ * requires). A tool error's structured result is the problem (code, status, detail) instead, and
+ * clients validate that too: so the root requires nothing (every property keeps its type, and
+ * the objects inside keep their required lists).
+ */
+function toolOutputSchema(op: Operation): Record<string, unknown> | null {
+  const { required: _required, ...s } = shallow(strip(op.response) as Json, OUTPUT_SCHEMA_DEPTH)
+  if (s.type !== 'object' || typeof s.properties !== 'object') return null
+  return {
+    ...s,
+    description:
+      'The REST answer (a success), or on a tool error (isError) the problem: code, status, detail.',
+    properties: { ...(s.properties as Json), ...MCP_RESULT_FIELDS },
+  }
 }
 
 /** The REST request a tool call stands for. */

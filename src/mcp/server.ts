@@ -9,8 +9,9 @@ import {
 import type { Transport } from '../contract/client.ts'
 import { MCP_INSTRUCTIONS, MCP_RESOURCES } from '../contract/mcp-surface.ts'
 import { API_VERSION } from '../contract/openapi.ts'
-import { type ToolSpec, toolCatalogue, toolRequest } from '../contract/tools.ts'
+import { toolCatalogue, toolRequest } from '../contract/tools.ts'
 import { AppError } from '../platform/errors.ts'
+import { answerContents, answerRequest, toolResult } from './tool-result.ts'
 
 /**
  * Set in `AuthInfo.extra` by the HTTP transports when the MCP message carrying a tools/call was
@@ -50,15 +51,6 @@ export interface McpDeps {
   dataNotice?: () => string
 }
 
-function summary(tool: ToolSpec, body: Record<string, unknown>): string {
-  const agent = body._agent as { cost_usd?: number; cache_status?: string } | undefined
-  const cost = agent ? ` Cost ${agent.cost_usd} USD (${agent.cache_status}).` : ''
-  const what = ['ticker', 'symbol', 'teo', 'data_as_of']
-    .filter((k) => typeof body[k] === 'string')
-    .map((k) => `${k} ${body[k]}`)
-  return `${tool.name}: ok${what.length ? ` — ${what.join(', ')}` : ''}.${cost} Full result in structuredContent.`
-}
-
 /** One MCP server (per session): tools and resources that are calls of the REST operations. */
 export function createMcpServer(deps: McpDeps): Server {
   const tools = toolCatalogue()
@@ -76,7 +68,11 @@ export function createMcpServer(deps: McpDeps): Server {
       title: t.title,
       description: t.description,
       inputSchema: t.inputSchema as { type: 'object'; properties?: Record<string, object> },
-      annotations: { readOnlyHint: true, openWorldHint: false },
+      ...(t.outputSchema
+        ? { outputSchema: t.outputSchema as { type: 'object'; properties?: Record<string, object> } }
+        : {}),
+      annotations: t.annotations,
+      _meta: { 'erm3/pricing': t.pricing },
     })),
   }))
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
@@ -110,12 +106,21 @@ export function createMcpServer(deps: McpDeps): Server {
       const code = typeof body.code === 'string' ? body.code : `HTTP_${res.status}`
       return toolError(code, String(body.detail ?? body.title ?? ''), res.headers['retry-after'], body)
     }
-    return { content: [{ type: 'text', text: summary(tool, body) }], structuredContent: body }
+    return toolResult(tool, request.params.arguments ?? {}, body)
   })
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({
     resources: MCP_RESOURCES.map(({ path: _p, ...r }) => r),
   }))
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+    const bearer = deps.bearerOf(extra.authInfo?.token)
+    const answer = bearer ? answerRequest(request.params.uri, byName, bearer) : null
+    if (answer) {
+      // The full answer of a call already made: the same request again, so it is not charged again.
+      const res = await deps.transport(answer.request)
+      if (res.status >= 400)
+        throw new Error(`resource ${request.params.uri}: HTTP ${res.status} ${res.body.slice(0, 300)}`)
+      return answerContents(request.params.uri, answer.format, res.body)
+    }
     const r = MCP_RESOURCES.find((x) => x.uri === request.params.uri)
     if (!r) throw new Error(`unknown resource ${request.params.uri}`)
     const res = await deps.transport({ method: 'GET', url: r.path, headers: { accept: r.mimeType } })

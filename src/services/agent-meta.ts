@@ -4,6 +4,8 @@ export type CacheStatus = 'HIT' | 'MISS' | 'BYPASS'
 
 export interface AgentMeta {
   cost_usd: number
+  /** The balance after this call's charge (metered data answers; absent where not read). */
+  balance_usd?: number
   latency_ms: number
   request_id: string
   confidence: { overall: number; factors: Record<string, number> }
@@ -61,9 +63,15 @@ export function agentMeta(input: {
   dataAsOf: string
   billingCode: string
   cacheStatus: CacheStatus
+  /** The account's settled balance as the call began; the answer carries it minus the call's cost. */
+  balanceBeforeMicros?: number | null
 }): AgentMeta {
+  const before = input.balanceBeforeMicros
   return {
     cost_usd: microsToUsd(input.costMicros),
+    ...(before === undefined || before === null
+      ? {}
+      : { balance_usd: microsToUsd(before - input.costMicros) }),
     latency_ms: Math.max(0, Math.round(input.now - input.startedAt)),
     request_id: input.requestId,
     confidence: input.confidence,

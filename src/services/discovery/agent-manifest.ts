@@ -53,7 +53,7 @@ function agentFlow(l: DiscoveryLinks): string[] {
     `Get a key: POST ${l.provisionFree} (anonymous, ${usd(FREE_CREDIT_MICROS)} of free credit), or sign in with POST ${l.login} (e-mailed link) and POST ${l.provision}, or OAuth 2.0 with PKCE (${l.oauthServer}).`,
     `Check GET ${l.balance}: status.can_make_requests must be true and balance_usd enough for the calls you plan (prices: ${l.pricing}; POST ${l.estimate} prices a call in advance).`,
     `Call the data endpoints (${l.openapi}) with Authorization: Bearer <key>, or the MCP tools at ${l.mcp}.`,
-    'Monitor _agent.cost_usd in JSON bodies or the X-API-Cost-USD header; an identical request within one data_as_of is served from the cache for free.',
+    'Monitor _agent.cost_usd in JSON bodies or the X-API-Cost-USD header, and the balance left in _agent.balance_usd or X-Balance-USD; an identical request within one data_as_of is served from the cache for free.',
   ]
 }
 

@@ -58,7 +58,8 @@ integer micro-dollars. Base URL: ${opts.publicUrl}
 - Batch calls are charged per ticker that succeeds, with the minimum shown.
 - Test keys (\`erm_agent_test_…\`) read a sandbox market and never change a balance.
 - Every paid JSON response reports its cost in \`_agent.cost_usd\`, every paid response in
-  \`X-API-Cost-USD\`.
+  \`X-API-Cost-USD\`; the balance left after the call is in \`_agent.balance_usd\` and
+  \`X-Balance-USD\` (the settled balance as the call began, minus its cost).
 - An optional monthly spend cap (\`PATCH /account/settings {"spend_cap_usd": …}\`, signed in; \`null\`
   removes it): a paid call that would take the UTC calendar month's spending (settled + in flight + its
   own cost) over the cap answers 402 \`SPEND_CAP_REACHED\`, saying the cap, the month's spending and
