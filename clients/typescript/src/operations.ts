@@ -336,6 +336,8 @@ export type RiskMetadata = {
 export type AgentMeta = {
   /** Charged for this call; 0 when served from cache */
   cost_usd: number
+  /** The account's prepaid balance after this call's charge (also the X-Balance-USD header): the settled balance read as the call began (this server's own debits show at once, another node's within 1 second) minus cost_usd; other calls of the account still in flight are not subtracted. Test keys: the sandbox balance, never moved. */
+  balance_usd?: number
   latency_ms: number
   request_id: string
   /** How much of the answer rests on a populated model, each factor in [0, 1]. model_coverage: the share of the four L3 explained-risk fractions populated (snapshots) or of the returned days/tickers whose L3 state exists (series, batches); er_identity (snapshots): 1 − |Σ ER − 1| / 0.05, floored at 0; freshness (where given): 1 when the state or series reaches data_as_of, 0.5 otherwise (a delisted or stale ticker). */
@@ -1380,6 +1382,8 @@ export type ChatToolCallSummary = {
 export type ChatAgentMeta = {
   /** Charged for this call; 0 when served from cache */
   cost_usd: number
+  /** The account's prepaid balance after this call's charge (also the X-Balance-USD header): the settled balance read as the call began (this server's own debits show at once, another node's within 1 second) minus cost_usd; other calls of the account still in flight are not subtracted. Test keys: the sandbox balance, never moved. */
+  balance_usd?: number
   latency_ms: number
   request_id: string
   /** How much of the answer rests on a populated model, each factor in [0, 1]. model_coverage: the share of the four L3 explained-risk fractions populated (snapshots) or of the returned days/tickers whose L3 state exists (series, batches); er_identity (snapshots): 1 − |Σ ER − 1| / 0.05, floored at 0; freshness (where given): 1 when the state or series reaches data_as_of, 0.5 otherwise (a delisted or stale ticker). */
