@@ -89,8 +89,12 @@ export function sampleVar(x: readonly number[]): number | null {
 
 export async function loadStock(store: ModelStore, index: number, win: Window): Promise<Stock> {
   const all = await store.history(index, [...STOCK_FIELDS], win.from, win.T + 1)
+  // The state at T exists only while the stock is listed (its first to its last priced day).
+  const life = await store.listedLife(index)
+  const listed = life.first >= 0 && life.first <= win.T && life.last >= win.T
   const at: Record<string, number> = {}
-  for (const f of STOCK_FIELDS) at[f] = (all[f] as ArrayLike<number>)[win.days - 1] as number
+  for (const f of STOCK_FIELDS)
+    at[f] = listed ? ((all[f] as ArrayLike<number>)[win.days - 1] as number) : Number.NaN
   const code = (c: number) => (c >= 0 ? (store.etfs[c] as string) : null)
   const sector = code(at.sector_etf as number)
   const subsector = code(at.subsector_etf as number)
@@ -681,6 +685,7 @@ export interface Body {
     positions_count: number
     covered_count: number
     weight_covered: number
+    weight_proxied?: number
     hedges: { L1: Leg[]; L2: Leg[]; L3: Leg[]; recommended: Leg[] }
     volatility_ann: number | null
     systematic_vol_ann: number | null
@@ -692,6 +697,8 @@ export interface Body {
     benchmark_context_id: string | null
     ticker_meta?: { ticker: string; symbol: string; factors: string[]; recommended_level: string | null }
     warnings: string[]
+    exposure?: Record<string, number | null>
+    forecast?: Record<string, number | null>
   }
   risk_summary: {
     total_risk_ann: number | null
@@ -961,17 +968,17 @@ export function checkBody(store: ModelStore, body: Body, exp: Expected, what: st
       near(
         row.component,
         e.component,
-        REL * e.scale * e.weight + 1e-14,
+        REL * e.scale * Math.abs(e.weight) + 1e-14,
         `${what} contribution ${e.stock.ticker}`,
       )
       near(
         row.percent,
         e.component / r.vol,
-        (REL * e.scale * e.weight) / r.vol + 1e-12,
+        (REL * e.scale * Math.abs(e.weight)) / r.vol + 1e-12,
         `${what} percent ${e.stock.ticker}`,
       )
       sumPos += row.component as number
-      posScale += e.scale * e.weight
+      posScale += e.scale * Math.abs(e.weight)
     }
     near(
       sumPos,

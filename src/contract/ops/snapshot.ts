@@ -13,7 +13,7 @@ import { BENCHMARK_OPS, legRoleSchema, resolvedBenchmarkSchema } from './benchma
 /** Horizons and estimators of the book risk model (services/analytics/snapshot/risk-model.ts keeps the same lists). */
 export const FORECAST_HORIZONS = [1, 21, 63, 252] as const
 export const ESTIMATOR_NAMES = ['sample'] as const
-export const DEFAULT_ESTIMATOR = 'sample'
+export const DEFAULT_ESTIMATOR: (typeof ESTIMATOR_NAMES)[number] = 'sample'
 
 /**
  * POST /snapshot: the risk of a book (or one ticker), decomposed by layer and hedgeable, with

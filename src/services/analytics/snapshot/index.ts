@@ -63,7 +63,7 @@ export async function snapshotService(
   const o = snapshotOptions(request)
   const store = models.store(env)
   const asOf = resolveTeo(store, o.asOf, 'as_of')
-  const win = lookbackWindow(store, asOf.t, o.lookbackDays)
+  const win = lookbackWindow(asOf.t, o.lookbackDays)
   const book = await resolveHoldings(store, o, win)
   if (asOf.requested !== null)
     book.warnings.unshift(
@@ -118,7 +118,7 @@ interface Lookback {
   days: number
 }
 
-function lookbackWindow(store: ModelStore, T: number, lookbackDays: number): Lookback {
+function lookbackWindow(T: number, lookbackDays: number): Lookback {
   const from = Math.max(0, T - lookbackDays + 1)
   return { T, from, days: T - from + 1 }
 }

@@ -1,4 +1,4 @@
-import { FORECAST_HORIZONS } from '../../../contract/ops/snapshot.ts'
+import { DEFAULT_ESTIMATOR, ESTIMATOR_NAMES, FORECAST_HORIZONS } from '../../../contract/ops/snapshot.ts'
 import { sampleCovariance } from '../../../engine/model/portfolio.ts'
 
 /**
@@ -10,7 +10,7 @@ import { sampleCovariance } from '../../../engine/model/portfolio.ts'
  * (`estimator` on the request; `_metadata.risk_model` names the one used).
  */
 
-export const RISK_MODEL_VERSION = 'erm3-book-risk-v2'
+const RISK_MODEL_VERSION = 'erm3-book-risk-v2'
 
 export { FORECAST_HORIZONS }
 export type ForecastHorizon = (typeof FORECAST_HORIZONS)[number]
@@ -20,7 +20,7 @@ export const isForecastHorizon = (h: number): h is ForecastHorizon =>
   (FORECAST_HORIZONS as readonly number[]).includes(h)
 
 /** An ETF covariance estimate: `cov` (n×n, daily, row-major) over `days` common days. */
-export interface CovarianceEstimate {
+interface CovarianceEstimate {
   cov: Float64Array
   days: number
 }
@@ -43,11 +43,11 @@ const sample: BookRiskEstimator = {
   horizonVariance: (daily, horizon) => horizon * daily,
 }
 
-const ESTIMATORS = { sample } as const satisfies Record<string, BookRiskEstimator>
+/** Every estimator the contract names (contract/ops/snapshot.ts ESTIMATOR_NAMES), by name. */
+export type EstimatorName = (typeof ESTIMATOR_NAMES)[number]
+const ESTIMATORS: Record<EstimatorName, BookRiskEstimator> = { sample }
 
-export type EstimatorName = keyof typeof ESTIMATORS
-export const ESTIMATOR_NAMES = Object.keys(ESTIMATORS) as EstimatorName[]
-export const DEFAULT_ESTIMATOR: EstimatorName = 'sample'
+export { DEFAULT_ESTIMATOR, ESTIMATOR_NAMES }
 
 export const isEstimatorName = (s: string): s is EstimatorName => Object.hasOwn(ESTIMATORS, s)
 
