@@ -208,6 +208,33 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
     }
   })
 
+  test('/metrics as_of a past day answers the stored row of that day', async () => {
+    const T = store.calendar.length - 1 - 200
+    const ticker = modelled[1] as string
+    const i = store.resolve(ticker)
+    const r = await t.app.fastify.inject({
+      method: 'GET',
+      url: `/metrics/${ticker}?as_of=${store.date(T)}`,
+      headers: { authorization: `Bearer ${key}` },
+    })
+    assert.equal(r.statusCode, 200, r.body.slice(0, 300))
+    const b = JSON.parse(r.body) as { teo: string; metrics: Record<string, number | null> }
+    assert.equal(b.teo, store.date(T))
+    const row = await store.history(i, ['l3_mkt_hr', 'vol_252d_ann', 'l3_res_er'], T, T + 1)
+    for (const f of ['l3_mkt_hr', 'vol_252d_ann', 'l3_res_er'])
+      assert.equal(
+        b.metrics[f],
+        fin((row[f] as ArrayLike<number>)[0]) ? (row[f] as ArrayLike<number>)[0] : null,
+        f,
+      )
+    const bad = await t.app.fastify.inject({
+      method: 'GET',
+      url: `/metrics/${ticker}?as_of=1900-01-02`,
+      headers: { authorization: `Bearer ${key}` },
+    })
+    assert.equal(bad.statusCode, 404)
+  })
+
   test('realised volatility skips days without a return, as /metrics does (one rule)', async () => {
     // A stock with a gap inside the last 252 days: the one-stock snapshot and vol_252d_ann agree.
     const T = store.calendar.length - 1
