@@ -208,6 +208,37 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
     }
   })
 
+  test('notes flag a residual far from the /metrics basis and a negative layer share, with the reason', async () => {
+    const T = store.calendar.length - 1
+    let flagged = 0
+    for (const ticker of modelled.slice(0, 12)) {
+      const body = await ok({ type: 'ticker', ticker, lookback_days: 60 })
+      const p = body.snapshot.positions[0] as PositionOut & Record<string, number | null>
+      const row = await store.history(store.resolve(ticker), ['vol_23d', 'l3_res_er'], T, T + 1)
+      const v = (row.vol_23d as ArrayLike<number>)[0] as number
+      const er = (row.l3_res_er as ArrayLike<number>)[0] as number
+      const basis = fin(v) && fin(er) && er >= 0 ? v * Math.sqrt(er) : null
+      if (basis === null) assert.equal(p.residual_vol_model_ann, null)
+      else near(p.residual_vol_model_ann, basis, 1e-15 * basis, `${ticker} residual_vol_model_ann`)
+      const notes = (body.snapshot as unknown as { notes: string[] }).notes
+      const far = basis !== null && p.residual_vol_ann !== null && Math.abs(p.residual_vol_ann - basis) > 0.05
+      assert.equal(
+        notes.some((n) => n.includes('Same residual, different windows')),
+        far,
+        `${ticker} residual note`,
+      )
+      const split = body.snapshot.variance_decomposition as unknown as Record<string, number | null>
+      const negative = ['market', 'sector', 'subsector'].some((k) => (split[k] ?? 0) < 0)
+      assert.equal(
+        notes.some((n) => n.includes('share of the variance is negative')),
+        negative,
+        `${ticker} split note`,
+      )
+      if (far || negative) flagged++
+    }
+    assert.ok(flagged > 0, 'some one-stock book at lookback 60 is flagged')
+  })
+
   test('/metrics as_of a past day answers the stored row of that day', async () => {
     const T = store.calendar.length - 1 - 200
     const ticker = modelled[1] as string
