@@ -68,6 +68,17 @@ export const riskMetadataSchema = Type.Object(
     dataset: datasetOriginSchema,
     range: Type.Optional(Type.Array(IsoDate, { minItems: 2, maxItems: 2 })),
     ticker_note: TickerNote,
+    risk_model: Type.Optional(
+      Type.Object(
+        {
+          version: Type.String({ description: 'The book risk model, versioned apart from model_version' }),
+          estimator: Type.String(),
+          estimator_description: Type.String(),
+          horizon_days: Type.Integer(),
+        },
+        { description: 'How a book risk (POST /snapshot) was forecast from the per-stock model' },
+      ),
+    ),
   },
   { $id: 'RiskMetadata' },
 )

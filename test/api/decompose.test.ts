@@ -159,7 +159,7 @@ describe('POST /decompose and POST /v4/decompose', () => {
     assert.equal(etf.stock_specific?.explained_variance, null)
   })
 
-  test('/v4/decompose: named blocks with betas, L3 ERs and −HR notionals', async () => {
+  test('/v4/decompose: named blocks with labelled betas, L3 ERs and −HR notionals', async () => {
     const store = t.ctx.models.store('live')
     for (const ticker of stocks.slice(0, 8)) {
       const e = await expected(store, ticker)
@@ -169,21 +169,27 @@ describe('POST /decompose and POST /v4/decompose', () => {
       assert.deepEqual(b.market, {
         etf: 'SPY',
         beta: e.v.l1_mkt_beta,
+        beta_source: 'l1_mkt_beta',
         explained_variance: e.v.l3_mkt_er,
         hedge_notional: neg(e.v.l3_mkt_hr),
+        hedge_source: 'l3_mkt_hr',
       })
       assert.deepEqual(b.industry, {
         sector: {
           etf: e.sector,
           beta: e.v.l2_sec_beta,
+          beta_source: 'l2_sec_beta',
           explained_variance: e.v.l3_sec_er,
           hedge_notional: neg(e.v.l3_sec_hr),
+          hedge_source: 'l3_sec_hr',
         },
         subsector: {
           etf: e.subsector,
           beta: e.v.l3_sub_beta,
+          beta_source: 'l3_sub_beta',
           explained_variance: e.v.l3_sub_er,
           hedge_notional: neg(e.v.l3_sub_hr),
+          hedge_source: 'l3_sub_hr',
         },
       })
       const res = e.v.l3_res_er
@@ -191,8 +197,10 @@ describe('POST /decompose and POST /v4/decompose', () => {
       assert.deepEqual(b.style, {
         etf: null,
         beta: null,
+        beta_source: null,
         explained_variance: style,
         hedge_notional: null,
+        hedge_source: null,
         hedgeable: false,
         role: 'diagnostic',
         factors: e.styleFactors,

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { SECTOR_ETFS } from '../../src/engine/data/etf-registry.ts'
 import type { ModelStore, StoreField } from '../../src/engine/model-store/reader.ts'
 
 /**
@@ -59,6 +60,10 @@ export interface Stock {
   nRes: number
   resVar: number | null
   covered: boolean
+  /** An ETF held as a position. */
+  isEtf: boolean
+  /** Set by expectedSnapshot for an uncovered stock it proxies: the ETF and the peer count. */
+  proxy?: { etf: string; peers: number }
 }
 
 export interface Window {
@@ -67,8 +72,8 @@ export interface Window {
   days: number
 }
 
-export function lookbackWindow(store: ModelStore, lookback: number): Window {
-  const T = store.calendar.length - 1
+export function lookbackWindow(store: ModelStore, lookback: number, at?: number): Window {
+  const T = at ?? store.calendar.length - 1
   const from = Math.max(0, T - lookback + 1)
   return { T, from, days: T - from + 1 }
 }
@@ -84,8 +89,12 @@ export function sampleVar(x: readonly number[]): number | null {
 
 export async function loadStock(store: ModelStore, index: number, win: Window): Promise<Stock> {
   const all = await store.history(index, [...STOCK_FIELDS], win.from, win.T + 1)
+  // The state at T exists only while the stock is listed (its first to its last priced day).
+  const life = await store.listedLife(index)
+  const listed = life.first >= 0 && life.first <= win.T && life.last >= win.T
   const at: Record<string, number> = {}
-  for (const f of STOCK_FIELDS) at[f] = (all[f] as ArrayLike<number>)[win.days - 1] as number
+  for (const f of STOCK_FIELDS)
+    at[f] = listed ? ((all[f] as ArrayLike<number>)[win.days - 1] as number) : Number.NaN
   const code = (c: number) => (c >= 0 ? (store.etfs[c] as string) : null)
   const sector = code(at.sector_etf as number)
   const subsector = code(at.subsector_etf as number)
@@ -133,8 +142,55 @@ export async function loadStock(store: ModelStore, index: number, win: Window): 
     w: all as Record<string, ArrayLike<number>>,
     nRes: res.length,
     resVar: sampleVar(res),
-    covered: level >= 1 && res.length >= 20,
+    covered: meta?.asset_type === 'etf' || (level >= 1 && res.length >= 20),
+    isEtf: meta?.asset_type === 'etf',
   }
+}
+
+/** Median of stock_var × l3_res_er at T over the stocks whose sector ETF at T is `etf` (all stocks for null). */
+export async function peerVariance(
+  store: ModelStore,
+  T: number,
+  etf: string | null,
+): Promise<{ variance: number; peers: number }> {
+  const code = etf === null ? -1 : store.etfs.indexOf(etf)
+  const [sec, v, er] = await Promise.all([
+    store.crossSection('sector_etf', T),
+    store.crossSection('stock_var', T),
+    store.crossSection('l3_res_er', T),
+  ])
+  const xs: number[] = []
+  for (let i = 0; i < store.symbols.length; i++) {
+    if (store.symbols[i]?.asset_type !== 'stock') continue
+    const x = (v[i] as number) * (er[i] as number)
+    if (!(x >= 0)) continue
+    if (etf === null || sec[i] === code) xs.push(x)
+  }
+  xs.sort((a, b) => a - b)
+  const n = xs.length
+  const median =
+    n === 0
+      ? Number.NaN
+      : n % 2
+        ? (xs[(n - 1) / 2] as number)
+        : ((xs[n / 2 - 1] as number) + (xs[n / 2] as number)) / 2
+  return { variance: median, peers: n }
+}
+
+/** The ETF a stock without a model is proxied by: its sector ETF at T, else its classification's; else the market. */
+function proxyEtfOf(store: ModelStore, s: Stock): string {
+  const sector = store.symbols[s.index]?.sector
+  const e = s.sector ?? (sector ? (SECTOR_ETFS[sector] ?? null) : null)
+  return e !== null && store.resolve(e) >= 0 ? e : MARKET
+}
+
+/** Exposure 1 to `etf` per level: market itself; a sector ETF β·SPY then itself; another ETF β·SPY twice then itself. */
+function etfExposures(etf: string, cov: Cov | null): Stock['b'] {
+  const self = new Map([[etf, 1]])
+  if (etf === MARKET) return [self, self, self]
+  const beta = cov ? cov.s(etf, MARKET) / cov.s(MARKET, MARKET) : Number.NaN
+  const m = new Map([[MARKET, beta]])
+  return Object.values(SECTOR_ETFS).includes(etf) ? [m, self, self] : [m, m, self]
 }
 
 export async function etfReturns(store: ModelStore, etf: string, win: Window): Promise<ArrayLike<number>> {
@@ -310,9 +366,21 @@ export async function expectedSnapshot(
   win: Window,
   benchmark: BenchLeg[] | null = null,
 ): Promise<Expected> {
-  const covered = book.filter((p) => p.stock.covered)
   const inPlay = new Set<string>([MARKET])
-  for (const p of covered) for (const m of p.stock.b) for (const e of m.keys()) inPlay.add(e)
+  // Stocks without a model: proxied by their sector ETF and their peers' median specific variance.
+  const proxied: Holding[] = []
+  for (const p of book) {
+    if (p.stock.covered) continue
+    const etf = proxyEtfOf(store, p.stock)
+    const peer = await peerVariance(store, win.T, etf === MARKET ? null : etf)
+    if (peer.peers === 0) continue
+    p.stock.proxy = { etf, peers: peer.peers }
+    inPlay.add(etf)
+    proxied.push({ stock: { ...p.stock, resVar: peer.variance }, weight: p.weight })
+  }
+  for (const p of book) if (p.stock.isEtf) inPlay.add(p.stock.ticker)
+  for (const p of book)
+    if (p.stock.covered && !p.stock.isEtf) for (const m of p.stock.b) for (const e of m.keys()) inPlay.add(e)
   if (benchmark)
     for (const l of benchmark) {
       if (l.stock) {
@@ -325,6 +393,23 @@ export async function expectedSnapshot(
   for (let t = 0; t < win.days; t++) if (series.every((x) => fin(x[t]))) days.push(t)
   const cov =
     days.length >= 20 ? new Cov(etfs, sampleCov(series.map((x) => days.map((t) => x[t] as number)))) : null
+  // Every priced position: a stock with its model, an ETF (exposure 1 to itself, no residual), a proxy.
+  const covered: Holding[] = [
+    ...book
+      .filter((p) => p.stock.covered)
+      .map((p) =>
+        p.stock.isEtf
+          ? {
+              stock: { ...p.stock, b: etfExposures(p.stock.ticker, cov), resVar: 0, recommended: 3 },
+              weight: p.weight,
+            }
+          : p,
+      ),
+    ...proxied.map((p) => ({
+      stock: { ...p.stock, b: etfExposures(p.stock.proxy?.etf as string, cov), recommended: 0 },
+      weight: p.weight,
+    })),
+  ]
   const h = [new Map(), new Map(), new Map()] as RiskOf['h']
   const hRec = new Map<string, number>()
   let D = 0
@@ -348,7 +433,7 @@ export async function expectedSnapshot(
       const own = p.weight * (p.stock.resVar as number)
       const marginal = (SQRT252 * (bh.v + own)) / sd
       const sigma2 = cov.form(p.stock.b[2], p.stock.b[2]).v + (p.stock.resVar as number)
-      sumSigma += p.weight * Math.sqrt(sigma2)
+      sumSigma += Math.abs(p.weight) * Math.sqrt(sigma2)
       positions.push({
         stock: p.stock,
         weight: p.weight,
@@ -388,7 +473,18 @@ export async function expectedSnapshot(
         stripScale[t] = (stripScale[t] as number) + Math.abs(w * x)
       }
       add('gross', r)
-      if (fin(f('l3_fr')) && fin(f('l2_fr')) && fin(f('l1_fr')) && fin(f('l3_rr'))) {
+      if (p.stock.isEtf) {
+        // An ETF: β·r_market to market, the rest to its own layer (sector, or subsector for another ETF).
+        const e = p.stock.ticker
+        const rm = (await etfReturns(store, MARKET, win))[t] as number
+        const beta = e === MARKET ? 1 : cov ? cov.s(e, MARKET) / cov.s(MARKET, MARKET) : Number.NaN
+        if (!fin(rm) || !fin(beta)) add('residual', r)
+        else {
+          add('market', e === MARKET ? r : beta * rm)
+          if (e !== MARKET)
+            add(Object.values(SECTOR_ETFS).includes(e) ? 'sector' : 'subsector', r - beta * rm)
+        }
+      } else if (fin(f('l3_fr')) && fin(f('l2_fr')) && fin(f('l1_fr')) && fin(f('l3_rr'))) {
         add('market', f('l1_fr'))
         add('sector', f('l2_fr'))
         add('subsector', f('l3_fr'))
@@ -557,6 +653,8 @@ export interface PositionOut {
   market_value: number | null
   covered: boolean
   reason: string | null
+  risk_basis: 'model' | 'etf' | 'proxy' | 'none'
+  proxy: { etf: string; peers: number } | null
   model_level: number | null
   hedge_etfs: { market: string; sector: string | null; subsector: string | null }
   l3_mkt_hr: number | null
@@ -587,6 +685,7 @@ export interface Body {
     positions_count: number
     covered_count: number
     weight_covered: number
+    weight_proxied?: number
     hedges: { L1: Leg[]; L2: Leg[]; L3: Leg[]; recommended: Leg[] }
     volatility_ann: number | null
     systematic_vol_ann: number | null
@@ -598,6 +697,8 @@ export interface Body {
     benchmark_context_id: string | null
     ticker_meta?: { ticker: string; symbol: string; factors: string[]; recommended_level: string | null }
     warnings: string[]
+    exposure?: Record<string, number | null>
+    forecast?: Record<string, number | null>
   }
   risk_summary: {
     total_risk_ann: number | null
@@ -651,6 +752,7 @@ export interface Body {
   }
   metadata: {
     data_as_of: string
+    as_of: string
     lookback_days: number
     mode: string
     benchmark: string | null
@@ -708,7 +810,8 @@ export function checkBody(store: ModelStore, body: Body, exp: Expected, what: st
   const s = body.snapshot
   const { win } = exp
   assert.equal(s.as_of, store.date(win.T), `${what} as_of`)
-  assert.equal(body.metadata.data_as_of, store.date(win.T))
+  assert.equal(body.metadata.as_of, store.date(win.T))
+  assert.equal(body.metadata.data_as_of, store.dataAsOf)
   assert.equal(body.metadata.mode, 'frozen')
   assert.deepEqual(
     s.lookback,
@@ -720,8 +823,9 @@ export function checkBody(store: ModelStore, body: Body, exp: Expected, what: st
   assert.equal(s.positions_count, exp.book.length)
   for (let i = 1; i < s.positions.length; i++)
     assert.ok(
-      (s.positions[i - 1] as PositionOut).weight >= (s.positions[i] as PositionOut).weight,
-      `${what}: positions sorted by weight`,
+      Math.abs((s.positions[i - 1] as PositionOut).weight) >=
+        Math.abs((s.positions[i] as PositionOut).weight),
+      `${what}: positions sorted by gross weight`,
     )
   const byTicker = new Map(s.positions.map((p) => [p.ticker, p]))
   let wc = 0
@@ -739,11 +843,34 @@ export function checkBody(store: ModelStore, body: Body, exp: Expected, what: st
     )
     if (!h.stock.covered) {
       assert.ok(p.reason && p.reason.length > 0, `${pw}: an uncovered position says why`)
-      assert.equal(p.risk_contribution.component, null, `${pw}: uncovered, no contribution`)
+      assert.deepEqual(p.proxy, h.stock.proxy ?? null, `${pw}: its proxy`)
+      assert.equal(p.risk_basis, h.stock.proxy ? 'proxy' : 'none', `${pw}: risk_basis`)
+      const e = exp.positions.find((x) => x.stock.index === h.stock.index)
+      if (!e || !exp.risk)
+        assert.equal(p.risk_contribution.component, null, `${pw}: unpriced, no contribution`)
+      else
+        near(
+          p.risk_contribution.component,
+          e.component,
+          REL * e.scale * Math.abs(e.weight) + 1e-14,
+          `${pw} proxy component`,
+        )
       continue
     }
-    wc += h.weight
+    wc += Math.abs(h.weight)
     nc++
+    if (h.stock.isEtf) {
+      assert.equal(p.risk_basis, 'etf', `${pw}: an ETF position`)
+      const e = exp.positions.find((x) => x.stock.index === h.stock.index)
+      if (e && exp.risk)
+        near(
+          p.risk_contribution.component,
+          e.component,
+          REL * e.scale * Math.abs(e.weight) + 1e-14,
+          `${pw} component`,
+        )
+      continue
+    }
     for (const m of h.stock.b) for (const v of m.values()) hedgeScale += Math.abs(h.weight * v)
     const at = h.stock.at
     for (const f of [
@@ -776,12 +903,20 @@ export function checkBody(store: ModelStore, body: Body, exp: Expected, what: st
         `${pw} standalone_vol_ann`,
       )
       near(p.risk_contribution.marginal, e.marginal, REL * e.scale + 1e-14, `${pw} marginal`)
-      near(p.risk_contribution.component, e.component, REL * e.scale * e.weight + 1e-14, `${pw} component`)
+      near(
+        p.risk_contribution.component,
+        e.component,
+        REL * e.scale * Math.abs(e.weight) + 1e-14,
+        `${pw} component`,
+      )
     }
   }
   assert.equal(s.covered_count, nc, `${what} covered_count`)
   near(s.weight_covered, wc, 1e-14, `${what} weight_covered`)
   // Hedges per level and at the recommended level.
+  for (const e of exp.positions)
+    if (!e.stock.covered || e.stock.isEtf)
+      for (const m of e.stock.b) for (const v of m.values()) hedgeScale += Math.abs(e.weight * v)
   const hTol = 1e-13 * hedgeScale + 1e-15
   if (exp.risk) {
     sameLegs(legMap(s.hedges.L1), exp.risk.h[0], hTol, `${what} hedge L1`)
@@ -833,17 +968,17 @@ export function checkBody(store: ModelStore, body: Body, exp: Expected, what: st
       near(
         row.component,
         e.component,
-        REL * e.scale * e.weight + 1e-14,
+        REL * e.scale * Math.abs(e.weight) + 1e-14,
         `${what} contribution ${e.stock.ticker}`,
       )
       near(
         row.percent,
         e.component / r.vol,
-        (REL * e.scale * e.weight) / r.vol + 1e-12,
+        (REL * e.scale * Math.abs(e.weight)) / r.vol + 1e-12,
         `${what} percent ${e.stock.ticker}`,
       )
       sumPos += row.component as number
-      posScale += e.scale * e.weight
+      posScale += e.scale * Math.abs(e.weight)
     }
     near(
       sumPos,
@@ -956,11 +1091,13 @@ export function checkBody(store: ModelStore, body: Body, exp: Expected, what: st
     L2: sx.gross.map((g, t) => g - (sx.market[t] as number) - (sx.sector[t] as number)),
     L3: [...sx.residual],
   }
+  // One rule for every realised volatility: a day no position has a return is skipped, never a 0.
+  const obs = (x: readonly number[]) => x.filter((_, t) => exp.anyReturn[t])
   const varOf = (x: readonly number[]) => {
     const mean = x.reduce((a, b) => a + b, 0) / x.length
     return x.reduce((a, b) => a + (b - mean) ** 2, 0) / (x.length - 1)
   }
-  const vg = varOf([...sx.gross])
+  const vg = varOf(obs(sx.gross))
   near(
     he.realized_vol_ann,
     Math.sqrt(252 * vg),
@@ -968,7 +1105,7 @@ export function checkBody(store: ModelStore, body: Body, exp: Expected, what: st
     `${what} hedge realized_vol_ann`,
   )
   for (const k of ['L1', 'L2', 'L3'] as const) {
-    const v = varOf(series[k])
+    const v = varOf(obs(series[k]))
     near(
       he[k].residual_vol_ann,
       Math.sqrt(252 * v),

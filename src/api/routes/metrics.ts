@@ -10,7 +10,7 @@ export function metricsRoutes({ ctx, priced }: RouteDeps): RouteFile {
     getMetrics: async (req, reply) => {
       const env = requirePrincipal(req.principal).environment
       return runMetered(ctx, req, reply, priced('getMetrics'), () =>
-        metricsSnapshot(ctx.models, env, req.params.ticker),
+        metricsSnapshot(ctx.models, env, req.params.ticker, req.query.as_of),
       )
     },
     getCorrelation: async (req, reply) => {

@@ -111,10 +111,24 @@ const decompose = defineOperation({
 const v4BlockProps = {
   etf: Nullable(Type.String()),
   beta: Nullable(
-    Type.Number({ description: 'Hierarchical regression beta (dimensionless, not a hedge ratio)' }),
+    Type.Number({
+      description:
+        'Hierarchical regression beta of the cascade step that adds this factor (market: L1 on SPY; sector: L2 on ' +
+        'the L1 residual; subsector: L3 on the L2 residual), named in beta_source. Dimensionless and NOT the hedge ' +
+        'ratio: hedge_notional is the L3 hedge ratio, the beta carried through the cascade',
+    }),
+  ),
+  beta_source: Nullable(
+    Type.String({ description: 'The stored field beta is (l1_mkt_beta, l2_sec_beta, l3_sub_beta)' }),
   ),
   explained_variance: NullableNumber,
   hedge_notional: Nullable(Type.Number({ description: 'ETF dollars to hold per $1 long stock (−hr)' })),
+  hedge_source: Nullable(
+    Type.String({
+      description:
+        'The stored hedge ratio hedge_notional negates (l3_mkt_hr, l3_sec_hr, l3_sub_hr): the L3 hedge',
+    }),
+  ),
 }
 const v4BlockSchema = Type.Object(v4BlockProps, { $id: 'DecomposeV4Block' })
 
@@ -147,8 +161,10 @@ const decomposeV4 = defineOperation({
   path: '/v4/decompose',
   summary: 'Named-block decomposition: market, industry (sector, subsector), style, stock-specific',
   description:
-    'Each block: etf, beta (l1_mkt_beta, l2_sec_beta, l3_sub_beta), explained_variance (L3 ER) and ' +
-    `hedge_notional = −hr (l3_*_hr) in ETF dollars per $1 long. ${STYLE_SPLIT}`,
+    'Each block: etf, beta (the hierarchical beta l1_mkt_beta, l2_sec_beta, l3_sub_beta, named in beta_source), ' +
+    'explained_variance (L3 ER) and hedge_notional = −hr (the L3 hedge ratio l3_*_hr, named in hedge_source) in ETF ' +
+    'dollars per $1 long. The beta and the hedge ratio differ by design: the hedge ratio carries each beta through ' +
+    `the cascade (docs/methodology.md §6). ${STYLE_SPLIT}`,
   tags: ['data'],
   auth: 'key',
   lineage: true,

@@ -85,11 +85,25 @@ export const getMetrics = defineOperation({
   method: 'GET',
   path: '/metrics/:ticker',
   summary:
-    'Latest MetricsV3 snapshot of a ticker: HR, ER, betas, factor/residual returns, Lstar, hedge levels',
+    'MetricsV3 snapshot of a ticker (latest, or as_of a past day): HR, ER, betas, factor/residual returns, Lstar, hedge levels',
   tags: ['data'],
   auth: 'key',
   lineage: true,
   params: Type.Object({ ticker: TickerParam }, { additionalProperties: false }),
+  querystring: Type.Object(
+    {
+      as_of: Type.Optional(
+        Type.String({
+          format: 'date',
+          description:
+            'The day to answer for (YYYY-MM-DD, default the latest state): the stored state that day, nothing later. ' +
+            'A day that is not a trading day resolves to the previous one; a stock that stopped trading before it ' +
+            'answers its last state (teo says which day); a day before its first trade or outside the store is a 404',
+        }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
   status: 200,
   response: metricsSnapshotSchema,
   errors: [400, 401, 402, 404, 429],

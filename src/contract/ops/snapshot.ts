@@ -10,6 +10,11 @@ import {
 } from '../schemas.ts'
 import { BENCHMARK_OPS, legRoleSchema, resolvedBenchmarkSchema } from './benchmark.ts'
 
+/** Horizons and estimators of the book risk model (services/analytics/snapshot/risk-model.ts keeps the same lists). */
+export const FORECAST_HORIZONS = [1, 21, 63, 252] as const
+export const ESTIMATOR_NAMES = ['sample'] as const
+export const DEFAULT_ESTIMATOR: (typeof ESTIMATOR_NAMES)[number] = 'sample'
+
 /**
  * POST /snapshot: the risk of a book (or one ticker), decomposed by layer and hedgeable, with
  * real covariance; and GET /data/benchmark/{id} (free), the benchmark a snapshot resolved.
@@ -20,17 +25,23 @@ export const MAX_SNAPSHOT_POSITIONS = 100
 export const SNAPSHOT_TABLES = ['positions', 'attribution', 'time_behavior'] as const
 
 const Weight = Type.Number({
-  exclusiveMinimum: 0,
-  description: 'Dollars or fractions (> 0); the weights are normalised to sum to 1',
+  description:
+    'Dollars or fractions, non-zero; negative = short. The weights are normalised by the gross (Σ|amount|), so ' +
+    'the absolute weights sum to 1 and a short keeps its sign',
 })
 const Shares = Type.Number({
-  exclusiveMinimum: 0,
-  description: 'Share count (> 0), converted to dollars with the latest price_close',
+  description:
+    'Share count, non-zero (negative = short), converted to dollars with the close at as_of (the last close ' +
+    'before it for a stock that stopped trading)',
 })
 
 const positionInput = Type.Object(
   { ticker: TickerParam, weight: Type.Optional(Weight), shares: Type.Optional(Shares) },
-  { additionalProperties: false, description: 'A stock and exactly one of weight or shares' },
+  {
+    additionalProperties: false,
+    description:
+      'A stock or an ETF (an ETF position is exposure 1 to itself) and exactly one of weight or shares',
+  },
 )
 
 const LookbackDays = Type.Integer({
@@ -50,6 +61,28 @@ const BenchmarkParam = Nullable(
       '(60:SPY,40:XLK), a custom mix holding stocks (50:AAPL,50:MSFT), or a benchmark id (bm_…). One that does ' +
       'not resolve is echoed with benchmark_context_id null and a warning.',
   }),
+)
+
+const AsOf = Type.String({
+  format: 'date',
+  description:
+    'The day the risk is for (YYYY-MM-DD, default data_as_of): state, prices and lookback end that day and nothing ' +
+    'later is read. A day that is not a trading day resolves to the previous one (with a warning); a day outside ' +
+    'the store answers 404 DATE_NOT_AVAILABLE',
+})
+const Horizon = Type.Union(
+  FORECAST_HORIZONS.map((h) => Type.Literal(h)),
+  {
+    description:
+      'Trading days the forecast block is for (1, 21, 63 or 252; default 21): horizon variance = horizon × daily ' +
+      'variance under the sample estimator',
+  },
+)
+const Estimator = Type.Union(
+  ESTIMATOR_NAMES.map((e) => Type.Literal(e)),
+  {
+    description: `Book risk estimator (default ${DEFAULT_ESTIMATOR}); _metadata.risk_model names the one used`,
+  },
 )
 
 const levelEnum = Nullable(Type.Union([Type.Literal('L1'), Type.Literal('L2'), Type.Literal('L3')]))
@@ -91,12 +124,31 @@ const positionSchema = Type.Object(
     symbol: Type.String(),
     name: Type.String(),
     sector: Nullable(Type.String()),
-    weight: Type.Number({ description: 'Normalised weight in the book' }),
+    asset_type: Type.Union([Type.Literal('stock'), Type.Literal('etf')]),
+    weight: Type.Number({ description: 'Signed fraction of the gross (negative = short); Σ|weight| = 1' }),
     shares: Nullable(Type.Number()),
     price_close: NullableNumber,
     market_value: NullableNumber,
-    covered: Type.Boolean({ description: 'Part of the risk figures (has a model at as_of)' }),
-    reason: Nullable(Type.String({ description: 'Why an uncovered position is left out' })),
+    covered: Type.Boolean({
+      description: 'Priced by its own model at as_of (a stock with a model, or an ETF)',
+    }),
+    reason: Nullable(Type.String({ description: 'Why a stock has no model at as_of' })),
+    risk_basis: Type.Union(
+      [Type.Literal('model'), Type.Literal('etf'), Type.Literal('proxy'), Type.Literal('none')],
+      {
+        description:
+          'How it enters the risk figures: its own model; an ETF (exposure 1 to itself); proxy (no model: its sector ' +
+          'ETF plus the median specific risk of its sector peers at as_of); none (no proxy either: left out)',
+      },
+    ),
+    proxy: Nullable(
+      Type.Object({
+        etf: Type.String({
+          description: 'The ETF it is proxied by (its sector ETF; the market ETF without a sector)',
+        }),
+        peers: Type.Integer({ description: 'Stocks whose median specific variance it is given' }),
+      }),
+    ),
     model_level: Nullable(Type.Integer({ description: 'Deepest level of its state at as_of (1–3)' })),
     hedge_etfs: Type.Object({
       market: Type.String(),
@@ -112,7 +164,20 @@ const positionSchema = Type.Object(
     l3_res_er: NullableNumber,
     recommended_level: levelEnum,
     vol_23d: NullableNumber,
-    residual_vol_ann: NullableNumber,
+    residual_vol_ann: Nullable(
+      Type.Number({
+        description:
+          'Annualised sample volatility of its residual over the lookback (the variance the book uses); a proxy: the ' +
+          'peer median; an ETF: 0',
+      }),
+    ),
+    residual_vol_model_ann: Nullable(
+      Type.Number({
+        description:
+          "The /metrics basis of the same residual: vol_23d × √l3_res_er (23 days' volatility × the model " +
+          "window's residual share); notes flag a position where it differs from residual_vol_ann by > 5 points",
+      }),
+    ),
     standalone_vol_ann: NullableNumber,
     risk_contribution: contributionSchema,
   },
@@ -158,7 +223,29 @@ const snapshotSchema = Type.Object(
     positions: Type.Array(positionSchema, { description: 'Sorted by weight, largest first' }),
     positions_count: Type.Integer(),
     covered_count: Type.Integer(),
-    weight_covered: Type.Number({ description: 'Share of the book the risk figures cover' }),
+    weight_covered: Type.Number({
+      description: 'Share of the gross priced by its own model (stocks with a model, and ETFs)',
+    }),
+    weight_proxied: Type.Number({
+      description: 'Share of the gross priced by a proxy (stocks without a model)',
+    }),
+    exposure: Type.Object(
+      {
+        long: Type.Number({ description: 'Σ positive weights (fraction of the gross)' }),
+        short: Type.Number({ description: 'Σ negative weights (≤ 0)' }),
+        net: Type.Number({ description: 'long + short' }),
+        gross: Type.Number({ description: 'long − short (1: weights are normalised by the gross)' }),
+        leverage: Nullable(
+          Type.Number({ description: 'gross ÷ |net| (1.6 for a 130/30 book); null for a net-zero book' }),
+        ),
+        long_count: Type.Integer(),
+        short_count: Type.Integer(),
+        gross_amount: Type.Number({ description: 'Σ|amount| as given (dollars for share counts)' }),
+        net_amount: Type.Number({ description: 'Σ amount as given (dollars for share counts)' }),
+        amount_unit: Type.Union([Type.Literal('dollars'), Type.Literal('as_given')]),
+      },
+      { description: 'Long/short exposure; every risk figure is per 1 of gross' },
+    ),
     hedges: Type.Object(
       {
         L1: Type.Array(hedgeLegSchema),
@@ -172,6 +259,20 @@ const snapshotSchema = Type.Object(
       },
     ),
     ...riskBlock,
+    forecast: Type.Object(
+      {
+        horizon_days: Type.Integer(),
+        volatility: NullableNumber,
+        systematic_vol: NullableNumber,
+        residual_vol: NullableNumber,
+        estimator: Type.String(),
+      },
+      {
+        description:
+          'Volatility over horizon_days (not annualised), per 1 of gross: √(horizon variance) of the book, its ' +
+          'systematic and its residual part',
+      },
+    ),
     diversification_ratio: NullableNumber,
     unresolved: Type.Array(unresolvedSchema),
     benchmark: Nullable(resolvedBenchmarkSchema),
@@ -188,6 +289,11 @@ const snapshotSchema = Type.Object(
       }),
     ),
     warnings: Type.Array(Type.String()),
+    notes: Type.Array(Type.String(), {
+      description:
+        'Where a figure differs by construction from another endpoint (a residual volatility far from /metrics) or ' +
+        'looks odd (a negative layer share), and why',
+    }),
   },
   { $id: 'SnapshotBlock' },
 )
@@ -262,7 +368,9 @@ const series = (d: string) => Type.Array(NullableNumber, { description: d })
 const timeBehaviorSchema = Type.Object(
   {
     dates: Type.Array(IsoDate),
-    portfolio_return: series('Frozen-weight daily return Σ w_i·r_i'),
+    portfolio_return: series(
+      'Frozen-weight daily return Σ w_i·r_i; null on a day no position has a return (skipped by every realised volatility)',
+    ),
     cumulative_return: series('Π(1+r) − 1 to date'),
     drawdown: series('(1+cum)/running max(1, 1+cum) − 1'),
     max_drawdown: NullableNumber,
@@ -294,10 +402,15 @@ export const snapshot = defineOperation({
   summary:
     'Portfolio (or ticker) risk snapshot: covariance-based variance split, hedges, Euler contributions, benchmark',
   description:
-    'type portfolio: 1–100 positions, each a stock with exactly one of weight (dollars or fractions, normalised) or ' +
-    'shares (× latest price_close); weight and shares rows must not be mixed; a ticker given twice is summed (with a ' +
-    'warning); unknown tickers are listed in snapshot.unresolved and the rest analysed (all unknown → 404). type ' +
-    'ticker: one ticker, with ticker_meta. lookback_days 20–2000 (default 252); mode frozen. Portfolio variance = ' +
+    'type portfolio: 1–100 positions, each a stock or an ETF with exactly one of weight (dollars or fractions; ' +
+    'negative = short) or shares (× price_close at as_of); weights are normalised by the gross Σ|amount|, so a short ' +
+    'keeps its sign and every risk figure is per 1 of gross (snapshot.exposure: long, short, net, gross, leverage); ' +
+    'weight and shares rows must not be mixed; a ticker given twice is summed (with a warning); unknown tickers are ' +
+    'listed in snapshot.unresolved and the rest analysed (all unknown → 404). An ETF position is exposure 1 to ' +
+    "itself; a stock without a model at as_of is proxied by its sector ETF plus its sector peers' median specific " +
+    'risk (risk_basis proxy, weight_proxied). type ticker: one ticker, with ticker_meta. as_of: any past trading day ' +
+    '(point in time; default data_as_of). lookback_days 20–2000 (default 252); horizon 1, 21, 63 or 252 days for ' +
+    'snapshot.forecast; mode frozen. Portfolio variance = ' +
     "h'Σ_etf h + Σ w²σ²_res over the lookback, split by cascade layer; Euler contributions per position and per ETF " +
     'sum to the volatility; with a benchmark: active exposures and weights, tracking error and its split. ' +
     'time_behavior and attribution are daily frozen-weight series (the strips sum to gross). format=parquet|csv ' +
@@ -321,6 +434,9 @@ export const snapshot = defineOperation({
         Type.Literal('frozen', { description: 'Weights frozen over the lookback (the only mode)' }),
       ),
       benchmark: Type.Optional(BenchmarkParam),
+      as_of: Type.Optional(AsOf),
+      horizon: Type.Optional(Horizon),
+      estimator: Type.Optional(Estimator),
       format: Type.Optional(
         Type.String({ description: 'json (default), parquet or csv; else Accept decides' }),
       ),
@@ -342,6 +458,7 @@ export const snapshot = defineOperation({
       attribution: attributionSchema,
       metadata: Type.Object({
         data_as_of: IsoDate,
+        as_of: IsoDate,
         lookback_days: Type.Integer(),
         mode: Type.Literal('frozen'),
         benchmark: Nullable(Type.String({ description: 'As sent, unchanged' })),

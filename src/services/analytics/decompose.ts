@@ -133,11 +133,14 @@ export async function decomposeV4(
 ) {
   const s = await latestState(models, env, rawTicker, log)
   const { m } = s
-  const block = (etf: string | null, beta: Num, er: Num, hr: Num) => ({
+  // beta is the hierarchical beta; hedge_notional the L3 hedge ratio: each says which field it is.
+  const block = (etf: string | null, beta: Num, er: Num, hr: Num, src: [string, string] | null = null) => ({
     etf,
     beta,
+    beta_source: src?.[0] ?? null,
     explained_variance: er,
     hedge_notional: hedgeOf(hr),
+    hedge_source: src?.[1] ?? null,
   })
   const { style, stock_specific } = styleBlocks(s.store, m, s.styleMask)
   const body = {
@@ -145,10 +148,19 @@ export async function decomposeV4(
     symbol: s.r.symbol,
     data_as_of: s.store.dataAsOf,
     teo: s.teo,
-    market: block(MARKET_ETF, m.l1_mkt_beta ?? null, m.l3_mkt_er ?? null, m.l3_mkt_hr ?? null),
+    market: block(MARKET_ETF, m.l1_mkt_beta ?? null, m.l3_mkt_er ?? null, m.l3_mkt_hr ?? null, [
+      'l1_mkt_beta',
+      'l3_mkt_hr',
+    ]),
     industry: {
-      sector: block(s.sectorEtf, m.l2_sec_beta ?? null, m.l3_sec_er ?? null, m.l3_sec_hr ?? null),
-      subsector: block(s.subsectorEtf, m.l3_sub_beta ?? null, m.l3_sub_er ?? null, m.l3_sub_hr ?? null),
+      sector: block(s.sectorEtf, m.l2_sec_beta ?? null, m.l3_sec_er ?? null, m.l3_sec_hr ?? null, [
+        'l2_sec_beta',
+        'l3_sec_hr',
+      ]),
+      subsector: block(s.subsectorEtf, m.l3_sub_beta ?? null, m.l3_sub_er ?? null, m.l3_sub_hr ?? null, [
+        'l3_sub_beta',
+        'l3_sub_hr',
+      ]),
     },
     style: {
       ...block(null, null, style.explained_variance, null),

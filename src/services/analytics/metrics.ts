@@ -1,10 +1,33 @@
 import { METRICS_V3_FIELDS } from '../../contract/ops/metrics.ts'
 import { etfName, MARKET_ETF } from '../../engine/data/etf-registry.ts'
+import type { ModelStore } from '../../engine/model-store/reader.ts'
+import { AppError } from '../../platform/errors.ts'
 import type { ModelEnvironment, ModelRegistry } from '../models.ts'
 import { etfOf, hedgeLevelsBlock, type Num, num } from './hedge-levels.ts'
 import { resolveTicker } from './tickers.ts'
+import { resolveTeo } from './trading-day.ts'
 
 const LEVEL_CODE_FIELDS = ['lstar_level', 'recommended_level', 'sector_etf', 'subsector_etf'] as const
+const FIELDS = [...METRICS_V3_FIELDS, ...LEVEL_CODE_FIELDS]
+
+/**
+ * The fields on `day` (null: the latest state). Point in time: a stock listed that day answers
+ * that day's row; one that stopped trading before answers its last state; one not yet listed is a 404.
+ */
+async function stateOn(store: ModelStore, index: number, day: number | null) {
+  const life = await store.listedLife(index)
+  if (day === null || day >= life.last) return store.latest(index, FIELDS)
+  if (day < life.first)
+    throw new AppError(
+      'DATE_NOT_AVAILABLE',
+      `${store.symbols[index]?.symbol} first traded on ${store.date(life.first)}, after as_of ${store.date(day)}`,
+    )
+  const row = await store.history(index, FIELDS, day, day + 1)
+  return {
+    t: day,
+    values: Object.fromEntries(FIELDS.map((f) => [f, (row[f] as ArrayLike<number>)[0] as number])),
+  }
+}
 
 /** A confidence in [0, 1] per factor and overall (their minimum); defined in the AgentMeta schema (contract/schemas.ts). */
 export function confidenceOf(
@@ -22,12 +45,18 @@ export function confidenceOf(
   return { overall: Math.min(...Object.values(factors)), factors }
 }
 
-/** MetricsSnapshotResponse of a ticker's latest model state, without `_agent`. */
-export async function metricsSnapshot(models: ModelRegistry, env: ModelEnvironment, rawTicker: string) {
+/** MetricsSnapshotResponse of a ticker's latest model state (or its state as of a past day), without `_agent`. */
+export async function metricsSnapshot(
+  models: ModelRegistry,
+  env: ModelEnvironment,
+  rawTicker: string,
+  asOf?: string,
+) {
   const store = models.store(env)
-  const r = resolveTicker(store, rawTicker)
+  const day = asOf === undefined ? null : resolveTeo(store, asOf, 'as_of').t
+  const r = resolveTicker(store, rawTicker, day === null ? undefined : store.calendar[day])
   const meta = store.symbols[r.index]
-  const { t, values } = await store.latest(r.index, [...METRICS_V3_FIELDS, ...LEVEL_CODE_FIELDS])
+  const { t, values } = await stateOn(store, r.index, day)
   const metrics: Record<string, Num> = {}
   for (const f of METRICS_V3_FIELDS) metrics[f] = num(values[f])
   const lstar = values.lstar_level
@@ -55,5 +84,9 @@ export async function metricsSnapshot(models: ModelRegistry, env: ModelEnvironme
     hedge_levels: hedgeLevels,
     _metadata: models.metadata(store, [teo, teo], r),
   }
-  return { body, store, confidence: confidenceOf(metrics, teo === store.dataAsOf) }
+  return {
+    body,
+    store,
+    confidence: confidenceOf(metrics, teo === (day === null ? store.dataAsOf : store.date(day))),
+  }
 }

@@ -21,16 +21,17 @@ export interface Teo {
  * trading day resolves to the previous trading day; outside the range → 404 DATE_NOT_AVAILABLE
  * naming the range.
  */
-export function resolveTeo(store: ModelStore, teo?: string): Teo {
+export function resolveTeo(store: ModelStore, teo?: string, name = 'teo'): Teo {
   const last = store.calendar.length - 1
   if (teo === undefined) return { t: last, teo: store.date(last), requested: null }
   const day = parseIsoDay(teo)
   const range = `${store.date(0)} to ${store.date(last)}`
-  if (day === null) throw new AppError('INVALID_INPUT', `teo ${JSON.stringify(teo)} is not a YYYY-MM-DD date`)
+  if (day === null)
+    throw new AppError('INVALID_INPUT', `${name} ${JSON.stringify(teo)} is not a YYYY-MM-DD date`)
   if (day < store.calendar[0] || day > store.calendar[last]) {
     throw new AppError(
       'DATE_NOT_AVAILABLE',
-      `teo ${teo} is outside the model store: trading days run ${range}`,
+      `${name} ${teo} is outside the model store: trading days run ${range}`,
     )
   }
   // Last calendar index whose day is ≤ the date asked.

@@ -1,6 +1,6 @@
 import { MARKET_ETF, SECTOR_ETFS } from '../../../engine/data/etf-registry.ts'
 import { sampleVariance } from '../../../engine/model/portfolio.ts'
-import type { ModelStore } from '../../../engine/model-store/reader.ts'
+import type { ListedLife, ModelStore } from '../../../engine/model-store/reader.ts'
 import { etfOf } from '../series.ts'
 import type { LegRole } from './benchmark.ts'
 
@@ -58,6 +58,14 @@ export interface Holding {
   residualDays: number
   covered: boolean
   reason: string | null
+  /**
+   * How the holding enters the risk figures: its own model; an ETF position (its own factor
+   * exposure); a proxy (a stock without a model: its sector ETF and a peer specific risk, set
+   * by proxies.ts); none (no proxy either: left out, said in the warnings).
+   */
+  basis: 'model' | 'etf' | 'proxy' | 'none'
+  /** The proxy of an uncovered stock (null otherwise). */
+  proxy: { etf: string; peers: number } | null
 }
 
 const SECTOR_ETF_SET: ReadonlySet<string> = new Set(Object.values(SECTOR_ETFS))
@@ -76,15 +84,14 @@ export async function loadHolding(
   from: number,
   T: number,
 ): Promise<Holding> {
-  // The state at T is the stock's latest state when it still trades at T (the store keeps those
-  // values per symbol: the /metrics hot path); a stock that stopped trading before T has none.
-  const [h, latest] = await Promise.all([
+  // The state at T: the stock's latest state when its last day is T (the store keeps those values
+  // per symbol: the /metrics hot path), else the row at T (as_of in the past); a stock not
+  // trading at T has none. Only days up to T are read: the answer is point in time.
+  const [h, life] = await Promise.all([
     store.history(index, MAIN_SERIES, from, T + 1),
-    store.latest(index, STATE),
+    store.listedLife(index),
   ])
-  const state = Object.fromEntries(
-    STATE.map((f) => [f, latest.t === T ? latest.values[f] : Number.NaN]),
-  ) as Holding['state']
+  const state = await stateAt(store, index, life, T)
   const main = Object.fromEntries(
     MAIN_SERIES.map((f) => [f, Float64Array.from(h[f] as ArrayLike<number>)]),
   ) as Pick<Holding['series'], (typeof MAIN_SERIES)[number]>
@@ -139,9 +146,10 @@ export async function loadHolding(
     ? sampleVariance(residual, 0, residual.length)
     : { variance: Number.NaN, n: 0 }
   let reason: string | null = null
-  if (latest.t >= 0 && latest.t < T)
-    reason = `last traded on ${store.date(latest.t)} (delisted or halted): no model state at as_of`
-  else if (latest.t < 0) reason = 'never traded in this dataset'
+  if (life.last >= 0 && life.last < T)
+    reason = `last traded on ${store.date(life.last)} (delisted or halted): no model state at as_of`
+  else if (life.last < 0) reason = 'never traded in this dataset'
+  else if (life.first > T) reason = `first traded on ${store.date(life.first)}, after as_of`
   else if (level === null) reason = 'no model state at as_of (too short a history for the model window)'
   else if (n < MIN_RESIDUAL_DAYS)
     reason = `only ${n} residual returns in the lookback (at least ${MIN_RESIDUAL_DAYS} needed for its residual variance)`
@@ -158,7 +166,22 @@ export async function loadHolding(
     residualDays: n,
     covered: reason === null,
     reason,
+    basis: reason === null ? 'model' : 'none',
+    proxy: null,
   }
+}
+
+/** A state with every field null (NaN): a holding that is not a stock with a model. */
+export const emptyState = () => Object.fromEntries(STATE.map((f) => [f, Number.NaN])) as Holding['state']
+
+async function stateAt(store: ModelStore, index: number, life: ListedLife, T: number) {
+  if (life.last === T) {
+    const { values } = await store.latest(index, STATE)
+    return Object.fromEntries(STATE.map((f) => [f, values[f]])) as Holding['state']
+  }
+  if (life.first < 0 || life.first > T || life.last < T) return emptyState()
+  const row = await store.history(index, STATE, T, T + 1)
+  return Object.fromEntries(STATE.map((f) => [f, (row[f] as ArrayLike<number>)[0]])) as Holding['state']
 }
 
 /**

@@ -1,15 +1,13 @@
 import { MARKET_ETF } from '../../../engine/data/etf-registry.ts'
-import {
-  compoundStrips,
-  cumulativeAndDrawdown,
-  sampleCovariance,
-  sampleVariance,
-} from '../../../engine/model/portfolio.ts'
+import { compoundStrips, cumulativeAndDrawdown, sampleVariance } from '../../../engine/model/portfolio.ts'
 import type { ModelStore } from '../../../engine/model-store/reader.ts'
 import type { ModelEnvironment, ModelRegistry } from '../../models.ts'
 import { levelName } from '../series.ts'
+import { resolveTeo } from '../trading-day.ts'
 import { type ResolvedBenchmark, resolveBenchmark } from './benchmark.ts'
+import { consistencyNotes, exposureBlock, forecastBlock } from './book.ts'
 import { attributeDay, etfRole, type Holding, loadHolding } from './holdings.ts'
+import { loadEtfHolding, PeerRisk, type PendingBeta, proxyHolding, settleBetas } from './proxies.ts'
 import { resolveBook, type SnapshotOptions, type SnapshotRequest, snapshotOptions } from './request.ts'
 import {
   annualVol,
@@ -23,6 +21,7 @@ import {
   NULL_CONTRIBUTION,
   residualVariance,
 } from './risk.ts'
+import { estimatorOf, riskModelMetadata } from './risk-model.ts'
 
 import {
   activeBlock,
@@ -63,9 +62,14 @@ export async function snapshotService(
 ) {
   const o = snapshotOptions(request)
   const store = models.store(env)
-  const win = lookbackWindow(store, o.lookbackDays)
+  const asOf = resolveTeo(store, o.asOf, 'as_of')
+  const win = lookbackWindow(asOf.t, o.lookbackDays)
   const book = await resolveHoldings(store, o, win)
-  const etfs = await etfCovariance(store, book, win)
+  if (asOf.requested !== null)
+    book.warnings.unshift(
+      `as_of ${asOf.requested} is not a trading day: the previous trading day ${asOf.teo} is used`,
+    )
+  const etfs = await etfCovariance(store, book, win, o)
   const risk = priceRisk(store, book, etfs)
   const series = dailySeries(store, book, etfs, win)
 
@@ -73,7 +77,8 @@ export async function snapshotService(
     positionRow(store, p, risk.contributionOf.get(p) ?? NULL_CONTRIBUTION, risk.standaloneOf.get(p) ?? null),
   )
   const snapshot = snapshotSection(store, o, win, book, etfs, risk, positionRows)
-  const riskSummary = riskSummarySection(store, book, etfs.space, risk, series.strips, win.days)
+  snapshot.notes.push(...consistencyNotes(positionRows, risk.figures, o.lookbackDays))
+  const riskSummary = riskSummarySection(store, book, etfs.space, risk, series, win.days)
   const { timeBehavior, attribution } = seriesSections(series)
   const body = {
     snapshot,
@@ -82,18 +87,25 @@ export async function snapshotService(
     attribution,
     metadata: {
       data_as_of: store.dataAsOf,
+      as_of: store.date(win.T),
       lookback_days: o.lookbackDays,
       mode: 'frozen' as const,
       benchmark: o.benchmark,
       benchmark_context_id: snapshot.benchmark_context_id,
     },
-    _metadata: models.metadata(store, [store.date(win.from), store.date(win.T)]),
+    _metadata: {
+      ...models.metadata(store, [store.date(win.from), store.date(win.T)]),
+      risk_model: riskModelMetadata(o.estimator, o.horizon),
+    },
   }
   const only = o.type === 'ticker' ? book.positions[0] : undefined
   return {
     body,
     store,
-    confidence: { overall: Math.min(1, risk.weightCovered), factors: { model_coverage: risk.weightCovered } },
+    confidence: {
+      overall: Math.min(1, risk.weightCovered),
+      factors: { model_coverage: risk.weightCovered, proxied: risk.weightProxied },
+    },
     table: () => snapshotTable(o.table, positionRows, attribution, timeBehavior),
     filename: `snapshot_${o.type === 'ticker' ? (only?.symbol ?? 'ticker') : 'portfolio'}_${o.table}`,
   }
@@ -106,8 +118,7 @@ interface Lookback {
   days: number
 }
 
-function lookbackWindow(store: ModelStore, lookbackDays: number): Lookback {
-  const T = store.calendar.length - 1
+function lookbackWindow(T: number, lookbackDays: number): Lookback {
   const from = Math.max(0, T - lookbackDays + 1)
   return { T, from, days: T - from + 1 }
 }
@@ -121,29 +132,50 @@ type Book = Awaited<ReturnType<typeof resolveHoldings>>
  */
 async function resolveHoldings(store: ModelStore, o: SnapshotOptions, win: Lookback) {
   const { T, from, days } = win
-  const { entries, unresolved, warnings } = await resolveBook(store, o.positions)
+  const { entries, unresolved, warnings } = await resolveBook(store, o.positions, T)
   if (days < o.lookbackDays)
     warnings.push(
       `the dataset holds ${days} trading days up to as_of: the lookback is ${days}, not ${o.lookbackDays}`,
     )
-  const total = entries.reduce((a, e) => a + e.amount, 0)
+  // Weights are fractions of the gross: a short (negative) position keeps its sign.
+  const gross = entries.reduce((a, e) => a + Math.abs(e.amount), 0)
   const holdings = new Map<number, Holding>()
+  const pending: PendingBeta[] = []
   await Promise.all(
     entries.map(async (e) => {
-      holdings.set(e.index, await loadHolding(store, e.index, from, T))
+      const h =
+        e.asset_type === 'etf'
+          ? await loadEtfHolding(store, e.index, from, T, pending)
+          : await loadHolding(store, e.index, from, T)
+      holdings.set(e.index, h)
     }),
   )
   const positions: Position[] = entries.map((e) => ({
     ticker: e.ticker,
     symbol: e.symbol,
-    weight: e.amount / total,
+    asset_type: e.asset_type,
+    weight: e.amount / gross,
     shares: e.shares,
     price: e.price,
     holding: holdings.get(e.index) as Holding,
   }))
-  positions.sort((a, b) => b.weight - a.weight || (a.ticker < b.ticker ? -1 : 1))
-  for (const p of positions)
-    if (!p.holding.covered) warnings.push(`${p.ticker} is left out of the risk figures: ${p.holding.reason}`)
+  positions.sort((a, b) => Math.abs(b.weight) - Math.abs(a.weight) || (a.ticker < b.ticker ? -1 : 1))
+  const peers = new PeerRisk(store, T)
+  for (const p of positions) {
+    const h = p.holding
+    if (h.covered) continue
+    await proxyHolding(store, h, peers, pending)
+    warnings.push(
+      h.proxy
+        ? `${p.ticker} has no model at as_of (${h.reason}): its risk is proxied by ${h.proxy.etf} plus the median specific risk of its ${h.proxy.peers} sector peers`
+        : `${p.ticker} is left out of the risk figures: ${h.reason}`,
+    )
+  }
+  const amounts = {
+    gross,
+    net: entries.reduce((a, e) => a + e.amount, 0),
+    byShares: entries.some((e) => e.shares !== null),
+  }
 
   // The benchmark (a book too); its stocks load like positions.
   let benchmark: ResolvedBenchmark | null = null
@@ -159,8 +191,9 @@ async function resolveHoldings(store: ModelStore, o: SnapshotOptions, win: Lookb
       if (!holdings.has(i)) holdings.set(i, await loadHolding(store, i, from, T))
     }),
   )
-  const covered = positions.filter((p) => p.holding.covered)
-  return { positions, covered, unresolved, warnings, benchmark, holdings }
+  // Every position the risk figures price: its own model, an ETF, or a proxy.
+  const priced = positions.filter((p) => p.holding.basis !== 'none')
+  return { positions, priced, unresolved, warnings, benchmark, holdings, pending, amounts }
 }
 
 type EtfCovariance = Awaited<ReturnType<typeof etfCovariance>>
@@ -169,12 +202,12 @@ type EtfCovariance = Awaited<ReturnType<typeof etfCovariance>>
  * Step 2a: the ETF space and its sample covariance over the lookback. The risk figures need at
  * least one covered position and MIN_ETF_DAYS days on which every ETF in play has a return.
  */
-async function etfCovariance(store: ModelStore, book: Book, win: Lookback) {
+async function etfCovariance(store: ModelStore, book: Book, win: Lookback, o: SnapshotOptions) {
   const { T, from, days } = win
-  const { covered, benchmark, holdings, warnings } = book
-  // ETF space: every leg of a covered holding, and the benchmark's ETFs (with the market ETF for their L1).
+  const { priced, benchmark, holdings, warnings } = book
+  // ETF space: every leg of a priced holding, and the benchmark's ETFs (with the market ETF for their L1).
   const space = new EtfSpace()
-  for (const p of covered) for (const legs of p.holding.legs) for (const l of legs) space.add(l.etf)
+  for (const p of priced) for (const legs of p.holding.legs) for (const l of legs) space.add(l.etf)
   for (const c of benchmark?.components ?? []) {
     if (c.asset_type === 'etf') {
       space.add(MARKET_ETF)
@@ -193,9 +226,25 @@ async function etfCovariance(store: ModelStore, book: Book, win: Lookback) {
       return Float64Array.from(h.returns_gross as ArrayLike<number>)
     }),
   )
-  const { cov, days: etfDays } = sampleCovariance(etfReturns, 0, days)
-  const riskOk = etfDays >= MIN_ETF_DAYS && covered.length > 0
-  if (covered.length === 0) warnings.push('no position has a model at as_of: the risk figures are null')
+  const { cov, days: etfDays } = estimatorOf(o.estimator).covariance(etfReturns, days)
+  const n = space.etfs.length
+  const m = space.index.get(MARKET_ETF)
+  const beta = (etf: string) => {
+    const s = space.index.get(etf)
+    return s === undefined || m === undefined
+      ? Number.NaN
+      : (cov[s * n + m] as number) / (cov[m * n + m] as number)
+  }
+  settleBetas(
+    book.pending,
+    beta,
+    book.positions.filter((p) => p.asset_type === 'etf').map((p) => p.holding),
+    m === undefined ? null : (etfReturns[m] as Float64Array),
+    (h) => store.symbols[h.index]?.symbol as string,
+  )
+  const riskOk = etfDays >= MIN_ETF_DAYS && priced.length > 0
+  if (priced.length === 0)
+    warnings.push('no position has a model or a proxy at as_of: the risk figures are null')
   else if (!riskOk)
     warnings.push(
       `only ${etfDays} days in the lookback on which every ETF in play has a return (at least ${MIN_ETF_DAYS} needed): the risk figures are null`,
@@ -215,16 +264,19 @@ type PricedRisk = ReturnType<typeof priceRisk>
  */
 function priceRisk(store: ModelStore, book: Book, etfs: EtfCovariance) {
   const { space, cov, riskOk } = etfs
-  const { covered, benchmark, holdings } = book
+  const { priced, benchmark, holdings } = book
   const n = space.etfs.length
-  const members = covered.map((p) => memberOf(space, p.symbol, p.weight, p.holding))
+  const members = priced.map((p) => memberOf(space, p.symbol, p.weight, p.holding))
   const portfolioRisk = riskOk
     ? bookRisk(bookExposures([...members].sort(byKey), n), residualVariance(members), cov)
     : null
   const euler = portfolioRisk ? eulerContributions(members, portfolioRisk, cov) : null
-  const contributionOf = new Map(covered.map((p, i) => [p, euler?.members[i] ?? NULL_CONTRIBUTION]))
-  const standaloneOf = new Map(covered.map((p, i) => [p, euler?.standalone[i] ?? null]))
-  const weightCovered = covered.reduce((a, p) => a + p.weight, 0)
+  const contributionOf = new Map(priced.map((p, i) => [p, euler?.members[i] ?? NULL_CONTRIBUTION]))
+  const standaloneOf = new Map(priced.map((p, i) => [p, euler?.standalone[i] ?? null]))
+  const weightOf = (basis: Holding['basis'][]) =>
+    book.positions.reduce((a, p) => a + (basis.includes(p.holding.basis) ? Math.abs(p.weight) : 0), 0)
+  const weightCovered = weightOf(['model', 'etf'])
+  const weightProxied = weightOf(['proxy'])
 
   // Benchmark book and the active book.
   let benchRisk: BookRisk | null = null
@@ -242,7 +294,19 @@ function priceRisk(store: ModelStore, book: Book, etfs: EtfCovariance) {
   // The hedge ratios per level (the book's exposures), also when the risk itself is null.
   const hp = portfolioRisk?.h ?? bookExposures(members, n)
   const figures = riskFigures(portfolioRisk)
-  return { figures, euler, contributionOf, standaloneOf, weightCovered, benchRisk, benchMembers, active, hp }
+  return {
+    figures,
+    portfolioRisk,
+    euler,
+    contributionOf,
+    standaloneOf,
+    weightCovered,
+    weightProxied,
+    benchRisk,
+    benchMembers,
+    active,
+    hp,
+  }
 }
 
 type Strips = Record<'gross' | 'market' | 'sector' | 'subsector' | 'residual', Float64Array>
@@ -262,10 +326,13 @@ function dailySeries(store: ModelStore, book: Book, etfs: EtfCovariance, win: Lo
     residual: new Float64Array(days),
   }
   const part = new Float64Array(4)
+  // Days on which some position has a return: the others are no observation (null), never a 0 return.
+  const observed = new Uint8Array(days)
   for (const p of book.positions) {
     const w = p.weight
     for (let t = 0; t < days; t++) {
       if (!attributeDay(p.holding, t, part)) continue
+      observed[t] = 1
       strips.gross[t] += w * p.holding.series.returns_gross[t]
       strips.market[t] += w * part[0]
       strips.sector[t] += w * part[1]
@@ -276,10 +343,13 @@ function dailySeries(store: ModelStore, book: Book, etfs: EtfCovariance, win: Lo
   const systematic = strips.market.map((m, t) => m + strips.sector[t] + strips.subsector[t])
   const dates = Array.from({ length: days }, (_, k) => store.date(from + k))
   const path = cumulativeAndDrawdown(strips.gross)
-  const realized = sampleVariance(strips.gross, 0, days)
+  const realized = sampleVariance(onObserved(strips.gross, observed), 0, days)
   const benchSeries = book.benchmark ? benchmarkSeries(store, book, etfs, days) : null
-  return { strips, systematic, dates, path, realized, benchSeries }
+  return { strips, systematic, dates, path, realized, benchSeries, observed }
 }
+
+/** `x` on the observed days, NaN on the others (which every variance then skips). */
+const onObserved = (x: Float64Array, observed: Uint8Array) => x.map((v, t) => (observed[t] ? v : Number.NaN))
 
 /** The benchmark's daily return: its components' gross returns at their weights (a missing day adds 0). */
 function benchmarkSeries(store: ModelStore, book: Book, etfs: EtfCovariance, days: number) {
@@ -309,12 +379,12 @@ function snapshotSection(
   positionRows: ReturnType<typeof positionRow>[],
 ) {
   const { T, from, days } = win
-  const { positions, covered, benchmark, unresolved, warnings } = book
+  const { positions, priced, benchmark, unresolved, warnings } = book
   const { space, etfDays } = etfs
   const { hp } = risk
   const n = space.etfs.length
   const recommended = new Float64Array(n)
-  for (const p of covered) {
+  for (const p of priced) {
     const v = space.vector(p.holding.recommended, p.weight)
     for (let j = 0; j < n; j++) recommended[j] = recommended[j] + v[j]
   }
@@ -325,8 +395,10 @@ function snapshotSection(
     lookback: { from: store.date(from), to: store.date(T), days, etf_days: etfDays },
     positions: positionRows,
     positions_count: positions.length,
-    covered_count: covered.length,
+    covered_count: positions.filter((p) => p.holding.covered).length,
     weight_covered: risk.weightCovered,
+    weight_proxied: risk.weightProxied,
+    exposure: exposureBlock(positions, book.amounts),
     hedges: {
       L1: hedgeList(space, hp[0]),
       L2: hedgeList(space, hp[1]),
@@ -334,6 +406,7 @@ function snapshotSection(
       recommended: hedgeList(space, recommended),
     },
     ...risk.figures,
+    forecast: forecastBlock(risk.portfolioRisk, o.estimator, o.horizon),
     diversification_ratio: risk.euler?.diversification ?? null,
     unresolved,
     benchmark,
@@ -356,6 +429,7 @@ function snapshotSection(
         }
       : {}),
     warnings,
+    notes: [] as string[],
   }
 }
 
@@ -365,16 +439,17 @@ function riskSummarySection(
   book: Book,
   space: EtfSpace,
   risk: PricedRisk,
-  strips: Strips,
+  series: DailySeries,
   days: number,
 ) {
-  const { positions, covered } = book
+  const { strips, observed } = series
+  const { positions, priced } = book
   const { figures, euler, contributionOf, hp, benchRisk, weightCovered } = risk
   const etfContrib = euler?.etfs ?? []
   return {
     total_risk_ann: figures.volatility_ann,
     systematic_share: figures.variance_decomposition.systematic,
-    dominant_drivers: dominantDrivers(space, etfContrib, euler?.residual ?? null, covered, contributionOf),
+    dominant_drivers: dominantDrivers(space, etfContrib, euler?.residual ?? null, priced, contributionOf),
     top_exposures: space.etfs
       .map((etf, j) => ({ etf, role: etfRole(etf), hr: hp[2][j] }))
       .filter((x) => x.hr !== 0)
@@ -382,7 +457,7 @@ function riskSummarySection(
       .slice(0, 5),
     concentration: concentration(store, positions, figures.variance_decomposition.residual, weightCovered),
     contributions: {
-      positions: covered.map((p) => ({
+      positions: priced.map((p) => ({
         ticker: p.ticker,
         weight: p.weight,
         ...(contributionOf.get(p) as Contribution),
@@ -395,7 +470,15 @@ function riskSummarySection(
       residual: euler?.residual ?? NULL_CONTRIBUTION,
     },
     active: risk.active,
-    hedge_effectiveness: hedgeEffectiveness(strips, days),
+    hedge_effectiveness: hedgeEffectiveness(
+      {
+        gross: onObserved(strips.gross, observed),
+        market: strips.market,
+        sector: strips.sector,
+        residual: onObserved(strips.residual, observed),
+      },
+      days,
+    ),
     benchmark_risk: benchRisk
       ? {
           ...riskFigures(benchRisk),
@@ -408,10 +491,10 @@ function riskSummarySection(
 
 /** Step 4c: the `time_behavior` and `attribution` sections — the daily series as plain arrays. */
 function seriesSections(series: DailySeries) {
-  const { strips, systematic, dates, path, realized, benchSeries } = series
+  const { strips, systematic, dates, path, realized, benchSeries, observed } = series
   const timeBehavior = {
     dates,
-    portfolio_return: Array.from(strips.gross),
+    portfolio_return: Array.from(strips.gross, (g, t) => (observed[t] ? g : null)),
     cumulative_return: Array.from(path.cumulative),
     drawdown: Array.from(path.drawdown),
     max_drawdown: path.maxDrawdown,

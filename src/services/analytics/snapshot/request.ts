@@ -1,9 +1,20 @@
 import { wireCode } from '../../../contract/errors.ts'
 import type { SNAPSHOT_TABLES } from '../../../contract/ops/snapshot.ts'
 import type { ModelStore } from '../../../engine/model-store/reader.ts'
+import { parseIsoDay } from '../../../platform/dates.ts'
 import { AppError } from '../../../platform/errors.ts'
 import { resolveTicker } from '../tickers.ts'
 import { parseBenchmarkExpression } from './benchmark.ts'
+import {
+  DEFAULT_ESTIMATOR,
+  DEFAULT_HORIZON,
+  ESTIMATOR_NAMES,
+  type EstimatorName,
+  FORECAST_HORIZONS,
+  type ForecastHorizon,
+  isEstimatorName,
+  isForecastHorizon,
+} from './risk-model.ts'
 
 /** POST /snapshot's body: its rules (checked before metering, so a bad request is a free 400) and the book. */
 
@@ -22,6 +33,9 @@ export interface SnapshotRequest {
   benchmark?: string | null
   format?: string
   table?: (typeof SNAPSHOT_TABLES)[number]
+  as_of?: string
+  horizon?: number
+  estimator?: string
 }
 
 export interface SnapshotOptions {
@@ -30,6 +44,10 @@ export interface SnapshotOptions {
   lookbackDays: number
   benchmark: string | null
   table: (typeof SNAPSHOT_TABLES)[number]
+  /** The day asked (YYYY-MM-DD), resolved against the store's calendar by the service; undefined = data_as_of. */
+  asOf: string | undefined
+  horizon: ForecastHorizon
+  estimator: EstimatorName
 }
 
 const invalid = (message: string, field: string) =>
@@ -46,11 +64,19 @@ export function snapshotOptions(b: SnapshotRequest): SnapshotOptions {
     positions.forEach((p, i) => {
       if ((p.weight === undefined) === (p.shares === undefined))
         throw invalid(`portfolio[${i}] (${p.ticker}) needs exactly one of weight or shares`, `portfolio/${i}`)
+      const amount = p.weight ?? p.shares
+      if (amount === 0 || !Number.isFinite(amount))
+        throw invalid(
+          `portfolio[${i}] (${p.ticker}): a ${p.weight !== undefined ? 'weight' : 'share count'} must be non-zero (negative = short)`,
+          `portfolio/${i}`,
+        )
     })
-    const byShares = positions.filter((p) => p.shares !== undefined).length
-    if (byShares > 0 && byShares < positions.length)
+    const gross = positions.reduce((a, p) => a + Math.abs(p.weight ?? 0), 0)
+    if (byShares(positions) === 0 && !(gross > 0)) throw invalid('the weights sum to zero gross', 'portfolio')
+    const shareRows = byShares(positions)
+    if (shareRows > 0 && shareRows < positions.length)
       throw invalid(
-        `weight-based and share-based positions must not be mixed (${byShares} of ${positions.length} rows give shares): ` +
+        `weight-based and share-based positions must not be mixed (${shareRows} of ${positions.length} rows give shares): ` +
           'give every row a weight, or every row a share count',
         'portfolio',
       )
@@ -62,14 +88,28 @@ export function snapshotOptions(b: SnapshotRequest): SnapshotOptions {
   const benchmark = b.benchmark ?? null
   // A malformed mix is the request's fault (400, free); a name that does not resolve is a warning.
   if (benchmark !== null && !benchmark.trim().startsWith('bm_')) parseBenchmarkExpression(benchmark)
+  if (b.as_of !== undefined && parseIsoDay(b.as_of) === null)
+    throw invalid(`as_of ${JSON.stringify(b.as_of)} is not a YYYY-MM-DD date`, 'as_of')
+  const horizon = b.horizon ?? DEFAULT_HORIZON
+  if (!isForecastHorizon(horizon))
+    throw invalid(`horizon must be one of ${FORECAST_HORIZONS.join(', ')} trading days`, 'horizon')
+  const estimator = b.estimator ?? DEFAULT_ESTIMATOR
+  if (!isEstimatorName(estimator))
+    throw invalid(`estimator must be one of ${ESTIMATOR_NAMES.join(', ')}`, 'estimator')
   return {
     type: b.type,
     positions,
     lookbackDays: b.lookback_days ?? 252,
     benchmark,
     table: b.table ?? 'positions',
+    asOf: b.as_of,
+    horizon,
+    estimator,
   }
 }
+
+const byShares = (positions: readonly PositionInput[]) =>
+  positions.filter((p) => p.shares !== undefined).length
 
 export interface Unresolved {
   ticker: string
@@ -83,19 +123,24 @@ export interface BookEntry {
   ticker: string
   symbol: string
   index: number
-  /** Dollars or fractions as given (summed over duplicates), or shares × price. */
+  /** A stock, or an ETF held as a position (its risk is its own factor exposure). */
+  asset_type: 'stock' | 'etf'
+  /** Dollars or fractions as given, signed (summed over duplicates), or shares × price. */
   amount: number
   shares: number | null
   price: number | null
 }
 
 /**
- * Resolves the positions: unknown tickers and ETFs go to `unresolved`, a symbol given twice is
- * summed (with a warning); all unresolved → the first error is the answer (404 for an unknown ticker).
+ * Resolves the positions as of day T: unknown tickers go to `unresolved`, a symbol given twice
+ * is summed (with a warning); all unresolved → the first error is the answer (404 for an
+ * unknown ticker). Share counts are priced at T's close (the last close before T for a stock
+ * that stopped trading; a stock not yet listed at T cannot be priced).
  */
 export async function resolveBook(
   store: ModelStore,
   positions: readonly PositionInput[],
+  T: number,
 ): Promise<{ entries: BookEntry[]; unresolved: Unresolved[]; warnings: string[] }> {
   const bySymbol = new Map<number, BookEntry>()
   const unresolved: Unresolved[] = []
@@ -115,33 +160,27 @@ export async function resolveBook(
     const asked = p.ticker.trim().toUpperCase()
     let r: ReturnType<typeof resolveTicker>
     try {
-      r = resolveTicker(store, p.ticker)
+      r = resolveTicker(store, p.ticker, store.calendar[T])
     } catch (e) {
       if (!(e instanceof AppError)) throw e
       fail(asked, e)
       continue
     }
-    if (store.symbols[r.index]?.asset_type === 'etf') {
-      fail(
-        asked,
-        new AppError(
-          'INVALID_INPUT',
-          `${asked} is an ETF: snapshot positions are stocks (an ETF can be the benchmark, e.g. benchmark: "${r.symbol}")`,
-        ),
-      )
-      continue
-    }
     let amount = p.weight ?? 0
     let price: number | null = null
     if (p.shares !== undefined) {
-      const { values } = await store.latest(r.index, ['price_close'])
-      const close = values.price_close
-      if (close === undefined || !(close > 0)) {
-        fail(asked, new AppError('INVALID_INPUT', `${asked} has no price to convert its shares with`))
+      price = await priceAt(store, r.index, T)
+      if (price === null) {
+        fail(
+          asked,
+          new AppError(
+            'INVALID_INPUT',
+            `${asked} has no price on or before as_of to convert its shares with`,
+          ),
+        )
         continue
       }
-      price = close
-      amount = p.shares * close
+      amount = p.shares * price
     }
     // An old ticker of a renamed security: said once per position, as the warnings say the rest.
     if (r.note) warnings.push(r.note)
@@ -158,11 +197,31 @@ export async function resolveBook(
       ticker: asked,
       symbol: r.symbol,
       index: r.index,
+      asset_type: store.symbols[r.index]?.asset_type === 'etf' ? 'etf' : 'stock',
       amount,
       shares: p.shares ?? null,
       price,
     })
   }
   if (bySymbol.size === 0) throw firstError ?? new AppError('INVALID_INPUT', 'no position resolved')
-  return { entries: [...bySymbol.values()], unresolved, warnings }
+  const entries = [...bySymbol.values()]
+  for (const e of entries)
+    if (e.amount === 0) warnings.push(`${e.ticker}: its rows net to zero, so it is not in the book`)
+  const kept = entries.filter((e) => e.amount !== 0)
+  if (kept.length === 0) throw new AppError('INVALID_INPUT', 'every position nets to zero: the book is empty')
+  return { entries: kept, unresolved, warnings }
+}
+
+/** The close on day T, or the last close before it (a stock that stopped trading); null before its first. */
+async function priceAt(store: ModelStore, index: number, T: number): Promise<number | null> {
+  const life = await store.listedLife(index)
+  if (life.first < 0 || life.first > T) return null
+  if (life.last <= T) {
+    const close = (await store.latest(index, ['price_close'])).values.price_close
+    return close !== undefined && close > 0 ? close : null
+  }
+  const h = await store.history(index, ['price_close'], life.first, T + 1)
+  const closes = h.price_close as ArrayLike<number>
+  for (let t = closes.length - 1; t >= 0; t--) if ((closes[t] as number) > 0) return closes[t] as number
+  return null
 }

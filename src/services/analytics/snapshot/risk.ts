@@ -134,7 +134,7 @@ export function eulerContributions(
   residual: Contribution
   /** Each member's stand-alone annualised volatility under the model. */
   standalone: number[]
-  /** Σ w·σ_i / σ (null when V ≤ 0). */
+  /** Σ |w|·σ_i / σ (null when V ≤ 0). */
   diversification: number | null
 } {
   const V = r.variance
@@ -155,6 +155,6 @@ export function eulerContributions(
     Math.sqrt(ANN * (dot(m.exposures[2], matVec(cov, m.exposures[2])) + m.residualVar)),
   )
   const diversification =
-    V > 0 ? members.reduce((a, m, i) => a + m.weight * standalone[i], 0) / Math.sqrt(ANN * V) : null
+    V > 0 ? members.reduce((a, m, i) => a + Math.abs(m.weight) * standalone[i], 0) / Math.sqrt(ANN * V) : null
   return { members: members_, etfs, residual, standalone, diversification }
 }

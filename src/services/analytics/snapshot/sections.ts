@@ -24,6 +24,8 @@ import {
 export interface Position {
   ticker: string
   symbol: string
+  asset_type: 'stock' | 'etf'
+  /** Signed fraction of the gross (negative = short). */
   weight: number
   shares: number | null
   price: number | null
@@ -83,12 +85,15 @@ export function positionRow(store: ModelStore, p: Position, c: Contribution, sta
     symbol: p.symbol,
     name: meta?.name ?? p.symbol,
     sector: meta?.sector ?? null,
+    asset_type: p.asset_type,
     weight: p.weight,
     shares: p.shares,
     price_close: p.price ?? num(s.price_close),
     market_value: p.shares !== null && p.price !== null ? p.shares * p.price : null,
     covered: h.covered,
     reason: h.reason,
+    risk_basis: h.basis,
+    proxy: h.proxy,
     model_level: h.level,
     hedge_etfs: { market: MARKET_ETF, sector: h.sectorEtf, subsector: h.subsectorEtf },
     l3_mkt_hr: num(s.l3_mkt_hr),
@@ -100,7 +105,9 @@ export function positionRow(store: ModelStore, p: Position, c: Contribution, sta
     l3_res_er: num(s.l3_res_er),
     recommended_level: levelName(s.recommended_level),
     vol_23d: num(s.vol_23d),
-    residual_vol_ann: h.covered ? annualVol(h.residualVar) : null,
+    residual_vol_ann: h.basis !== 'none' ? annualVol(h.residualVar) : null,
+    residual_vol_model_ann:
+      h.basis === 'model' && s.vol_23d >= 0 && s.l3_res_er >= 0 ? s.vol_23d * Math.sqrt(s.l3_res_er) : null,
     standalone_vol_ann: standalone,
     risk_contribution: c,
   }
@@ -191,11 +198,13 @@ export function concentration(
   residualShare: number | null,
   weightCovered: number,
 ) {
-  const weights = positions.map((p) => p.weight)
+  // Gross weights: a short is as much a concentration as a long.
+  const weights = positions.map((p) => Math.abs(p.weight))
   const sectorWeights: Record<string, number> = {}
   for (const p of positions) {
-    const s = store.symbols[p.holding.index]?.sector ?? 'Unclassified'
-    sectorWeights[s] = (sectorWeights[s] ?? 0) + p.weight
+    const meta = store.symbols[p.holding.index]
+    const s = meta?.asset_type === 'etf' ? 'ETF' : (meta?.sector ?? 'Unclassified')
+    sectorWeights[s] = (sectorWeights[s] ?? 0) + Math.abs(p.weight)
   }
   const maxWeight = Math.max(...weights)
   const top5 = weights.slice(0, 5).reduce((a, b) => a + b, 0)
@@ -208,12 +217,15 @@ export function concentration(
   if (positions.length > 5 && top5 > 0.6)
     flags.push(`the five largest positions are ${pct(top5)} of the book (> 60%)`)
   for (const [s, w] of Object.entries(sectorWeights))
-    if (positions.length > 1 && w > 0.4) flags.push(`${s} is ${pct(w)} of the book (> 40%)`)
+    if (positions.length > 1 && w > 0.4 && s !== 'ETF') flags.push(`${s} is ${pct(w)} of the book (> 40%)`)
   if (residualShare !== null && residualShare > 0.5)
     flags.push(
       `stock-specific risk is ${pct(residualShare)} of the variance: ETF hedges remove less than half of it`,
     )
-  if (weightCovered < 1) flags.push(`the risk figures cover ${pct(weightCovered)} of the book`)
+  if (weightCovered < 1 - 1e-12)
+    flags.push(
+      `the stock models and ETFs cover ${pct(weightCovered)} of the book's gross (the rest is proxied or left out)`,
+    )
   return {
     effective_positions: effective,
     max_weight: maxWeight,
@@ -230,7 +242,8 @@ export function snapshotTable(
   positions: readonly ReturnType<typeof positionRow>[],
   a: Series & Record<'gross' | 'market' | 'sector' | 'subsector' | 'residual' | 'systematic', number[]>,
   tb: Series &
-    Record<'portfolio_return' | 'cumulative_return' | 'drawdown', number[]> & {
+    Record<'cumulative_return' | 'drawdown', number[]> & {
+      portfolio_return: (number | null)[]
       benchmark_return?: number[]
       benchmark_cumulative_return?: number[]
       active_return?: number[]

@@ -1,0 +1,305 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import type { ModelStore } from '../../src/engine/model-store/reader.ts'
+import {
+  type Body,
+  checkBody,
+  expectedSnapshot,
+  fin,
+  type Holding,
+  loadStock,
+  lookbackWindow,
+  modelledTickers,
+  near,
+  type PositionOut,
+  rng,
+  sampleVar,
+  snapshotCall,
+} from '../helpers/portfolio-math.ts'
+import { startTestApp, type TestApp } from '../helpers/test-app.ts'
+
+/**
+ * POST /snapshot for the books a portfolio manager holds (docs/methodology.md §13 "Portfolio
+ * risk"), against the independent computation of test/helpers/portfolio-math.ts: a past as_of
+ * (point in time), long/short books normalised by the gross, ETFs as positions, the forecast
+ * horizon, and the one rule for realised volatility shared with /metrics.
+ */
+
+describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic store)', () => {
+  let t: TestApp
+  let store: ModelStore
+  let key: string
+  let modelled: string[]
+
+  before(async () => {
+    t = await startTestApp()
+    store = t.ctx.models.store('live')
+    key = await t.key(await t.account(200), { tier: 'premium' })
+    modelled = await modelledTickers(store)
+  })
+  after(() => t?.close())
+
+  async function ok(body: Record<string, unknown>): Promise<Body & Record<string, unknown>> {
+    const r = await snapshotCall(t.app, body, key)
+    assert.equal(r.status, 200, `${JSON.stringify(body).slice(0, 300)} → ${r.status} ${r.text.slice(0, 500)}`)
+    return r.json as Body & Record<string, unknown>
+  }
+
+  /** A book of weights at day T over `lookback`, as the test computes it (weights / Σ|weights|). */
+  async function book(rows: { ticker: string; weight: number }[], lookback: number, T?: number) {
+    const win = lookbackWindow(store, lookback, T)
+    const gross = rows.reduce((a, r) => a + Math.abs(r.weight), 0)
+    const holdings: Holding[] = []
+    for (const r of rows)
+      holdings.push({ stock: await loadStock(store, store.resolve(r.ticker), win), weight: r.weight / gross })
+    return { win, holdings }
+  }
+
+  const pick = (n: number, seed: number) => {
+    const rand = rng(seed)
+    const pool = [...modelled]
+    return Array.from({ length: n }, () => pool.splice(Math.floor(rand() * pool.length), 1)[0] as string)
+  }
+
+  test('as_of a past day equals the computation over the window ending that day', async () => {
+    const T = store.calendar.length - 1 - 300
+    const rows = pick(8, 3).map((ticker, i) => ({ ticker, weight: 1 + i }))
+    for (const lookback of [60, 252]) {
+      const body = await ok({
+        type: 'portfolio',
+        portfolio: rows,
+        lookback_days: lookback,
+        as_of: store.date(T),
+      })
+      const { win, holdings } = await book(rows, lookback, T)
+      const exp = await expectedSnapshot(store, holdings, win)
+      checkBody(store, body, exp, `as_of ${store.date(T)} lookback ${lookback}`)
+      assert.equal(body.snapshot.as_of, store.date(T))
+      assert.ok(
+        body.time_behavior.dates.every((d) => d <= store.date(T)),
+        'nothing after as_of',
+      )
+      // The default is data_as_of: a different answer.
+      const latest = await ok({ type: 'portfolio', portfolio: rows, lookback_days: lookback })
+      assert.notEqual(latest.snapshot.volatility_ann, body.snapshot.volatility_ann)
+    }
+    // A weekend resolves to the previous trading day, with a warning.
+    const friday = store.calendar.findIndex((d, i) => i > 10 && d - (store.calendar[i - 1] as number) > 1) - 1
+    const gap = new Date(((store.calendar[friday] as number) + 1) * 86_400_000).toISOString().slice(0, 10)
+    const w = await ok({ type: 'portfolio', portfolio: rows, as_of: gap })
+    assert.equal(w.snapshot.as_of, store.date(friday))
+    assert.ok(w.snapshot.warnings.some((x) => x.includes(`as_of ${gap} is not a trading day`)))
+  })
+
+  test('a long/short book: weights by gross, signed hedges and contributions, exposure and leverage', async () => {
+    const names = pick(6, 11)
+    const rows = names.map((ticker, i) => ({ ticker, weight: i % 3 === 2 ? -(1 + i) : 2 + i }))
+    const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: 252 })
+    const { win, holdings } = await book(rows, 252)
+    const exp = await expectedSnapshot(store, holdings, win)
+    checkBody(store, body, exp, 'long/short')
+    const gross = rows.reduce((a, r) => a + Math.abs(r.weight), 0)
+    const long = rows.filter((r) => r.weight > 0).reduce((a, r) => a + r.weight, 0) / gross
+    const short = rows.filter((r) => r.weight < 0).reduce((a, r) => a + r.weight, 0) / gross
+    const x = body.snapshot.exposure ?? {}
+    near(x.long, long, 1e-15, 'long')
+    near(x.short, short, 1e-15, 'short')
+    near(x.net, long + short, 1e-15, 'net')
+    near(x.gross, 1, 1e-15, 'gross')
+    near(x.leverage, 1 / Math.abs(long + short), 1e-12, 'leverage = gross / |net|')
+    near(x.gross_amount, gross, 1e-12, 'gross_amount')
+    assert.equal(x.short_count, rows.filter((r) => r.weight < 0).length)
+    for (const r of rows) {
+      const p = body.snapshot.positions.find((q) => q.ticker === r.ticker) as PositionOut
+      near(p.weight, r.weight / gross, 1e-15, `${r.ticker} signed weight`)
+    }
+    // A pure long/short pair of one name nets out: market neutral has no leverage ratio.
+    const pair = await ok({
+      type: 'portfolio',
+      portfolio: [
+        { ticker: names[0], weight: 1 },
+        { ticker: names[1], weight: -1 },
+      ],
+    })
+    assert.equal(pair.snapshot.exposure?.leverage, null)
+    near(pair.snapshot.exposure?.net, 0, 1e-15, 'a 1/−1 pair is net zero')
+  })
+
+  test('ETFs are positions: exposure 1 to themselves, covered, equal to the direct computation', async () => {
+    const stock = modelled[0] as string
+    for (const rows of [
+      [
+        { ticker: stock, weight: 50 },
+        { ticker: 'XLE', weight: 50 },
+      ],
+      [
+        { ticker: stock, weight: 1 },
+        { ticker: 'SPY', weight: -0.8 },
+      ],
+    ]) {
+      const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: 252 })
+      const { win, holdings } = await book(rows, 252)
+      const exp = await expectedSnapshot(store, holdings, win)
+      checkBody(store, body, exp, JSON.stringify(rows))
+      assert.deepEqual(body.snapshot.unresolved, [], 'nothing dropped')
+      assert.equal(body.snapshot.positions.length, 2)
+      const etf = body.snapshot.positions.find((p) => p.ticker === rows[1]?.ticker) as PositionOut &
+        Record<string, unknown>
+      assert.equal(etf.asset_type, 'etf')
+      assert.equal(etf.risk_basis, 'etf')
+      near(
+        etf.weight,
+        (rows[1]?.weight as number) /
+          (Math.abs(rows[0]?.weight as number) + Math.abs(rows[1]?.weight as number)),
+        1e-15,
+        'ETF weight',
+      )
+      const g = Math.abs(rows[0]?.weight as number) + Math.abs(rows[1]?.weight as number)
+      const wc =
+        (exp.book[0]?.stock.covered ? Math.abs(rows[0]?.weight as number) : 0) +
+        Math.abs(rows[1]?.weight as number)
+      near(body.snapshot.weight_covered, wc / g, 1e-15, 'weight_covered counts the ETF')
+    }
+  })
+
+  test('a delisted stock is never zero-risk cash: proxied by its sector ETF and its peers, flagged', async () => {
+    const T = store.calendar.length - 1
+    let delisted: string | null = null
+    for (let i = 0; i < store.symbols.length && !delisted; i++) {
+      const m = store.symbols[i]
+      if (m?.asset_type !== 'stock' || !m.sector) continue
+      const life = await store.listedLife(i)
+      const last = m.tickers.at(-1)?.ticker as string
+      if (life.last >= 0 && life.last < T - 5 && store.resolve(last) === i) delisted = last
+    }
+    assert.ok(delisted, 'the fixture has a delisted stock with a sector')
+    const rows = [...pick(2, 5).map((ticker) => ({ ticker, weight: 1 })), { ticker: delisted, weight: 1 }]
+    const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: 252 })
+    const { win, holdings } = await book(rows, 252)
+    const exp = await expectedSnapshot(store, holdings, win)
+    checkBody(store, body, exp, 'with a delisted name')
+    const p = body.snapshot.positions.find((q) => q.ticker === delisted) as PositionOut &
+      Record<string, unknown>
+    assert.equal(p.covered, false)
+    assert.equal(p.risk_basis, 'proxy')
+    assert.ok(p.proxy && p.proxy.peers > 0)
+    near(body.snapshot.weight_proxied, 1 / 3, 1e-15, 'weight_proxied')
+    near(body.snapshot.weight_covered, 2 / 3, 1e-15, 'weight_covered stays honest')
+    assert.ok(body.snapshot.warnings.some((w) => w.startsWith(`${delisted} has no model at as_of`)))
+    assert.ok((p.risk_contribution.component as number) > 0, 'it carries risk')
+  })
+
+  test('horizon scales the daily variance by the horizon; _metadata names the model and estimator', async () => {
+    const rows = pick(5, 7).map((ticker) => ({ ticker, weight: 1 }))
+    const { win, holdings } = await book(rows, 252)
+    const exp = await expectedSnapshot(store, holdings, win)
+    assert.ok(exp.risk)
+    for (const horizon of [1, 21, 63, 252]) {
+      const body = await ok({ type: 'portfolio', portfolio: rows, horizon })
+      const f = body.snapshot.forecast ?? {}
+      assert.equal(f.horizon_days, horizon)
+      const want = Math.sqrt(horizon * exp.risk.V)
+      near(f.volatility, want, 1e-10 * want, `forecast volatility at ${horizon} days`)
+      near(f.residual_vol, Math.sqrt(horizon * exp.risk.D), 1e-10 * want, `residual at ${horizon} days`)
+      const rm = (body._metadata as unknown as { risk_model: Record<string, unknown> }).risk_model
+      assert.equal(rm.estimator, 'sample')
+      assert.equal(rm.horizon_days, horizon)
+      assert.match(String(rm.version), /^erm3-book-risk-v\d+$/)
+    }
+  })
+
+  test('notes flag a residual far from the /metrics basis and a negative layer share, with the reason', async () => {
+    const T = store.calendar.length - 1
+    let flagged = 0
+    for (const ticker of modelled.slice(0, 12)) {
+      const body = await ok({ type: 'ticker', ticker, lookback_days: 60 })
+      const p = body.snapshot.positions[0] as PositionOut & Record<string, number | null>
+      const row = await store.history(store.resolve(ticker), ['vol_23d', 'l3_res_er'], T, T + 1)
+      const v = (row.vol_23d as ArrayLike<number>)[0] as number
+      const er = (row.l3_res_er as ArrayLike<number>)[0] as number
+      const basis = fin(v) && fin(er) && er >= 0 ? v * Math.sqrt(er) : null
+      if (basis === null) assert.equal(p.residual_vol_model_ann, null)
+      else near(p.residual_vol_model_ann, basis, 1e-15 * basis, `${ticker} residual_vol_model_ann`)
+      const notes = (body.snapshot as unknown as { notes: string[] }).notes
+      const far = basis !== null && p.residual_vol_ann !== null && Math.abs(p.residual_vol_ann - basis) > 0.05
+      assert.equal(
+        notes.some((n) => n.includes('Same residual, different windows')),
+        far,
+        `${ticker} residual note`,
+      )
+      const split = body.snapshot.variance_decomposition as unknown as Record<string, number | null>
+      const negative = ['market', 'sector', 'subsector'].some((k) => (split[k] ?? 0) < 0)
+      assert.equal(
+        notes.some((n) => n.includes('share of the variance is negative')),
+        negative,
+        `${ticker} split note`,
+      )
+      if (far || negative) flagged++
+    }
+    assert.ok(flagged > 0, 'some one-stock book at lookback 60 is flagged')
+  })
+
+  test('/metrics as_of a past day answers the stored row of that day', async () => {
+    const T = store.calendar.length - 1 - 200
+    const ticker = modelled[1] as string
+    const i = store.resolve(ticker)
+    const r = await t.app.fastify.inject({
+      method: 'GET',
+      url: `/metrics/${ticker}?as_of=${store.date(T)}`,
+      headers: { authorization: `Bearer ${key}` },
+    })
+    assert.equal(r.statusCode, 200, r.body.slice(0, 300))
+    const b = JSON.parse(r.body) as { teo: string; metrics: Record<string, number | null> }
+    assert.equal(b.teo, store.date(T))
+    const row = await store.history(i, ['l3_mkt_hr', 'vol_252d_ann', 'l3_res_er'], T, T + 1)
+    for (const f of ['l3_mkt_hr', 'vol_252d_ann', 'l3_res_er'])
+      assert.equal(
+        b.metrics[f],
+        fin((row[f] as ArrayLike<number>)[0]) ? (row[f] as ArrayLike<number>)[0] : null,
+        f,
+      )
+    const bad = await t.app.fastify.inject({
+      method: 'GET',
+      url: `/metrics/${ticker}?as_of=1900-01-02`,
+      headers: { authorization: `Bearer ${key}` },
+    })
+    assert.equal(bad.statusCode, 404)
+  })
+
+  test('realised volatility skips days without a return, as /metrics does (one rule)', async () => {
+    // A stock with a gap inside the last 252 days: the one-stock snapshot and vol_252d_ann agree.
+    const T = store.calendar.length - 1
+    let gapped: string | null = null
+    for (const ticker of modelled) {
+      const h = await store.history(store.resolve(ticker), ['returns_gross'], T - 251, T + 1)
+      const r = h.returns_gross as ArrayLike<number>
+      let nulls = 0
+      for (let i = 0; i < r.length; i++) if (!fin(r[i] as number)) nulls++
+      if (nulls > 0 && nulls < 100) {
+        gapped = ticker
+        break
+      }
+    }
+    assert.ok(gapped, 'the fixture has a stock with a gap in its last 252 days')
+    const body = await ok({ type: 'ticker', ticker: gapped, lookback_days: 252 })
+    const h = await store.history(store.resolve(gapped), ['returns_gross', 'vol_252d_ann'], T - 251, T + 1)
+    const r = Array.from(h.returns_gross as ArrayLike<number>).filter((x) => fin(x))
+    const want = Math.sqrt(252 * (sampleVar(r) as number))
+    near(body.time_behavior.realized_vol_ann, want, 1e-12 * want, 'realised vol over the non-null days')
+    near(
+      body.risk_summary.hedge_effectiveness.realized_vol_ann,
+      want,
+      1e-12 * want,
+      'the same in hedge effectiveness',
+    )
+    const metrics = await t.app.fastify.inject({
+      method: 'GET',
+      url: `/metrics/${gapped}`,
+      headers: { authorization: `Bearer ${key}` },
+    })
+    const vol = (JSON.parse(metrics.body) as { metrics: { vol_252d_ann: number } }).metrics.vol_252d_ann
+    near(body.time_behavior.realized_vol_ann, vol, 1e-12 * want, '/snapshot and /metrics agree')
+    const nulls = body.time_behavior.portfolio_return.filter((x) => x === null).length
+    assert.ok(nulls > 0, 'a day without a return is null, not 0')
+  })
+})
