@@ -241,7 +241,7 @@ OPERATIONS: dict[str, Operation] = {
         status=200,
         auth=("bearerKey",),
         path_params=("ticker",),
-        query=(),
+        query=("as_of",),
         body=None,
         response_types=("application/json",),
         response_fields=("_agent", "_metadata", "display", "hedge_levels", "meta", "metrics", "periodicity", "symbol", "teo", "ticker"),
@@ -536,7 +536,7 @@ OPERATIONS: dict[str, Operation] = {
         auth=("bearerKey",),
         path_params=(),
         query=(),
-        body=BodySpec("application/json", True, ("type", "portfolio", "ticker", "lookback_days", "mode", "benchmark", "format", "table")),
+        body=BodySpec("application/json", True, ("type", "portfolio", "ticker", "lookback_days", "mode", "benchmark", "as_of", "horizon", "estimator", "format", "table")),
         response_types=("application/json",),
         response_fields=("_agent", "_metadata", "attribution", "metadata", "risk_summary", "snapshot", "time_behavior"),
         idempotent=False,
@@ -1635,16 +1635,20 @@ class Operations(_Transport):
         """
         return self._invoke("stripeWebhook", {}, {}, {"id": id, "type": type}, timeout=timeout, headers=headers)
 
-    def get_metrics(self, ticker: str, *, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
-        """GET /metrics/{ticker}: Latest MetricsV3 snapshot of a ticker: HR, ER, betas, factor/residual returns, Lstar, hedge levels
+    def get_metrics(self, ticker: str, *, as_of: str | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
+        """GET /metrics/{ticker}: MetricsV3 snapshot of a ticker (latest, or as_of a past day): HR, ER, betas, factor/residual returns, Lstar, hedge levels
 
         Price: 0.001 USD a call (GET /pricing lists every price).
 
         Args:
             ticker: Ticker, case-insensitive, surrounding blanks ignored: 1–12 characters of A–Z,
                 0–9, '.', '-' (BRK.B or BRK-B)
+            as_of: The day to answer for (YYYY-MM-DD, default the latest state): the stored state
+                that day, nothing later. A day that is not a trading day resolves to the previous one; a
+                stock that stopped trading before it answers its last state (teo says which day); a day
+                before its first trade or outside the store is a 404
         """
-        return self._invoke("getMetrics", {"ticker": ticker}, {}, None, timeout=timeout, headers=headers)
+        return self._invoke("getMetrics", {"ticker": ticker}, {"as_of": as_of}, None, timeout=timeout, headers=headers)
 
     def decompose(self, *, ticker: str, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """POST /decompose: Market/sector/subsector/residual decomposition of a ticker with its ETF hedge
@@ -1677,18 +1681,20 @@ class Operations(_Transport):
 
         Price: 0.001 USD a call (GET /pricing lists every price).
 
-        Each block: etf, beta (l1_mkt_beta, l2_sec_beta, l3_sub_beta), explained_variance (L3
-        ER) and hedge_notional = −hr (l3_*_hr) in ETF dollars per $1 long. style/stock_specific
-        are an attribution-only split of the residual variance l3_res_er:
-        style.explained_variance = the share of the stock's variance that the style ETFs
-        (momentum MTUM, quality QUAL, low_vol USMV, value VLUE, growth IWF, size IWM, dividend
-        SCHD, moat MOAT) explain in its L3 residual — a weighted no-intercept regression over
-        the model window, jointly with the L3 ETFs, of which only the style part is reported —
-        and stock_specific.explained_variance = l3_res_er − style, so the two sum to l3_res_er.
-        style.factors lists the style ETFs that took part (one that did not yet trade over the
-        whole window is dropped); with none, style.explained_variance is null, stock_specific is
-        all of l3_res_er and style.note says why. Neither is hedgeable with the factor ETFs; see
-        /docs/methodology.
+        Each block: etf, beta (the hierarchical beta l1_mkt_beta, l2_sec_beta, l3_sub_beta,
+        named in beta_source), explained_variance (L3 ER) and hedge_notional = −hr (the L3 hedge
+        ratio l3_*_hr, named in hedge_source) in ETF dollars per $1 long. The beta and the hedge
+        ratio differ by design: the hedge ratio carries each beta through the cascade
+        (docs/methodology.md §6). style/stock_specific are an attribution-only split of the
+        residual variance l3_res_er: style.explained_variance = the share of the stock's
+        variance that the style ETFs (momentum MTUM, quality QUAL, low_vol USMV, value VLUE,
+        growth IWF, size IWM, dividend SCHD, moat MOAT) explain in its L3 residual — a weighted
+        no-intercept regression over the model window, jointly with the L3 ETFs, of which only
+        the style part is reported — and stock_specific.explained_variance = l3_res_er − style,
+        so the two sum to l3_res_er. style.factors lists the style ETFs that took part (one that
+        did not yet trade over the whole window is dropped); with none, style.explained_variance
+        is null, stock_specific is all of l3_res_er and style.note says why. Neither is
+        hedgeable with the factor ETFs; see /docs/methodology.
 
         Args:
             ticker: Ticker, case-insensitive, surrounding blanks ignored: 1–12 characters of A–Z,
@@ -2214,21 +2220,27 @@ class Operations(_Transport):
         """
         return self._invoke("getFundamentals", {"ticker": ticker}, {"as_of": as_of, "periods": periods, "erp": erp, "tax_rate": tax_rate, "rf_tenor": rf_tenor, "grid": grid, "erp_grid": erp_grid, "rf_tenor_grid": rf_tenor_grid, "format": format}, None, timeout=timeout, headers=headers)
 
-    def snapshot(self, *, type: Literal["portfolio"] | Literal["ticker"], portfolio: list[dict[str, Any]] | None = None, ticker: str | None = None, lookback_days: int | None = None, mode: Literal["frozen"] | None = None, benchmark: str | None = None, format: str | None = None, table: Literal["positions"] | Literal["attribution"] | Literal["time_behavior"] | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
+    def snapshot(self, *, type: Literal["portfolio"] | Literal["ticker"], portfolio: list[dict[str, Any]] | None = None, ticker: str | None = None, lookback_days: int | None = None, mode: Literal["frozen"] | None = None, benchmark: str | None = None, as_of: str | None = None, horizon: Literal[1] | Literal[21] | Literal[63] | Literal[252] | None = None, estimator: Literal["sample"] | None = None, format: str | None = None, table: Literal["positions"] | Literal["attribution"] | Literal["time_behavior"] | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """POST /snapshot: Portfolio (or ticker) risk snapshot: covariance-based variance split, hedges, Euler contributions, benchmark
 
         Price: 0.25 USD a call (GET /pricing lists every price).
 
-        type portfolio: 1–100 positions, each a stock with exactly one of weight (dollars or
-        fractions, normalised) or shares (× latest price_close); weight and shares rows must not
-        be mixed; a ticker given twice is summed (with a warning); unknown tickers are listed in
-        snapshot.unresolved and the rest analysed (all unknown → 404). type ticker: one ticker,
-        with ticker_meta. lookback_days 20–2000 (default 252); mode frozen. Portfolio variance =
-        h'Σ_etf h + Σ w²σ²_res over the lookback, split by cascade layer; Euler contributions
-        per position and per ETF sum to the volatility; with a benchmark: active exposures and
-        weights, tracking error and its split. time_behavior and attribution are daily
-        frozen-weight series (the strips sum to gross). format=parquet|csv with table=positions
-        (default), attribution or time_behavior. 0.25 USD per call.
+        type portfolio: 1–100 positions, each a stock or an ETF with exactly one of weight
+        (dollars or fractions; negative = short) or shares (× price_close at as_of); weights are
+        normalised by the gross Σ|amount|, so a short keeps its sign and every risk figure is
+        per 1 of gross (snapshot.exposure: long, short, net, gross, leverage); weight and shares
+        rows must not be mixed; a ticker given twice is summed (with a warning); unknown tickers
+        are listed in snapshot.unresolved and the rest analysed (all unknown → 404). An ETF
+        position is exposure 1 to itself; a stock without a model at as_of is proxied by its
+        sector ETF plus its sector peers' median specific risk (risk_basis proxy,
+        weight_proxied). type ticker: one ticker, with ticker_meta. as_of: any past trading day
+        (point in time; default data_as_of). lookback_days 20–2000 (default 252); horizon 1, 21,
+        63 or 252 days for snapshot.forecast; mode frozen. Portfolio variance = h'Σ_etf h + Σ
+        w²σ²_res over the lookback, split by cascade layer; Euler contributions per position and
+        per ETF sum to the volatility; with a benchmark: active exposures and weights, tracking
+        error and its split. time_behavior and attribution are daily frozen-weight series (the
+        strips sum to gross). format=parquet|csv with table=positions (default), attribution or
+        time_behavior. 0.25 USD per call.
 
         Args:
             type: body
@@ -2238,10 +2250,17 @@ class Operations(_Transport):
                 variance and the daily series run
             mode: Weights frozen over the lookback (the only mode)
             benchmark: body
+            as_of: The day the risk is for (YYYY-MM-DD, default data_as_of): state, prices and
+                lookback end that day and nothing later is read. A day that is not a trading day
+                resolves to the previous one (with a warning); a day outside the store answers 404
+                DATE_NOT_AVAILABLE
+            horizon: Trading days the forecast block is for (1, 21, 63 or 252; default 21): horizon
+                variance = horizon × daily variance under the sample estimator
+            estimator: Book risk estimator (default sample); _metadata.risk_model names the one used
             format: json (default), parquet or csv; else Accept decides
             table: Which table a parquet/csv answer holds (default positions)
         """
-        return self._invoke("snapshot", {}, {}, {"type": type, "portfolio": portfolio, "ticker": ticker, "lookback_days": lookback_days, "mode": mode, "benchmark": benchmark, "format": format, "table": table}, timeout=timeout, headers=headers)
+        return self._invoke("snapshot", {}, {}, {"type": type, "portfolio": portfolio, "ticker": ticker, "lookback_days": lookback_days, "mode": mode, "benchmark": benchmark, "as_of": as_of, "horizon": horizon, "estimator": estimator, "format": format, "table": table}, timeout=timeout, headers=headers)
 
     def get_benchmark(self, id: str, *, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """GET /data/benchmark/{id}: A benchmark: methodology, components and weights, kind, inception (free)

@@ -331,6 +331,14 @@ export type RiskMetadata = {
   range?: Array<string>
   /** Present when the ticker asked is an old ticker of the security answered, which trades under another one now, e.g. "FB is now META (since 2022-06-09)". Absent for a current ticker, a reused ticker's current holder included. */
   ticker_note?: string
+  /** How a book risk (POST /snapshot) was forecast from the per-stock model */
+  risk_model?: {
+    /** The book risk model, versioned apart from model_version */
+    version: string
+    estimator: string
+    estimator_description: string
+    horizon_days: number
+  }
 }
 
 export type AgentMeta = {
@@ -427,8 +435,10 @@ export type DecomposeResponse = {
 export type DecomposeV4Block = {
   etf: string | null
   beta: number | null
+  beta_source: string | null
   explained_variance: number | null
   hedge_notional: number | null
+  hedge_source: string | null
 }
 
 export type DecomposeV4Response = {
@@ -446,8 +456,10 @@ export type DecomposeV4Response = {
   style: {
     etf: string | null
     beta: number | null
+    beta_source: string | null
     explained_variance: number | null
     hedge_notional: number | null
+    hedge_source: string | null
     hedgeable: false
     /** always 'diagnostic': attribution only, never a hedge */
     role: string
@@ -458,8 +470,10 @@ export type DecomposeV4Response = {
   stock_specific: {
     etf: string | null
     beta: number | null
+    beta_source: string | null
     explained_variance: number | null
     hedge_notional: number | null
+    hedge_source: string | null
     hedgeable: false
   }
   _metadata: RiskMetadata
@@ -1099,14 +1113,23 @@ export type SnapshotPosition = {
   symbol: string
   name: string
   sector: string | null
-  /** Normalised weight in the book */
+  asset_type: "stock" | "etf"
+  /** Signed fraction of the gross (negative = short); Σ|weight| = 1 */
   weight: number
   shares: number | null
   price_close: number | null
   market_value: number | null
-  /** Part of the risk figures (has a model at as_of) */
+  /** Priced by its own model at as_of (a stock with a model, or an ETF) */
   covered: boolean
   reason: string | null
+  /** How it enters the risk figures: its own model; an ETF (exposure 1 to itself); proxy (no model: its sector ETF plus the median specific risk of its sector peers at as_of); none (no proxy either: left out) */
+  risk_basis: "model" | "etf" | "proxy" | "none"
+  proxy: {
+    /** The ETF it is proxied by (its sector ETF; the market ETF without a sector) */
+    etf: string
+    /** Stocks whose median specific variance it is given */
+    peers: number
+  } | null
   model_level: number | null
   hedge_etfs: {
     market: string
@@ -1123,6 +1146,7 @@ export type SnapshotPosition = {
   recommended_level: ("L1" | "L2" | "L3") | null
   vol_23d: number | null
   residual_vol_ann: number | null
+  residual_vol_model_ann: number | null
   standalone_vol_ann: number | null
   risk_contribution: {
     marginal: number | null
@@ -1187,8 +1211,29 @@ export type SnapshotBlock = {
   positions: Array<SnapshotPosition>
   positions_count: number
   covered_count: number
-  /** Share of the book the risk figures cover */
+  /** Share of the gross priced by its own model (stocks with a model, and ETFs) */
   weight_covered: number
+  /** Share of the gross priced by a proxy (stocks without a model) */
+  weight_proxied: number
+  /** Long/short exposure; every risk figure is per 1 of gross */
+  exposure: {
+    /** Σ positive weights (fraction of the gross) */
+    long: number
+    /** Σ negative weights (≤ 0) */
+    short: number
+    /** long + short */
+    net: number
+    /** long − short (1: weights are normalised by the gross) */
+    gross: number
+    leverage: number | null
+    long_count: number
+    short_count: number
+    /** Σ|amount| as given (dollars for share counts) */
+    gross_amount: number
+    /** Σ amount as given (dollars for share counts) */
+    net_amount: number
+    amount_unit: "dollars" | "as_given"
+  }
   /** Portfolio hedge per ETF, Σ w_i·HR_i (same ETF summed), per level; recommended = each position at its own recommended level */
   hedges: {
     L1: Array<SnapshotHedgeLeg>
@@ -1200,6 +1245,14 @@ export type SnapshotBlock = {
   systematic_vol_ann: number | null
   residual_vol_ann: number | null
   variance_decomposition: SnapshotLayerSplit
+  /** Volatility over horizon_days (not annualised), per 1 of gross: √(horizon variance) of the book, its systematic and its residual part */
+  forecast: {
+    horizon_days: number
+    volatility: number | null
+    systematic_vol: number | null
+    residual_vol: number | null
+    estimator: string
+  }
   diversification_ratio: number | null
   unresolved: Array<SnapshotUnresolved>
   benchmark: ResolvedBenchmark | null
@@ -1213,6 +1266,8 @@ export type SnapshotBlock = {
     recommended_level: ("L1" | "L2" | "L3") | null
   }
   warnings: Array<string>
+  /** Where a figure differs by construction from another endpoint (a residual volatility far from /metrics) or looks odd (a negative layer share), and why */
+  notes: Array<string>
 }
 
 export type SnapshotRiskSummary = {
@@ -1304,7 +1359,7 @@ export type SnapshotRiskSummary = {
 
 export type SnapshotTimeBehavior = {
   dates: Array<string>
-  /** Frozen-weight daily return Σ w_i·r_i */
+  /** Frozen-weight daily return Σ w_i·r_i; null on a day no position has a return (skipped by every realised volatility) */
   portfolio_return: Array<number | null>
   /** Π(1+r) − 1 to date */
   cumulative_return: Array<number | null>
@@ -1347,6 +1402,8 @@ export type CanonicalSnapshotResponse = {
   metadata: {
     /** YYYY-MM-DD */
     data_as_of: string
+    /** YYYY-MM-DD */
+    as_of: string
     lookback_days: number
     mode: "frozen"
     benchmark: string | null
@@ -1492,6 +1549,8 @@ export type PlaidHoldingsSnapshot = {
   metadata: {
     /** YYYY-MM-DD */
     data_as_of: string
+    /** YYYY-MM-DD */
+    as_of: string
     lookback_days: number
     mode: "frozen"
     benchmark: string | null
@@ -2250,11 +2309,15 @@ export interface Requests {
   stripeWebhook: {
     body: StripeEvent
   }
-  /** GET /metrics/{ticker}: Latest MetricsV3 snapshot of a ticker: HR, ER, betas, factor/residual returns, Lstar, hedge levels. Price: 0.001 USD a call (GET /pricing lists every price). */
+  /** GET /metrics/{ticker}: MetricsV3 snapshot of a ticker (latest, or as_of a past day): HR, ER, betas, factor/residual returns, Lstar, hedge levels. Price: 0.001 USD a call (GET /pricing lists every price). */
   getMetrics: {
     params: {
       /** Ticker, case-insensitive, surrounding blanks ignored: 1–12 characters of A–Z, 0–9, '.', '-' (BRK.B or BRK-B) */
       ticker: string
+    }
+    query?: {
+      /** The day to answer for (YYYY-MM-DD, default the latest state): the stored state that day, nothing later. A day that is not a trading day resolves to the previous one; a stock that stopped trading before it answers its last state (teo says which day); a day before its first trade or outside the store is a 404 */
+      as_of?: string
     }
   }
   /** POST /decompose: Market/sector/subsector/residual decomposition of a ticker with its ETF hedge. Price: 0.001 USD a call (GET /pricing lists every price). */
@@ -2585,9 +2648,9 @@ export interface Requests {
       portfolio?: Array<{
         /** Ticker, case-insensitive, surrounding blanks ignored: 1–12 characters of A–Z, 0–9, '.', '-' (BRK.B or BRK-B) */
         ticker: string
-        /** Dollars or fractions (> 0); the weights are normalised to sum to 1 */
+        /** Dollars or fractions, non-zero; negative = short. The weights are normalised by the gross (Σ|amount|), so the absolute weights sum to 1 and a short keeps its sign */
         weight?: number
-        /** Share count (> 0), converted to dollars with the latest price_close */
+        /** Share count, non-zero (negative = short), converted to dollars with the close at as_of (the last close before it for a stock that stopped trading) */
         shares?: number
       }>
       /** type ticker only */
@@ -2597,6 +2660,12 @@ export interface Requests {
       /** Weights frozen over the lookback (the only mode) */
       mode?: "frozen"
       benchmark?: string | null
+      /** The day the risk is for (YYYY-MM-DD, default data_as_of): state, prices and lookback end that day and nothing later is read. A day that is not a trading day resolves to the previous one (with a warning); a day outside the store answers 404 DATE_NOT_AVAILABLE */
+      as_of?: string
+      /** Trading days the forecast block is for (1, 21, 63 or 252; default 21): horizon variance = horizon × daily variance under the sample estimator */
+      horizon?: 1 | 21 | 63 | 252
+      /** Book risk estimator (default sample); _metadata.risk_model names the one used */
+      estimator?: "sample"
       /** json (default), parquet or csv; else Accept decides */
       format?: string
       /** Which table a parquet/csv answer holds (default positions) */
@@ -3075,7 +3144,7 @@ export const OPERATIONS = {
   logoutAll: {"method":"POST","path":"/auth/logout-all","status":200,"auth":["sessionJwt"],"pathParams":[],"query":[],"body":null,"responseTypes":["application/json"],"responseFields":["signed_out_sessions"],"idempotent":false,"costUsd":null},
   createCheckout: {"method":"POST","path":"/billing/checkout","status":201,"auth":["bearerKey","sessionJwt"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["amount_usd"]},"responseTypes":["application/json"],"responseFields":["account_id","amount_usd","checkout_url","currency","expires_at","session_id"],"idempotent":false,"costUsd":null},
   stripeWebhook: {"method":"POST","path":"/billing/stripe/webhook","status":200,"auth":[],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["id","type"]},"responseTypes":["application/json"],"responseFields":["event_id","outcome","received"],"idempotent":false,"costUsd":null},
-  getMetrics: {"method":"GET","path":"/metrics/{ticker}","status":200,"auth":["bearerKey"],"pathParams":["ticker"],"query":[],"body":null,"responseTypes":["application/json"],"responseFields":["_agent","_metadata","display","hedge_levels","meta","metrics","periodicity","symbol","teo","ticker"],"idempotent":true,"costUsd":0.001},
+  getMetrics: {"method":"GET","path":"/metrics/{ticker}","status":200,"auth":["bearerKey"],"pathParams":["ticker"],"query":["as_of"],"body":null,"responseTypes":["application/json"],"responseFields":["_agent","_metadata","display","hedge_levels","meta","metrics","periodicity","symbol","teo","ticker"],"idempotent":true,"costUsd":0.001},
   decompose: {"method":"POST","path":"/decompose","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["ticker"]},"responseTypes":["application/json"],"responseFields":["_agent","_data_health","_metadata","data_as_of","exposure","hedge","hedge_levels","stock_specific","style","symbol","teo","ticker"],"idempotent":false,"costUsd":0.001},
   decomposeV4: {"method":"POST","path":"/v4/decompose","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["ticker"]},"responseTypes":["application/json"],"responseFields":["_agent","_data_health","_metadata","data_as_of","industry","market","stock_specific","style","symbol","teo","ticker"],"idempotent":false,"costUsd":0.001},
   getTickerReturns: {"method":"GET","path":"/ticker-returns","status":200,"auth":["bearerKey"],"pathParams":[],"query":["ticker","years","start","end","format","fields"],"body":null,"responseTypes":["application/json"],"responseFields":["_agent","_metadata","asset_type","data","meta","periodicity","symbol","ticker"],"idempotent":true,"costUsd":0.005},
@@ -3096,7 +3165,7 @@ export const OPERATIONS = {
   getCorrelation: {"method":"GET","path":"/metrics/{ticker}/correlation","status":200,"auth":["bearerKey"],"pathParams":["ticker"],"query":["factors","return_type","window_days","method"],"body":null,"responseTypes":["application/json"],"responseFields":["_agent","_metadata","correlations","method","overlap_days","return_type","symbol","teo","ticker","warnings","window_days"],"idempotent":true,"costUsd":0.002},
   postCorrelation: {"method":"POST","path":"/correlation","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["ticker","tickers","factors","return_type","window_days","method","format"]},"responseTypes":["application/json"],"responseFields":["_agent","_metadata","correlations","method","overlap_days","results","return_type","symbol","teo","ticker","warnings","window_days"],"idempotent":false,"costUsd":0.002},
   getFundamentals: {"method":"GET","path":"/fundamentals/{ticker}","status":200,"auth":["bearerKey"],"pathParams":["ticker"],"query":["as_of","periods","erp","tax_rate","rf_tenor","grid","erp_grid","rf_tenor_grid","format"],"body":null,"responseTypes":["application/json"],"responseFields":["_agent","_metadata","as_of","disclosures","market_cap","periods_returned","rows","sensitivity_grid","symbol","ticker"],"idempotent":true,"costUsd":0.005},
-  snapshot: {"method":"POST","path":"/snapshot","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["type","portfolio","ticker","lookback_days","mode","benchmark","format","table"]},"responseTypes":["application/json"],"responseFields":["_agent","_metadata","attribution","metadata","risk_summary","snapshot","time_behavior"],"idempotent":false,"costUsd":0.25},
+  snapshot: {"method":"POST","path":"/snapshot","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["type","portfolio","ticker","lookback_days","mode","benchmark","as_of","horizon","estimator","format","table"]},"responseTypes":["application/json"],"responseFields":["_agent","_metadata","attribution","metadata","risk_summary","snapshot","time_behavior"],"idempotent":false,"costUsd":0.25},
   getBenchmark: {"method":"GET","path":"/data/benchmark/{id}","status":200,"auth":["bearerKey"],"pathParams":["id"],"query":[],"body":null,"responseTypes":["application/json"],"responseFields":["benchmark_kind","components","data_as_of","id","inception","kind","methodology","name"],"idempotent":true,"costUsd":null},
   chat: {"method":"POST","path":"/chat","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["messages","stream","max_tool_calls","max_tokens"]},"responseTypes":["application/json"],"responseFields":["_agent","finish_reason","message","notes","tool_calls","usage"],"idempotent":false,"costUsd":0.001},
   createPlaidLinkToken: {"method":"POST","path":"/plaid/link-token","status":201,"auth":["sessionJwt"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["item_id"]},"responseTypes":["application/json"],"responseFields":["expiration","link_token","update_mode"],"idempotent":false,"costUsd":null},
