@@ -203,7 +203,7 @@ describe('passwordless sign-in and provisioning', () => {
     assert.ok(k)
     assert.equal(k.balance_usd, 0.5)
     assert.deepEqual(parseApiKey(k.api_key), { kind: 'agent', environment: 'live' })
-    const m = await t.client.call('getMetrics', { key: k.api_key, params: { ticker: 'SPY' } })
+    const m = await t.client.call('getMetrics', { key: k.api_key, params: { ticker: 'AAPL' } })
     assert.equal(m.status, 200)
     assert.equal((await t.client.call('getBalance', { key: k.api_key })).ok().balance_usd, 0.499)
     const fourth = await t.client.call('provisionFree', { key: null, body: {} })

@@ -33,7 +33,7 @@ function moneySuite(backends: BackendPair) {
         Array.from({ length: 200 }, (_, i) =>
           t.client.call('getMetrics', {
             key: keys[i % 20] as string,
-            params: { ticker: 'SPY' },
+            params: { ticker: 'AAPL' },
             headers: { 'cache-control': 'no-cache' },
           }),
         ),
@@ -69,7 +69,7 @@ function moneySuite(backends: BackendPair) {
       for (let i = 0; i < 3; i++) {
         const r = await t.client.call('getMetrics', {
           key,
-          params: { ticker: 'SPY' },
+          params: { ticker: 'AAPL' },
           headers: { 'cache-control': 'no-cache' },
         })
         assert.equal(r.status, 200)
@@ -108,10 +108,10 @@ function moneySuite(backends: BackendPair) {
     test('cache hits cost 0 and failed requests cost 0', async () => {
       const account = await t.account(1)
       const key = await t.key(account)
-      const first = await t.client.call('getMetrics', { key, params: { ticker: 'SPY' } })
+      const first = await t.client.call('getMetrics', { key, params: { ticker: 'AAPL' } })
       assert.equal(first.status, 200)
       const again = await Promise.all(
-        Array.from({ length: 9 }, () => t.client.call('getMetrics', { key, params: { ticker: 'SPY' } })),
+        Array.from({ length: 9 }, () => t.client.call('getMetrics', { key, params: { ticker: 'AAPL' } })),
       )
       assert.ok(again.every((r) => r.status === 200 && r.headers['x-api-cost-usd'] === '0'))
       const failed = await Promise.all([

@@ -153,7 +153,7 @@ describe('HTTP platform (embedded backends)', () => {
   test('metered GET /metrics: charged once, _agent and lineage, cache HIT free, ETag 304 free, no-cache BYPASS charged', async () => {
     const acct = await t.account(1)
     const k = await t.key(acct)
-    const r1 = await t.client.call('getMetrics', { key: k, params: { ticker: 'spy' } })
+    const r1 = await t.client.call('getMetrics', { key: k, params: { ticker: 'aapl' } })
     const b1 = r1.ok()
     assert.equal(b1._agent.cost_usd, 0.001)
     assert.equal(b1._agent.cache_status, 'MISS')
@@ -169,21 +169,21 @@ describe('HTTP platform (embedded backends)', () => {
       `synthetic; seed=${(b1._metadata.dataset as { seed: number }).seed}`,
     )
     assert.equal(b1._agent.data_freshness, '2021-12-31T21:00:00.000Z')
-    assert.equal(b1.ticker, 'SPY')
+    assert.equal(b1.ticker, 'AAPL')
     assert.deepEqual(b1._metadata.range, [b1.teo, b1.teo])
-    const r2 = await t.client.call('getMetrics', { key: k, params: { ticker: 'SPY' } })
+    const r2 = await t.client.call('getMetrics', { key: k, params: { ticker: 'AAPL' } })
     assert.equal(r2.ok()._agent.cache_status, 'HIT')
     assert.equal(r2.ok()._agent.cost_usd, 0)
     assert.equal(r2.headers['x-api-cost-usd'], '0')
     const r3 = await t.client.call('getMetrics', {
       key: k,
-      params: { ticker: 'SPY' },
+      params: { ticker: 'AAPL' },
       headers: { 'if-none-match': r1.headers.etag ?? '' },
     })
     assert.equal(r3.status, 304)
     const r4 = await t.client.call('getMetrics', {
       key: k,
-      params: { ticker: 'SPY' },
+      params: { ticker: 'AAPL' },
       headers: { 'cache-control': 'no-cache' },
     })
     assert.equal(r4.ok()._agent.cache_status, 'BYPASS')
@@ -212,7 +212,7 @@ describe('HTTP platform (embedded backends)', () => {
     // The cache write runs after the response has left: let it.
     const settled = () => new Promise((r) => setTimeout(r, 20))
     const metrics = async (k: string, headers: Record<string, string> = {}) => {
-      const r = await t.client.call('getMetrics', { key: k, params: { ticker: 'SPY' }, headers })
+      const r = await t.client.call('getMetrics', { key: k, params: { ticker: 'AAPL' }, headers })
       await settled()
       return r.ok()._agent
     }
@@ -249,7 +249,7 @@ describe('HTTP platform (embedded backends)', () => {
     ]) {
       const r = await t.transport({
         method: 'GET',
-        url: `/metrics/SPY${input.query ? `?format=${input.query.format}` : ''}`,
+        url: `/metrics/AAPL${input.query ? `?format=${input.query.format}` : ''}`,
         headers: { authorization: `Bearer ${k}`, ...(input.headers ?? {}) },
       })
       assert.equal(r.status, 406, JSON.stringify(input))
@@ -257,7 +257,7 @@ describe('HTTP platform (embedded backends)', () => {
     }
     const ok = await t.transport({
       method: 'GET',
-      url: '/metrics/SPY',
+      url: '/metrics/AAPL',
       headers: { authorization: `Bearer ${k}`, accept: 'text/csv;q=0.5, application/json' },
     })
     assert.equal(ok.status, 200)
@@ -282,18 +282,18 @@ describe('HTTP platform (embedded backends)', () => {
 
   test('test keys read the sandbox store, at no cost', async () => {
     const tk = await t.key(account, { env: 'test' })
-    const r = await t.client.call('getMetrics', { key: tk, params: { ticker: 'SPY' } })
+    const r = await t.client.call('getMetrics', { key: tk, params: { ticker: 'AAPL' } })
     const b = r.ok()
     assert.equal(r.headers['x-environment'], 'test')
     assert.equal(b._agent.cost_usd, 0)
-    const live = (await t.client.call('getMetrics', { key, params: { ticker: 'SPY' } })).ok()
+    const live = (await t.client.call('getMetrics', { key, params: { ticker: 'AAPL' } })).ok()
     assert.notEqual(b.metrics.price_close, live.metrics.price_close, 'sandbox and live stores differ')
   })
 
   test('GET /invoices: ledger-backed summary per period', async () => {
     const acct = await t.account(2)
     const k = await t.key(acct)
-    await t.client.call('getMetrics', { key: k, params: { ticker: 'SPY' } })
+    await t.client.call('getMetrics', { key: k, params: { ticker: 'AAPL' } })
     const inv = (await t.client.call('getInvoices', { key: k, query: { period: 'all' } })).ok()
     assert.equal(inv.summary.spent_usd, 0.001)
     assert.equal(inv.summary.requests, 1)
@@ -336,7 +336,7 @@ describe('billing page and the 402 top_up_url', () => {
       const poor = await t.key(await t.account(0))
       const r = await t.transport({
         method: 'GET',
-        url: '/metrics/SPY',
+        url: '/metrics/AAPL',
         headers: { authorization: `Bearer ${poor}` },
       })
       assert.equal(r.status, 402)
