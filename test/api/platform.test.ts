@@ -130,6 +130,49 @@ describe('HTTP platform (embedded backends)', () => {
     assert.equal(e3.status, 404)
   })
 
+  test('POST /estimate sizes a history answer: its rows exactly (a stock listed throughout), its bytes roughly', async () => {
+    const key = await t.key(await t.account(1))
+    const cases: [string, Record<string, unknown>, (b: Record<string, unknown[]>) => number][] = [
+      ['getLstar', { ticker: 'AAPL', years: 1 }, (b) => b.dates?.length ?? -1],
+      [
+        'getTickerReturns',
+        { ticker: 'AAPL', years: 2, fields: 'returns_gross' },
+        (b) => b.data?.length ?? -1,
+      ],
+      [
+        'getReturnsDecomposition',
+        { ticker: 'AAPL', years: 2, fields: 'gross' },
+        (b) => b.dates?.length ?? -1,
+      ],
+      ['getL3Decomposition', { ticker: 'AAPL' }, (b) => b.dates?.length ?? -1],
+      [
+        'getEtfReturns',
+        { ticker: 'XLK', start: '2021-12-20', end: '2021-12-27' },
+        (b) => b.dates?.length ?? -1,
+      ],
+    ]
+    for (const [op, params, rowsOf] of cases) {
+      const e = (await t.client.call('estimate', { body: { operation: op, params } })).ok()
+      const r = await t.client.call(op as 'getLstar', { key, query: params as { ticker: string } })
+      const rows = rowsOf(r.ok() as unknown as Record<string, unknown[]>)
+      assert.equal(e.estimated_rows, rows, op)
+      if (rows < 100) continue // the envelope (_metadata, _agent) outweighs a week of rows
+      const ratio = Buffer.byteLength(r.text) / (e.estimated_bytes ?? 0)
+      assert.ok(
+        ratio > 0.5 && ratio < 2,
+        `${op}: ${Buffer.byteLength(r.text)} bytes, estimated ${e.estimated_bytes}`,
+      )
+    }
+    // No history: no size. A day outside the data is the request's own 400.
+    const plain = (await t.client.call('estimate', { body: { operation: 'getMetrics' } })).ok()
+    assert.equal(plain.estimated_rows, undefined)
+    const outside = await t.client.call('estimate', {
+      body: { operation: 'getLstar', params: { ticker: 'AAPL', start: '2031-01-02' } },
+    })
+    assert.equal(outside.status, 400)
+    assert.match(outside.text, /outside the data/)
+  })
+
   test('GET /health reports the store, the database and the limiter', async () => {
     const h = (await t.client.call('getHealth')).ok()
     assert.equal(h.status, 'ok')
