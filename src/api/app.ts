@@ -389,7 +389,11 @@ function register(fastify: FastifyInstance, op: Operation, handlers: ReadonlyMap
       ...(op.body ? { body: anonymous(op.body) } : {}),
       ...(json ? { response: { [op.status]: anonymous(op.response) } } : {}),
     },
-    ...(op.rawBody ? { preParsing: keepRawBody } : {}),
+    ...(op.rawBody
+      ? { preParsing: keepRawBody }
+      : bodyMayBeOmitted(op.body)
+        ? { preParsing: emptyChunkedIsNone }
+        : {}),
     ...(bodyMayBeOmitted(op.body) ? { onRequest: emptyBodyIsNone } : {}),
     // An omitted body as `{}`; tickers trimmed and upper-cased before validation (contract/request-identity.ts).
     ...(preValidation.length ? { preValidation } : {}),
@@ -426,6 +430,12 @@ async function noBodyIsEmptyObject(req: FastifyRequest): Promise<void> {
  * routes only; bounded by the route's body limit.
  */
 async function keepRawBody(req: FastifyRequest, _reply: unknown, payload: AsyncIterable<Buffer | string>) {
+  req.rawBody = await readBounded(req, payload)
+  return Readable.from([req.rawBody])
+}
+
+/** The whole request body, refused as 413 past the route's body limit. */
+async function readBounded(req: FastifyRequest, payload: AsyncIterable<Buffer | string>): Promise<Buffer> {
   const limit = req.routeOptions.bodyLimit ?? 1024 * 1024
   const chunks: Buffer[] = []
   let size = 0
@@ -439,6 +449,25 @@ async function keepRawBody(req: FastifyRequest, _reply: unknown, payload: AsyncI
       })
     chunks.push(b)
   }
-  req.rawBody = Buffer.concat(chunks)
-  return Readable.from([req.rawBody])
+  return Buffer.concat(chunks)
+}
+
+/**
+ * preParsing of an operation whose body may be left out, sent without a length (`Transfer-Encoding:
+ * chunked`): only the bytes tell whether there is a body, so they are read first (the body of
+ * such an operation is a few fields); zero bytes are no body, like `Content-Length: 0`.
+ */
+async function emptyChunkedIsNone(
+  req: FastifyRequest,
+  _reply: unknown,
+  payload: AsyncIterable<Buffer | string>,
+) {
+  if (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] === undefined)
+    return payload
+  const bytes = await readBounded(req, payload)
+  if (bytes.length === 0) {
+    delete req.headers['content-type']
+    delete req.headers['transfer-encoding']
+  }
+  return Readable.from(bytes.length === 0 ? [] : [bytes])
 }

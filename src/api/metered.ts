@@ -17,7 +17,7 @@ import { SharedRepresentations, sharedRepresentations } from '../services/billin
 import { BALANCE_VIEW_MAX_AGE_MS } from '../services/billing/views.ts'
 import type { ServiceContext } from '../services/context.ts'
 import type { Principal } from '../services/identity/keys.ts'
-import type { RiskMetadata } from '../services/models.ts'
+import type { NothingToAnswer, RiskMetadata } from '../services/models.ts'
 import { negotiateFormat } from './negotiate.ts'
 import { requirePrincipal } from './request-state.ts'
 
@@ -54,6 +54,8 @@ function lineageHeaders(m: RiskMetadata): Record<string, string> {
     'X-Dataset': datasetLabel(m),
     // An old ticker of a renamed security: said where CSV and Parquet can carry it.
     ...(m.ticker_note ? { 'X-Ticker-Note': m.ticker_note } : {}),
+    // An answer served free for having nothing in it (docs/decisions/empty-answers.md).
+    ...(m.nothing_to_answer ? { 'X-Nothing-To-Answer': m.nothing_to_answer.reason } : {}),
   }
 }
 
@@ -231,9 +233,15 @@ export async function runMetered(
     live?: boolean
     /** Called once an answer (200, cached or not) is settled, before it is sent (e.g. batch.completed). */
     onServed?: (served: ServedCall) => Promise<void>
+    /**
+     * Whether the operation has nothing to answer for this request (services/analytics/
+     * nothing-to-answer.ts): such an answer is free and says why in `_metadata.nothing_to_answer`.
+     */
+    nothing?: () => Promise<NothingToAnswer | null>
   } = {},
 ): Promise<FastifyReply> {
   const principal = requirePrincipal(req.principal)
+  const nothing = opts.nothing ? await opts.nothing() : null
   const format = negotiateFormat(req, opts.tabular === true)
   // The build, not only its date: a corrected rebuild with the same data_as_of is new data.
   const store = ctx.models.store(principal.environment)
@@ -264,6 +272,7 @@ export async function runMetered(
       ifNoneMatch: typeof inm === 'string' ? inm : null,
       requestId: String(req.id),
       positions: opts.positions ?? 1,
+      free: nothing !== null,
     },
     async () => {
       // Only a call that produces an answer (no response-cache HIT) needs the key.
@@ -271,6 +280,7 @@ export async function runMetered(
       const kept = shared?.get(sharedKey)
       if (kept) return kept
       const r = await run()
+      if (nothing && r.body._metadata) r.body._metadata = { ...r.body._metadata, nothing_to_answer: nothing }
       const answer = { rep: represent(r, format), positions: r.positions ?? 1 }
       // Kept only if produced from the build its key names (a reload may have come in between).
       if (shared && r.store === store) shared.put(sharedKey, answer)

@@ -9,7 +9,8 @@
  * - `requestIdentity`: the canonical text of a validated, defaulted request (the validator has
  *   filled the schema defaults): the operation id and its declared parts only (an undeclared
  *   query of an operation without a query schema is not part of the request), `format` left out
- *   (it is a separate part of the response cache key), a missing `teo` resolved to the data's
+ *   (it is a separate part of the response cache key), a missing field with a schema default set
+ *   to it (`years`, the screen's `cohort` and `window` …), a missing `teo` resolved to the data's
  *   last day, order-insensitive collections in canonical order, object keys sorted.
  */
 import type { TSchema } from 'typebox'
@@ -26,6 +27,7 @@ type FieldPath = readonly string[]
 
 interface SchemaLike {
   type?: string | string[]
+  default?: unknown
   properties?: Record<string, SchemaLike>
   items?: SchemaLike
   anyOf?: SchemaLike[]
@@ -128,6 +130,9 @@ function canonicalPart(op: Operation, part: RequestPartName, value: unknown, dat
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return value ?? null
   const o: Record<string, unknown> = { ...(value as Record<string, unknown>) }
   delete o.format
+  // A default spelled out is the request left without it, whether or not a validator filled it.
+  for (const [k, sub] of Object.entries((schema as SchemaLike).properties ?? {}))
+    if (o[k] === undefined && sub.default !== undefined) o[k] = sub.default
   if (hasProperty(schema, 'teo') && (o.teo === undefined || o.teo === null)) o.teo = dataAsOf
   for (const [p, field] of UNORDERED[op.id] ?? [])
     if (p === part && Array.isArray(o[field]))

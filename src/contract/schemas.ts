@@ -79,6 +79,20 @@ export const riskMetadataSchema = Type.Object(
         { description: 'How a book risk (POST /snapshot) was forecast from the per-stock model' },
       ),
     ),
+    nothing_to_answer: Type.Optional(
+      Type.Object(
+        {
+          asset_type: Type.Union([Type.Literal('etf'), Type.Literal('stock')]),
+          reason: Type.String(),
+          see: Nullable(Type.String({ description: "The operation that has this ticker's data instead" })),
+        },
+        {
+          $id: 'NothingToAnswer',
+          description:
+            'Present when the operation has nothing to answer for this ticker (an ETF on a model operation, a stock too short for the model, a company without SEC filings): the answer is free (`_agent.cost_usd` 0) and its model fields are null or empty. See docs/decisions/empty-answers.md.',
+        },
+      ),
+    ),
   },
   { $id: 'RiskMetadata' },
 )

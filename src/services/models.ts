@@ -20,6 +20,16 @@ export interface RiskMetadata {
   range?: [string, string]
   /** The ticker asked is an old one of the symbol answered (docs/decisions/naming-and-identity.md). */
   ticker_note?: string
+  /** Served free: the operation has nothing to answer for this ticker (docs/decisions/empty-answers.md). */
+  nothing_to_answer?: NothingToAnswer
+}
+
+/** Why an answer is empty: the ticker's kind, the reason in words, and where its data is instead. */
+export interface NothingToAnswer {
+  asset_type: 'etf' | 'stock'
+  reason: string
+  /** The operation that has this ticker's data (`/etf-returns`, `/returns`), or null. */
+  see: string | null
 }
 
 const origins = new WeakMap<ModelStore, DatasetOrigin>()

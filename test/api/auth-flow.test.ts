@@ -203,7 +203,7 @@ describe('passwordless sign-in and provisioning', () => {
     assert.ok(k)
     assert.equal(k.balance_usd, 0.5)
     assert.deepEqual(parseApiKey(k.api_key), { kind: 'agent', environment: 'live' })
-    const m = await t.client.call('getMetrics', { key: k.api_key, params: { ticker: 'SPY' } })
+    const m = await t.client.call('getMetrics', { key: k.api_key, params: { ticker: 'AAPL' } })
     assert.equal(m.status, 200)
     assert.equal((await t.client.call('getBalance', { key: k.api_key })).ok().balance_usd, 0.499)
     const fourth = await t.client.call('provisionFree', { key: null, body: {} })
@@ -246,6 +246,33 @@ describe('passwordless sign-in and provisioning', () => {
     // A JSON Content-Type with an empty body is no body too; a named key and {} still work.
     const typed = ['Content-Type: application/json', 'Content-Length: 0']
     assert.equal((await rawPost(origin, '/auth/provision-free', '127.0.0.22', typed)).status, 201)
+    // Zero bytes sent chunked (no length declared), with or without a JSON Content-Type: no body.
+    const chunked = 'Transfer-Encoding: chunked'
+    for (const [from, head] of [
+      ['127.0.0.31', [chunked]],
+      ['127.0.0.32', ['Content-Type: application/json', chunked]],
+    ] as [string, string[]][]) {
+      const r = await rawPost(origin, '/auth/provision-free', from, head, '0\r\n\r\n')
+      assert.equal(r.status, 201, `${head}: ${JSON.stringify(r.json)}`)
+    }
+    // A chunked body with bytes is parsed as usual.
+    const chunkedBody = ['Content-Type: application/json', chunked]
+    const c = await rawPost(
+      origin,
+      '/auth/provision-free',
+      '127.0.0.33',
+      chunkedBody,
+      'c\r\n{"name":"c"}\r\n0\r\n\r\n',
+    )
+    assert.equal(c.status, 201, JSON.stringify(c.json))
+    const cBad = await rawPost(
+      origin,
+      '/auth/provision-free',
+      '127.0.0.34',
+      chunkedBody,
+      '7\r\n{"x":1}\r\n0\r\n\r\n',
+    )
+    assert.equal(cBad.status, 400)
     const json = (b: string) => ['Content-Type: application/json', `Content-Length: ${Buffer.byteLength(b)}`]
     const named = await rawPost(
       origin,

@@ -81,6 +81,63 @@ describe('POST /batch/lstar and POST /batch/analyze', () => {
     assert.deepEqual(await debits(account), [10_000])
   })
 
+  test('cursor walk: every ticker exactly once; each page charged for its successes, a re-read free', async () => {
+    const { account, key } = await fresh()
+    const found = stocks(t.ctx.models.store('live'), 6).map((x) => x.ticker)
+    // Two unknown tickers side by side: with limit 2 they fill a page of their own.
+    const asked = [found[0], found[1], 'NOPEQ', 'NOPEZ', found[2], found[3], found[4], found[5], found[0]]
+    for (const [op, price] of [
+      ['batchAnalyze', 5_000],
+      ['batchLstar', 5_000],
+    ] as const) {
+      const seen: string[] = []
+      const charged: number[] = []
+      let cursor: string | undefined
+      let pages = 0
+      for (;;) {
+        const body = { tickers: asked, years: 1, limit: 2, ...(cursor ? { cursor } : {}) }
+        const r = await t.client.call(op, { key, body })
+        const b = r.ok() as {
+          results: Record<string, { status: string }>
+          total: number
+          next_cursor: string | null
+          succeeded: number
+          _agent: { cost_usd: number }
+        }
+        assert.equal(b.total, 8, op)
+        seen.push(...Object.keys(b.results))
+        charged.push(Math.round(b._agent.cost_usd * 1e6))
+        pages++
+        if (cursor) {
+          // The same page again is the same request: free.
+          const again = (await t.client.call(op, { key, body })).ok()
+          assert.equal(again._agent.cost_usd, 0)
+        }
+        if (b.next_cursor === null) break
+        cursor = b.next_cursor
+      }
+      assert.equal(pages, 4, op)
+      assert.deepEqual(seen, [...new Set(asked)], `${op}: every distinct ticker once, in the order asked`)
+      // The page of two unknown tickers costs nothing; batch lstar's minimum (0.01) is per page.
+      const expected =
+        op === 'batchLstar' ? [10_000, 0, 10_000, 10_000] : [2 * price, 0, 2 * price, 2 * price]
+      assert.deepEqual(charged, expected, op)
+    }
+    const ledger = await debits(account)
+    assert.equal(
+      ledger.reduce((a, x) => a + x, 0),
+      30_000 + 30_000,
+    )
+    // A cursor with other parameters is a 400 naming it.
+    const first = (await t.client.call('batchAnalyze', { key, body: { tickers: asked, limit: 2 } })).ok()
+    const other = await t.client.call('batchAnalyze', {
+      key,
+      body: { tickers: asked, limit: 2, years: 2, cursor: first.next_cursor ?? '' },
+    })
+    assert.equal(other.status, 400)
+    assert.match(other.text, /cursor/)
+  })
+
   test('more than 100 distinct tickers → 400 TOO_MANY_TICKERS (duplicates count once); free', async () => {
     const { account, key } = await fresh()
     const many = Array.from({ length: 101 }, (_, i) => `T${i}`)

@@ -120,13 +120,13 @@ for (const b of BACKEND_PAIRS) {
       const u2 = { prompt_tokens: 1700, completion_tokens: 30 }
       const n0 = fake.requests.length
       fake.script(
-        { kind: 'tools', calls: [{ name: 'metrics', arguments: '{"ticker":"SPY"}' }], usage: u1 },
-        { kind: 'text', content: 'SPY has a market beta of about 1.', usage: u2 },
+        { kind: 'tools', calls: [{ name: 'metrics', arguments: '{"ticker":"AAPL"}' }], usage: u1 },
+        { kind: 'text', content: 'AAPL has a market beta of about 1.', usage: u2 },
       )
-      const r = await chat(key, ask('What is the beta of SPY?'))
+      const r = await chat(key, ask('What is the beta of AAPL?'))
       assert.equal(r.status, 200, r.text)
       const body = r.ok()
-      assert.equal(body.message.content, 'SPY has a market beta of about 1.')
+      assert.equal(body.message.content, 'AAPL has a market beta of about 1.')
       assert.equal(body.finish_reason, 'stop')
       assert.equal(body.tool_calls.length, 1)
       const call = body.tool_calls[0] as (typeof body.tool_calls)[number]
@@ -152,7 +152,7 @@ for (const b of BACKEND_PAIRS) {
       assert.equal(fake.requests.length, n0 + 2)
       const second = fake.requests[n0 + 1]?.body
       const toolMsg = second?.messages.find((m) => m.role === 'tool')
-      assert.match(String(toolMsg?.content), /"ticker":"SPY"/)
+      assert.match(String(toolMsg?.content), /"ticker":"AAPL"/)
       assert.equal(second?.messages[0]?.role, 'system')
       assert.ok(fake.requests[n0]?.body.tools?.some((x) => x.function.name === 'metrics'))
       assert.ok(!fake.requests[n0]?.body.tools?.some((x) => x.function.name === 'chat'), 'chat is not a tool')
@@ -166,15 +166,15 @@ for (const b of BACKEND_PAIRS) {
         {
           kind: 'tools',
           calls: [
-            { name: 'metrics', arguments: '{"ticker":"SPY"}' },
-            { name: 'decompose', arguments: '{"ticker":"SPY"}' },
-            { name: 'metrics', arguments: '{"ticker":"SPY"}' },
+            { name: 'metrics', arguments: '{"ticker":"AAPL"}' },
+            { name: 'decompose', arguments: '{"ticker":"AAPL"}' },
+            { name: 'metrics', arguments: '{"ticker":"AAPL"}' },
           ],
           usage: u1,
         },
         { kind: 'text', content: 'Done.', usage: u2 },
       )
-      const r = await chat(key, ask('Metrics and decomposition of SPY'))
+      const r = await chat(key, ask('Metrics and decomposition of AAPL'))
       const body = r.ok()
       assert.deepEqual(
         body.tool_calls.map((c) => [c.tool, c.cost_usd, c.error]),
@@ -248,8 +248,8 @@ for (const b of BACKEND_PAIRS) {
         {
           kind: 'tools',
           calls: [
-            { name: 'metrics', arguments: '{"ticker":"SPY"}' },
-            { name: 'decompose', arguments: '{"ticker":"SPY"}' },
+            { name: 'metrics', arguments: '{"ticker":"AAPL"}' },
+            { name: 'decompose', arguments: '{"ticker":"AAPL"}' },
           ],
           usage: u,
         },
@@ -282,7 +282,7 @@ for (const b of BACKEND_PAIRS) {
       const { account, key } = await funded()
       const u1 = { prompt_tokens: 1234, completion_tokens: 17 }
       fake.script(
-        { kind: 'tools', calls: [{ name: 'metrics', arguments: '{"ticker":"SPY"}' }], usage: u1 },
+        { kind: 'tools', calls: [{ name: 'metrics', arguments: '{"ticker":"AAPL"}' }], usage: u1 },
         { kind: 'error', status: 503 },
       )
       const r = await chat(key, ask('beta?'))
@@ -342,13 +342,13 @@ for (const b of BACKEND_PAIRS) {
       const u1 = { prompt_tokens: 1111, completion_tokens: 22 }
       const u2 = { prompt_tokens: 1333, completion_tokens: 44 }
       fake.script(
-        { kind: 'tools', calls: [{ name: 'metrics', arguments: '{"ticker":"SPY"}' }], usage: u1 },
-        { kind: 'text', content: 'The beta of SPY is one, by construction.', usage: u2 },
+        { kind: 'tools', calls: [{ name: 'metrics', arguments: '{"ticker":"AAPL"}' }], usage: u1 },
+        { kind: 'text', content: 'The beta of AAPL is one, by construction.', usage: u2 },
       )
       const res = await fetch(`${origin}/chat`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ ...ask('beta of SPY?'), stream: true }),
+        body: JSON.stringify({ ...ask('beta of AAPL?'), stream: true }),
       })
       assert.equal(res.status, 200)
       assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/)
@@ -363,7 +363,7 @@ for (const b of BACKEND_PAIRS) {
         .map((e) => (e.data as { content: string }).content)
         .join('')
       const done = events.at(-1)?.data as { message: { content: string }; _agent: { cost_usd: number } }
-      assert.equal(text, 'The beta of SPY is one, by construction.')
+      assert.equal(text, 'The beta of AAPL is one, by construction.')
       assert.equal(done.message.content, text)
       const expected = llmMicros(2444, 66) + TOOL_MICROS
       assert.equal(Math.round(done._agent.cost_usd * 1e6), expected)
@@ -380,7 +380,7 @@ for (const b of BACKEND_PAIRS) {
       fake.script({
         kind: 'tools',
         content: 'Let me look that up for you right away, one moment please.',
-        calls: [{ name: 'metrics', arguments: '{"ticker":"SPY"}' }],
+        calls: [{ name: 'metrics', arguments: '{"ticker":"AAPL"}' }],
         usage: u1,
         chunkDelayMs: 40,
       })
@@ -389,7 +389,7 @@ for (const b of BACKEND_PAIRS) {
       const res = await fetch(`${origin}/chat`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ ...ask('beta of SPY?'), stream: true }),
+        body: JSON.stringify({ ...ask('beta of AAPL?'), stream: true }),
         signal: ac.signal,
       })
       await readSse(res, (e) => e.event === 'delta').catch(() => undefined)
@@ -414,7 +414,7 @@ for (const b of BACKEND_PAIRS) {
       bearerKeys.push(key)
       const calls = fake.requests.length
       fake.script({ kind: 'text', content: 'a paid answer the test key must never get' })
-      const body = (await chat(key, ask('beta of SPY?'))).ok()
+      const body = (await chat(key, ask('beta of AAPL?'))).ok()
       assert.equal(fake.requests.length, calls, 'no request reached the provider')
       fake.queue.length = 0
       assert.equal(body._agent.cost_usd, 0)
@@ -426,12 +426,12 @@ for (const b of BACKEND_PAIRS) {
       assert.match(body.message.content, /^\[sandbox\] /)
       assert.match(
         body.message.content,
-        /The metrics tool answered with the sandbox market's data for SPY as of \d{4}-\d\d-\d\d\.$/,
+        /The metrics tool answered with the sandbox market's data for AAPL as of \d{4}-\d\d-\d\d\.$/,
       )
       assert.ok(body.notes.some((n) => /^Sandbox: /.test(n)))
       assert.ok(body.usage.input_tokens > 0 && body.usage.output_tokens > 0)
       // Deterministic: the same question, the same answer.
-      assert.equal((await chat(key, ask('beta of SPY?'))).ok().message.content, body.message.content)
+      assert.equal((await chat(key, ask('beta of AAPL?'))).ok().message.content, body.message.content)
       // No ticker named, or no tools allowed: an answer at once, no tool call.
       const plain = (await chat(key, { ...ask('hello'), max_tool_calls: 0 })).ok()
       assert.deepEqual(plain.tool_calls, [])
@@ -509,7 +509,7 @@ for (const b of BACKEND_PAIRS) {
                 i < usages.length - 1
                   ? {
                       kind: 'tools' as const,
-                      calls: [{ name: 'metrics', arguments: '{"ticker":"SPY"}' }],
+                      calls: [{ name: 'metrics', arguments: '{"ticker":"AAPL"}' }],
                       usage,
                     }
                   : { kind: 'text' as const, content: 'done', usage },
@@ -568,7 +568,7 @@ for (const b of BACKEND_PAIRS) {
     })
 
     test('/estimate, /pricing and /docs/billing know the per-token price', async () => {
-      const messages = [{ role: 'user', content: 'What is the beta of SPY?' }]
+      const messages = [{ role: 'user', content: 'What is the beta of AAPL?' }]
       const e = await t.client.call('estimate', {
         body: { operation: 'POST /chat', params: { messages, max_tool_calls: 0, max_tokens: 100 } },
       })
@@ -624,7 +624,7 @@ for (const b of BACKEND_PAIRS) {
       const text = fc.string({ unit: 'binary', maxLength: 60 })
       const call = fc.record({
         name: fc.oneof(fc.constantFrom('metrics', 'decompose', 'balance', 'snapshot', 'chat'), text),
-        arguments: fc.oneof(fc.json(), text, fc.constant('{"ticker":"SPY"}')),
+        arguments: fc.oneof(fc.json(), text, fc.constant('{"ticker":"AAPL"}')),
       })
       await fc.assert(
         fc.asyncProperty(

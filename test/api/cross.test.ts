@@ -474,7 +474,7 @@ describe('cross-sectional endpoints', () => {
       ['getEtfFactorReturns', { key: k }, 0.005],
       ['residualReversionBasket', { key: k, body: { tickers: ['SPY'] } }, 0.02],
       ['rankingsScreen', { key: k, body: { metric: 'er_l3' } }, 0.02],
-      ['getRankings', { key: k, params: { ticker: 'SPY' } }, 0.001],
+      ['getRankings', { key: k, params: { ticker: 'AAPL' } }, 0.001],
     ] as const
     let spent = 0
     for (const [op, input, price] of calls) {

@@ -33,7 +33,7 @@ function moneySuite(backends: BackendPair) {
         Array.from({ length: 200 }, (_, i) =>
           t.client.call('getMetrics', {
             key: keys[i % 20] as string,
-            params: { ticker: 'SPY' },
+            params: { ticker: 'AAPL' },
             headers: { 'cache-control': 'no-cache' },
           }),
         ),
@@ -69,7 +69,7 @@ function moneySuite(backends: BackendPair) {
       for (let i = 0; i < 3; i++) {
         const r = await t.client.call('getMetrics', {
           key,
-          params: { ticker: 'SPY' },
+          params: { ticker: 'AAPL' },
           headers: { 'cache-control': 'no-cache' },
         })
         assert.equal(r.status, 200)
@@ -108,10 +108,10 @@ function moneySuite(backends: BackendPair) {
     test('cache hits cost 0 and failed requests cost 0', async () => {
       const account = await t.account(1)
       const key = await t.key(account)
-      const first = await t.client.call('getMetrics', { key, params: { ticker: 'SPY' } })
+      const first = await t.client.call('getMetrics', { key, params: { ticker: 'AAPL' } })
       assert.equal(first.status, 200)
       const again = await Promise.all(
-        Array.from({ length: 9 }, () => t.client.call('getMetrics', { key, params: { ticker: 'SPY' } })),
+        Array.from({ length: 9 }, () => t.client.call('getMetrics', { key, params: { ticker: 'AAPL' } })),
       )
       assert.ok(again.every((r) => r.status === 200 && r.headers['x-api-cost-usd'] === '0'))
       const failed = await Promise.all([
@@ -123,6 +123,54 @@ function moneySuite(backends: BackendPair) {
         [404, 400],
       )
       assert.deepEqual(await t.ctx.accounts.balance(account), { balanceMicros: 999_000, reservedMicros: 0 })
+    })
+
+    test('an answer with nothing in it (an ETF on a model operation) is free, says why, needs no funds', async () => {
+      const empty = await t.account(0)
+      const funded = await t.account(1)
+      const etfCalls = [
+        ['getMetrics', { params: { ticker: 'SPY' } }],
+        ['decompose', { body: { ticker: 'SPY' } }],
+        ['decomposeV4', { body: { ticker: 'xlk' } }],
+        ['getLstar', { query: { ticker: 'SPY', years: 1 } }],
+        ['getReturnsDecomposition', { query: { ticker: 'SPY' } }],
+        ['getL3Decomposition', { query: { ticker: 'SPY' } }],
+        ['getFundamentals', { params: { ticker: 'SPY' } }],
+        ['getRankings', { params: { ticker: 'XLK' } }],
+      ] as const
+      for (const account of [empty, funded]) {
+        const key = await t.key(account)
+        const before = await t.ctx.accounts.balance(account)
+        for (const [op, input] of etfCalls) {
+          for (const headers of [{}, { 'cache-control': 'no-cache' }]) {
+            const r = await t.client.call(op, { key, ...input, headers } as never)
+            assert.equal(r.status, 200, `${op}: ${r.text}`)
+            const b = r.json as { _agent: { cost_usd: number }; _metadata: Record<string, unknown> }
+            assert.equal(b._agent.cost_usd, 0, op)
+            assert.equal(r.headers['x-api-cost-usd'], '0', op)
+            const why = b._metadata.nothing_to_answer as { asset_type: string; reason: string; see: string }
+            assert.equal(why.asset_type, 'etf', op)
+            assert.match(why.reason, /^ETFs /, op)
+            assert.equal(why.see, '/etf-returns', op)
+            assert.equal(r.headers['x-nothing-to-answer'], why.reason)
+          }
+        }
+        const decompose = await t.client.call('decompose', { key, body: { ticker: 'SPY' } })
+        assert.doesNotMatch(JSON.stringify(decompose.json), /too few observations/)
+        assert.deepEqual(await t.ctx.accounts.balance(account), before)
+        const ledger = await t.ctx.accounts.entries(account, { from: 0, to: Date.now() + 1, limit: 100 })
+        assert.equal(ledger.filter((e) => e.kind === 'debit').length, 0)
+      }
+      // The same operations on a stock are charged; an ETF's returns are an answer, charged too.
+      const key = await t.key(funded)
+      const stock = await t.client.call('getMetrics', { key, params: { ticker: 'AAPL' } })
+      assert.equal(stock.ok()._agent.cost_usd, 0.001)
+      assert.equal(Object.hasOwn((stock.json as { _metadata: object })._metadata, 'nothing_to_answer'), false)
+      const returns = await t.client.call('getEtfReturns', { key, query: { ticker: 'SPY' } })
+      assert.equal(returns.ok()._agent.cost_usd, 0.005)
+      assert.deepEqual(await t.ctx.accounts.balance(funded), { balanceMicros: 994_000, reservedMicros: 0 })
+      const poor = await t.client.call('getMetrics', { key: await t.key(empty), params: { ticker: 'AAPL' } })
+      assert.equal(poor.status, 402)
     })
   })
 }

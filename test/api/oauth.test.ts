@@ -393,7 +393,7 @@ function suite(db: DbKind) {
       assert.equal(loc.searchParams.get('code'), null)
     })
 
-    test('code exchange: access token is a 1 h erm_user_live key that calls /balance and /metrics/SPY, billed to the user', async () => {
+    test('code exchange: access token is a 1 h erm_user_live key that calls /balance and /metrics/AAPL, billed to the user', async () => {
       const clientId = await register()
       const { verifier, challenge } = pkce()
       const a = await approvedCode(clientId, challenge)
@@ -420,7 +420,7 @@ function suite(db: DbKind) {
       const bal = (await balance(tk.access_token)).ok()
       assert.equal(bal.account_id, a.accountId)
       assert.equal(bal.balance_usd, 5)
-      const m = await t.client.call('getMetrics', { key: tk.access_token, params: { ticker: 'SPY' } })
+      const m = await t.client.call('getMetrics', { key: tk.access_token, params: { ticker: 'AAPL' } })
       assert.equal(m.status, 200, m.text)
       assert.equal(m.headers['x-api-cost-usd'], '0.001')
       assert.equal((await balance(tk.access_token)).ok().balance_usd, 4.999)

@@ -130,6 +130,49 @@ describe('HTTP platform (embedded backends)', () => {
     assert.equal(e3.status, 404)
   })
 
+  test('POST /estimate sizes a history answer: its rows exactly (a stock listed throughout), its bytes roughly', async () => {
+    const key = await t.key(await t.account(1))
+    const cases: [string, Record<string, unknown>, (b: Record<string, unknown[]>) => number][] = [
+      ['getLstar', { ticker: 'AAPL', years: 1 }, (b) => b.dates?.length ?? -1],
+      [
+        'getTickerReturns',
+        { ticker: 'AAPL', years: 2, fields: 'returns_gross' },
+        (b) => b.data?.length ?? -1,
+      ],
+      [
+        'getReturnsDecomposition',
+        { ticker: 'AAPL', years: 2, fields: 'gross' },
+        (b) => b.dates?.length ?? -1,
+      ],
+      ['getL3Decomposition', { ticker: 'AAPL' }, (b) => b.dates?.length ?? -1],
+      [
+        'getEtfReturns',
+        { ticker: 'XLK', start: '2021-12-20', end: '2021-12-27' },
+        (b) => b.dates?.length ?? -1,
+      ],
+    ]
+    for (const [op, params, rowsOf] of cases) {
+      const e = (await t.client.call('estimate', { body: { operation: op, params } })).ok()
+      const r = await t.client.call(op as 'getLstar', { key, query: params as { ticker: string } })
+      const rows = rowsOf(r.ok() as unknown as Record<string, unknown[]>)
+      assert.equal(e.estimated_rows, rows, op)
+      if (rows < 100) continue // the envelope (_metadata, _agent) outweighs a week of rows
+      const ratio = Buffer.byteLength(r.text) / (e.estimated_bytes ?? 0)
+      assert.ok(
+        ratio > 0.5 && ratio < 2,
+        `${op}: ${Buffer.byteLength(r.text)} bytes, estimated ${e.estimated_bytes}`,
+      )
+    }
+    // No history: no size. A day outside the data is the request's own 400.
+    const plain = (await t.client.call('estimate', { body: { operation: 'getMetrics' } })).ok()
+    assert.equal(plain.estimated_rows, undefined)
+    const outside = await t.client.call('estimate', {
+      body: { operation: 'getLstar', params: { ticker: 'AAPL', start: '2031-01-02' } },
+    })
+    assert.equal(outside.status, 400)
+    assert.match(outside.text, /outside the data/)
+  })
+
   test('GET /health reports the store, the database and the limiter', async () => {
     const h = (await t.client.call('getHealth')).ok()
     assert.equal(h.status, 'ok')
@@ -153,7 +196,7 @@ describe('HTTP platform (embedded backends)', () => {
   test('metered GET /metrics: charged once, _agent and lineage, cache HIT free, ETag 304 free, no-cache BYPASS charged', async () => {
     const acct = await t.account(1)
     const k = await t.key(acct)
-    const r1 = await t.client.call('getMetrics', { key: k, params: { ticker: 'spy' } })
+    const r1 = await t.client.call('getMetrics', { key: k, params: { ticker: 'aapl' } })
     const b1 = r1.ok()
     assert.equal(b1._agent.cost_usd, 0.001)
     assert.equal(b1._agent.cache_status, 'MISS')
@@ -169,21 +212,21 @@ describe('HTTP platform (embedded backends)', () => {
       `synthetic; seed=${(b1._metadata.dataset as { seed: number }).seed}`,
     )
     assert.equal(b1._agent.data_freshness, '2021-12-31T21:00:00.000Z')
-    assert.equal(b1.ticker, 'SPY')
+    assert.equal(b1.ticker, 'AAPL')
     assert.deepEqual(b1._metadata.range, [b1.teo, b1.teo])
-    const r2 = await t.client.call('getMetrics', { key: k, params: { ticker: 'SPY' } })
+    const r2 = await t.client.call('getMetrics', { key: k, params: { ticker: 'AAPL' } })
     assert.equal(r2.ok()._agent.cache_status, 'HIT')
     assert.equal(r2.ok()._agent.cost_usd, 0)
     assert.equal(r2.headers['x-api-cost-usd'], '0')
     const r3 = await t.client.call('getMetrics', {
       key: k,
-      params: { ticker: 'SPY' },
+      params: { ticker: 'AAPL' },
       headers: { 'if-none-match': r1.headers.etag ?? '' },
     })
     assert.equal(r3.status, 304)
     const r4 = await t.client.call('getMetrics', {
       key: k,
-      params: { ticker: 'SPY' },
+      params: { ticker: 'AAPL' },
       headers: { 'cache-control': 'no-cache' },
     })
     assert.equal(r4.ok()._agent.cache_status, 'BYPASS')
@@ -212,7 +255,7 @@ describe('HTTP platform (embedded backends)', () => {
     // The cache write runs after the response has left: let it.
     const settled = () => new Promise((r) => setTimeout(r, 20))
     const metrics = async (k: string, headers: Record<string, string> = {}) => {
-      const r = await t.client.call('getMetrics', { key: k, params: { ticker: 'SPY' }, headers })
+      const r = await t.client.call('getMetrics', { key: k, params: { ticker: 'AAPL' }, headers })
       await settled()
       return r.ok()._agent
     }
@@ -249,7 +292,7 @@ describe('HTTP platform (embedded backends)', () => {
     ]) {
       const r = await t.transport({
         method: 'GET',
-        url: `/metrics/SPY${input.query ? `?format=${input.query.format}` : ''}`,
+        url: `/metrics/AAPL${input.query ? `?format=${input.query.format}` : ''}`,
         headers: { authorization: `Bearer ${k}`, ...(input.headers ?? {}) },
       })
       assert.equal(r.status, 406, JSON.stringify(input))
@@ -257,7 +300,7 @@ describe('HTTP platform (embedded backends)', () => {
     }
     const ok = await t.transport({
       method: 'GET',
-      url: '/metrics/SPY',
+      url: '/metrics/AAPL',
       headers: { authorization: `Bearer ${k}`, accept: 'text/csv;q=0.5, application/json' },
     })
     assert.equal(ok.status, 200)
@@ -282,18 +325,18 @@ describe('HTTP platform (embedded backends)', () => {
 
   test('test keys read the sandbox store, at no cost', async () => {
     const tk = await t.key(account, { env: 'test' })
-    const r = await t.client.call('getMetrics', { key: tk, params: { ticker: 'SPY' } })
+    const r = await t.client.call('getMetrics', { key: tk, params: { ticker: 'AAPL' } })
     const b = r.ok()
     assert.equal(r.headers['x-environment'], 'test')
     assert.equal(b._agent.cost_usd, 0)
-    const live = (await t.client.call('getMetrics', { key, params: { ticker: 'SPY' } })).ok()
+    const live = (await t.client.call('getMetrics', { key, params: { ticker: 'AAPL' } })).ok()
     assert.notEqual(b.metrics.price_close, live.metrics.price_close, 'sandbox and live stores differ')
   })
 
   test('GET /invoices: ledger-backed summary per period', async () => {
     const acct = await t.account(2)
     const k = await t.key(acct)
-    await t.client.call('getMetrics', { key: k, params: { ticker: 'SPY' } })
+    await t.client.call('getMetrics', { key: k, params: { ticker: 'AAPL' } })
     const inv = (await t.client.call('getInvoices', { key: k, query: { period: 'all' } })).ok()
     assert.equal(inv.summary.spent_usd, 0.001)
     assert.equal(inv.summary.requests, 1)
@@ -336,7 +379,7 @@ describe('billing page and the 402 top_up_url', () => {
       const poor = await t.key(await t.account(0))
       const r = await t.transport({
         method: 'GET',
-        url: '/metrics/SPY',
+        url: '/metrics/AAPL',
         headers: { authorization: `Bearer ${poor}` },
       })
       assert.equal(r.status, 402)

@@ -222,9 +222,9 @@ for (const b of BACKEND_PAIRS) {
       const key = await t.key(u.id)
       const testKey = await t.key(u.id, { env: 'test' })
       for (let i = 0; i < 3; i++)
-        assert.equal((await t.client.call('getMetrics', { key, params: { ticker: 'SPY' } })).status, 200)
+        assert.equal((await t.client.call('getMetrics', { key, params: { ticker: 'AAPL' } })).status, 200)
       assert.equal(
-        (await t.client.call('getMetrics', { key: testKey, params: { ticker: 'SPY' } })).status,
+        (await t.client.call('getMetrics', { key: testKey, params: { ticker: 'AAPL' } })).status,
         200,
       )
       const usage = (await t.client.call('getAccountUsage', { key: u.session })).ok()
@@ -252,7 +252,7 @@ for (const b of BACKEND_PAIRS) {
     test('ledger: credits listed, debits grouped per day and capability; CSV export', async () => {
       const u = await user(2)
       const key = await t.key(u.id)
-      for (const ticker of ['SPY', 'SPY', 'QQQ'])
+      for (const ticker of ['AAPL', 'AAPL', 'MSFT'])
         await t.client.call('getMetrics', {
           key,
           params: { ticker },
@@ -302,11 +302,11 @@ for (const b of BACKEND_PAIRS) {
       assert.equal(set.spend_cap_usd, 0.0015)
       const bypass = { 'cache-control': 'no-cache' }
       assert.equal(
-        (await t.client.call('getMetrics', { key, params: { ticker: 'SPY' }, headers: bypass })).status,
+        (await t.client.call('getMetrics', { key, params: { ticker: 'AAPL' }, headers: bypass })).status,
         200,
       )
       const before = await t.ctx.accounts.balance(u.id)
-      const refused = await t.client.call('getMetrics', { key, params: { ticker: 'SPY' }, headers: bypass })
+      const refused = await t.client.call('getMetrics', { key, params: { ticker: 'AAPL' }, headers: bypass })
       const p = problem(refused, 402, 'SPEND_CAP_REACHED')
       assert.equal(p.spend_cap_usd, 0.0015)
       assert.equal(p.month_spent_usd, 0.001)
@@ -315,13 +315,13 @@ for (const b of BACKEND_PAIRS) {
       assert.match(String(p.resets_at), /^\d{4}-\d{2}-01T00:00:00\.000Z$/)
       assert.deepEqual(await t.ctx.accounts.balance(u.id), before)
       // A cached repeat is free and still served.
-      assert.equal((await t.client.call('getMetrics', { key, params: { ticker: 'SPY' } })).status, 200)
+      assert.equal((await t.client.call('getMetrics', { key, params: { ticker: 'AAPL' } })).status, 200)
       // Test keys are never capped.
       assert.equal(
         (
           await t.client.call('getMetrics', {
             key: await t.key(u.id, { env: 'test' }),
-            params: { ticker: 'SPY' },
+            params: { ticker: 'AAPL' },
             headers: bypass,
           })
         ).status,
@@ -331,7 +331,7 @@ for (const b of BACKEND_PAIRS) {
       assert.equal(s1.month_spent_usd, 0.001)
       await t.client.call('updateAccountSettings', { key: u.session, body: { spend_cap_usd: null } })
       assert.equal(
-        (await t.client.call('getMetrics', { key, params: { ticker: 'SPY' }, headers: bypass })).status,
+        (await t.client.call('getMetrics', { key, params: { ticker: 'AAPL' }, headers: bypass })).status,
         200,
       )
       const audit = (await t.client.call('getAccountAudit', { key })).ok()
@@ -360,7 +360,7 @@ for (const b of BACKEND_PAIRS) {
         Array.from({ length: 24 }, (_, i) =>
           t.client.call('getMetrics', {
             key: keys[i % keys.length] as string,
-            params: { ticker: 'SPY' },
+            params: { ticker: 'AAPL' },
             headers: { 'cache-control': 'no-cache' },
           }),
         ),

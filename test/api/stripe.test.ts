@@ -334,7 +334,7 @@ for (const b of BACKEND_PAIRS) {
       await send(fake.event('checkout.session.completed', { ...session }))
       // Spend some of it first: the chargeback then takes the balance below zero.
       const key = await t.key(account)
-      const spent = await t.client.call('getMetrics', { params: { ticker: 'SPY' }, key })
+      const spent = await t.client.call('getMetrics', { params: { ticker: 'AAPL' }, key })
       assert.equal(spent.status, 200, spent.text)
       const dispute = {
         id: 'dp_1',
@@ -356,7 +356,7 @@ for (const b of BACKEND_PAIRS) {
       assert.ok((await balance(account)) < 0, 'balance below zero after the chargeback')
       // A negative balance refuses metered calls with 402.
       const refused = await t.client.call('getMetrics', {
-        params: { ticker: 'SPY' },
+        params: { ticker: 'AAPL' },
         key,
         headers: { 'cache-control': 'no-cache' },
       })
@@ -488,7 +488,7 @@ describe('Stripe not configured', () => {
       payload: JSON.stringify({ id: 'evt_1', type: 'checkout.session.completed', data: { object: {} } }),
     })
     assert.equal(w.statusCode, 503, w.body)
-    const poor = await t.client.call('getMetrics', { params: { ticker: 'SPY' }, key })
+    const poor = await t.client.call('getMetrics', { params: { ticker: 'AAPL' }, key })
     assert.equal(poor.status, 402)
     const q = poor.json as { top_up_url: string; top_up_method?: string }
     assert.equal(q.top_up_url, 'http://erm3.test/docs/billing')

@@ -575,7 +575,7 @@ function webhookSuite(backends: BackendPair) {
       const call = () =>
         t.client.call('getMetrics', {
           key,
-          params: { ticker: 'SPY' },
+          params: { ticker: 'AAPL' },
           headers: { 'cache-control': 'no-cache' },
         })
       const first = await call() // 1.0005 → 0.9995: crosses 1.00

@@ -84,6 +84,32 @@ describe('request identity', () => {
     assert.notEqual(identity(o, { query: q }), identity(o, { query: { ...q, teo: '2024-06-27' } }))
   })
 
+  test('a default spelled out is the request without it (service defaults included: the screen)', () => {
+    const screen = op('rankingsScreen')
+    const metric = fc.constantFrom('mkt_cap', 'gross_return', 'er_l3')
+    const cohort = fc.constantFrom('universe', 'sector', 'subsector')
+    const window = fc.constantFrom('1d', '21d', '63d', '252d')
+    fc.assert(
+      fc.property(metric, fc.option(cohort), fc.option(window), (m, c, w) => {
+        const spelled = { metric: m, cohort: c ?? 'universe', window: w ?? '21d' }
+        const left = { metric: m, ...(c === null ? {} : { cohort: c }), ...(w === null ? {} : { window: w }) }
+        assert.equal(identity(screen, { body: left }), identity(screen, { body: spelled }))
+        // Another cohort or window is another request.
+        const other = { ...spelled, cohort: spelled.cohort === 'sector' ? 'universe' : 'sector' }
+        assert.notEqual(identity(screen, { body: left }), identity(screen, { body: other }))
+        const otherWindow = { ...spelled, window: spelled.window === '1d' ? '252d' : '1d' }
+        assert.notEqual(identity(screen, { body: left }), identity(screen, { body: otherWindow }))
+      }),
+      { numRuns: 100 },
+    )
+    // Query defaults too, without a validator having filled them (years=1, threshold=0.01).
+    const lstar = op('getLstar')
+    assert.equal(
+      identity(lstar, { query: { ticker: 'AAPL' } }),
+      identity(lstar, { query: { ticker: 'AAPL', years: 1, threshold: 0.01 } }),
+    )
+  })
+
   test('snapshot positions in any order are one request; duplicates are kept', () => {
     const o = op('snapshot')
     fc.assert(

@@ -89,7 +89,7 @@ describe('erm3 serve over real HTTP (embedded)', () => {
     assert.equal(h.database.backend, 'sqlite')
     assert.equal(h.model.data_as_of, '2021-12-31')
     const free = (await client.call('provisionFree', { body: {} })).ok()
-    const m = await client.call('getMetrics', { key: free.api_key, params: { ticker: 'SPY' } })
+    const m = await client.call('getMetrics', { key: free.api_key, params: { ticker: 'AAPL' } })
     assert.equal(m.status, 200)
     assert.equal(m.headers['x-api-cost-usd'], '0.001')
   })

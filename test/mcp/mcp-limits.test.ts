@@ -69,7 +69,7 @@ function limitsSuite(backends: BackendPair) {
         const clock = t.clock.offsetMs
         try {
           await exhaustRate(t, await onlyKeyId(t, account))
-          const r = await client.callTool({ name: 'metrics', arguments: { ticker: 'SPY' } })
+          const r = await client.callTool({ name: 'metrics', arguments: { ticker: 'AAPL' } })
           assert.equal(r.isError, true, JSON.stringify(r))
           const m = /^RATE_LIMITED: .+ Retry after (\d+) s\.$/.exec(text(r))
           assert.ok(m, text(r))
@@ -92,7 +92,7 @@ function limitsSuite(backends: BackendPair) {
         // Once the bucket has refilled (a minute later), the same session works and is billed.
         t.clock.offsetMs += 120_000
         try {
-          const ok = await client.callTool({ name: 'metrics', arguments: { ticker: 'SPY' } })
+          const ok = await client.callTool({ name: 'metrics', arguments: { ticker: 'AAPL' } })
           assert.ok(!ok.isError, text(ok))
           assert.equal((await t.ctx.accounts.balance(account)).balanceMicros, 999_000)
         } finally {
@@ -112,12 +112,12 @@ function limitsSuite(backends: BackendPair) {
           const l = await t.ctx.limits.concurrency.acquire(`key:${id}`, MAX_CONCURRENT, 60_000, t.ctx.now())
           if (l.leaseId) leases.push(l.leaseId)
         }
-        const r = await client.callTool({ name: 'metrics', arguments: { ticker: 'SPY' } })
+        const r = await client.callTool({ name: 'metrics', arguments: { ticker: 'AAPL' } })
         assert.equal(r.isError, true)
         assert.match(text(r), /^CONCURRENCY_LIMITED: .+ Retry after 1 s\.$/)
         assert.equal((await t.ctx.accounts.balance(account)).balanceMicros, 1_000_000)
         for (const l of leases) await t.ctx.limits.concurrency.release(`key:${id}`, l)
-        const ok = await client.callTool({ name: 'metrics', arguments: { ticker: 'SPY' } })
+        const ok = await client.callTool({ name: 'metrics', arguments: { ticker: 'AAPL' } })
         assert.ok(!ok.isError, text(ok))
         await client.close()
       })

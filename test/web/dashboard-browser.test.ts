@@ -198,6 +198,17 @@ describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
     await axe('explorer')
   })
 
+  test('explorer: an ETF costs nothing — the reason instead of empty charts', async () => {
+    const before = await balance()
+    await page.goto(`${origin}/app#/explorer?ticker=SPY`)
+    const why = await page.locator('#explorer-out p[role=status]').textContent({ timeout: 30_000 })
+    assert.match(why ?? '', /^ETFs carry no factor decomposition/)
+    const meta = (await page.textContent('#explorer-out .meta')) ?? ''
+    assert.match(meta, /^etf · this view cost 0\.000 USD/)
+    assert.equal(await page.locator('#explorer-out canvas').count(), 0)
+    assert.equal(await balance(), before)
+  })
+
   test('explorer: metrics without hedge levels and an industry without a beta mean (both allowed by the contract) still draw the page', async () => {
     // erm3's answer as sent, with the two nullable fields null: a stock the model has no market
     // beta for that day, in an industry whose members have no beta.

@@ -1,4 +1,4 @@
-import { batchLstar, batchTickers } from '../../services/analytics/batch.ts'
+import { batchLstar, batchPage, batchTickers } from '../../services/analytics/batch.ts'
 import { batchAnalyze } from '../../services/analytics/batch-analyze.ts'
 import { batchCompletion } from '../../services/analytics/batch-completed.ts'
 import { runMetered } from '../metered.ts'
@@ -11,8 +11,10 @@ export function batchRoutes({ ctx, priced }: RouteDeps): RouteFile {
     batchLstar: async (req, reply) => {
       const b = req.body
       const p = requirePrincipal(req.principal)
-      // Before metering: > 100 is TOO_MANY_TICKERS, and the reservation covers the distinct tickers.
-      const tickers = batchTickers(b.tickers)
+      // Before metering: > 100 is TOO_MANY_TICKERS, a bad cursor a 400, and the reservation covers
+      // the distinct tickers of the page.
+      const page = batchPage(ctx.models.store(p.environment), batchTickers(b.tickers), b)
+      const tickers = page.tickers
       const done = batchCompletion(ctx, {
         accountId: p.accountId,
         environment: p.environment,
@@ -30,6 +32,7 @@ export function batchRoutes({ ctx, priced }: RouteDeps): RouteFile {
             ...spanOf(b),
             threshold: b.threshold,
             fields: b.fields,
+            page,
           }),
         ),
         { positions: tickers.length, tabular: true, onServed: done.onServed },
@@ -38,7 +41,8 @@ export function batchRoutes({ ctx, priced }: RouteDeps): RouteFile {
     batchAnalyze: async (req, reply) => {
       const b = req.body
       const p = requirePrincipal(req.principal)
-      const tickers = batchTickers(b.tickers)
+      const page = batchPage(ctx.models.store(p.environment), batchTickers(b.tickers), b)
+      const tickers = page.tickers
       const done = batchCompletion(ctx, {
         accountId: p.accountId,
         environment: p.environment,
@@ -52,7 +56,7 @@ export function batchRoutes({ ctx, priced }: RouteDeps): RouteFile {
         reply,
         priced('batchAnalyze'),
         done.track(() =>
-          batchAnalyze(ctx.models, p.environment, tickers, { ...spanOf(b), metrics: b.metrics }),
+          batchAnalyze(ctx.models, p.environment, tickers, { ...spanOf(b), metrics: b.metrics, page }),
         ),
         { positions: tickers.length, tabular: true, onServed: done.onServed },
       )

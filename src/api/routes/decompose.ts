@@ -1,4 +1,5 @@
 import { decompose } from '../../services/analytics/decompose.ts'
+import { nothingToAnswer } from '../../services/analytics/nothing-to-answer.ts'
 import { runMetered } from '../metered.ts'
 import { requirePrincipal } from '../request-state.ts'
 import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
@@ -8,8 +9,13 @@ export function decomposeRoutes({ ctx, priced }: RouteDeps): RouteFile {
   return routeFile(import.meta.url, {
     decompose: async (req, reply) => {
       const env = requirePrincipal(req.principal).environment
-      return runMetered(ctx, req, reply, priced('decompose'), () =>
-        decompose(ctx.models, env, req.body.ticker, ctx.log),
+      return runMetered(
+        ctx,
+        req,
+        reply,
+        priced('decompose'),
+        () => decompose(ctx.models, env, req.body.ticker, ctx.log),
+        { nothing: () => nothingToAnswer(ctx.models, env, req.body.ticker, 'model') },
       )
     },
   })

@@ -1,9 +1,9 @@
 import { estimateCost } from '../../services/discovery/estimate.ts'
-import { type RouteFile, routeFile } from './types.ts'
+import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
 
-/** POST /estimate. */
-export function estimateRoutes(): RouteFile {
+/** POST /estimate (history operations sized by the live build's calendar when there is one). */
+export function estimateRoutes({ ctx }: RouteDeps): RouteFile {
   return routeFile(import.meta.url, {
-    estimate: async (req) => estimateCost(req.body.operation, req.body.params),
+    estimate: async (req) => estimateCost(req.body.operation, req.body.params, ctx.models.peek('live')),
   })
 }

@@ -1,4 +1,5 @@
 import { fundamentalsOptions, getFundamentals } from '../../services/analytics/fundamentals.ts'
+import { nothingToAnswer } from '../../services/analytics/nothing-to-answer.ts'
 import { runMetered } from '../metered.ts'
 import { requirePrincipal } from '../request-state.ts'
 import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
@@ -16,7 +17,7 @@ export function fundamentalsRoutes({ ctx, priced }: RouteDeps): RouteFile {
         reply,
         priced('getFundamentals'),
         () => getFundamentals(ctx.models, env, req.params.ticker, q),
-        { tabular: true },
+        { tabular: true, nothing: () => nothingToAnswer(ctx.models, env, req.params.ticker, 'filings') },
       )
     },
   })

@@ -1,4 +1,5 @@
 import { getL3Decomposition } from '../../services/analytics/l3-decomposition.ts'
+import { nothingToAnswer } from '../../services/analytics/nothing-to-answer.ts'
 import { runMetered } from '../metered.ts'
 import { requirePrincipal } from '../request-state.ts'
 import { type RouteDeps, type RouteFile, routeFile, spanOf } from './types.ts'
@@ -15,7 +16,7 @@ export function l3DecompositionRoutes({ ctx, priced }: RouteDeps): RouteFile {
         reply,
         priced('getL3Decomposition'),
         () => getL3Decomposition(ctx.models, env, q.ticker, spanOf(q, 5), q.fields),
-        { tabular: true },
+        { tabular: true, nothing: () => nothingToAnswer(ctx.models, env, q.ticker, 'model') },
       )
     },
   })

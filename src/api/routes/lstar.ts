@@ -1,4 +1,5 @@
 import { getLstar } from '../../services/analytics/lstar.ts'
+import { nothingToAnswer } from '../../services/analytics/nothing-to-answer.ts'
 import { runMetered } from '../metered.ts'
 import { requirePrincipal } from '../request-state.ts'
 import { type RouteDeps, type RouteFile, routeFile, spanOf } from './types.ts'
@@ -15,7 +16,7 @@ export function lstarRoutes({ ctx, priced }: RouteDeps): RouteFile {
         reply,
         priced('getLstar'),
         () => getLstar(ctx.models, env, q.ticker, spanOf(q), q.threshold, q.fields),
-        { tabular: true },
+        { tabular: true, nothing: () => nothingToAnswer(ctx.models, env, q.ticker, 'model') },
       )
     },
   })

@@ -1,5 +1,6 @@
 import { correlationOptions, getCorrelation } from '../../services/analytics/correlation.ts'
 import { metricsSnapshot } from '../../services/analytics/metrics.ts'
+import { nothingToAnswer } from '../../services/analytics/nothing-to-answer.ts'
 import { runMetered } from '../metered.ts'
 import { requirePrincipal } from '../request-state.ts'
 import { type RouteDeps, type RouteFile, routeFile } from './types.ts'
@@ -9,8 +10,13 @@ export function metricsRoutes({ ctx, priced }: RouteDeps): RouteFile {
   return routeFile(import.meta.url, {
     getMetrics: async (req, reply) => {
       const env = requirePrincipal(req.principal).environment
-      return runMetered(ctx, req, reply, priced('getMetrics'), () =>
-        metricsSnapshot(ctx.models, env, req.params.ticker, req.query.as_of),
+      return runMetered(
+        ctx,
+        req,
+        reply,
+        priced('getMetrics'),
+        () => metricsSnapshot(ctx.models, env, req.params.ticker, req.query.as_of),
+        { nothing: () => nothingToAnswer(ctx.models, env, req.params.ticker, 'model') },
       )
     },
     getCorrelation: async (req, reply) => {

@@ -1,3 +1,4 @@
+import { nothingToAnswer } from '../../services/analytics/nothing-to-answer.ts'
 import { screenQuery, screenRankings, tickerRankings } from '../../services/analytics/rankings.ts'
 import { runMetered } from '../metered.ts'
 import { requirePrincipal } from '../request-state.ts'
@@ -23,7 +24,7 @@ export function rankingsRoutes({ ctx, priced }: RouteDeps): RouteFile {
         reply,
         priced('getRankings'),
         () => tickerRankings(ctx.models, env, req.params.ticker, req.query.teo),
-        { tabular: true },
+        { tabular: true, nothing: () => nothingToAnswer(ctx.models, env, req.params.ticker, 'rankings') },
       )
     },
   })

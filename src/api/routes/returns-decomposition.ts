@@ -1,3 +1,4 @@
+import { nothingToAnswer } from '../../services/analytics/nothing-to-answer.ts'
 import { getReturnsDecomposition } from '../../services/analytics/returns-decomposition.ts'
 import { runMetered } from '../metered.ts'
 import { requirePrincipal } from '../request-state.ts'
@@ -21,7 +22,7 @@ export function returnsDecompositionRoutes({ ctx, priced }: RouteDeps): RouteFil
             fields: q.fields,
             includeLstar,
           }),
-        { tabular: true },
+        { tabular: true, nothing: () => nothingToAnswer(ctx.models, env, q.ticker, 'model') },
       )
     },
   })

@@ -172,7 +172,10 @@ export const estimate = defineOperation({
       ]),
       note: Type.String(),
       estimated_rows: Type.Optional(
-        Type.Integer({ description: 'per_position: the positions priced (one result each)' }),
+        Type.Integer({
+          description:
+            'per_position: the positions priced (one result each). History operations (/ticker-returns, /returns, /etf-returns, /lstar, /returns-decomposition, /l3-decomposition): the rows of the window asked (days; month ends for /l3-decomposition), for a ticker listed over all of it (an upper bound)',
+        }),
       ),
       estimated_tokens: Type.Optional(
         Type.Integer({ description: 'per_token (chat): the tokens of one model answer, input + output' }),
@@ -186,7 +189,7 @@ export const estimate = defineOperation({
       estimated_bytes: Type.Optional(
         Type.Integer({
           description:
-            'per_token (chat): the UTF-8 bytes the input tokens are estimated from (prompt, messages, tools)',
+            'per_token (chat): the UTF-8 bytes the input tokens are estimated from (prompt, messages, tools). History operations: the JSON size of estimated_rows, about 13 bytes a date and 20 a value per selected field',
         }),
       ),
       unit_cost_usd: Type.Optional(Type.Number()),

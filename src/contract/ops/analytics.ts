@@ -6,8 +6,11 @@ import {
   FieldsParam,
   historySpanProps,
   IsoDate,
+  NextCursor,
   Nullable,
   NullableNumber,
+  PageTotal,
+  pageQueryProps,
   riskMetadataSchema,
   TickerNote,
   TickerParam,
@@ -107,18 +110,27 @@ const getLstar = defineOperation({
   errors: ERRORS,
 })
 
+/** How a batch pages (the one cursor convention over its distinct tickers) and what a page costs. */
+const BATCH_PAGE_DOC =
+  ' Paged by the one cursor convention over the distinct tickers, in the order asked: limit tickers a page ' +
+  '(default and at most 100, so one page holds any batch), cursor = the previous next_cursor with the same other ' +
+  'fields; total counts the distinct tickers. Each page is a call priced for the tickers of that page that ' +
+  'succeeded (with the minimum, if any); the same page asked again is free (pay once). A page of a paged walk ' +
+  'whose tickers all failed answers them as errors (succeeded 0, free) instead of failing.'
+
 const batchLstar = defineOperation({
   id: 'batchLstar',
   method: 'POST',
   path: '/batch/lstar',
   summary: 'Lstar series for up to 100 tickers: results keyed by ticker, each with a status',
-  description: `${LSTAR_DOC} Results are keyed by the ticker as asked (trimmed, upper-cased); an invalid or unknown ticker gets {status: "error", code, detail}. Charged 0.005 USD per ticker that succeeded, minimum 0.01; when none succeeds the call fails (404 if any ticker was unknown, else 400) and costs nothing.`,
+  description: `${LSTAR_DOC} Results are keyed by the ticker as asked (trimmed, upper-cased); an invalid or unknown ticker gets {status: "error", code, detail}. Charged 0.005 USD per ticker that succeeded, minimum 0.01; when none succeeds the call fails (404 if any ticker was unknown, else 400) and costs nothing.${BATCH_PAGE_DOC}`,
   tags: ['data'],
   auth: 'key',
   lineage: true,
   body: Type.Object(
     {
       tickers: Tickers,
+      ...pageQueryProps(100, 100),
       ...historySpanProps(1),
       threshold: Type.Optional(Threshold),
       fields: Type.Optional(FieldsParam(LSTAR_FIELDS)),
@@ -133,6 +145,8 @@ const batchLstar = defineOperation({
       years: Type.Integer(),
       succeeded: Type.Integer(),
       failed: Type.Integer(),
+      total: PageTotal,
+      next_cursor: NextCursor,
       results: Type.Record(
         Type.String(),
         Type.Union([
@@ -299,7 +313,8 @@ const batchAnalyze = defineOperation({
   path: '/batch/analyze',
   summary: 'Returns, hedge ratios, full metrics and monthly L3 series for up to 100 tickers',
   description:
-    "metrics ⊆ {returns, hedge_ratios, full_metrics, l3_decomposition}, default [returns, hedge_ratios]; years 1–15 (default 1) sizes returns and l3_decomposition. Per ticker (keyed as asked): returns {dates, values = gross returns, l1/l2/l3 = rolling L3 market/sector/subsector HR histories}; hedge_ratios = the latest state's HRs under short keys (l1_market = l1_mkt_hr … l3_subsector = l3_sub_hr); full_metrics = the MetricsV3 snapshot of GET /metrics/{ticker}, its level fields also under the specification's long names (l1_market_hr = l1_mkt_hr … l3_residual_er = l3_res_er); l3_decomposition = the monthly series of GET /l3-decomposition; teo = date of the latest state. Parquet/CSV = BatchAnalyzeExportRow (ticker, date, gross_return, l1, l2, l3) for the tickers that succeeded, and needs 'returns' in metrics (else 400). 0.005 USD per ticker that succeeded; none succeeded → 404/400 and no charge.",
+    "metrics ⊆ {returns, hedge_ratios, full_metrics, l3_decomposition}, default [returns, hedge_ratios]; years 1–15 (default 1) sizes returns and l3_decomposition. Per ticker (keyed as asked): returns {dates, values = gross returns, l1/l2/l3 = rolling L3 market/sector/subsector HR histories}; hedge_ratios = the latest state's HRs under short keys (l1_market = l1_mkt_hr … l3_subsector = l3_sub_hr); full_metrics = the MetricsV3 snapshot of GET /metrics/{ticker}, its level fields also under the specification's long names (l1_market_hr = l1_mkt_hr … l3_residual_er = l3_res_er); l3_decomposition = the monthly series of GET /l3-decomposition; teo = date of the latest state. Parquet/CSV = BatchAnalyzeExportRow (ticker, date, gross_return, l1, l2, l3) for the tickers that succeeded, and needs 'returns' in metrics (else 400). 0.005 USD per ticker that succeeded; none succeeded → 404/400 and no charge." +
+    BATCH_PAGE_DOC,
   tags: ['data'],
   auth: 'key',
   lineage: true,
@@ -307,6 +322,7 @@ const batchAnalyze = defineOperation({
     {
       tickers: Tickers,
       metrics: Type.Optional(Type.Array(Metric, { minItems: 1, maxItems: 4 })),
+      ...pageQueryProps(100, 100),
       ...historySpanProps(1),
       format: Type.Optional(Format),
     },
@@ -319,6 +335,8 @@ const batchAnalyze = defineOperation({
       metrics: Type.Array(Metric),
       succeeded: Type.Integer(),
       failed: Type.Integer(),
+      total: PageTotal,
+      next_cursor: NextCursor,
       results: Type.Record(
         Type.String(),
         Type.Union([

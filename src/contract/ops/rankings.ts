@@ -24,14 +24,23 @@ const Metric = Type.Union(
       'er_l1, er_l2, er_l3 averaged over the window',
   },
 )
+const WINDOW_DOC = 'Trading days ending at teo; a window needs every day non-null'
 const Window = Type.Union(
   [Type.Literal('1d'), Type.Literal('21d'), Type.Literal('63d'), Type.Literal('252d')],
-  { description: 'Trading days ending at teo; a window needs every day non-null' },
+  { description: WINDOW_DOC },
 )
+const COHORT_DOC =
+  'universe: active default-universe members; sector / subsector: those sharing the sector (subsector) ETF'
 const Cohort = Type.Union([Type.Literal('universe'), Type.Literal('sector'), Type.Literal('subsector')], {
-  description:
-    'universe: active default-universe members; sector / subsector: those sharing the sector (subsector) ETF',
+  description: COHORT_DOC,
 })
+/**
+ * What a screen without `cohort` or `window` ranks by: schema defaults, so the validator fills
+ * them and a request spelling them out is the same request (contract/request-identity.ts).
+ */
+export const SCREEN_DEFAULTS = { cohort: 'universe', window: '21d' } as const
+const ScreenCohort = Type.Union(Cohort.anyOf, { description: COHORT_DOC, default: SCREEN_DEFAULTS.cohort })
+const ScreenWindow = Type.Union(Window.anyOf, { description: WINDOW_DOC, default: SCREEN_DEFAULTS.window })
 const RANK_DOC =
   'Higher value ranks first, ties by symbol key; rank_ordinal 1 = best; rank_percentile = 100 × (1 − (rank_ordinal−1)/cohort_size); ' +
   'decile = ceil(10 × rank_ordinal / cohort_size), 1 = best.'
@@ -70,8 +79,8 @@ export const rankingsScreen = defineOperation({
   body: Type.Object(
     {
       metric: Metric,
-      cohort: Type.Optional(Cohort),
-      window: Type.Optional(Window),
+      cohort: Type.Optional(ScreenCohort),
+      window: Type.Optional(ScreenWindow),
       min_percentile: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
       decile: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, description: '1 = best' })),
       sector_filter: Type.Optional(

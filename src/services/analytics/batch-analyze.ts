@@ -3,7 +3,7 @@ import type { FlatTable } from '../../contract/table.ts'
 import type { ModelStore } from '../../engine/model-store/reader.ts'
 import { AppError } from '../../platform/errors.ts'
 import type { ModelEnvironment, ModelRegistry } from '../models.ts'
-import { perTicker, unionRange } from './batch.ts'
+import { type BatchPage, pageFields, perTicker, unionRange } from './batch.ts'
 import { type L3Monthly, l3Monthly } from './l3-decomposition.ts'
 import { metricsSnapshot } from './metrics.ts'
 import { dateColumn, doubleColumn, type Num, nullable, num, seriesConfidence, textColumn } from './series.ts'
@@ -47,6 +47,7 @@ export async function batchAnalyze(
     start?: string | undefined
     end?: string | undefined
     metrics?: readonly BatchMetric[] | undefined
+    page?: BatchPage | undefined
   },
 ) {
   const years = opts.years ?? 1
@@ -54,7 +55,7 @@ export async function batchAnalyze(
   const wanted = new Set(opts.metrics ?? DEFAULT_BATCH_METRICS)
   const store = models.store(env)
   const job: BatchJob = { models, env, store, span, wanted, ranges: [], populated: 0, counted: 0 }
-  const { results, ok } = await perTicker(store, tickers, (r) => analyzeOne(job, r))
+  const { results, ok } = await perTicker(store, tickers, (r) => analyzeOne(job, r), opts.page)
   const { populated, counted } = job
   const range = unionRange(job.ranges)
   const table = () => returnsTable(wanted, ok)
@@ -64,6 +65,7 @@ export async function batchAnalyze(
       metrics: BATCH_METRICS.filter((m) => wanted.has(m)),
       succeeded: ok.length,
       failed: tickers.length - ok.length,
+      ...pageFields(tickers, opts.page),
       results,
       _metadata: models.metadata(store, range),
     },

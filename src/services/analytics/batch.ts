@@ -5,6 +5,7 @@ import { AppError } from '../../platform/errors.ts'
 import type { ModelEnvironment, ModelRegistry } from '../models.ts'
 import { keepColumns, keepFields, parseFields } from './fields.ts'
 import { lstarSeries, lstarTable } from './lstar.ts'
+import { dataOf, paginate } from './pagination.ts'
 import { seriesConfidence } from './series.ts'
 import { type ResolvedTicker, resolveTicker } from './tickers.ts'
 import { spanLabel } from './window.ts'
@@ -43,6 +44,40 @@ export function batchTickers(raw: readonly string[]): string[] {
 
 type Outcome<T> = ({ status: 'ok' } & T) | BatchTickerError
 
+/** The page of a batch being answered: its tickers, and the walk's `total` and `next_cursor`. */
+export interface BatchPage {
+  tickers: string[]
+  total: number
+  next_cursor: string | null
+}
+
+/**
+ * One page of a batch's distinct tickers, in the order asked (the one cursor convention,
+ * pagination.ts): bound to the store's data and to the rest of the request (`format` aside, so a
+ * walk may change format). Called before metering: the reservation covers the page's tickers.
+ */
+export function batchPage(
+  store: ModelStore,
+  tickers: string[],
+  body: { limit?: number | undefined; cursor?: string | undefined; format?: unknown } & object,
+): BatchPage {
+  const { limit, cursor, format: _format, ...rest } = body
+  const page = paginate(
+    tickers,
+    { limit: limit ?? MAX_BATCH_TICKERS, cursor },
+    dataOf(store),
+    { ...rest, tickers },
+    'body',
+  )
+  return { tickers: page.rows, total: page.total, next_cursor: page.next_cursor }
+}
+
+/** The page fields of a batch answer; a whole batch (no page) is one page. */
+export const pageFields = (tickers: readonly string[], page: BatchPage | undefined) => ({
+  total: page?.total ?? tickers.length,
+  next_cursor: page?.next_cursor ?? null,
+})
+
 /**
  * Runs `one` for every ticker (a few at a time: they share the store's readers). A ticker that
  * is invalid or unknown becomes its own error entry; any other failure fails the call. When no
@@ -52,6 +87,8 @@ export async function perTicker<T extends object>(
   store: ModelStore,
   tickers: readonly string[],
   one: (r: ResolvedTicker) => Promise<T>,
+  /** A page of a longer walk answers its failures as such (free) rather than failing the walk. */
+  page?: BatchPage,
 ): Promise<{ results: Record<string, Outcome<T>>; ok: (T & { ticker: string })[] }> {
   const results: Record<string, Outcome<T>> = {}
   const ok: (T & { ticker: string })[] = []
@@ -83,7 +120,7 @@ export async function perTicker<T extends object>(
     results[t] = o
     if (o.status === 'ok') ok.push({ ...(o as T), ticker: t })
   })
-  if (ok.length === 0) {
+  if (ok.length === 0 && !(page && page.total > tickers.length)) {
     const errors = Object.values(results) as BatchTickerError[]
     const notFound = errors.some((e) => e.code === 'TICKER_NOT_FOUND')
     throw new AppError(
@@ -119,6 +156,7 @@ export async function batchLstar(
     end?: string | undefined
     threshold?: number | undefined
     fields?: string | readonly string[] | undefined
+    page?: BatchPage | undefined
   },
 ) {
   const years = opts.years ?? 1
@@ -126,16 +164,21 @@ export async function batchLstar(
   const selected = parseFields(opts.fields, LSTAR_FIELDS, 'body')
   const store = models.store(env)
   const span = { years, start: opts.start, end: opts.end }
-  const { results, ok } = await perTicker(store, tickers, async (r) => {
-    const { series, range, populated } = await lstarSeries(store, r.index, span, theta)
-    return {
-      ticker: r.ticker,
-      symbol: r.symbol,
-      ...keepFields(series, LSTAR_FIELDS, selected),
-      range,
-      populated,
-    }
-  })
+  const { results, ok } = await perTicker(
+    store,
+    tickers,
+    async (r) => {
+      const { series, range, populated } = await lstarSeries(store, r.index, span, theta)
+      return {
+        ticker: r.ticker,
+        symbol: r.symbol,
+        ...keepFields(series, LSTAR_FIELDS, selected),
+        range,
+        populated,
+      }
+    },
+    opts.page,
+  )
   // `range` and `populated` feed _metadata and _agent; they are not part of a ticker's series.
   const served = Object.fromEntries(
     Object.entries(results).map(([k, v]) => {
@@ -153,6 +196,7 @@ export async function batchLstar(
       years,
       succeeded: ok.length,
       failed: tickers.length - ok.length,
+      ...pageFields(tickers, opts.page),
       results: served,
       _metadata: models.metadata(store, range),
     },

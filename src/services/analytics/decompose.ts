@@ -60,24 +60,27 @@ async function latestState(models: ModelRegistry, env: ModelEnvironment, rawTick
     confidence: confidenceOf(m, teo === store.dataAsOf),
     metadata: models.metadata(store, [teo, teo], r),
     styleMask: typeof values.style_factors === 'number' ? values.style_factors : 0,
+    etf: store.symbols[r.index]?.asset_type === 'etf',
   }
 }
 
 /** Why the style share is null: no residual yet, or no style ETF covered the window. */
 const STYLE_NO_RESIDUAL = 'no L3 residual at this date (too few observations for the model window)'
 const STYLE_NO_FACTOR = 'no style ETF has returns over the whole model window at this date'
+const STYLE_ETF = 'an ETF has no factor decomposition, so no residual to split'
 
 /**
  * The style/stock_specific blocks from the stored split: style = l3_style_er, stock_specific =
  * l3_res_er − l3_style_er (so the two sum to l3_res_er exactly as stored), with the style factors
  * that took part (bit j of style_factors = the j-th style factor of meta/factors.json).
  */
-function styleBlocks(store: ModelStore, m: Record<string, Num>, mask: number) {
+function styleBlocks(store: ModelStore, m: Record<string, Num>, mask: number, etf: boolean) {
   const res = m.l3_res_er ?? null
   const share = res === null ? null : (m.l3_style_er ?? null)
   const styleKeys = (store.factors ?? []).filter((f) => f.group === 'style').map((f) => f.key)
   const factors = share === null ? [] : styleKeys.filter((_, j) => (mask >> j) & 1)
-  const note = res === null ? STYLE_NO_RESIDUAL : share === null ? STYLE_NO_FACTOR : null
+  const noResidual = etf ? STYLE_ETF : STYLE_NO_RESIDUAL
+  const note = res === null ? noResidual : share === null ? STYLE_NO_FACTOR : null
   return {
     style: { explained_variance: share, hedgeable: false as const, role: STYLE_ROLE, factors, note },
     stock_specific: {
@@ -117,7 +120,7 @@ export async function decompose(
     exposure,
     hedge,
     hedge_levels: hedgeLevelsBlock(m, s.values, s.sectorEtf, s.subsectorEtf),
-    ...styleBlocks(s.store, m, s.styleMask),
+    ...styleBlocks(s.store, m, s.styleMask, s.etf),
     _metadata: s.metadata,
     _data_health: s.health,
   }
@@ -142,7 +145,7 @@ export async function decomposeV4(
     hedge_notional: hedgeOf(hr),
     hedge_source: src?.[1] ?? null,
   })
-  const { style, stock_specific } = styleBlocks(s.store, m, s.styleMask)
+  const { style, stock_specific } = styleBlocks(s.store, m, s.styleMask, s.etf)
   const body = {
     ticker: s.r.ticker,
     symbol: s.r.symbol,

@@ -35,7 +35,7 @@ export type L3Monthly = {
 } & Record<L3Key, Num[]>
 
 /** Month-end days of [from, to): the last calendar day of each month, and to − 1. */
-function monthEnds(calendar: Int32Array, from: number, to: number): number[] {
+export function monthEnds(calendar: Int32Array, from: number, to: number): number[] {
   const out: number[] = []
   for (let t = from; t < to; t++) {
     const last = t === to - 1 || monthOf(calendar[t]) !== monthOf(calendar[t + 1])

@@ -1,3 +1,4 @@
+import { SCREEN_DEFAULTS } from '../../contract/ops/rankings.ts'
 import { SECTOR_ETFS } from '../../engine/data/etf-registry.ts'
 import {
   COHORTS,
@@ -33,9 +34,9 @@ export { rankingsAt } from './rankings-day.ts'
 
 const SCREEN_DEFAULT_LIMIT = 100
 const SCREEN_MAX_LIMIT = 500
-/** The request leaves cohort and window optional (the contract names no default). */
-const SCREEN_DEFAULT_COHORT: Cohort = 'universe'
-const SCREEN_DEFAULT_WINDOW: RankingWindow = '21d'
+/** The request leaves cohort and window optional; their defaults are the contract's (schema defaults). */
+const SCREEN_DEFAULT_COHORT: Cohort = SCREEN_DEFAULTS.cohort
+const SCREEN_DEFAULT_WINDOW: RankingWindow = SCREEN_DEFAULTS.window
 /** The sector ETFs a `sector_filter` may name. */
 const SCREEN_SECTOR_ETFS: readonly string[] = [...new Set(Object.values(SECTOR_ETFS))].sort()
 

@@ -106,3 +106,19 @@ export async function historyWindow(
     range: [isoFromDay(store.calendar[from]), isoFromDay(store.calendar[end])],
   }
 }
+
+/**
+ * The calendar days [from, to) a span covers for a ticker listed over the whole window ending at
+ * `end` or the data's last day: the most rows a history request can return (an estimate's rows).
+ * A bad `start`/`end` is the same 400 as the request's.
+ */
+export function calendarWindow(store: ModelStore, span: HistorySpan): { from: number; to: number } {
+  const s = typeof span === 'number' ? { years: span } : span
+  const asked = spanDays(store, s)
+  const cal = store.calendar
+  const end = asked.end === null ? cal.length - 1 : lastIndexAtOrBefore(cal, asked.end)
+  if (end < 0) return { from: 0, to: 0 }
+  const cutoff = asked.start !== null ? asked.start - 1 : yearsBefore(cal[end], s.years ?? 1)
+  const from = lastIndexAtOrBefore(cal, cutoff) + 1
+  return from > end ? { from: 0, to: 0 } : { from, to: end + 1 }
+}

@@ -170,6 +170,11 @@ export interface MeteredCallInput {
   ifNoneMatch: string | null
   requestId: string
   positions: number
+  /**
+   * The operation has nothing to answer for this request (docs/decisions/empty-answers.md):
+   * answered without reserving or charging anything, and never recorded as paid.
+   */
+  free?: boolean
 }
 
 /**
@@ -192,6 +197,7 @@ export async function meteredCall(
       return { kind: 'not_modified', etag: rep.etag, lineage: rep.lineage }
     return { kind: 'served', rep, costMicros: 0, cacheStatus: 'HIT', delivery: NOTHING_TO_SETTLE }
   }
+  if (call.free === true) return serveFree(ctx, call, produce)
   if (await alreadyPaid(ctx, call)) return servePaid(ctx, call, produce)
   const ticket = await beginMetered(ctx, call.principal, call.capability, call.positions)
   let produced: { rep: Representation; positions: number }
@@ -240,20 +246,38 @@ async function alreadyPaid(ctx: ServiceContext, call: MeteredCallInput): Promise
 }
 
 /** Answers a request already paid for: produced again (another format, or after a restart), free, HIT. */
-async function servePaid(
+function servePaid(
   ctx: ServiceContext,
   call: MeteredCallInput,
   produce: () => Promise<{ rep: Representation; positions: number }>,
 ): Promise<MeteredOutcome> {
+  return serveUncharged(ctx, call, produce, 'HIT')
+}
+
+/** Answers a request with nothing to answer: nothing reserved, nothing charged, cached as usual. */
+function serveFree(
+  ctx: ServiceContext,
+  call: MeteredCallInput,
+  produce: () => Promise<{ rep: Representation; positions: number }>,
+): Promise<MeteredOutcome> {
+  return serveUncharged(ctx, call, produce, call.bypassCache ? 'BYPASS' : 'MISS')
+}
+
+async function serveUncharged(
+  ctx: ServiceContext,
+  call: MeteredCallInput,
+  produce: () => Promise<{ rep: Representation; positions: number }>,
+  cacheStatus: CacheStatus,
+): Promise<MeteredOutcome> {
   const { rep } = await produce()
-  recordUsage(ctx, call.principal, call.capability, 0, true)
+  recordUsage(ctx, call.principal, call.capability, 0, cacheStatus === 'HIT')
   if (etagMatches(call.ifNoneMatch, rep.etag))
     return { kind: 'not_modified', etag: rep.etag, lineage: rep.lineage }
   const delivery: Delivery = {
     delivered: async () => {
-      if (call.noStore !== true) cacheAfterSend(ctx, call.cacheKey, rep, false)
+      if (call.noStore !== true) cacheAfterSend(ctx, call.cacheKey, rep, call.bypassCache)
     },
     undelivered: async () => undefined,
   }
-  return { kind: 'served', rep, costMicros: 0, cacheStatus: 'HIT', delivery }
+  return { kind: 'served', rep, costMicros: 0, cacheStatus, delivery }
 }

@@ -1,9 +1,11 @@
 import { openApiPath } from '../../contract/operation.ts'
 import { OPERATIONS, operationById } from '../../contract/operations.ts'
 import { type Capability, chargeMicros, microsToUsd } from '../../contract/pricing.ts'
+import type { ModelStore } from '../../engine/model-store/reader.ts'
 import { AppError } from '../../platform/errors.ts'
 import { servedCapabilities } from '../billing/views.ts'
 import { estimateChat } from '../chat/estimate.ts'
+import { historySize } from './estimate-size.ts'
 
 /*
  * POST /estimate: what one call of any served operation would cost. Here, above billing and chat,
@@ -34,7 +36,12 @@ function positionsOf(params: Record<string, unknown>): number {
   return Array.isArray(t) ? t.length : 1
 }
 
-export function estimateCost(operation: string, params: Record<string, unknown> = {}) {
+/** `store`: the live build, whose calendar sizes a history operation's answer (null: not sized). */
+export function estimateCost(
+  operation: string,
+  params: Record<string, unknown> = {},
+  store: ModelStore | null = null,
+) {
   const c = findCapability(operation)
   if (!c) {
     const op = OPERATIONS.find(
@@ -58,6 +65,8 @@ export function estimateCost(operation: string, params: Record<string, unknown> 
   if (c.model === 'per_position' && positions > 100)
     throw new AppError('TOO_MANY_TICKERS', `At most 100 tickers per call, got ${positions}`)
   const cost = chargeMicros(c, positions)
+  const op = operationById(c.operationId)
+  const size = store && op ? historySize(store, op, params) : null
   return {
     estimated_cost_usd: microsToUsd(cost),
     capability: c.id,
@@ -69,6 +78,7 @@ export function estimateCost(operation: string, params: Record<string, unknown> 
           ? `${microsToUsd(c.unitMicros)} USD for one ticker, ${microsToUsd(c.batchUnitMicros)} USD per batch call (tickers); errors and cached responses are free.`
           : 'Charged per successful call; errors and cached responses are free.',
     ...(c.model === 'per_position' ? { estimated_rows: positions } : {}),
+    ...(size ?? {}),
     unit_cost_usd: microsToUsd(c.unitMicros),
     ...(c.minChargeMicros !== null ? { min_charge: microsToUsd(c.minChargeMicros) } : {}),
   }

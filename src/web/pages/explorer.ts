@@ -57,7 +57,9 @@ export async function explorerPage(root: HTMLElement, params: URLSearchParams): 
   if (!ticker) return
   input.value = ticker
   out.append(message(`Loading ${ticker}…`))
-  renderTicker(out, await loadTicker(ticker))
+  const view = await loadTicker(ticker)
+  if (view.empty) renderNothing(out, view.m, view.nothing.reason, view.costs)
+  else renderTicker(out, view)
 }
 
 /** The ticker form, suggesting tickers as one types; submitting opens that ticker's view. */
@@ -101,9 +103,14 @@ function tickerSearch(root: HTMLElement): { input: HTMLInputElement; out: HTMLEl
   return { input, out }
 }
 
-type TickerView = Awaited<ReturnType<typeof loadTicker>>
+type TickerView = Exclude<Awaited<ReturnType<typeof loadTicker>>, { empty: true }>
 
-/** Every call of the view at once, each answer kept with what it cost. */
+/**
+ * The state first, then every other call of the view at once, each answer kept with what it
+ * cost. A ticker the model has nothing for (an ETF) is answered free with the reason
+ * (docs/decisions/empty-answers.md); the rest of the view would be empty charts, so it is not
+ * asked for.
+ */
 async function loadTicker(ticker: string) {
   const costs: Answer<unknown>[] = []
   const track = <T>(a: Answer<T>) => {
@@ -111,21 +118,37 @@ async function loadTicker(ticker: string) {
     return a.data
   }
   const t = encodeURIComponent(ticker)
-  const [m, hist, dec, rk, panel] = await Promise.all([
-    data<Metrics>(`/metrics/${t}`).then(track),
+  const m = await data<Metrics>(`/metrics/${t}`).then(track)
+  const nothing = m._metadata.nothing_to_answer
+  if (nothing) return { empty: true as const, m, nothing, costs }
+  const [hist, dec, rk, panel] = await Promise.all([
     data<L3History>(`/l3-decomposition?ticker=${t}&years=15`).then(track),
     data<Decomposition>(`/returns-decomposition?ticker=${t}&years=15`).then(track),
     data<Rankings>(`/rankings/${t}`).then(track),
     data<Panel>('/industry-panel?level=sector&min_peers=2').then(track),
   ])
-  return { m, hist, dec, rk, panel, costs }
+  return { empty: false as const, m, hist, dec, rk, panel, costs }
+}
+
+/** What the view cost, and how many of its calls were free cache hits. */
+function costLine(costs: Answer<unknown>[]): string {
+  const cost = costs.reduce((a, c) => a + (c.costUsd ?? 0), 0)
+  return `this view cost ${cost.toFixed(3)} USD (${costs.filter((c) => c.cache === 'HIT').length} of ${costs.length} calls from cache, free)`
+}
+
+/** A ticker the model has nothing for: its name, the reason and where its data is, at no cost. */
+function renderNothing(out: HTMLElement, m: Metrics, reason: string, costs: Answer<unknown>[]): void {
+  out.replaceChildren(
+    el('h2', { text: `${m.ticker} — ${m.display.name}` }),
+    el('p', { class: 'meta', text: `${m.meta.asset_type ?? 'security'} · ${costLine(costs)}` }),
+    message(reason),
+  )
 }
 
 /** The view: the state today (explained risk, hedges, industry context), the history, the rankings. */
 function renderTicker(out: HTMLElement, view: TickerView): void {
   const { m, rk, panel, costs } = view
   const peers = panel.industries.find((x) => x.industry_name === m.display.industry)
-  const cost = costs.reduce((a, c) => a + (c.costUsd ?? 0), 0)
   const erBox = el('section', { class: 'card', id: 'er-bars' })
   const erHistory = el('div', { class: 'chart', id: 'chart-er' })
   const hrHistory = el('div', { class: 'chart', id: 'chart-hr' })
@@ -134,7 +157,7 @@ function renderTicker(out: HTMLElement, view: TickerView): void {
     el('h2', { text: `${m.ticker} — ${m.display.name}` }),
     el('p', {
       class: 'meta',
-      text: `${m.display.sector ?? 'no sector'} · ${m.display.industry ?? ''} · state as of ${m.teo} · this view cost ${cost.toFixed(3)} USD (${costs.filter((c) => c.cache === 'HIT').length} of ${costs.length} calls from cache, free)`,
+      text: `${m.display.sector ?? 'no sector'} · ${m.display.industry ?? ''} · state as of ${m.teo} · ${costLine(costs)}`,
     }),
     erBox,
     m.hedge_levels
