@@ -354,9 +354,9 @@ OPERATIONS: dict[str, Operation] = {
         auth=("bearerKey",),
         path_params=(),
         query=(),
-        body=BodySpec("application/json", True, ("tickers", "years", "start", "end", "threshold", "fields", "format")),
+        body=BodySpec("application/json", True, ("tickers", "limit", "cursor", "years", "start", "end", "threshold", "fields", "format")),
         response_types=("application/json",),
-        response_fields=("_agent", "_metadata", "failed", "results", "succeeded", "threshold_used", "years"),
+        response_fields=("_agent", "_metadata", "failed", "next_cursor", "results", "succeeded", "threshold_used", "total", "years"),
         idempotent=False,
         cost_usd=0.005,
     ),
@@ -396,9 +396,9 @@ OPERATIONS: dict[str, Operation] = {
         auth=("bearerKey",),
         path_params=(),
         query=(),
-        body=BodySpec("application/json", True, ("tickers", "metrics", "years", "start", "end", "format")),
+        body=BodySpec("application/json", True, ("tickers", "metrics", "limit", "cursor", "years", "start", "end", "format")),
         response_types=("application/json",),
-        response_fields=("_agent", "_metadata", "failed", "metrics", "results", "succeeded", "years"),
+        response_fields=("_agent", "_metadata", "failed", "metrics", "next_cursor", "results", "succeeded", "total", "years"),
         idempotent=False,
         cost_usd=0.005,
     ),
@@ -1838,7 +1838,7 @@ class Operations(_Transport):
         """
         return self._invoke("getLstar", {}, {"ticker": ticker, "years": years, "start": start, "end": end, "threshold": threshold, "fields": fields, "format": format}, None, timeout=timeout, headers=headers)
 
-    def batch_lstar(self, *, tickers: list[str], years: int | None = None, start: str | None = None, end: str | None = None, threshold: float | None = None, fields: str | list[str] | None = None, format: str | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
+    def batch_lstar(self, *, tickers: list[str], limit: int | None = None, cursor: str | None = None, years: int | None = None, start: str | None = None, end: str | None = None, threshold: float | None = None, fields: str | list[str] | None = None, format: str | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """POST /batch/lstar: Lstar series for up to 100 tickers: results keyed by ticker, each with a status
 
         Price: 0.005 USD a position, at least 0.01 USD a call (GET /pricing lists every price).
@@ -1855,10 +1855,20 @@ class Operations(_Transport):
         l3_subsector_er). Results are keyed by the ticker as asked (trimmed, upper-cased); an
         invalid or unknown ticker gets {status: "error", code, detail}. Charged 0.005 USD per
         ticker that succeeded, minimum 0.01; when none succeeds the call fails (404 if any
-        ticker was unknown, else 400) and costs nothing.
+        ticker was unknown, else 400) and costs nothing. Paged by the one cursor convention over
+        the distinct tickers, in the order asked: limit tickers a page (default and at most 100,
+        so one page holds any batch), cursor = the previous next_cursor with the same other
+        fields; total counts the distinct tickers. Each page is a call priced for the tickers of
+        that page that succeeded (with the minimum, if any); the same page asked again is free
+        (pay once). A page of a paged walk whose tickers all failed answers them as errors
+        (succeeded 0, free) instead of failing.
 
         Args:
             tickers: Up to 100 distinct tickers (more → 400 TOO_MANY_TICKERS); duplicates count once
+            limit: Rows per page (1–100, default 100)
+            cursor: Opaque: the next_cursor of the previous page, with the same other parameters. A
+                cursor made on an older data_as_of or build, or for other parameters, is a 400 (start
+                again without it)
             years: Calendar years of history back from the end (1–15, default 1); ignored when start
                 is given
             start: First day (YYYY-MM-DD, inclusive). Wins over years. Before the first day of the
@@ -1871,7 +1881,7 @@ class Operations(_Transport):
                 Default all. An unknown name is a 400 listing these.
             format: json (default), parquet or csv; else Accept decides
         """
-        return self._invoke("batchLstar", {}, {}, {"tickers": tickers, "years": years, "start": start, "end": end, "threshold": threshold, "fields": fields, "format": format}, timeout=timeout, headers=headers)
+        return self._invoke("batchLstar", {}, {}, {"tickers": tickers, "limit": limit, "cursor": cursor, "years": years, "start": start, "end": end, "threshold": threshold, "fields": fields, "format": format}, timeout=timeout, headers=headers)
 
     def get_returns_decomposition(self, *, ticker: str, years: int | None = None, start: str | None = None, end: str | None = None, include_lstar: bool | None = None, fields: str | list[str] | None = None, dispatch: Literal["lstar"] | None = None, format: str | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """GET /returns-decomposition: Daily factor and residual returns per level (gross = l3_cfr + l3_rr)
@@ -1932,7 +1942,7 @@ class Operations(_Transport):
         """
         return self._invoke("getL3Decomposition", {}, {"ticker": ticker, "years": years, "start": start, "end": end, "fields": fields, "format": format}, None, timeout=timeout, headers=headers)
 
-    def batch_analyze(self, *, tickers: list[str], metrics: list[Literal["returns"] | Literal["hedge_ratios"] | Literal["full_metrics"] | Literal["l3_decomposition"]] | None = None, years: int | None = None, start: str | None = None, end: str | None = None, format: str | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
+    def batch_analyze(self, *, tickers: list[str], metrics: list[Literal["returns"] | Literal["hedge_ratios"] | Literal["full_metrics"] | Literal["l3_decomposition"]] | None = None, limit: int | None = None, cursor: str | None = None, years: int | None = None, start: str | None = None, end: str | None = None, format: str | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """POST /batch/analyze: Returns, hedge ratios, full metrics and monthly L3 series for up to 100 tickers
 
         Price: 0.005 USD a position (GET /pricing lists every price).
@@ -1947,11 +1957,21 @@ class Operations(_Transport):
         monthly series of GET /l3-decomposition; teo = date of the latest state. Parquet/CSV =
         BatchAnalyzeExportRow (ticker, date, gross_return, l1, l2, l3) for the tickers that
         succeeded, and needs 'returns' in metrics (else 400). 0.005 USD per ticker that
-        succeeded; none succeeded → 404/400 and no charge.
+        succeeded; none succeeded → 404/400 and no charge. Paged by the one cursor convention
+        over the distinct tickers, in the order asked: limit tickers a page (default and at most
+        100, so one page holds any batch), cursor = the previous next_cursor with the same other
+        fields; total counts the distinct tickers. Each page is a call priced for the tickers of
+        that page that succeeded (with the minimum, if any); the same page asked again is free
+        (pay once). A page of a paged walk whose tickers all failed answers them as errors
+        (succeeded 0, free) instead of failing.
 
         Args:
             tickers: Up to 100 distinct tickers (more → 400 TOO_MANY_TICKERS); duplicates count once
             metrics: body
+            limit: Rows per page (1–100, default 100)
+            cursor: Opaque: the next_cursor of the previous page, with the same other parameters. A
+                cursor made on an older data_as_of or build, or for other parameters, is a 400 (start
+                again without it)
             years: Calendar years of history back from the end (1–15, default 1); ignored when start
                 is given
             start: First day (YYYY-MM-DD, inclusive). Wins over years. Before the first day of the
@@ -1960,7 +1980,7 @@ class Operations(_Transport):
                 data → 400. With end and no start, the window is years back from end
             format: json (default), parquet or csv; else Accept decides
         """
-        return self._invoke("batchAnalyze", {}, {}, {"tickers": tickers, "metrics": metrics, "years": years, "start": start, "end": end, "format": format}, timeout=timeout, headers=headers)
+        return self._invoke("batchAnalyze", {}, {}, {"tickers": tickers, "metrics": metrics, "limit": limit, "cursor": cursor, "years": years, "start": start, "end": end, "format": format}, timeout=timeout, headers=headers)
 
     def get_industry_panel(self, *, level: Literal["market"] | Literal["sector"] | Literal["subsector"] | None = None, teo: str | None = None, min_peers: int | None = None, format: str | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """GET /industry-panel: Industry beta panel: weighted mean and variance of market, sector or subsector betas per industry

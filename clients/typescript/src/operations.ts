@@ -127,7 +127,7 @@ export type EstimateResponse = {
   capability: string
   pricing_model: "per_request" | "per_position" | "per_token" | "subscription"
   note: string
-  /** per_position: the positions priced (one result each) */
+  /** per_position: the positions priced (one result each). History operations (/ticker-returns, /returns, /etf-returns, /lstar, /returns-decomposition, /l3-decomposition): the rows of the window asked (days; month ends for /l3-decomposition), for a ticker listed over all of it (an upper bound) */
   estimated_rows?: number
   /** per_token (chat): the tokens of one model answer, input + output */
   estimated_tokens?: number
@@ -136,7 +136,7 @@ export type EstimateResponse = {
     input: number
     output: number
   }
-  /** per_token (chat): the UTF-8 bytes the input tokens are estimated from (prompt, messages, tools) */
+  /** per_token (chat): the UTF-8 bytes the input tokens are estimated from (prompt, messages, tools). History operations: the JSON size of estimated_rows, about 13 bytes a date and 20 a value per selected field */
   estimated_bytes?: number
   unit_cost_usd?: number
   min_charge?: number
@@ -318,6 +318,13 @@ export type HedgeLevelsBlock = {
   statistical_lstar?: ("L1" | "L2" | "L3") | null
 }
 
+/** Present when the operation has nothing to answer for this ticker (an ETF on a model operation, a stock too short for the model, a company without SEC filings): the answer is free (`_agent.cost_usd` 0) and its model fields are null or empty. See docs/decisions/empty-answers.md. */
+export type NothingToAnswer = {
+  asset_type: "etf" | "stock"
+  reason: string
+  see: string | null
+}
+
 export type RiskMetadata = {
   model_version: string
   /** YYYY-MM-DD */
@@ -339,6 +346,7 @@ export type RiskMetadata = {
     estimator_description: string
     horizon_days: number
   }
+  nothing_to_answer?: NothingToAnswer
 }
 
 export type AgentMeta = {
@@ -575,6 +583,9 @@ export type BatchLstarResponse = {
   years: number
   succeeded: number
   failed: number
+  /** Rows over all pages */
+  total: number
+  next_cursor: NextCursor
   results: {
     [key: string]: {
       status: "ok"
@@ -729,6 +740,9 @@ export type BatchAnalyzeResponse = {
   metrics: Array<"returns" | "hedge_ratios" | "full_metrics" | "l3_decomposition">
   succeeded: number
   failed: number
+  /** Rows over all pages */
+  total: number
+  next_cursor: NextCursor
   results: {
     [key: string]: {
       status: "ok"
@@ -2417,6 +2431,10 @@ export interface Requests {
     body: {
       /** Up to 100 distinct tickers (more → 400 TOO_MANY_TICKERS); duplicates count once */
       tickers: Array<string>
+      /** Rows per page (1–100, default 100) */
+      limit?: number
+      /** Opaque: the next_cursor of the previous page, with the same other parameters. A cursor made on an older data_as_of or build, or for other parameters, is a 400 (start again without it) */
+      cursor?: string
       /** Calendar years of history back from the end (1–15, default 1); ignored when start is given */
       years?: number
       /** First day (YYYY-MM-DD, inclusive). Wins over years. Before the first day of the data, after the last, or after end → 400 */
@@ -2474,6 +2492,10 @@ export interface Requests {
       /** Up to 100 distinct tickers (more → 400 TOO_MANY_TICKERS); duplicates count once */
       tickers: Array<string>
       metrics?: Array<"returns" | "hedge_ratios" | "full_metrics" | "l3_decomposition">
+      /** Rows per page (1–100, default 100) */
+      limit?: number
+      /** Opaque: the next_cursor of the previous page, with the same other parameters. A cursor made on an older data_as_of or build, or for other parameters, is a 400 (start again without it) */
+      cursor?: string
       /** Calendar years of history back from the end (1–15, default 1); ignored when start is given */
       years?: number
       /** First day (YYYY-MM-DD, inclusive). Wins over years. Before the first day of the data, after the last, or after end → 400 */
@@ -3152,10 +3174,10 @@ export const OPERATIONS = {
   getEtfReturns: {"method":"GET","path":"/etf-returns","status":200,"auth":["bearerKey"],"pathParams":[],"query":["ticker","years","start","end","format"],"body":null,"responseTypes":["application/json"],"responseFields":["_agent","_metadata","dates","returns_gross","symbol","ticker"],"idempotent":true,"costUsd":0.005},
   getTickers: {"method":"GET","path":"/tickers","status":200,"auth":["bearerKey"],"pathParams":[],"query":["search","mag7","include_metadata","limit","cursor"],"body":null,"responseTypes":["application/json"],"responseFields":["count","data_as_of","next_cursor","suggestions","tickers","total"],"idempotent":true,"costUsd":null},
   getLstar: {"method":"GET","path":"/lstar","status":200,"auth":["bearerKey"],"pathParams":[],"query":["ticker","years","start","end","threshold","fields","format"],"body":null,"responseTypes":["application/json"],"responseFields":["_agent","_metadata","dates","l2_sector_er","l3_subsector_er","lstar","market_hr","residual_return","sector_hr","subsector_hr","symbol","threshold_used","ticker","total_er"],"idempotent":true,"costUsd":0.02},
-  batchLstar: {"method":"POST","path":"/batch/lstar","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["tickers","years","start","end","threshold","fields","format"]},"responseTypes":["application/json"],"responseFields":["_agent","_metadata","failed","results","succeeded","threshold_used","years"],"idempotent":false,"costUsd":0.005},
+  batchLstar: {"method":"POST","path":"/batch/lstar","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["tickers","limit","cursor","years","start","end","threshold","fields","format"]},"responseTypes":["application/json"],"responseFields":["_agent","_metadata","failed","next_cursor","results","succeeded","threshold_used","total","years"],"idempotent":false,"costUsd":0.005},
   getReturnsDecomposition: {"method":"GET","path":"/returns-decomposition","status":200,"auth":["bearerKey"],"pathParams":[],"query":["ticker","years","start","end","include_lstar","fields","dispatch","format"],"body":null,"responseTypes":["application/json"],"responseFields":["_agent","_metadata","dates","gross","l1_cfr","l1_fr","l1_rr","l2_cfr","l2_fr","l2_rr","l3_cfr","l3_fr","l3_rr","lstar","lstar_residual_return","symbol","ticker"],"idempotent":true,"costUsd":0.02},
   getL3Decomposition: {"method":"GET","path":"/l3-decomposition","status":200,"auth":["bearerKey"],"pathParams":[],"query":["ticker","years","start","end","fields","format"],"body":null,"responseTypes":["application/json"],"responseFields":["_agent","_metadata","dates","l3_mkt_er","l3_mkt_hr","l3_res_er","l3_sec_er","l3_sec_hr","l3_sub_er","l3_sub_hr","periodicity","sector_etf","subsector_etf","symbol","ticker"],"idempotent":true,"costUsd":0.02},
-  batchAnalyze: {"method":"POST","path":"/batch/analyze","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["tickers","metrics","years","start","end","format"]},"responseTypes":["application/json"],"responseFields":["_agent","_metadata","failed","metrics","results","succeeded","years"],"idempotent":false,"costUsd":0.005},
+  batchAnalyze: {"method":"POST","path":"/batch/analyze","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["tickers","metrics","limit","cursor","years","start","end","format"]},"responseTypes":["application/json"],"responseFields":["_agent","_metadata","failed","metrics","next_cursor","results","succeeded","total","years"],"idempotent":false,"costUsd":0.005},
   getIndustryPanel: {"method":"GET","path":"/industry-panel","status":200,"auth":["bearerKey"],"pathParams":[],"query":["level","teo","min_peers","format"],"body":null,"responseTypes":["application/json"],"responseFields":["_agent","_metadata","industries","level","min_peers","teo","teo_note","teo_requested","universe_basis","weight_basis"],"idempotent":true,"costUsd":0.02},
   rankingsScreen: {"method":"POST","path":"/rankings/screen","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["metric","cohort","window","min_percentile","decile","sector_filter","limit","cursor","teo","format"]},"responseTypes":["application/json"],"responseFields":["_agent","_metadata","cohort","metric","next_cursor","rows","teo","teo_note","teo_requested","total","total_matches","universe_basis","window"],"idempotent":false,"costUsd":0.02},
   getRankings: {"method":"GET","path":"/rankings/{ticker}","status":200,"auth":["bearerKey"],"pathParams":["ticker"],"query":["teo","format"],"body":null,"responseTypes":["application/json"],"responseFields":["_agent","_metadata","rankings","sector_etf","subsector_etf","symbol","teo","teo_note","teo_requested","ticker","universe_basis"],"idempotent":true,"costUsd":0.001},
