@@ -4,7 +4,7 @@ import {
   COHORTS,
   type DefaultUniverseBasis,
   defaultMember,
-  industryPanelDay,
+  industryPanelSeries,
   type PanelLevel,
   rankAllMetrics,
   reversionDeciles,
@@ -120,31 +120,23 @@ async function writeIndustryPanel(
     active,
     weightBasis,
   }
-  for (const level of LEVELS) {
-    // Days before start come from the previous build, so only the rest needs the NaN fill.
-    const nanFrom = (cols: Float64Array[]) => cols.map((c) => c.fill(Number.NaN, start))
-    const mean = nanFrom(columnsOf(Float64Array, nInd, T))
-    const variance = nanFrom(columnsOf(Float64Array, nInd, T))
-    const weight = nanFrom(columnsOf(Float64Array, nInd, T))
-    const count = columnsOf(Int32Array, nInd, T)
-    for (let t = start; t < T; t++) {
-      // minPeers 1: every industry is stored; the API applies the caller's min_peers.
-      const day = industryPanelDay(input, t, level, 1)
-      for (let k = 0; k < day.industry.length; k++) {
-        const j = day.industry[k]
-        mean[j][t] = day.beta_mean[k]
-        variance[j][t] = day.beta_variance[k]
-        weight[j][t] = day.total_log_mcap_weight[k]
-        count[j][t] = day.n_companies[k]
-      }
-    }
+  // Days before start come from the previous build, so only the rest is computed.
+  const series = LEVELS.map(() => ({
+    beta_mean: columnsOf(Float64Array, nInd, T),
+    beta_variance: columnsOf(Float64Array, nInd, T),
+    total_log_mcap_weight: columnsOf(Float64Array, nInd, T),
+    n_companies: columnsOf(Int32Array, nInd, T),
+  }))
+  industryPanelSeries(input, LEVELS, start, series)
+  for (const [l, level] of LEVELS.entries()) {
+    const p = series[l]
     const base = `products/industry_panel/${level}`
     const attrs = { attributes: { dimension: 'industry index into meta/industries.json' } }
     const dims = { days: T, symbols: nInd, chunkSymbols: Math.max(1, nInd), ...attrs }
-    await write2D(`${base}/beta_mean`, mean, { dtype: 'float64', ...dims })
-    await write2D(`${base}/beta_variance`, variance, { dtype: 'float64', ...dims })
-    await write2D(`${base}/total_log_mcap_weight`, weight, { dtype: 'float64', ...dims })
-    await write2D(`${base}/n_companies`, count, { dtype: 'int32', ...dims })
+    await write2D(`${base}/beta_mean`, p.beta_mean, { dtype: 'float64', ...dims })
+    await write2D(`${base}/beta_variance`, p.beta_variance, { dtype: 'float64', ...dims })
+    await write2D(`${base}/total_log_mcap_weight`, p.total_log_mcap_weight, { dtype: 'float64', ...dims })
+    await write2D(`${base}/n_companies`, p.n_companies, { dtype: 'int32', ...dims })
   }
 }
 
