@@ -91,6 +91,7 @@ export async function buildStore(
     t = lap('incremental_check', t)
   }
   // An incremental build reads only the tail of the panels it needs (inputFrom).
+  progress.start('build: reading the dataset', 1)
   let { dataset: ds, manifest: dm } = await readDataset(opts.dataset, {
     fromDay: plan?.inputFrom ?? 0,
     fundamentals: true,
@@ -98,6 +99,8 @@ export async function buildStore(
     await plan?.prev.close()
     throw err
   })
+  progress.update(1)
+  progress.stop()
   t = lap('read_dataset', t)
   let x = buildInputs(ds)
   t = lap('inputs', t)

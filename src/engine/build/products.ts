@@ -57,6 +57,8 @@ export async function writeProducts(
   // An incremental build computes only the new days: older chunks are linked, and the chunk
   // holding the first new day keeps the earlier days' bytes.
   const start = inc ? inc.from : 0
+  // Five steps: universes, reversion z, deciles, industry panel, rankings.
+  progress.start('build: cross-sectional products', 5)
   const u = universesFrom(x, start)
   const spec = (dtype: 'int16' | 'uint8' | 'int8' | 'float64', days = T, symbols = N) => ({
     dtype,
@@ -70,27 +72,29 @@ export async function writeProducts(
     attributes: { units: 'days since 1970-01-01; -1 = no month-end yet' },
   })
   const active = defaultMember(u, basis.universe_basis)
+  progress.update(1)
 
   // Residual reversion: z for every stock-day, deciles and quality quintiles for every day.
   const z = reversionFrom(kept.fields.l3_rr, start)
   await write2D('products/reversion_z', z, spec('float64'))
+  progress.update(2)
   const decile = columnsOf(Int8Array, N, T)
   const quality = columnsOf(Int8Array, N, T)
-  progress.start('cross-sections', T)
   for (let t = start; t < T; t++) {
     const d = reversionDeciles(z, kept.fields.l3_sub_er, t, (i) => active(i, t))
     for (let i = 0; i < N; i++) {
       decile[i][t] = d.decile[i]
       quality[i][t] = d.qualityQuintile[i]
     }
-    if (t % 128 === 0) progress.update(t)
   }
-  progress.stop()
   await write2D('products/reversion_decile', decile, spec('int8'))
   await write2D('products/quality_quintile', quality, spec('int8'))
-
+  progress.update(3)
   await writeIndustryPanel(x, kept, active, basis.weight_basis, start, write2D)
+  progress.update(4)
   await writeRankings(w, x, kept, active)
+  progress.update(5)
+  progress.stop()
   let universeSize = 0
   for (let i = 0; i < N; i++) if (active(i, T - 1)) universeSize++
   return {
