@@ -92,7 +92,7 @@ export async function runEngine(
         run.style,
       )
   const times: EngineTimes = { kernel: 0, write_wait: 0 }
-  progress.start(`build: per-stock model (${pool ? threads : 1} thread${pool && threads > 1 ? 's' : ''})`, N)
+  progress.start('model', N)
   // One block is written while the next is computed: the writes run in libuv's thread pool and
   // the kernel on the pool's threads (or this one).
   let pending: Promise<void> | null = null

@@ -91,7 +91,7 @@ export async function buildStore(
     t = lap('incremental_check', t)
   }
   // An incremental build reads only the tail of the panels it needs (inputFrom).
-  progress.start('build: reading the dataset', 1)
+  progress.start('read dataset', 1)
   let { dataset: ds, manifest: dm } = await readDataset(opts.dataset, {
     fromDay: plan?.inputFrom ?? 0,
     fundamentals: true,

@@ -32,10 +32,11 @@ export type WorkerMessage =
 
 /**
  * The sources are TypeScript run through tsx (bin/erm3.js), whose loader a worker does not
- * inherit: the worker's first script loads tsx and imports the build's entry through it.
+ * inherit: the worker's first script loads tsx and imports the build's entry through it. Only
+ * dynamic imports, so it runs as CommonJS or as a module (a parent started with --input-type=module).
  */
-const BOOT = `const { workerData } = require('node:worker_threads')
-import(workerData.tsx).then((tsx) => tsx.tsImport(workerData.entry, workerData.entry))`
+const BOOT = `import('node:worker_threads').then(({ workerData }) =>
+  import(workerData.tsx).then((tsx) => tsx.tsImport(workerData.entry, workerData.entry)))`
 
 /** A worker thread running the TypeScript module `entry` (through tsx), with `data` as its workerData.data. */
 export function tsWorker(entry: URL, data: unknown): Worker {
