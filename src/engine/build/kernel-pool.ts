@@ -37,6 +37,8 @@ export type KernelReply = { id: number; error?: string }
 
 export class KernelPool {
   private nextId = 0
+  /** Set once a worker failed or exited: later jobs fail at once instead of waiting for it. */
+  private broken: Error | null = null
   private readonly waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>()
 
   private constructor(private readonly workers: Worker[]) {
@@ -69,6 +71,7 @@ export class KernelPool {
 
   /** Runs the kernel over days [from, to) of every stock of `block`, split across the workers. */
   async run(block: EngineBlock, from: number, to: number): Promise<void> {
+    if (this.broken) throw this.broken
     const W = this.workers.length
     const jobs: Promise<void>[] = []
     for (let w = 0; w < W; w++) {
@@ -110,6 +113,7 @@ export class KernelPool {
   }
 
   private failAll(err: Error): void {
+    this.broken ??= err
     for (const p of this.waiting.values()) p.reject(err)
     this.waiting.clear()
   }
