@@ -11,6 +11,8 @@ export interface BenchRecord {
   machine: string
   recorded_at: string
   commit: string
+  /** How the figures were obtained, when not by a plain `BENCH_RECORD=1` run. */
+  note?: string
   /** Figure name → value (seconds, MB, GB, ms): lower is better. */
   figures: Record<string, number>
 }
@@ -56,6 +58,7 @@ export function comparisonLines(
   const lines = [
     `against the recorded baseline (${recorded.commit}, ${recorded.recorded_at}, ${recorded.machine}; this machine ${machineLabel()}):`,
   ]
+  if (recorded.note) lines.push(`  (${recorded.note})`)
   for (const c of cmp)
     lines.push(
       `  ${c.name}: ${fmt(c.now)} vs ${fmt(c.recorded)} → ×${c.ratio.toFixed(2)}${c.regression ? `  REGRESSION (> +${Math.round(tolerance * 100)} %)` : ''}`,
