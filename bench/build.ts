@@ -173,6 +173,7 @@ function guard(figures: Record<string, number>): void {
       machine: machineLabel(),
       recorded_at: new Date().toISOString().slice(0, 10),
       commit,
+      stocks,
       figures: Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, Math.round(v * 1000) / 1000])),
     }
     writeFileSync(file, `${JSON.stringify(record, null, 2)}\n`)
@@ -184,5 +185,9 @@ function guard(figures: Record<string, number>): void {
     return
   }
   const recorded = JSON.parse(readFileSync(file, 'utf8')) as BenchRecord
+  if (recorded.stocks !== stocks) {
+    console.log(`the recorded baseline is of ${recorded.stocks} stocks, this run of ${stocks}: not compared`)
+    return
+  }
   for (const line of comparisonLines(compareFigures(figures, recorded.figures), recorded)) console.log(line)
 }

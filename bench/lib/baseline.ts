@@ -11,6 +11,8 @@ export interface BenchRecord {
   machine: string
   recorded_at: string
   commit: string
+  /** The market's size (BENCH_STOCKS): figures of another size are not compared. */
+  stocks: number
   /** How the figures were obtained, when not by a plain `BENCH_RECORD=1` run. */
   note?: string
   /** Figure name → value (seconds, MB, GB, ms): lower is better. */

@@ -3,7 +3,13 @@ import { test } from 'node:test'
 import fc from 'fast-check'
 import { compareFigures, comparisonLines } from '../../bench/lib/baseline.ts'
 
-const recorded = { machine: '2 × test CPU', recorded_at: '2026-11-29', commit: 'abc1234', figures: {} }
+const recorded = {
+  machine: '2 × test CPU',
+  recorded_at: '2026-11-29',
+  commit: 'abc1234',
+  stocks: 3000,
+  figures: {},
+}
 
 test('a figure more than 15 % above its recorded value is a regression; at or below is not', () => {
   const cmp = compareFigures(
