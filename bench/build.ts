@@ -1,7 +1,10 @@
 /**
- * Engine and store benchmark (docs/architecture.md §5 budgets: full build of the default synthetic dataset
- * ≤ 60 s, incremental one-day build ≤ 5 s, peak ≤ 6 GB; one ticker's 15-year history of 10
- * fields ≤ 5 ms and one day's cross-section of one field ≤ 20 ms from a warm store).
+ * Engine and store benchmark (docs/performance.md §"Build speed and footprint": full build of the
+ * default synthetic dataset ≤ 30 s, incremental one-day build ≤ 2 s, peak ≤ 1.5 GB, store ≤ 3 GB;
+ * one ticker's 15-year history of 10 fields ≤ 5 ms and one day's cross-section of one field
+ * ≤ 20 ms from a warm store). It prints the full build's stages (median seconds of each) and
+ * compares its figures with bench/baselines/build.json (bench/lib/baseline.ts): a figure more than
+ * 15 % worse is called out. BENCH_RECORD=1 records this run as the new baseline.
  * Each build runs in its own process so its peak RSS is its own. The baseline, side by side, is
  * reading the dataset and writing the store's number of bytes with plain fs.writeFile: the I/O
  * floor of any build. The style split's cost (budget: ≤ +15 % of the full build) is
@@ -9,10 +12,11 @@
  * (`style: false`), run alternately so drift of a shared machine hits both alike.
  */
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { type BenchRecord, compareFigures, comparisonLines, machineLabel } from './lib/baseline.ts'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const stocks = Number(process.env.BENCH_STOCKS ?? 3000)
@@ -44,7 +48,8 @@ await writeDataset({ ...ds, calendar: ds.calendar.slice(0, T), prices: { adj_clo
 console.log('{}')`
 const BUILD = `import { buildStore } from ${src('src/engine/build/index.ts')}
 const m = await buildStore({ dataset: process.argv[1], store: process.argv[2], incremental: process.argv[3] === 'inc', style: process.argv[3] !== 'nostyle' })
-console.log(JSON.stringify({ seconds: m.timings_s.total, rssMB: process.resourceUsage().maxRSS / 1024, note: m.notes.join(';'), ...Object.fromEntries(Object.entries(m.timings_s).map(([k, v]) => ['t_' + k, v])) }))`
+const u = process.resourceUsage()
+console.log(JSON.stringify({ seconds: m.timings_s.total, rssMB: u.maxRSS / 1024, cpuS: (u.userCPUTime + u.systemCPUTime) / 1e6, note: m.notes.join(';'), ...Object.fromEntries(Object.entries(m.timings_s).map(([k, v]) => ['t_' + k, v])) }))`
 const READS = `import { ModelStore } from ${src('src/engine/model-store/reader.ts')}
 const s = await ModelStore.open(process.argv[1])
 const T = s.calendar.length
@@ -134,7 +139,55 @@ console.log(
 console.log(
   `reads (warm): 15-year history of 10 fields median ${Number(reads.historyMs).toFixed(2)} ms (p90 ${Number(reads.historyP90).toFixed(2)}), one day's cross-section median ${Number(reads.rowMs).toFixed(2)} ms (p90 ${Number(reads.rowP90).toFixed(2)})`,
 )
+const fullStages = Object.keys(builds[0] ?? {}).filter((k) => k.startsWith('t_') && k !== 't_total')
 console.log(
-  `budgets: full ≤ 60 s ${fullS <= 60 ? 'ok' : 'OVER'}; style split ≤ +15 % ${styleRatio <= 1.15 ? 'ok' : 'OVER'}; incremental ≤ 5 s ${incS <= 5 ? 'ok' : 'OVER'}; peak ≤ 6144 MB ${peak <= 6144 ? 'ok' : 'OVER'}; history ≤ 5 ms ${Number(reads.historyMs) <= 5 ? 'ok' : 'OVER'}; row ≤ 20 ms ${Number(reads.rowMs) <= 20 ? 'ok' : 'OVER'}`,
+  `full build stages (medians, s): ${fullStages.map((k) => `${k.slice(2)} ${median(builds.map((b) => Number(b[k]))).toFixed(2)}`).join(', ')}; CPU ${median(builds.map((b) => Number(b.cpuS))).toFixed(1)} s (all threads)`,
 )
+const history = Number(reads.historyMs)
+const row = Number(reads.rowMs)
+const storeGB = storeBytes / 1e9
+console.log(
+  `budgets: full ≤ 30 s ${fullS <= 30 ? 'ok' : 'OVER'}; style split ≤ +15 % ${styleRatio <= 1.15 ? 'ok' : 'OVER'}; incremental ≤ 2 s ${incS <= 2 ? 'ok' : 'OVER'}; peak ≤ 1536 MB ${peak <= 1536 ? 'ok' : 'OVER'}; store ≤ 3 GB ${storeGB <= 3 ? 'ok' : 'OVER'}; history ≤ 5 ms ${history <= 5 ? 'ok' : 'OVER'}; row ≤ 20 ms ${row <= 20 ? 'ok' : 'OVER'}`,
+)
+const figures: Record<string, number> = {
+  full_build_s: fullS,
+  incremental_build_s: incS,
+  peak_rss_mb: peak,
+  store_gb: storeGB,
+  history_ms: history,
+  row_ms: row,
+}
+for (const k of fullStages) figures[`stage_${k.slice(2)}_s`] = median(builds.map((b) => Number(b[k])))
+guard(figures)
 rmSync(work, { recursive: true, force: true })
+
+/** Compares with the recorded baseline (or records this run with BENCH_RECORD=1). */
+function guard(figures: Record<string, number>): void {
+  const file = join(root, 'bench', 'baselines', 'build.json')
+  if (process.env.BENCH_RECORD === '1') {
+    const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: root,
+      encoding: 'utf8',
+    }).stdout.trim()
+    const record: BenchRecord = {
+      machine: machineLabel(),
+      recorded_at: new Date().toISOString().slice(0, 10),
+      commit,
+      stocks,
+      figures: Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, Math.round(v * 1000) / 1000])),
+    }
+    writeFileSync(file, `${JSON.stringify(record, null, 2)}\n`)
+    console.log(`recorded these figures as the baseline in ${file}`)
+    return
+  }
+  if (!existsSync(file)) {
+    console.log(`no recorded baseline (${file}); BENCH_RECORD=1 records one`)
+    return
+  }
+  const recorded = JSON.parse(readFileSync(file, 'utf8')) as BenchRecord
+  if (recorded.stocks !== stocks) {
+    console.log(`the recorded baseline is of ${recorded.stocks} stocks, this run of ${stocks}: not compared`)
+    return
+  }
+  for (const line of comparisonLines(compareFigures(figures, recorded.figures), recorded)) console.log(line)
+}

@@ -2,8 +2,8 @@ import { Presets, SingleBar } from 'cli-progress'
 import type { Progress } from '../platform/progress.ts'
 
 /**
- * A progress bar with ETA on a terminal; elsewhere (CI logs, pipes) one line per 10 % so logs
- * stay readable and nothing relies on carriage returns.
+ * A progress bar with ETA on a terminal; elsewhere (CI logs, pipes) one line per 10 %, with the
+ * time left at the rate so far, so logs stay readable and nothing relies on carriage returns.
  */
 export function createCliProgress(stream: NodeJS.WriteStream = process.stderr): Progress {
   return stream.isTTY ? ttyProgress(stream) : lineProgress(stream)
@@ -52,9 +52,11 @@ function lineProgress(stream: NodeJS.WriteStream): Progress {
       const pct = (100 * done) / total
       if (pct < nextPct) return
       while (nextPct <= pct) nextPct += 10
-      stream.write(
-        `${stage}: ${done}/${total} (${Math.floor(pct)}%, ${((Date.now() - started) / 1000).toFixed(1)} s)\n`,
-      )
+      const elapsed = (Date.now() - started) / 1000
+      // Time left at the rate so far (the stages' work is spread evenly over their units).
+      const left =
+        done > 0 && done < total ? `, about ${Math.ceil((elapsed * (total - done)) / done)} s left` : ''
+      stream.write(`${stage}: ${done}/${total} (${Math.floor(pct)}%, ${elapsed.toFixed(1)} s${left})\n`)
     },
     stop() {
       if (total > 0) stream.write(`${stage}: done in ${((Date.now() - started) / 1000).toFixed(1)} s\n`)

@@ -1,10 +1,12 @@
 import type { StockField } from '../model/stock-kernel.ts'
+import { sharedArray } from './columns.ts'
 
 /**
  * Memory for engine blocks. Allocating a fresh full-length array per symbol and field made V8
  * run a mark-compact for every few hundred MB of ArrayBuffers (about 180 of them per build), so:
  * fields the cross-sectional stage keeps get one lazily zeroed buffer for all symbols, and the
- * rest come from a pool of block-sized buffers recycled once their block is on disk.
+ * rest come from a pool of block-sized buffers recycled once their block is on disk. All are
+ * SharedArrayBuffers, which the kernel's worker threads (KernelPool) write without a copy.
  */
 export class BlockBuffers {
   private readonly keptBuffers = new Map<StockField, Float64Array>()
@@ -26,13 +28,13 @@ export class BlockBuffers {
     if (this.kept.has(f)) {
       let buf = this.keptBuffers.get(f)
       if (!buf) {
-        buf = new Float64Array(this.symbols * T)
+        buf = sharedArray(Float64Array, this.symbols * T)
         this.keptBuffers.set(f, buf)
       }
       const b = buf
       return Array.from({ length: count }, (_, k) => b.subarray((first + k) * T, (first + k + 1) * T))
     }
-    const buf = this.free.pop() ?? new Float64Array(this.blockSize * T)
+    const buf = this.free.pop() ?? sharedArray(Float64Array, this.blockSize * T)
     recyclable.push(buf)
     return Array.from({ length: count }, (_, k) => buf.subarray(k * T, (k + 1) * T))
   }

@@ -10,7 +10,9 @@ import {
 } from '../model/stock-kernel.ts'
 import { StyleBasis } from '../model/style-basis.ts'
 import { BlockBuffers } from './block-buffers.ts'
+import { columnsOf } from './columns.ts'
 import { type BuildInputs, etfObservationCounts } from './inputs.ts'
+import { KernelPool } from './kernel-pool.ts'
 
 /** Outputs of a block of consecutive symbols [first, first + count). */
 export interface EngineBlock {
@@ -33,14 +35,16 @@ export interface EngineRun {
   kept?: ReadonlySet<StockField>
   /** Style ETF returns for the style split (none: the split is null). */
   style?: readonly Float64Array[]
+  /** Kernel threads (KernelPool); 1 or unset: the calling thread. */
+  threads?: number
 }
 
-function marketContext(
-  x: BuildInputs,
+/** The shared inputs of the kernel: ETF returns (index 0 the market), their window counts, the style basis. */
+export function marketContext(
+  etf: Float64Array[],
   params: ModelParams,
   style: readonly Float64Array[] = [],
 ): MarketContext {
-  const etf = Array.from(x.etfSymbols, (s) => x.returns[s])
   const weights = windowWeights(params)
   return {
     m: etf[0],
@@ -50,6 +54,15 @@ function marketContext(
     params,
     styleBasis: style.length > 0 ? new StyleBasis(etf[0], etf, style, weights, params) : undefined,
   }
+}
+
+/** Below this many days to compute (an incremental build), the kernel runs on the calling thread. */
+const POOL_MIN_DAYS = 512
+
+/** Seconds the engine spent computing blocks and waiting for the previous block's writes. */
+export interface EngineTimes {
+  kernel: number
+  write_wait: number
 }
 
 /**
@@ -63,38 +76,66 @@ export async function runEngine(
   run: EngineRun,
   sink: (block: EngineBlock) => Promise<void>,
   progress: Progress = silentProgress,
-): Promise<void> {
+): Promise<EngineTimes> {
   const T = x.calendar.length
   const N = x.symbols.length
-  const ctx = marketContext(x, params, run.style)
+  const threads = Math.min(run.threads ?? 1, Math.ceil(run.blockSize / 2))
+  const pool =
+    threads > 1 && T - run.from >= POOL_MIN_DAYS
+      ? KernelPool.start(threads, x, params, run.style ?? [])
+      : null
+  const ctx = pool
+    ? null
+    : marketContext(
+        Array.from(x.etfSymbols, (s) => x.returns[s]),
+        params,
+        run.style,
+      )
+  const times: EngineTimes = { kernel: 0, write_wait: 0 }
   progress.start('model', N)
-  // One block is written while the next is computed: the writes run in libuv's thread pool, so
-  // the second core does I/O while this thread runs the kernel.
+  // One block is written while the next is computed: the writes run in libuv's thread pool and
+  // the kernel on the pool's threads (or this one).
   let pending: Promise<void> | null = null
   let previous: EngineBlock | null = null
   const buffers = new BlockBuffers(N, T, run.blockSize, run.kept ?? new Set(STOCK_FIELDS))
-  for (let first = 0; first < N; first += run.blockSize) {
-    const count = Math.min(run.blockSize, N - first)
-    const block = run.prior
-      ? await run.prior(first, count, buffers)
-      : emptyBlock(first, count, T, x.isStock, buffers)
-    for (let k = 0; k < count; k++) {
-      const i = first + k
-      if (!x.isStock[i]) continue
-      const out: StockOutput = {
-        fields: Object.fromEntries(STOCK_FIELDS.map((f) => [f, block.fields[f][k]])) as StockOutput['fields'],
-        subEff: block.subEff[k],
-      }
-      runStock(ctx, { r: x.returns[i], sec: x.sec[i], sub: x.sub[i] }, out, run.from, T)
+  try {
+    for (let first = 0; first < N; first += run.blockSize) {
+      const count = Math.min(run.blockSize, N - first)
+      let t0 = performance.now()
+      const block = run.prior
+        ? await run.prior(first, count, buffers)
+        : emptyBlock(first, count, T, x.isStock, buffers)
+      if (pool) await pool.run(block, run.from, T)
+      else if (ctx) runBlock(ctx, x, block, run.from, T)
+      times.kernel += performance.now() - t0
+      t0 = performance.now()
+      if (pending) await pending
+      times.write_wait += performance.now() - t0
+      if (previous) buffers.recycle(previous.recyclable)
+      previous = block
+      pending = sink(block)
+      progress.update(first + count)
     }
+    const t0 = performance.now()
     if (pending) await pending
-    if (previous) buffers.recycle(previous.recyclable)
-    previous = block
-    pending = sink(block)
-    progress.update(first + count)
+    times.write_wait += performance.now() - t0
+  } finally {
+    await pool?.close()
   }
-  if (pending) await pending
   progress.stop()
+  return { kernel: times.kernel / 1000, write_wait: times.write_wait / 1000 }
+}
+
+function runBlock(ctx: MarketContext, x: BuildInputs, block: EngineBlock, from: number, T: number): void {
+  for (let k = 0; k < block.count; k++) {
+    const i = block.first + k
+    if (!x.isStock[i]) continue
+    const out: StockOutput = {
+      fields: Object.fromEntries(STOCK_FIELDS.map((f) => [f, block.fields[f][k]])) as StockOutput['fields'],
+      subEff: block.subEff[k],
+    }
+    runStock(ctx, { r: x.returns[i], sec: x.sec[i], sub: x.sub[i] }, out, from, T)
+  }
 }
 
 /**
@@ -116,6 +157,7 @@ function emptyBlock(
       if (!isStock[first + k]) a.fill(Number.NaN)
     })
   }
-  const subEff = Array.from({ length: count }, () => new Int16Array(days).fill(-1))
+  const subEff = columnsOf(Int16Array, count, days, true)
+  if (count > 0) new Int16Array(subEff[0].buffer).fill(-1)
   return { first, count, fields, subEff, recyclable }
 }

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { isoFromDay } from '../../platform/dates.ts'
 import { sha256Hex } from '../../platform/digest.ts'
 import { AppError } from '../../platform/errors.ts'
@@ -53,6 +54,11 @@ export interface BuildOptions {
    * build would otherwise pay for.
    */
   isolate?: boolean
+  /**
+   * Threads for the per-stock kernel of a full build (worker threads over the symbols of each
+   * block; the numbers do not depend on it); default: the machine's available parallelism.
+   */
+  threads?: number
 }
 
 /**
@@ -85,6 +91,7 @@ export async function buildStore(
     t = lap('incremental_check', t)
   }
   // An incremental build reads only the tail of the panels it needs (inputFrom).
+  progress.start('read dataset', 1)
   let { dataset: ds, manifest: dm } = await readDataset(opts.dataset, {
     fromDay: plan?.inputFrom ?? 0,
     fundamentals: true,
@@ -92,6 +99,8 @@ export async function buildStore(
     await plan?.prev.close()
     throw err
   })
+  progress.update(1)
+  progress.stop()
   t = lap('read_dataset', t)
   let x = buildInputs(ds)
   t = lap('inputs', t)
@@ -124,11 +133,14 @@ export async function buildStore(
     const factors = factorSeries(ds, x)
     const style =
       opts.style === false ? [] : factors.returns.filter((_, j) => factors.meta[j].group === 'style')
+    const threads = opts.threads ?? availableParallelism()
     const run = plan
-      ? { from: plan.from, prior: priorLoader(plan, x), blockSize, kept: keep, style }
-      : { from: 0, blockSize, kept: keep, style }
-    await runEngine(x, params, run, (b) => writeBlockFields(writer, x, b, kept), progress)
+      ? { from: plan.from, prior: priorLoader(plan, x), blockSize, kept: keep, style, threads }
+      : { from: 0, blockSize, kept: keep, style, threads }
+    const engine = await runEngine(x, params, run, (b) => writeBlockFields(writer, x, b, kept), progress)
     t = lap('engine_and_fields', t)
+    timings.engine_kernel = Math.round(engine.kernel * 1000) / 1000
+    timings.engine_write_wait = Math.round(engine.write_wait * 1000) / 1000
     const products = await writeProducts(writer, x, kept, basis, progress, plan)
     await writeFactorSeries(writer, factors, plan)
     t = lap('products', t)

@@ -53,7 +53,8 @@ export function buildInputs(ds: Dataset): BuildInputs {
   const isStock = Uint8Array.from(symbols, (s) => ((rows.get(s) ?? [])[0]?.assetType === 'stock' ? 1 : 0))
   // Panels come from one buffer each (see columnsOf); a tail read leaves days before `from` NaN.
   const known = ds.panelsFrom ?? 0
-  const returns = columnsOf(Float64Array, N, T)
+  // Shared: the kernel's worker threads read returns, sec and sub in place (KernelPool).
+  const returns = columnsOf(Float64Array, N, T, true)
   pick(ds.prices.adj_close).forEach((adj, i) => {
     returnsInto(adj, returns[i], known)
   })
@@ -87,7 +88,7 @@ export function buildInputs(ds: Dataset): BuildInputs {
   const industryIdx = new Map(industries.map((c, k) => [c, k]))
 
   const minusOnes = () => {
-    const cols = columnsOf(Int16Array, N, T)
+    const cols = columnsOf(Int16Array, N, T, true)
     if (N > 0) new Int16Array(cols[0].buffer).fill(-1)
     return cols
   }

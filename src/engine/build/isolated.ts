@@ -32,18 +32,20 @@ export type WorkerMessage =
 
 /**
  * The sources are TypeScript run through tsx (bin/erm3.js), whose loader a worker does not
- * inherit: the worker's first script loads tsx and imports the build's entry through it.
+ * inherit: the worker's first script loads tsx and imports the build's entry through it. Only
+ * dynamic imports, so it runs as CommonJS or as a module (a parent started with --input-type=module).
  */
-const BOOT = `const { workerData } = require('node:worker_threads')
-import(workerData.tsx).then((tsx) => tsx.tsImport(workerData.entry, workerData.entry))`
+const BOOT = `import('node:worker_threads').then(({ workerData }) =>
+  import(workerData.tsx).then((tsx) => tsx.tsImport(workerData.entry, workerData.entry)))`
+
+/** A worker thread running the TypeScript module `entry` (through tsx), with `data` as its workerData.data. */
+export function tsWorker(entry: URL, data: unknown): Worker {
+  const workerData = { tsx: import.meta.resolve('tsx/esm/api'), entry: entry.href, data }
+  return new Worker(BOOT, { eval: true, workerData })
+}
 
 export function buildInWorker(opts: BuildOptions, progress: Progress): Promise<StoreManifest> {
-  const workerData = {
-    tsx: import.meta.resolve('tsx/esm/api'),
-    entry: new URL('./worker.ts', import.meta.url).href,
-    opts: { ...opts, isolate: false },
-  }
-  const worker = new Worker(BOOT, { eval: true, workerData })
+  const worker = tsWorker(new URL('./worker.ts', import.meta.url), { ...opts, isolate: false })
   return new Promise<StoreManifest>((resolve, reject) => {
     let settled = false
     const settle = (f: () => void) => {

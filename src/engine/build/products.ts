@@ -4,7 +4,7 @@ import {
   COHORTS,
   type DefaultUniverseBasis,
   defaultMember,
-  industryPanelDay,
+  industryPanelSeries,
   type PanelLevel,
   rankAllMetrics,
   reversionDeciles,
@@ -57,6 +57,8 @@ export async function writeProducts(
   // An incremental build computes only the new days: older chunks are linked, and the chunk
   // holding the first new day keeps the earlier days' bytes.
   const start = inc ? inc.from : 0
+  // Five steps: universes, reversion z, deciles, industry panel, rankings.
+  progress.start('cross-sections', 5)
   const u = universesFrom(x, start)
   const spec = (dtype: 'int16' | 'uint8' | 'int8' | 'float64', days = T, symbols = N) => ({
     dtype,
@@ -70,27 +72,29 @@ export async function writeProducts(
     attributes: { units: 'days since 1970-01-01; -1 = no month-end yet' },
   })
   const active = defaultMember(u, basis.universe_basis)
+  progress.update(1)
 
   // Residual reversion: z for every stock-day, deciles and quality quintiles for every day.
   const z = reversionFrom(kept.fields.l3_rr, start)
   await write2D('products/reversion_z', z, spec('float64'))
+  progress.update(2)
   const decile = columnsOf(Int8Array, N, T)
   const quality = columnsOf(Int8Array, N, T)
-  progress.start('cross-sections', T)
   for (let t = start; t < T; t++) {
     const d = reversionDeciles(z, kept.fields.l3_sub_er, t, (i) => active(i, t))
     for (let i = 0; i < N; i++) {
       decile[i][t] = d.decile[i]
       quality[i][t] = d.qualityQuintile[i]
     }
-    if (t % 128 === 0) progress.update(t)
   }
-  progress.stop()
   await write2D('products/reversion_decile', decile, spec('int8'))
   await write2D('products/quality_quintile', quality, spec('int8'))
-
+  progress.update(3)
   await writeIndustryPanel(x, kept, active, basis.weight_basis, start, write2D)
+  progress.update(4)
   await writeRankings(w, x, kept, active)
+  progress.update(5)
+  progress.stop()
   let universeSize = 0
   for (let i = 0; i < N; i++) if (active(i, T - 1)) universeSize++
   return {
@@ -120,31 +124,23 @@ async function writeIndustryPanel(
     active,
     weightBasis,
   }
-  for (const level of LEVELS) {
-    // Days before start come from the previous build, so only the rest needs the NaN fill.
-    const nanFrom = (cols: Float64Array[]) => cols.map((c) => c.fill(Number.NaN, start))
-    const mean = nanFrom(columnsOf(Float64Array, nInd, T))
-    const variance = nanFrom(columnsOf(Float64Array, nInd, T))
-    const weight = nanFrom(columnsOf(Float64Array, nInd, T))
-    const count = columnsOf(Int32Array, nInd, T)
-    for (let t = start; t < T; t++) {
-      // minPeers 1: every industry is stored; the API applies the caller's min_peers.
-      const day = industryPanelDay(input, t, level, 1)
-      for (let k = 0; k < day.industry.length; k++) {
-        const j = day.industry[k]
-        mean[j][t] = day.beta_mean[k]
-        variance[j][t] = day.beta_variance[k]
-        weight[j][t] = day.total_log_mcap_weight[k]
-        count[j][t] = day.n_companies[k]
-      }
-    }
+  // Days before start come from the previous build, so only the rest is computed.
+  const series = LEVELS.map(() => ({
+    beta_mean: columnsOf(Float64Array, nInd, T),
+    beta_variance: columnsOf(Float64Array, nInd, T),
+    total_log_mcap_weight: columnsOf(Float64Array, nInd, T),
+    n_companies: columnsOf(Int32Array, nInd, T),
+  }))
+  industryPanelSeries(input, LEVELS, start, series)
+  for (const [l, level] of LEVELS.entries()) {
+    const p = series[l]
     const base = `products/industry_panel/${level}`
     const attrs = { attributes: { dimension: 'industry index into meta/industries.json' } }
     const dims = { days: T, symbols: nInd, chunkSymbols: Math.max(1, nInd), ...attrs }
-    await write2D(`${base}/beta_mean`, mean, { dtype: 'float64', ...dims })
-    await write2D(`${base}/beta_variance`, variance, { dtype: 'float64', ...dims })
-    await write2D(`${base}/total_log_mcap_weight`, weight, { dtype: 'float64', ...dims })
-    await write2D(`${base}/n_companies`, count, { dtype: 'int32', ...dims })
+    await write2D(`${base}/beta_mean`, p.beta_mean, { dtype: 'float64', ...dims })
+    await write2D(`${base}/beta_variance`, p.beta_variance, { dtype: 'float64', ...dims })
+    await write2D(`${base}/total_log_mcap_weight`, p.total_log_mcap_weight, { dtype: 'float64', ...dims })
+    await write2D(`${base}/n_companies`, p.n_companies, { dtype: 'int32', ...dims })
   }
 }
 

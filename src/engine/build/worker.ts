@@ -13,7 +13,7 @@ if (port) {
     update: (done) => post({ kind: 'update', done }),
     stop: () => post({ kind: 'stop' }),
   }
-  const { opts } = workerData as { opts: BuildOptions }
+  const opts = (workerData as { data: BuildOptions }).data
   buildStore(opts, progress).then(
     (manifest) => post({ kind: 'done', manifest }),
     (err: unknown) =>

@@ -3,7 +3,13 @@ import { appendEncoder, linkChunks } from '../zarr/incremental.ts'
 import type { Array2DSpec, Column } from '../zarr/index.ts'
 import { chunkCount, normalizePath } from '../zarr/layout.ts'
 import { allocColumn } from '../zarr/types.ts'
-import { prepareArrayDir, resolveGrid, writeArrayJson2D, writeChunks2D } from '../zarr/writer.ts'
+import {
+  ChunkScratch,
+  prepareArrayDir,
+  resolveGrid,
+  writeArrayJson2D,
+  writeChunks2D,
+} from '../zarr/writer.ts'
 
 /**
  * A 2-D [day, symbol] array written one block of symbols at a time, so a build never holds the
@@ -17,6 +23,8 @@ export class BlockArray {
     private readonly filler: Column,
     /** An append to the previous build's array: its directory and the first new day. */
     private readonly append: { prevDir: string; fromDay: number } | null = null,
+    /** Chunk buffers and made directories, shared by the arrays of one build (ChunkScratch). */
+    private readonly scratch = new ChunkScratch(),
   ) {}
 
   /** Day-chunks below this index were hard-linked from the previous build: never rewritten. */
@@ -35,8 +43,9 @@ export class BlockArray {
     path: string,
     spec: Array2DSpec,
     fromDay: number,
+    scratch = new ChunkScratch(),
   ): Promise<BlockArray> {
-    const fresh = await BlockArray.create(root, path, spec)
+    const fresh = await BlockArray.create(root, path, spec, scratch)
     const cd = spec.chunkDays ?? 256
     const linked = Math.floor(fromDay / cd)
     const g = resolveGrid(
@@ -46,10 +55,15 @@ export class BlockArray {
     )
     const prevDir = join(prevRoot, normalizePath(path))
     await linkChunks(prevDir, fresh.dir, g, linked, () => true)
-    return new BlockArray(fresh.dir, fresh.spec, fresh.filler, { prevDir, fromDay })
+    return new BlockArray(fresh.dir, fresh.spec, fresh.filler, { prevDir, fromDay }, scratch)
   }
 
-  static async create(root: string, path: string, spec: Array2DSpec): Promise<BlockArray> {
+  static async create(
+    root: string,
+    path: string,
+    spec: Array2DSpec,
+    scratch = new ChunkScratch(),
+  ): Promise<BlockArray> {
     const filler = allocColumn(
       spec.dtype,
       spec.days,
@@ -63,7 +77,7 @@ export class BlockArray {
     )
     const dir = await prepareArrayDir(root, path)
     await writeArrayJson2D(dir, g, full)
-    return new BlockArray(dir, full, filler)
+    return new BlockArray(dir, full, filler, null, scratch)
   }
 
   /** Writes symbols [first, first + columns.length); `skip(i, k)` leaves chunk (i, k) alone (already linked). */
@@ -85,6 +99,7 @@ export class BlockArray {
     const encode = this.append
       ? appendEncoder(this.append.prevDir, all, g, this.append.fromDay, () => true)
       : undefined
-    await writeChunks2D(this.dir, all, g, (i, k) => k >= k0 && k < k1 && i >= linked && !skip(i, k), encode)
+    const want = (i: number, k: number) => k >= k0 && k < k1 && i >= linked && !skip(i, k)
+    await writeChunks2D(this.dir, all, g, want, encode, this.scratch)
   }
 }

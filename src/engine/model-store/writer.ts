@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import type { Array2DSpec, Column } from '../zarr/index.ts'
-import { writeArray1D, writeGroup } from '../zarr/index.ts'
+import { ChunkScratch, writeArray1D, writeGroup } from '../zarr/index.ts'
 import { BlockArray } from './block-array.ts'
 import { type FactorMeta, STORE_FILES, type StoreManifest, type SymbolMeta } from './layout.ts'
 
@@ -15,6 +15,8 @@ import { type FactorMeta, STORE_FILES, type StoreManifest, type SymbolMeta } fro
 export class StoreBuildWriter {
   readonly dir: string
   private readonly arrays = new Map<string, BlockArray>()
+  /** Chunk buffers and made directories shared by the build's block-written arrays. */
+  private readonly scratch = new ChunkScratch()
 
   private constructor(
     readonly root: string,
@@ -78,8 +80,8 @@ export class StoreBuildWriter {
     link?: { prevDir: string; fromDay: number },
   ): Promise<void> {
     const a = link
-      ? await BlockArray.createIncremental(this.dir, link.prevDir, path, spec, link.fromDay)
-      : await BlockArray.create(this.dir, path, spec)
+      ? await BlockArray.createIncremental(this.dir, link.prevDir, path, spec, link.fromDay, this.scratch)
+      : await BlockArray.create(this.dir, path, spec, this.scratch)
     this.arrays.set(path, a)
   }
 

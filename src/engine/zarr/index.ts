@@ -3,6 +3,7 @@ export { writeArray2DIncremental } from './incremental.ts'
 export { openRemoteZarrStore, openZarrStore, type ZarrStoreReader } from './reader.ts'
 export type { Array2DSpec, Column, DType } from './types.ts'
 export {
+  ChunkScratch,
   writeArray1D,
   writeArray2D,
   writeGroup,

@@ -121,6 +121,28 @@ export async function writeArrayJson2D(dir: string, g: Grid2D, spec: Array2DSpec
 /** Fills `out` with chunk (i, k); false when it holds only fill values (it is then not written). */
 export type ChunkEncoder = (i: number, k: number, out: Column) => boolean | Promise<boolean>
 
+/**
+ * What chunk writes can share across calls (a build writes each array block by block): the
+ * chunk directories already made and the chunk buffers, so a block neither repeats the mkdirs of
+ * the blocks before it nor allocates (and leaves V8 to collect) buffers of its own. Writes that
+ * share one must not run concurrently with more than WRITE_CONCURRENCY buffers each in flight.
+ */
+export class ChunkScratch {
+  readonly made = new DirMaker()
+  private readonly free = new Map<string, Column[]>()
+  take(dtype: Grid2D['dtype'], length: number): Column {
+    return this.free.get(`${dtype}:${length}`)?.pop() ?? allocColumn(dtype, length)
+  }
+  give(bufs: Column[]): void {
+    for (const b of bufs) {
+      const key = `${dtypeOf(b)}:${b.length}`
+      const list = this.free.get(key)
+      if (list) list.push(b)
+      else this.free.set(key, [b])
+    }
+  }
+}
+
 /** Encodes and writes every chunk (i, k) for which `want(i, k)`, skipping all-fill chunks. */
 export async function writeChunks2D(
   dir: string,
@@ -128,24 +150,29 @@ export async function writeChunks2D(
   g: Grid2D,
   want: (i: number, k: number) => boolean,
   encode: ChunkEncoder = (i, k, out) => encodeChunk2D(columns, g, i, k, out),
+  scratch: ChunkScratch = new ChunkScratch(),
 ): Promise<void> {
   const nk = chunkCount(g.symbols, g.cs)
   const jobs: number[] = []
   for (let i = 0; i < chunkCount(g.days, g.cd); i++)
     for (let k = 0; k < nk; k++) if (want(i, k)) jobs.push(i * nk + k)
-  const made = new DirMaker()
-  await runBounded(
-    jobs.length,
-    WRITE_CONCURRENCY,
-    () => allocColumn(g.dtype, g.cd * g.cs),
-    async (buf, n) => {
+  const used: Column[] = []
+  const take = () => {
+    const buf = scratch.take(g.dtype, g.cd * g.cs)
+    used.push(buf)
+    return buf
+  }
+  try {
+    await runBounded(jobs.length, WRITE_CONCURRENCY, take, async (buf, n) => {
       const i = Math.floor(jobs[n] / nk)
       const k = jobs[n] % nk
       if (!(await encode(i, k, buf))) return
-      await made.ensure(join(dir, 'c', String(i)))
+      await scratch.made.ensure(join(dir, 'c', String(i)))
       await writeFile(chunkFile(dir, [i, k]), bytesOf(buf))
-    },
-  )
+    })
+  } finally {
+    scratch.give(used)
+  }
 }
 
 /**

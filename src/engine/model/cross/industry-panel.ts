@@ -109,3 +109,97 @@ export function industryPanelDay(
   }
   return out
 }
+
+/** Per level, columns [industry][day] of the panel (NaN and 0 where an industry has no member). */
+export interface IndustryPanelSeries {
+  beta_mean: Float64Array[]
+  beta_variance: Float64Array[]
+  total_log_mcap_weight: Float64Array[]
+  n_companies: Int32Array[]
+}
+
+/**
+ * industryPanelDay with minPeers 1 for every day of [start, days) and the three levels at once,
+ * into per-industry columns (the build's layout). Symbols are the outer loop and days the inner,
+ * so every panel is read along its columns; each (day, industry) still sums its members in
+ * symbol order, so the values are those of industryPanelDay bit for bit. `out` holds one series
+ * per level, in the order of `levels`; only days from `start` on are written.
+ */
+export function industryPanelSeries(
+  x: PanelInput,
+  levels: readonly PanelLevel[],
+  start: number,
+  out: IndustryPanelSeries[],
+): void {
+  const betas = levels.map((l) => betaPanel(x, l))
+  const nSym = x.industry.length
+  const nInd = x.nIndustries
+  const days = x.industry[0]?.length ?? 0
+  const equal = x.weightBasis === 'equal'
+  // Member weight of (i, t), NaN when not a member for any level (the beta test comes after).
+  const weightOf = (i: number, t: number): number => {
+    const g = x.industry[i][t]
+    if (g >= nInd) throw new RangeError(`industry index ${g} of symbol ${i} is not below ${nInd}`)
+    if (g < 0) return Number.NaN
+    const cap = x.marketCap[i][t]
+    if (!equal && (!(cap >= 0) || cap === Number.POSITIVE_INFINITY)) return Number.NaN
+    if (!x.active(i, t)) return Number.NaN
+    return equal ? 1 : Math.log1p(cap)
+  }
+  for (const o of out) {
+    for (let g = 0; g < nInd; g++) {
+      o.n_companies[g].fill(0, start, days)
+      o.total_log_mcap_weight[g].fill(0, start, days)
+      o.beta_mean[g].fill(0, start, days)
+      o.beta_variance[g].fill(0, start, days)
+    }
+  }
+  for (let i = 0; i < nSym; i++) {
+    const ind = x.industry[i]
+    for (let t = start; t < days; t++) {
+      const w = weightOf(i, t)
+      if (Number.isNaN(w)) continue
+      const g = ind[t]
+      for (let l = 0; l < betas.length; l++) {
+        const bi = betas[l][i][t]
+        if (Number.isNaN(bi)) continue
+        const o = out[l]
+        o.n_companies[g][t]++
+        o.total_log_mcap_weight[g][t] += w
+        o.beta_mean[g][t] += w * bi
+      }
+    }
+  }
+  for (const o of out)
+    for (let g = 0; g < nInd; g++) divideInto(o.beta_mean[g], o.total_log_mcap_weight[g], start)
+  for (let i = 0; i < nSym; i++) {
+    const ind = x.industry[i]
+    for (let t = start; t < days; t++) {
+      const w = weightOf(i, t)
+      if (Number.isNaN(w)) continue
+      const g = ind[t]
+      for (let l = 0; l < betas.length; l++) {
+        const bi = betas[l][i][t]
+        if (Number.isNaN(bi)) continue
+        const d = bi - out[l].beta_mean[g][t]
+        out[l].beta_variance[g][t] += w * d * d
+      }
+    }
+  }
+  for (const o of out) {
+    for (let g = 0; g < nInd; g++) {
+      const n = o.n_companies[g]
+      divideInto(o.beta_variance[g], o.total_log_mcap_weight[g], start)
+      for (let t = start; t < days; t++) {
+        if (n[t] > 0) continue
+        o.beta_mean[g][t] = Number.NaN
+        o.beta_variance[g][t] = Number.NaN
+        o.total_log_mcap_weight[g][t] = Number.NaN
+      }
+    }
+  }
+}
+
+function divideInto(num: Float64Array, den: Float64Array, start: number): void {
+  for (let t = start; t < num.length; t++) num[t] = num[t] / den[t]
+}
