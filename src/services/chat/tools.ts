@@ -3,6 +3,7 @@ import { microsToUsd, usdToMicros } from '../../contract/pricing.ts'
 import { type ToolSpec, toolCatalogue, toolRequest } from '../../contract/tools.ts'
 import { AppError } from '../../platform/errors.ts'
 import type { ProviderToolCall } from './provider.ts'
+import { toolResultText } from './result-text.ts'
 
 /**
  * The tools a chat offers: the MCP catalogue (read-only data and account views; chat itself is
@@ -11,7 +12,7 @@ import type { ProviderToolCall } from './provider.ts'
  * are the REST ones.
  */
 
-/** Tool results fed back to the model are cut here (bytes of UTF-8), with a note saying so. */
+/** Tool results fed back to the model fit here (bytes of UTF-8): newest rows kept, a note on the rest. */
 const TOOL_RESULT_MAX_BYTES = 12 * 1024
 
 export interface ChatToolCallSummary {
@@ -72,14 +73,6 @@ export function parseArguments(text: string): Record<string, unknown> | string {
   return v as Record<string, unknown>
 }
 
-function truncate(text: string): string {
-  const bytes = Buffer.from(text, 'utf8')
-  if (bytes.length <= TOOL_RESULT_MAX_BYTES) return text
-  // Cut on a character boundary (TextDecoder drops a split trailing sequence with replacement off).
-  const head = new TextDecoder('utf-8', { fatal: false }).decode(bytes.subarray(0, TOOL_RESULT_MAX_BYTES))
-  return `${head.replace(/\uFFFD$/, '')}\n[truncated: the result was ${bytes.length} bytes; only the first ${TOOL_RESULT_MAX_BYTES} are shown. Ask for less (fewer tickers, a shorter range).]`
-}
-
 /** Runs one tool call as its REST request, with the caller's own key; never throws for a tool's error. */
 export async function runTool(
   transport: Transport,
@@ -126,6 +119,6 @@ export async function runTool(
   return {
     summary: { ...base, cost_usd: microsToUsd(costMicros), error: null },
     costMicros,
-    content: truncate(res.body),
+    content: toolResultText(res.body, TOOL_RESULT_MAX_BYTES),
   }
 }
