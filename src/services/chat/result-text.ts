@@ -50,7 +50,9 @@ function rowSeries(owner: Obj, key: string, path: string): Series | null {
 function columnSeries(owner: Obj, path: string): Series | null {
   const dates = owner.dates
   if (!Array.isArray(dates) || dates.length < 2 || !dates.every((d) => typeof d === 'string')) return null
-  const cols = Object.keys(owner).filter((k) => Array.isArray(owner[k]) && (owner[k] as Json[]).length === dates.length)
+  const cols = Object.keys(owner).filter(
+    (k) => Array.isArray(owner[k]) && (owner[k] as Json[]).length === dates.length,
+  )
   if ((dates[0] as string) < (dates[dates.length - 1] as string))
     for (const k of cols) owner[k] = [...(owner[k] as Json[])].reverse()
   return {

@@ -34,11 +34,75 @@ export function chatTools(): ToolSpec[] {
   return toolCatalogue()
 }
 
+/** The first sentence of `text`, at most `max` characters (cut on a word, with an ellipsis). */
+function firstSentence(text: string, max: number): string {
+  const m = /^(.+?[.!?])(\s|$)/.exec(text)
+  const first = (m?.[1] ?? text).trim()
+  if (first.length <= max) return first
+  return `${first.slice(0, max - 1).replace(/\s+\S*$/, '')}…`
+}
+
+/** Keywords a model needs to call a tool right; the rest (patterns, formats, long prose) is the server's to check. */
+const SCHEMA_KEPT = new Set([
+  'type',
+  'properties',
+  'required',
+  'items',
+  'enum',
+  'const',
+  'minimum',
+  'maximum',
+  'minItems',
+  'maxItems',
+  'default',
+  'anyOf',
+  'oneOf',
+  'additionalProperties',
+])
+
+function compactSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(compactSchema)
+  if (schema === null || typeof schema !== 'object') return schema
+  const out: Record<string, unknown> = {}
+  // A union of string constants is an enum, in a quarter of the bytes.
+  const any = (schema as { anyOf?: { type?: string; const?: unknown }[] }).anyOf
+  if (any?.length && any.every((x) => x.type === 'string' && typeof x.const === 'string'))
+    out.enum = any.map((x) => x.const)
+  for (const [k, v] of Object.entries(schema as Record<string, unknown>)) {
+    if (k === 'properties' && v && typeof v === 'object')
+      out[k] = Object.fromEntries(Object.entries(v).map(([name, p]) => [name, compactSchema(p)]))
+    else if (k === 'description' && typeof v === 'string') out[k] = firstSentence(v, 60)
+    else if (k === 'anyOf' && out.enum) out.type = 'string'
+    else if (SCHEMA_KEPT.has(k)) out[k] = compactSchema(v)
+  }
+  return out
+}
+
+/** The price sentence of a tool's description ("Costs 0.005 USD per call…"), or ''. */
+function priceOf(description: string): string {
+  const m = /(Costs [^.]*(?:\.\d+[^.]*)*\.|Free\.)/.exec(description)
+  return m ? ` ${m[1]}` : ''
+}
+
+/**
+ * The tools as Chat Completions function definitions, compact: sent to the provider every round,
+ * they cost input tokens, so each says what it does in one sentence and its price, and its
+ * parameters keep their types, bounds and a one-sentence description (the full documentation is
+ * the MCP catalogue's and the OpenAPI document's).
+ */
 export function functionTools(tools: readonly ToolSpec[]) {
-  return tools.map((t) => ({
-    type: 'function' as const,
-    function: { name: t.name, description: t.description, parameters: t.inputSchema },
-  }))
+  return tools.map((t) => {
+    const what = firstSentence(t.description, 160)
+    const price = priceOf(t.description)
+    return {
+      type: 'function' as const,
+      function: {
+        name: t.name,
+        description: what.includes(price.trim()) ? what : `${what}${price}`,
+        parameters: compactSchema(t.inputSchema) as Record<string, unknown>,
+      },
+    }
+  })
 }
 
 /** A call that is not run (unknown tool, malformed arguments, over the limit): the model reads why. */
