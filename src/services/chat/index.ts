@@ -310,6 +310,9 @@ function agentOf(ctx: ServiceContext, c: PreparedChat, t: Tally, llmMicros: numb
   }
 }
 
+const brokeNote = (why: string) =>
+  `The balance could not cover a tool call (${why}); no further tool ran. The tokens and the tools that ran are charged; top up to continue.`
+
 /** The rounds, then the settlement. Provider failures answer 502/504 stating what was charged. */
 export async function runChat(
   ctx: ServiceContext,
@@ -404,10 +407,7 @@ export async function runChat(
     }
     throw err
   }
-  if (t.broke !== null)
-    notes.push(
-      `The balance could not cover a tool call (${t.broke}); no further tool ran. The tokens and the tools that ran are charged; top up to continue.`,
-    )
+  if (t.broke !== null) notes.push(brokeNote(t.broke))
   const llm = await settle()
   return {
     message: { role: 'assistant', content },
