@@ -33,7 +33,7 @@ import { flushUsage } from '../services/billing/usage.ts'
 import type { ServiceContext } from '../services/context.ts'
 import { KeyUsage } from '../services/identity/keys.ts'
 import { addressRule, takeAddressToken } from '../services/limits.ts'
-import { createAuthHook, INTERNAL_HEADER } from './auth-hook.ts'
+import { createAuthHook, createToolCallHook, INTERNAL_HEADER } from './auth-hook.ts'
 import { clientErrorHandler, createEdgeServer } from './edge.ts'
 import { headRefusal, headRefused } from './head.ts'
 import { lazyChildLoggerFactory } from './lazy-logger.ts'
@@ -209,6 +209,7 @@ async function installPlugins(fastify: FastifyInstance): Promise<void> {
 function installRequestHooks(fastify: FastifyInstance, deps: AppDeps): void {
   const { ctx, perAddress, prom, usage, accessLog, internalSecret } = deps
   const auth = createAuthHook(ctx, usage, internalSecret)
+  fastify.addHook('preHandler', createToolCallHook(ctx, internalSecret))
   const refuseHead = headRefusal(ctx, perAddress)
   fastify.addHook('onRequest', (req, reply) => {
     req.startedAt = performance.now()

@@ -82,9 +82,10 @@ export function createAuthHook(ctx: ServiceContext, usage: KeyUsage, internalSec
     req.principal = principal
     reply.header('X-Environment', principal.environment)
     usage.touch(principal.keyId, ctx.now())
-    // An MCP tool call already took its rate token as an MCP message: the inner REST call
-    // (marked by this process's secret) takes only the concurrency slot.
-    const takes = req.headers[INTERNAL_HEADER] !== internalSecret
+    // An MCP tool call already took its rate token (toolCallHook): the inner REST call (marked by
+    // this process's secret) takes only the concurrency slot. The MCP endpoints themselves take
+    // none here: their protocol messages are free, their tool calls are counted after parsing.
+    const takes = !op.streaming && req.headers[INTERNAL_HEADER] !== internalSecret
     // The rate token and the concurrency slot are asked for together: with Redis, one round trip
     // (ioredis pipelines the commands of one turn) instead of two in a row before every request.
     // An MCP event stream (GET) holds one of the key's MCP stream slots instead, for as long as it
@@ -106,18 +107,42 @@ export function createAuthHook(ctx: ServiceContext, usage: KeyUsage, internalSec
     if (token.status === 'fulfilled') {
       if (token.value) setRateHeaders(reply, token.value)
     } else {
-      const e = token.reason
-      if (!op.rateLimitInBand || !(e instanceof AppError) || e.code !== 'RATE_LIMITED') {
-        // A refused token refuses the request: a slot taken beside it goes straight back.
-        releaseSlotOf(ctx, req)
-        throw e
-      }
-      // Refused here all the same; the MCP handler delivers the refusal (mcp/http.ts).
+      // A refused token refuses the request: a slot taken beside it goes straight back.
+      releaseSlotOf(ctx, req)
+      throw token.reason
+    }
+    if (slot.status === 'rejected') throw slot.reason
+  }
+}
+
+/** The MCP messages of a body that are tool calls (a body is one message or a batch). */
+function toolCalls(body: unknown): number {
+  const messages: unknown[] = Array.isArray(body) ? body : [body]
+  return messages.filter(
+    (m) => (m as { method?: unknown } | null)?.method === 'tools/call' && 'id' in (m as object),
+  ).length
+}
+
+/**
+ * preHandler of the MCP message endpoints (`rateLimitInBand`): rate limits count tool calls, not
+ * protocol messages. A POST takes one of its key's tokens per tools/call it carries (checked once
+ * parsed); initialize, tools/list, ping, notifications and every other message take none, so a
+ * session can always be opened, listed and closed. Over the limit the refusal is left for the MCP
+ * handler to deliver (a RATE_LIMITED tool error, mcp/http.ts), with the X-RateLimit-* headers.
+ */
+export function createToolCallHook(ctx: ServiceContext, internalSecret: string) {
+  return async function toolCallHook(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const op = req.routeOptions.config.op
+    const calls = op?.rateLimitInBand ? toolCalls(req.body) : 0
+    if (calls === 0 || !req.principal || req.headers[INTERNAL_HEADER] === internalSecret) return
+    try {
+      setRateHeaders(reply, await takeKeyToken(ctx, req.principal, calls))
+    } catch (e) {
+      if (!(e instanceof AppError) || e.code !== 'RATE_LIMITED') throw e
       req.rateLimited = e
       const rate = (e.extra as { rate?: RateHeaders }).rate
       if (rate) setRateHeaders(reply, rate)
     }
-    if (slot.status === 'rejected') throw slot.reason
   }
 }
 

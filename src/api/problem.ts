@@ -216,13 +216,22 @@ export function setRateHeaders(reply: FastifyReply, h: NonNullable<MappedError['
   reply.header('X-RateLimit-Reset', String(h.resetEpochS))
 }
 
+/** The 401s of a bearer token that was presented but is not (or no longer) valid. */
+const BAD_TOKEN: ReadonlySet<string> = new Set(['INVALID_KEY', 'REVOKED_KEY', 'EXPIRED_KEY'])
+
 export function sendProblem(reply: FastifyReply, m: MappedError): FastifyReply {
   // RFC 6750 §3 / RFC 9728 §5.1: tell a client (an MCP client in particular) where to start OAuth.
   if (m.problem.status === 401) {
     const resource = m.problem.type.replace(/\/docs\/errors#.*$/, '')
+    // A credential was presented and refused (unknown, revoked, expired): RFC 6750 §3.1
+    // invalid_token, so a client refreshes or re-authorises instead of retrying. None presented:
+    // no error code (§3.1), only where to start.
+    const refused = BAD_TOKEN.has(m.problem.code)
+      ? `, error="invalid_token", error_description="${m.problem.title}"`
+      : ''
     reply.header(
       'WWW-Authenticate',
-      `Bearer realm="erm3", resource_metadata="${resource}/.well-known/oauth-protected-resource"`,
+      `Bearer realm="erm3", resource_metadata="${resource}/.well-known/oauth-protected-resource"${refused}`,
     )
   }
   if (m.retryAfterSeconds !== null) reply.header('Retry-After', String(m.retryAfterSeconds))

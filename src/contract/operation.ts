@@ -34,11 +34,12 @@ export interface Operation {
   contentType?: string
   /** Statuses this operation may answer with an error, besides 500. */
   errors: number[]
-  /** Long-lived streams (MCP): rate limited per message, but hold no concurrency slot. */
+  /** MCP endpoints: take no rate token of their own (tool calls are counted), nor a request slot. */
   streaming?: boolean
   /**
-   * MCP message endpoints: a message over the rate limit is still refused by the auth hook, but
-   * the handler says so — a tools/call as a RATE_LIMITED tool error, anything else as the 429.
+   * MCP message endpoints: rate limited per tools/call they carry (after parsing), protocol
+   * messages free; over the limit the handler says so — a tools/call as a RATE_LIMITED tool
+   * error, a mixed batch as the 429.
    */
   rateLimitInBand?: boolean
   /** OAuth endpoints answer errors as RFC 6749 `{error, error_description}` instead of problem+json. */

@@ -13,7 +13,7 @@ export async function createServerApp(
     ...opts,
     extraHandlers: (internal) => {
       const live = () => ctx.models.peek('live')
-      mcp = createMcpHandlers(internal, ctx.now, () => {
+      mcp = createMcpHandlers(ctx, internal, () => {
         const store = live()
         return describeDataset(store ? datasetOf(store) : null)
       })
@@ -22,7 +22,7 @@ export async function createServerApp(
   })
   return {
     ...app,
-    mcpSessions: () => mcp?.sessions.size ?? 0,
+    mcpSessions: () => mcp?.sessionCount() ?? 0,
     async close() {
       mcp?.close()
       await app.close()

@@ -33,6 +33,8 @@ export interface StdioOptions {
   stdin?: Readable
   stdout?: Writable
   drainMs?: number
+  /** What the remote's data is (synthetic or imported), stated in the instructions like the HTTP server's. */
+  dataNotice?: () => string
 }
 
 /**
@@ -46,7 +48,11 @@ export interface StdioOptions {
 export async function serveStdio(opts: StdioOptions): Promise<void> {
   const stdin = opts.stdin ?? process.stdin
   const stdout = opts.stdout ?? process.stdout
-  const server = createMcpServer({ transport: opts.transport, bearerOf: () => opts.key })
+  const server = createMcpServer({
+    transport: opts.transport,
+    bearerOf: () => opts.key,
+    ...(opts.dataNotice ? { dataNotice: opts.dataNotice } : {}),
+  })
   const stdio = new CountingStdio(stdin, stdout)
   // Protocol.connect keeps a handler set before it and calls it first: see every request arrive.
   stdio.onmessage = (m) => {

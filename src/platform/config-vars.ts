@@ -167,6 +167,26 @@ function parseTrustProxy(raw: string): string[] {
   return list
 }
 
+/** A comma-separated list of origins (scheme://host[:port], nothing after), normalised as browsers send them. */
+function parseOrigins(raw: string): string[] {
+  const out: string[] = []
+  for (const e of raw.split(',').map((x) => x.trim())) {
+    if (e === '') continue
+    let origin = 'null'
+    try {
+      origin = new URL(e).origin
+    } catch {
+      // not a URL: refused below
+    }
+    if (origin === 'null' || origin !== e.replace(/\/$/, '').toLowerCase())
+      fail(
+        `ERM3_MCP_ALLOWED_ORIGINS: ${JSON.stringify(e)} is not an origin (scheme://host[:port], e.g. https://app.example)`,
+      )
+    out.push(origin)
+  }
+  return out
+}
+
 export const PLAID_KEYS_HINT =
   'ERM3_PLAID_TOKEN_KEYS must be a comma-separated list of id:base64key (32-byte keys, e.g. `openssl rand -base64 32`), the current key first'
 
@@ -434,6 +454,15 @@ export const CONFIG_VARS = {
     description:
       'the proxies in front of erm3, whose `X-Forwarded-For` is believed: the client is the right-most entry not among them. `true` and hop counts are refused (every hop trusted makes the client-written left-most entry the address); see [deployment.md](deployment.md)',
     parse: parseTrustProxy,
+  }),
+  ERM3_MCP_ALLOWED_ORIGINS: custom<string[]>({
+    group: 'edge',
+    expects: 'origins (`https://app.example`), comma-separated',
+    default: [],
+    defaultText: '— (PUBLIC_URL only)',
+    description:
+      "browser origins, besides `PUBLIC_URL`'s, whose pages may call `/mcp`: a request with any other `Origin` header is refused `403` (DNS-rebinding protection); requests without `Origin` (every non-browser client) are unaffected",
+    parse: parseOrigins,
   }),
   ERM3_IPV6_PREFIX: int(32, 128, 64, {
     group: 'edge',

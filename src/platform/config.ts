@@ -42,6 +42,8 @@ export interface ServerConfig {
   metricsToken: string | null
   /** TRUST_PROXY as a list; empty: the socket's peer is the client. */
   trustProxy: string[]
+  /** ERM3_MCP_ALLOWED_ORIGINS: browser origins besides PUBLIC_URL's that may call /mcp. */
+  mcpAllowedOrigins: string[]
   ipv6Prefix: number
   freeProvisionDailyCap: number
   /** The listener's defences against slow and greedy clients. */
@@ -311,6 +313,7 @@ function serverFrom(v: Values, p: Problems): ServerConfig {
     mailFrom: v.MAIL_FROM,
     metricsToken: v.METRICS_TOKEN,
     trustProxy: v.TRUST_PROXY,
+    mcpAllowedOrigins: v.ERM3_MCP_ALLOWED_ORIGINS,
     ipv6Prefix: v.ERM3_IPV6_PREFIX,
     freeProvisionDailyCap: v.ERM3_FREE_PROVISION_DAILY_CAP,
     http: {

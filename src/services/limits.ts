@@ -85,8 +85,9 @@ async function takeToken(
   rule: RateRule,
   subject: string,
   refusal: Refusal,
+  cost = 1,
 ): Promise<RateHeaders> {
-  return decided(await ctx.limits.rate.take(bucket, rule, ctx.now()), rule, subject, refusal)
+  return decided(await ctx.limits.rate.take(bucket, rule, ctx.now(), cost), rule, subject, refusal)
 }
 
 /** A take's headers; throws RATE_LIMITED (with the headers data attached) when it was refused. */
@@ -101,9 +102,12 @@ function decided(d: RateDecision, rule: RateRule, subject: string, refusal: Refu
   return headers
 }
 
-/** Takes a token for the key; throws RATE_LIMITED (with headers data attached) when empty. */
-export function takeKeyToken(ctx: ServiceContext, p: Principal): Promise<RateHeaders> {
-  return takeToken(ctx, `key:${p.keyId}`, KEY_RULES[p.tier], p.keyId, keyRefusal)
+/**
+ * Takes `cost` tokens (one per request, or per MCP tool call) for the key; throws RATE_LIMITED
+ * (with headers data attached) when the bucket cannot give them.
+ */
+export function takeKeyToken(ctx: ServiceContext, p: Principal, cost = 1): Promise<RateHeaders> {
+  return takeToken(ctx, `key:${p.keyId}`, KEY_RULES[p.tier], p.keyId, keyRefusal, cost)
 }
 
 /** Bucket names of the general per-IP limit start with this (then the address's subject). */

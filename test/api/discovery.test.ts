@@ -188,6 +188,37 @@ describe('discovery documents', () => {
     assert.equal(d.market_data.this_instance, 'synthetic')
   })
 
+  test('the disclosure with chat configured: a language model in the loop, its provider a processor', async () => {
+    const withLlm = await startTestApp({
+      env: { LLM_BASE_URL: 'http://127.0.0.1:9/v1', LLM_MODEL: 'disclosed-model' },
+    })
+    try {
+      const r = await withLlm.app.fastify.inject({
+        method: 'GET',
+        url: '/.well-known/agentic-disclosure.json',
+      })
+      assert.equal(r.statusCode, 200)
+      const d = JSON.parse(r.body) as {
+        automated_processing: { llm_in_the_loop: boolean; description: string }
+        third_party_sharing: { processors: string[] }
+        market_data: { description: string }
+      }
+      assert.equal(d.automated_processing.llm_in_the_loop, true)
+      assert.match(
+        d.automated_processing.description,
+        /POST \/chat .* 127\.0\.0\.1:9 \(model disclosed-model/,
+      )
+      assert.equal(d.third_party_sharing.processors.length, 1)
+      assert.match(
+        d.third_party_sharing.processors[0] ?? '',
+        /language model provider .*127\.0\.0\.1:9.*conversation/,
+      )
+      assert.doesNotMatch(JSON.stringify(d), /Answering a request never calls a third party/)
+    } finally {
+      await withLlm.close()
+    }
+  })
+
   test('the checker reports a fake path, tool, resource and price (it can fail)', () => {
     const bad = structuredClone(docs) as Documents & {
       agentManifest: {

@@ -239,6 +239,127 @@ function suite(db: DbKind) {
       )
     })
 
+    test('registration: private-use redirect URIs (RFC 8252 §7.1) accepted and matched exactly; dangerous schemes refused', async () => {
+      const native = [
+        'com.example.app:/oauth/cb',
+        'cursor://anysphere.cursor-retrieval/oauth/user-erm3/callback',
+        'vscode://vscode.github-authentication/did-authenticate',
+      ]
+      const clientId = await register(native, 'Native agent')
+      for (const bad of [
+        'javascript:alert(1)',
+        'JavaScript://x/%0aalert(1)',
+        'java\tscript:alert(1)',
+        'data:text/html,<script>alert(1)</script>',
+        'file:///etc/passwd',
+        'vbscript:msgbox(1)',
+        'blob:https://agent.example/0b1c',
+        'about:blank',
+        'ws://agent.example/cb',
+        'com.example.app:/cb#frag',
+        'cursor://user:pw@anysphere/cb',
+      ]) {
+        const r = await call('POST', '/oauth/register', { json: { client_name: 'x', redirect_uris: [bad] } })
+        assertOAuthError(r, 400, 'invalid_redirect_uri')
+      }
+      const { verifier, challenge } = pkce()
+      // Exactly as registered, character for character: a trailing slash or another case is unknown.
+      for (const near of [
+        `${native[1]}/`,
+        native[1]?.replace('cursor:', 'CURSOR:'),
+        'com.example.app:/oauth/cb2',
+      ]) {
+        const r = await call(
+          'GET',
+          authorizePath(fullQuery(clientId, challenge, { redirect_uri: near as string })),
+        )
+        assert.equal(r.status, 400, `${near}: ${r.body}`)
+        assert.equal(r.headers.location, undefined)
+      }
+      for (const redirect of [native[1] as string, native[0] as string]) {
+        const q = fullQuery(clientId, challenge, { redirect_uri: redirect })
+        const c = await toConsent(q)
+        assert.match(
+          c.consent.body,
+          redirect.startsWith('cursor') ? /anysphere\.cursor-retrieval/ : /com\.example\.app: application/,
+        )
+        const r = await call('POST', '/oauth/authorize', {
+          headers: { cookie: c.cookie },
+          form: { ...c.form, decision: 'approve' },
+        })
+        assert.equal(r.status, 303, r.body)
+        const loc = r.headers.location ?? ''
+        assert.ok(loc.startsWith(`${redirect}?`), loc)
+        const code = new URL(loc).searchParams.get('code') ?? ''
+        assert.equal(new URL(loc).searchParams.get('state'), q.state)
+        if (redirect === native[1]) {
+          const tk = await codeGrant(clientId, code, verifier, redirect)
+          assert.equal(tk.status, 200, tk.body)
+        }
+      }
+    })
+
+    test('resource indicators (RFC 8707): this server or a URL under it is accepted; any other is invalid_target', async () => {
+      const clientId = await register()
+      const { verifier, challenge } = pkce()
+      for (const foreign of [
+        'https://evil.example/mcp',
+        'http://erm3.test.evil.example/mcp',
+        'https://erm3.test/mcp',
+        'http://erm3.test:8080/mcp',
+        'http://erm3.test/mcp#x',
+        'not a url',
+      ]) {
+        const q = fullQuery(clientId, challenge, { resource: foreign })
+        const r = await call('GET', authorizePath(q))
+        assert.equal(r.status, 302, `${foreign}: ${r.body}`)
+        const loc = new URL(r.headers.location ?? '')
+        assert.equal(loc.searchParams.get('error'), 'invalid_target', foreign)
+        assert.equal(loc.searchParams.get('state'), q.state)
+        assert.equal(loc.searchParams.get('code'), null)
+      }
+      // Own resource: the request goes on to sign-in, consent and a code.
+      const q = fullQuery(clientId, challenge, { resource: 'http://erm3.test/mcp' })
+      const c = await toConsent(q)
+      assert.equal(c.form.resource, 'http://erm3.test/mcp', 'the consent form carries the resource on')
+      const r = await call('POST', '/oauth/authorize', {
+        headers: { cookie: c.cookie },
+        form: { ...c.form, decision: 'approve' },
+      })
+      const code = new URL(r.headers.location ?? '').searchParams.get('code') ?? ''
+      const grant = (resource: string) =>
+        token({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: REDIRECT,
+          client_id: clientId,
+          code_verifier: verifier,
+          resource,
+        })
+      // A token for another resource is never issued (and the code is not spent by asking).
+      assertOAuthError(await grant('https://other-mcp.example/mcp'), 400, 'invalid_target')
+      const ok = await grant('http://erm3.test')
+      assert.equal(ok.status, 200, ok.body)
+      const refresh = JSON.parse(ok.body).refresh_token as string
+      assertOAuthError(
+        await token({
+          grant_type: 'refresh_token',
+          refresh_token: refresh,
+          client_id: clientId,
+          resource: 'https://other-mcp.example',
+        }),
+        400,
+        'invalid_target',
+      )
+      const renewed = await token({
+        grant_type: 'refresh_token',
+        refresh_token: refresh,
+        client_id: clientId,
+        resource: 'http://erm3.test/mcp',
+      })
+      assert.equal(renewed.status, 200, renewed.body)
+    })
+
     test('registration: 30 per IP per hour, the 31st is 429 with Retry-After; another IP is unaffected', async () => {
       const ip = '192.0.2.31'
       for (let i = 0; i < 30; i++) {

@@ -47,6 +47,15 @@ export interface TestApp {
   anotherStore(): AccountStore
   /** Serves the app on a real 127.0.0.1 listener (for clients that need a URL); returns its origin. */
   listen(): Promise<string>
+  /**
+   * Another node of the same deployment (PostgreSQL + Redis only): its own app, database
+   * connection and Redis connection over the same schema, key prefix and secrets; nothing else shared.
+   */
+  anotherNode(): Promise<{
+    app: Awaited<ReturnType<typeof createServerApp>>
+    listen(): Promise<string>
+    close(): Promise<void>
+  }>
   close(): Promise<void>
 }
 
@@ -113,14 +122,12 @@ function addressLimitOnRealTime(limits: LimitsBackend): LimitsBackend {
   return limits
 }
 
-function openLimits(kind: LimitsKind): LimitsBackend {
+function openLimits(kind: LimitsKind, prefix: string): LimitsBackend {
   if (kind === 'memory') return createMemoryLimits()
   // A Redis that is down: the node must fall back to local limits and say so in /health.
   if (kind === 'dead-redis')
     return createFallbackLimits(createRedisLimits('redis://127.0.0.1:1'), createMemoryLimits())
-  return createRedisLimits(process.env.REDIS_URL as string, {
-    prefix: `erm3t:${randomBytes(6).toString('hex')}:`,
-  })
+  return createRedisLimits(process.env.REDIS_URL as string, { prefix })
 }
 
 export function injectTransport(app: App): Transport {
@@ -155,7 +162,8 @@ export async function startTestApp(
   const log = opts.log ?? createLogger('silent')
   const db = await openDb(opts.db ?? 'sqlite', home)
   await db.store.migrate()
-  const limits = addressLimitOnRealTime(openLimits(opts.limits ?? 'memory'))
+  const limitsPrefix = `erm3t:${randomBytes(6).toString('hex')}:`
+  const limits = addressLimitOnRealTime(openLimits(opts.limits ?? 'memory', limitsPrefix))
   const clock = { offsetMs: 0 }
   const models = new ModelRegistry(
     await ModelStore.open(opts.liveStore ?? fx.live),
@@ -217,6 +225,24 @@ export async function startTestApp(
     },
     anotherStore: () => db.another(),
     listen: () => app.fastify.listen({ port: 0, host: '127.0.0.1' }),
+    async anotherNode() {
+      if (opts.db !== 'postgres' || opts.limits !== 'redis')
+        throw new Error('another node needs PostgreSQL + Redis')
+      const accounts = db.another()
+      const nodeLimits = addressLimitOnRealTime(openLimits('redis', limitsPrefix))
+      const node = await createServerApp(
+        { ...ctx, accounts: withBalanceSnapshots(accounts), limits: nodeLimits },
+        { drainMs: 200 },
+      )
+      return {
+        app: node,
+        listen: () => node.fastify.listen({ port: 0, host: '127.0.0.1' }),
+        async close() {
+          await node.close()
+          await Promise.allSettled([accounts.close(), nodeLimits.close()])
+        },
+      }
+    },
     async close() {
       await app.close()
       await Promise.allSettled([db.store.close(), limits.close(), models.close()])

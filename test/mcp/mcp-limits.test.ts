@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { MAX_CONCURRENT, MAX_MCP_STREAMS } from '../../src/services/limits.ts'
+import { KEY_RULES, MAX_CONCURRENT, MAX_MCP_STREAMS } from '../../src/services/limits.ts'
 import { BACKEND_PAIRS, type BackendPair, startTestApp, type TestApp } from '../helpers/test-app.ts'
 import {
   exhaustRate,
@@ -61,7 +61,7 @@ function limitsSuite(backends: BackendPair) {
     after(() => t?.close())
 
     for (const transport of MCP_TRANSPORTS) {
-      test(`${transport}: over the rate, tools/call is a RATE_LIMITED tool error with Retry-After, other messages get 429`, async () => {
+      test(`${transport}: over the rate, tools/call is a RATE_LIMITED tool error with Retry-After; protocol messages still answer`, async () => {
         const account = await t.account(1)
         const key = await t.key(account)
         const client = new Client({ name: 'erm3-limits', version: '1.0.0' })
@@ -84,8 +84,10 @@ function limitsSuite(backends: BackendPair) {
             },
           )
           assert.equal((await t.ctx.accounts.balance(account)).balanceMicros, 1_000_000)
-          // Not a tool call: the MCP message itself is refused at the HTTP level.
-          await assert.rejects(client.listTools(), /429/)
+          // Not tool calls: protocol messages take no token, so an SDK's implicit tools/list or a
+          // ping never turns the limit into a transport exception.
+          assert.ok((await client.listTools()).tools.length > 5)
+          await client.ping()
         } finally {
           t.clock.offsetMs = clock
         }
@@ -220,18 +222,76 @@ function limitsSuite(backends: BackendPair) {
       }
     })
 
-    test('over the rate, an initialize (or any non-tool message) is HTTP 429 problem+json with Retry-After', async () => {
+    test('rate limits count tool calls: initialize, tools/list, ping, notifications and DELETE take no token, over the limit too', async () => {
       const account = await t.account(1)
       const key = await t.key(account)
+      const post = (sid: string, body: unknown) =>
+        fetch(new URL('/mcp', base), {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${key}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-session-id': sid,
+            'mcp-protocol-version': '2025-06-18',
+          },
+          body: JSON.stringify(body),
+        })
+      const init = await postInitialize(base, key, 'counted')
+      assert.equal(init.status, 200, await init.clone().text())
+      const sid = init.headers.get('mcp-session-id') as string
+      await init.text()
+      const protocol = [
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+        { jsonrpc: '2.0', id: 3, method: 'ping' },
+        { jsonrpc: '2.0', id: 4, method: 'resources/list' },
+      ]
+      for (const m of protocol) {
+        const r = await post(sid, m)
+        assert.ok(r.status === 200 || r.status === 202, `${m.method}: ${r.status}`)
+        await r.text()
+      }
+      // The first tool call takes the first token of the full bucket: nothing before it took one.
+      const call = await post(sid, {
+        jsonrpc: '2.0',
+        id: 5,
+        method: 'tools/call',
+        params: { name: 'pricing', arguments: {} },
+      })
+      assert.equal(call.status, 200)
+      assert.equal(call.headers.get('x-ratelimit-remaining'), String(KEY_RULES.default.burst - 1))
+      await call.text()
       const clock = t.clock.offsetMs
       try {
         await exhaustRate(t, await onlyKeyId(t, account))
-        const r = await postInitialize(base, key, 'raw')
-        assert.equal(r.status, 429)
-        assert.match(r.headers.get('content-type') ?? '', /^application\/problem\+json/)
-        assert.equal(((await r.json()) as { code: string }).code, 'RATE_LIMITED')
-        assert.ok(Number(r.headers.get('retry-after')) >= 60)
-        assert.equal(r.headers.get('x-ratelimit-remaining'), '0')
+        // Over the limit: a new session opens, is listed and pinged, and is closed.
+        const again = await postInitialize(base, key, 'over-the-limit')
+        assert.equal(again.status, 200, await again.clone().text())
+        const sid2 = again.headers.get('mcp-session-id') as string
+        await again.text()
+        for (const m of protocol) {
+          const r = await post(sid2, m)
+          assert.ok(r.status === 200 || r.status === 202, `${m.method} over the limit: ${r.status}`)
+          await r.text()
+        }
+        const refused = await post(sid2, {
+          jsonrpc: '2.0',
+          id: 9,
+          method: 'tools/call',
+          params: { name: 'metrics', arguments: { ticker: 'SPY' } },
+        })
+        assert.equal(refused.status, 200)
+        assert.equal(refused.headers.get('x-ratelimit-remaining'), '0')
+        assert.match(await refused.text(), /RATE_LIMITED: .+ Retry after \d+ s\./)
+        for (const id of [sid, sid2]) {
+          const del = await fetch(new URL('/mcp', base), {
+            method: 'DELETE',
+            headers: { authorization: `Bearer ${key}`, 'mcp-session-id': id },
+          })
+          assert.equal(del.status, 200, 'a session can always be closed')
+        }
+        assert.equal((await t.ctx.accounts.balance(account)).balanceMicros, 1_000_000)
       } finally {
         t.clock.offsetMs = clock
       }

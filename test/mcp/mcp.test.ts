@@ -2,8 +2,9 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { forgetKey } from '../../src/services/identity/keys.ts'
 import { BACKEND_PAIRS, type BackendPair, startTestApp, type TestApp } from '../helpers/test-app.ts'
-import { assertMeteredSession, MCP_TRANSPORTS, mcpTransport } from './clients.ts'
+import { assertMeteredSession, initializeRequest, MCP_TRANSPORTS, mcpTransport } from './clients.ts'
 
 /** MCP with the official SDK client over both transports, against a real listener, on each backend pair. */
 function mcpSuite(backends: BackendPair) {
@@ -278,6 +279,93 @@ function mcpSuite(backends: BackendPair) {
         r.headers.get('www-authenticate') ?? '',
         /resource_metadata="http:\/\/erm3\.test\/\.well-known\/oauth-protected-resource"/,
       )
+    })
+
+    test('a refused token: 401 with error="invalid_token" (RFC 6750 §3.1); none presented: no error code', async () => {
+      const account = await t.account(1)
+      const expired = await t.key(account, { expiresAt: Date.now() - 1000 })
+      const revoked = await t.key(account)
+      const [rec] = (await t.ctx.accounts.listKeys(account)).filter((k) => k.expiresAt === null)
+      await t.ctx.accounts.revokeKey(rec?.id as string, Date.now())
+      forgetKey(t.ctx, rec?.id as string)
+      for (const [name, key, code] of [
+        ['unknown', 'erm_user_live_0000000000000000000000000000000000000000000', 'INVALID_KEY'],
+        ['expired', expired, 'EXPIRED_KEY'],
+        ['revoked', revoked, 'REVOKED_KEY'],
+      ] as const) {
+        const r = await fetch(new URL('/mcp', base), {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${key}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+          body: JSON.stringify(initializeRequest(1, 'refused')),
+        })
+        assert.equal(r.status, 401, name)
+        assert.equal(((await r.json()) as { code: string }).code, code, name)
+        const h = r.headers.get('www-authenticate') ?? ''
+        assert.match(
+          h,
+          /^Bearer realm="erm3", resource_metadata="http:\/\/erm3\.test\/\.well-known\/oauth-protected-resource", error="invalid_token", error_description="[^"]+"$/,
+          name,
+        )
+      }
+      const none = await fetch(new URL('/mcp', base), { method: 'POST', body: '{}' })
+      assert.doesNotMatch(none.headers.get('www-authenticate') ?? '', /error=/)
+    })
+
+    test('Origin (DNS rebinding): a foreign Origin is 403 on every MCP endpoint; none, PUBLIC_URL and configured origins pass', async () => {
+      const key = await t.key(await t.account(1))
+      const init = (origin?: string) =>
+        fetch(new URL('/mcp', base), {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${key}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            ...(origin ? { origin } : {}),
+          },
+          body: JSON.stringify(initializeRequest(1, 'origin')),
+        })
+      for (const foreign of [
+        'http://evil.example',
+        'http://127.0.0.1:1',
+        'null',
+        'http://erm3.test.evil.example',
+      ]) {
+        const r = await init(foreign)
+        assert.equal(r.status, 403, foreign)
+        assert.match(await r.text(), /may not call this MCP server/)
+        const stream = await fetch(new URL('/mcp/sse', base), {
+          headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream', origin: foreign },
+        })
+        assert.equal(stream.status, 403, `SSE ${foreign}`)
+        await stream.text()
+      }
+      for (const ok of [undefined, 'http://erm3.test']) {
+        const r = await init(ok)
+        assert.equal(r.status, 200, `${ok}: ${await r.clone().text()}`)
+        await r.text()
+      }
+      // A configured origin (ERM3_MCP_ALLOWED_ORIGINS) on a node that allows it.
+      const other = await startTestApp({ env: { ERM3_MCP_ALLOWED_ORIGINS: 'https://inspector.example' } })
+      try {
+        const res = await other.app.fastify.inject({
+          method: 'POST',
+          url: '/mcp',
+          headers: {
+            authorization: `Bearer ${await other.key(await other.account(1))}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            origin: 'https://inspector.example',
+          },
+          payload: JSON.stringify(initializeRequest(1, 'inspector')),
+        })
+        assert.equal(res.statusCode, 200, res.body)
+      } finally {
+        await other.close()
+      }
     })
   })
 }

@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { freePort } from '../helpers/cluster.ts'
 import { startTestApp, type TestApp } from '../helpers/test-app.ts'
 import { assertMeteredSession, exhaustRate, initializeRequest, onlyKeyId } from './clients.ts'
 
@@ -122,6 +123,46 @@ describe('erm3 mcp (stdio)', () => {
     )
     const balance = out[1]?.result.structuredContent as { balance_usd: number } | undefined
     assert.equal(balance?.balance_usd, 2)
+  })
+
+  test('instructions state what the data is, as the HTTP server does', async () => {
+    const { client } = await connect(await t.key(await t.account(1)))
+    assert.match(client.getInstructions() ?? '', /This instance serves SYNTHETIC data/)
+    await client.close()
+  })
+
+  test('an unreachable erm3: a clear tool error naming the URL and the cause, not "fetch failed"', async () => {
+    const port = await freePort()
+    const url = `http://127.0.0.1:${port}`
+    const lines = [
+      initializeRequest(1, 'nobody-home'),
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'balance', arguments: {} } },
+    ]
+    const r = await erm3Mcp(
+      { ERM3_URL: url, ERM3_API_KEY: await t.key(await t.account()) },
+      [],
+      `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`,
+    )
+    assert.equal(r.code, 0, r.err)
+    const [init, call] = r.out
+      .trim()
+      .split('\n')
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            result: { instructions?: string; isError?: boolean; content?: { text: string }[] }
+          },
+      )
+    assert.match(init?.result.instructions ?? '', /could not be learned at start/)
+    assert.equal(call?.result.isError, true)
+    const text = call?.result.content?.[0]?.text ?? ''
+    assert.equal(
+      text,
+      `UNAVAILABLE: cannot reach erm3 at ${url}: connection refused; is the server running? set ERM3_URL (or --url) to where it listens`,
+    )
+    assert.doesNotMatch(r.out, /fetch failed/)
+    assert.match(r.err, /cannot reach/)
   })
 
   test('refuses to start without a valid key in ERM3_API_KEY, with a key on the command line, or with a bad URL', async () => {

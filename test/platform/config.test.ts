@@ -119,6 +119,7 @@ describe('configuration schema', () => {
         mailFrom: 'erm3 <no-reply@localhost>',
         metricsToken: null,
         trustProxy: [],
+        mcpAllowedOrigins: [],
         ipv6Prefix: 64,
         freeProvisionDailyCap: 100,
         http: {
@@ -206,4 +207,14 @@ describe('configuration schema', () => {
       .map((f) => relative(root, f))
     assert.deepEqual(readers, [], 'read it through CONFIG_VARS (src/platform/config.ts)')
   })
+})
+
+test('ERM3_MCP_ALLOWED_ORIGINS: origins only, normalised; anything else stops the start naming the variable', () => {
+  assert.deepEqual(
+    loadConfig({ ERM3_MCP_ALLOWED_ORIGINS: 'https://App.example, http://localhost:6274/' }).server
+      .mcpAllowedOrigins,
+    ['https://app.example', 'http://localhost:6274'],
+  )
+  for (const bad of ['https://app.example/path', 'app.example', 'null', 'javascript:alert(1)'])
+    assert.throws(() => loadConfig({ ERM3_MCP_ALLOWED_ORIGINS: bad }), /ERM3_MCP_ALLOWED_ORIGINS/, bad)
 })

@@ -27,6 +27,7 @@ const PARAM_NAMES = [
   'state',
   'code_challenge',
   'code_challenge_method',
+  'resource',
 ] as const
 
 /** Only the authorization parameters, and only string values (a repeated parameter is dropped). */

@@ -47,6 +47,14 @@ const chatRequestSchema = Type.Object(
         description: 'Most output tokens of each model answer',
       }),
     ),
+    tools: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+        maxItems: 64,
+        uniqueItems: true,
+        description:
+          'Only these tools (MCP tool names, e.g. ["ticker_returns", "metrics"]) are offered to the model: fewer definitions sent each round, fewer input tokens. Default: all. An unknown name is a 400; [] offers none',
+      }),
+    ),
   },
   { additionalProperties: false },
 )

@@ -20,6 +20,9 @@ const authorizationParams = {
   state: p('Returned unchanged with the code'),
   code_challenge: p('BASE64URL(SHA-256(code_verifier)), 43 characters'),
   code_challenge_method: p('Must be `S256` (`plain` is refused)'),
+  resource: p(
+    'RFC 8707 resource indicator: if sent, this server (PUBLIC_URL or a URL under it, such as PUBLIC_URL/mcp); any other is refused with invalid_target',
+  ),
 }
 
 const html = Type.String({ description: 'An HTML page (sign-in, consent or error)' })
@@ -31,7 +34,8 @@ const oauthRegister = defineOperation({
   summary: 'Register a public OAuth client (RFC 7591 dynamic registration)',
   description:
     'Public clients only: no secret is issued and token_endpoint_auth_method is always `none`, whatever the request asks for. ' +
-    'Redirect URIs must be absolute without fragment or user info, https, or http only for the loopback hosts 127.0.0.1, [::1] and localhost; ' +
+    'Redirect URIs must be absolute without fragment or user info: https, http only for the loopback hosts 127.0.0.1, [::1] and localhost, ' +
+    "or a native application's private-use scheme (RFC 8252 §7.1: `com.example.app:/cb`, `cursor://…`, `vscode://…`; never `javascript:`, `data:`, `file:`, `vbscript:`, `blob:` and the like); " +
     'they are matched exactly (port included) at authorization time. At most 30 registrations per IP per hour (429 with Retry-After). ' +
     'Errors are RFC 7591 `{error, error_description}` (invalid_redirect_uri, invalid_client_metadata).',
   tags: ['oauth'],
@@ -132,6 +136,9 @@ const oauthToken = defineOperation({
       code_verifier: p('authorization_code grant (RFC 7636)'),
       refresh_token: p('refresh_token grant'),
       client_id: p('Both grants'),
+      resource: p(
+        'RFC 8707: if sent, this server (PUBLIC_URL or a URL under it); a token for another resource is refused with invalid_target',
+      ),
     },
     { additionalProperties: true },
   ),

@@ -10,21 +10,23 @@ export const CHAT_BILLING_DOC = `## Chat (\`POST /chat\`)
   totals — at these prices exactly input + 2 × output micro-dollars. One ledger row, capability
   \`chat\`; each tool call has its own row under its own capability. \`_agent.cost_usd\` =
   \`llm_cost_usd\` + \`tool_cost_usd\` (the sum of the tool calls' own \`cost_usd\`).
-- **Reservation** before the model is called, all or nothing (402 \`INSUFFICIENT_BALANCE\`, saying the
-  worst case, otherwise):
-  - tokens: the input budget × the input price + (max_tool_calls + 1) rounds × max_tokens × the
-    output price. The input budget is \`ERM3_CHAT_MAX_INPUT_TOKENS\` (default 200,000; with
-    \`max_tool_calls: 0\`, the bytes of the one request). It is enforced by counting the UTF-8 bytes
-    of every request body sent to the provider: a byte-level BPE token covers at least one byte,
-    so bytes bound tokens. If the next round's request would not fit what is left, no further
-    round starts and the chat answers what it has (\`finish_reason: input_budget\`). Each round asks
-    for at most \`max_tokens\` output tokens, and at most max_tool_calls + 1 rounds run.
-  - tools: one reservation per allowed tool call (\`max_tool_calls\`, default 3) at the price of the
-    dearest tool (today 0.50 USD: a 100-ticker batch at 0.005). One is released right before each
-    tool runs, and the tool then reserves and settles its own exact price on the usual metered path;
-    the unused ones are released at the end.
-  - With the defaults the worst case is 0.2 + 0.008192 + 1.5 = 1.708192 USD; only what is used is
-    charged. Lowering \`max_tool_calls\` (or \`max_tokens\`) lowers it.
+- **Reservation**, as the chat needs it:
+  - tokens, before the model is called (402 \`INSUFFICIENT_BALANCE\` otherwise): the input budget ×
+    the input price + (max_tool_calls + 1) rounds × max_tokens × the output price. The input budget
+    is \`ERM3_CHAT_MAX_INPUT_TOKENS\` (default 200,000; with \`max_tool_calls: 0\`, the bytes of the
+    one request). It is enforced by counting the UTF-8 bytes of every request body sent to the
+    provider: a byte-level BPE token covers at least one byte, so bytes bound tokens. If the next
+    round's request would not fit what is left, no further round starts and the chat answers what
+    it has (\`finish_reason: input_budget\`). Each round asks for at most \`max_tokens\` output
+    tokens, and at most max_tool_calls + 1 rounds run. With the defaults: 0.2 + 0.008192 =
+    0.208192 USD.
+  - tools: nothing up front. Each tool call reserves and settles its own exact price on the usual
+    metered path right before it runs. When the balance cannot cover the next call, that call is
+    refused unrun (its 402 goes to the model), no later tool call runs, the last round answers
+    without tools, and a note says so; what ran is charged, nothing more.
+  - Only what is used is charged. Lowering \`max_tool_calls\` (or \`max_tokens\`) lowers the token
+    reservation; \`tools: [names]\` offers the model only those tools (fewer definitions sent each
+    round, fewer input tokens).
 - A provider that reports more tokens for a round than its bound (the request's bytes, \`max_tokens\`)
   is charged the bound (and the server logs a warning): never more than reserved.
 - **Failures**: a model call that fails (5xx, timeout, unreachable) costs nothing. If it was the

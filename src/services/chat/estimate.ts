@@ -31,8 +31,8 @@ export function estimateChat(c: Capability, params: Record<string, unknown>) {
       `${microsToUsd(c.unitMicros)} / ${microsToUsd(c.outputUnitMicros ?? 0)} USD per 1k input / output tokens as the ` +
       'provider reports them, plus each tool call at its own price. This estimate is one model answer ' +
       `(about ${BYTES_PER_TOKEN} bytes a token, max_tokens of output); each tool round costs about as much ` +
-      'again plus the tool. Before the model is called the worst case is reserved (the input budget, max_tokens ' +
-      'per round, max_tool_calls × the dearest tool); only what is used is charged.',
+      'again plus the tool. Before the model is called its tokens are reserved (the input budget, max_tokens ' +
+      'per round); each tool call reserves its own price when it runs; only what is used is charged.',
     // The specification's integer total, its split beside it, and the bytes the input was counted from.
     estimated_tokens: input + maxTokens,
     estimated_tokens_split: { input, output: maxTokens },

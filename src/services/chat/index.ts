@@ -9,15 +9,7 @@ import { recordUsage } from '../billing/usage.ts'
 import type { ServiceContext } from '../context.ts'
 import type { Principal } from '../identity/keys.ts'
 import { takeKeyToken } from '../limits.ts'
-import {
-  type ChatWallet,
-  dearestToolMicros,
-  releaseSlot,
-  releaseWallet,
-  reserveChat,
-  settleChat,
-  tokenCostMicros,
-} from './budget.ts'
+import { type ChatWallet, releaseWallet, reserveChat, settleChat, tokenCostMicros } from './budget.ts'
 import { admitChat, chargeTokens } from './limits.ts'
 import { SYSTEM_PROMPT } from './prompt.ts'
 import {
@@ -50,6 +42,8 @@ export interface ChatRequest {
   stream?: boolean
   max_tool_calls?: number
   max_tokens?: number
+  /** Only these tools are offered to the model (default: all of them). */
+  tools?: string[]
 }
 
 export interface PreparedChat {
@@ -90,8 +84,8 @@ function bodyOf(c: PreparedChat, toolsAllowed: boolean, stream: boolean): ChatBo
     model: c.cfg.model,
     messages: c.messages,
     max_tokens: c.maxTokens,
-    // No tool may be called at all: the definitions (tens of kilobytes) are not sent either.
-    ...(c.maxToolCalls > 0
+    // No tool may be called at all: the definitions (about 20 KB for all) are not sent either.
+    ...(c.maxToolCalls > 0 && c.tools.length > 0
       ? { tools: functionTools(c.tools), tool_choice: toolsAllowed ? 'auto' : 'none' }
       : {}),
     ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
@@ -99,6 +93,19 @@ function bodyOf(c: PreparedChat, toolsAllowed: boolean, stream: boolean): ChatBo
 }
 
 const bytesOf = (body: ChatBody) => Buffer.byteLength(JSON.stringify(body), 'utf8')
+
+/** The tools a request allows (all by default); an unknown name is a 400 listing the known ones. */
+function offeredTools(names: string[] | undefined): ToolSpec[] {
+  const all = chatTools()
+  if (names === undefined) return all
+  const unknown = names.filter((n) => !all.some((t) => t.name === n))
+  if (unknown.length)
+    throw new AppError(
+      'INVALID_REQUEST',
+      `Unknown tool${unknown.length > 1 ? 's' : ''} in tools: ${unknown.join(', ')}; the tools are ${all.map((t) => t.name).join(', ')}`,
+    )
+  return all.filter((t) => names.includes(t.name))
+}
 
 export async function prepareChat(
   ctx: ServiceContext,
@@ -127,9 +134,9 @@ export async function prepareChat(
       'INVALID_REQUEST',
       `The messages hold ${size} bytes of content; at most ${MAX_CHAT_CONTENT_BYTES} per request`,
     )
-  const maxToolCalls = req.max_tool_calls ?? 3
+  const tools = offeredTools(req.tools)
+  const maxToolCalls = tools.length === 0 ? 0 : (req.max_tool_calls ?? 3)
   const maxTokens = req.max_tokens ?? 1024
-  const tools = chatTools()
   const chat: PreparedChat = {
     cfg,
     // Test keys never reach the operator's provider: erm3's own sandbox model answers them.
@@ -149,7 +156,7 @@ export async function prepareChat(
       { role: 'system', content: SYSTEM_PROMPT },
       ...req.messages.map((m) => ({ role: m.role, content: m.content })),
     ],
-    wallet: { llmReservation: null, llmReservedMicros: 0, slots: [], slotMicros: 0 },
+    wallet: { llmReservation: null, llmReservedMicros: 0 },
   }
   const first = bytesOf(bodyOf(chat, maxToolCalls > 0, stream))
   if (first > cfg.maxInputTokens)
@@ -162,7 +169,7 @@ export async function prepareChat(
   // One round only: its request is known, so its bytes are the input bound.
   if (rounds === 1) chat.inputBound = first
   const llmMicros = tokenCostMicros(a.capability, chat.inputBound, rounds * maxTokens)
-  chat.wallet = await reserveChat(ctx, a.principal, llmMicros, maxToolCalls, dearestToolMicros(tools))
+  chat.wallet = await reserveChat(ctx, a.principal, llmMicros)
   return chat
 }
 
@@ -195,6 +202,8 @@ interface Tally {
   toolMicros: number
   calls: ChatToolCallSummary[]
   executed: number
+  /** Why the balance stopped the tools (a call refused 402), once it has. */
+  broke: string | null
 }
 
 /** One round's reported usage, capped at the round's bounds (request bytes, max_tokens). */
@@ -254,11 +263,20 @@ async function outcomeOf(
       `tool call limit reached (max_tool_calls ${c.maxToolCalls})`,
     )
   if (ev.aborted?.()) return refusedCall(call, tool, 'ABORTED', 'the client went away')
+  if (t.broke)
+    return refusedCall(
+      call,
+      tool,
+      'INSUFFICIENT_BALANCE',
+      `not run: an earlier tool call of this chat was refused (${t.broke})`,
+    )
   const limited = await rateRefusal(ctx, c.principal)
   if (limited) return refusedCall(call, tool, 'RATE_LIMITED', limited)
   t.executed++
-  await releaseSlot(ctx, c.wallet)
-  return runTool(c.transport, tool, args, c.bearer, `${c.requestId.slice(0, 56)}.t${t.executed}`)
+  // The tool reserves its own price before it runs (its metered REST path); a 402 stops the tools.
+  const out = await runTool(c.transport, tool, args, c.bearer, `${c.requestId.slice(0, 56)}.t${t.executed}`)
+  if (/^(INSUFFICIENT_BALANCE|SPEND_CAP_REACHED): /.test(out.summary.error ?? '')) t.broke = out.summary.error
+  return out
 }
 
 async function runCalls(ctx: ServiceContext, c: PreparedChat, turn: ModelTurn, t: Tally, ev: ChatEvents) {
@@ -292,13 +310,16 @@ function agentOf(ctx: ServiceContext, c: PreparedChat, t: Tally, llmMicros: numb
   }
 }
 
+const brokeNote = (why: string) =>
+  `The balance could not cover a tool call (${why}); no further tool ran. The tokens and the tools that ran are charged; top up to continue.`
+
 /** The rounds, then the settlement. Provider failures answer 502/504 stating what was charged. */
 export async function runChat(
   ctx: ServiceContext,
   c: PreparedChat,
   ev: ChatEvents = {},
 ): Promise<ChatResult> {
-  const t: Tally = { input: 0, output: 0, toolMicros: 0, calls: [], executed: 0 }
+  const t: Tally = { input: 0, output: 0, toolMicros: 0, calls: [], executed: 0, broke: null }
   const notes: string[] = c.principal.environment === 'test' ? [SANDBOX_NOTE] : []
   const rounds = c.maxToolCalls + 1
   let inputUsed = 0
@@ -332,7 +353,7 @@ export async function runChat(
         notes.push('The chat ran out of time for another round; this is the answer so far.')
         break
       }
-      const toolsAllowed = t.executed < c.maxToolCalls && round < rounds - 1
+      const toolsAllowed = t.executed < c.maxToolCalls && round < rounds - 1 && t.broke === null
       const body = bodyOf(c, toolsAllowed, c.stream)
       const bytes = bytesOf(body)
       if (inputUsed + bytes > c.inputBound) {
@@ -348,7 +369,8 @@ export async function runChat(
       if (turn.toolCalls.length === 0) break
       if (!toolsAllowed) {
         finish = 'tool_call_limit'
-        notes.push(`The tool call limit (max_tool_calls ${c.maxToolCalls}) was reached.`)
+        if (t.broke === null)
+          notes.push(`The tool call limit (max_tool_calls ${c.maxToolCalls}) was reached.`)
         break
       }
       c.messages.push({
@@ -385,6 +407,7 @@ export async function runChat(
     }
     throw err
   }
+  if (t.broke !== null) notes.push(brokeNote(t.broke))
   const llm = await settle()
   return {
     message: { role: 'assistant', content },

@@ -3,6 +3,7 @@ import { microsToUsd, usdToMicros } from '../../contract/pricing.ts'
 import { type ToolSpec, toolCatalogue, toolRequest } from '../../contract/tools.ts'
 import { AppError } from '../../platform/errors.ts'
 import type { ProviderToolCall } from './provider.ts'
+import { toolResultText } from './result-text.ts'
 
 /**
  * The tools a chat offers: the MCP catalogue (read-only data and account views; chat itself is
@@ -11,7 +12,7 @@ import type { ProviderToolCall } from './provider.ts'
  * are the REST ones.
  */
 
-/** Tool results fed back to the model are cut here (bytes of UTF-8), with a note saying so. */
+/** Tool results fed back to the model fit here (bytes of UTF-8): newest rows kept, a note on the rest. */
 const TOOL_RESULT_MAX_BYTES = 12 * 1024
 
 export interface ChatToolCallSummary {
@@ -33,11 +34,75 @@ export function chatTools(): ToolSpec[] {
   return toolCatalogue()
 }
 
+/** The first sentence of `text`, at most `max` characters (cut on a word, with an ellipsis). */
+function firstSentence(text: string, max: number): string {
+  const m = /^(.+?[.!?])(\s|$)/.exec(text)
+  const first = (m?.[1] ?? text).trim()
+  if (first.length <= max) return first
+  return `${first.slice(0, max - 1).replace(/\s+\S*$/, '')}…`
+}
+
+/** Keywords a model needs to call a tool right; the rest (patterns, formats, long prose) is the server's to check. */
+const SCHEMA_KEPT = new Set([
+  'type',
+  'properties',
+  'required',
+  'items',
+  'enum',
+  'const',
+  'minimum',
+  'maximum',
+  'minItems',
+  'maxItems',
+  'default',
+  'anyOf',
+  'oneOf',
+  'additionalProperties',
+])
+
+function compactSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(compactSchema)
+  if (schema === null || typeof schema !== 'object') return schema
+  const out: Record<string, unknown> = {}
+  // A union of string constants is an enum, in a quarter of the bytes.
+  const any = (schema as { anyOf?: { type?: string; const?: unknown }[] }).anyOf
+  if (any?.length && any.every((x) => x.type === 'string' && typeof x.const === 'string'))
+    out.enum = any.map((x) => x.const)
+  for (const [k, v] of Object.entries(schema as Record<string, unknown>)) {
+    if (k === 'properties' && v && typeof v === 'object')
+      out[k] = Object.fromEntries(Object.entries(v).map(([name, p]) => [name, compactSchema(p)]))
+    else if (k === 'description' && typeof v === 'string') out[k] = firstSentence(v, 60)
+    else if (k === 'anyOf' && out.enum) out.type = 'string'
+    else if (SCHEMA_KEPT.has(k)) out[k] = compactSchema(v)
+  }
+  return out
+}
+
+/** The price sentence of a tool's description ("Costs 0.005 USD per call…"), or ''. */
+function priceOf(description: string): string {
+  const m = /(Costs [^.]*(?:\.\d+[^.]*)*\.|Free\.)/.exec(description)
+  return m ? ` ${m[1]}` : ''
+}
+
+/**
+ * The tools as Chat Completions function definitions, compact: sent to the provider every round,
+ * they cost input tokens, so each says what it does in one sentence and its price, and its
+ * parameters keep their types, bounds and a one-sentence description (the full documentation is
+ * the MCP catalogue's and the OpenAPI document's).
+ */
 export function functionTools(tools: readonly ToolSpec[]) {
-  return tools.map((t) => ({
-    type: 'function' as const,
-    function: { name: t.name, description: t.description, parameters: t.inputSchema },
-  }))
+  return tools.map((t) => {
+    const what = firstSentence(t.description, 160)
+    const price = priceOf(t.description)
+    return {
+      type: 'function' as const,
+      function: {
+        name: t.name,
+        description: what.includes(price.trim()) ? what : `${what}${price}`,
+        parameters: compactSchema(t.inputSchema) as Record<string, unknown>,
+      },
+    }
+  })
 }
 
 /** A call that is not run (unknown tool, malformed arguments, over the limit): the model reads why. */
@@ -70,14 +135,6 @@ export function parseArguments(text: string): Record<string, unknown> | string {
   }
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return 'the arguments must be a JSON object'
   return v as Record<string, unknown>
-}
-
-function truncate(text: string): string {
-  const bytes = Buffer.from(text, 'utf8')
-  if (bytes.length <= TOOL_RESULT_MAX_BYTES) return text
-  // Cut on a character boundary (TextDecoder drops a split trailing sequence with replacement off).
-  const head = new TextDecoder('utf-8', { fatal: false }).decode(bytes.subarray(0, TOOL_RESULT_MAX_BYTES))
-  return `${head.replace(/\uFFFD$/, '')}\n[truncated: the result was ${bytes.length} bytes; only the first ${TOOL_RESULT_MAX_BYTES} are shown. Ask for less (fewer tickers, a shorter range).]`
 }
 
 /** Runs one tool call as its REST request, with the caller's own key; never throws for a tool's error. */
@@ -126,6 +183,6 @@ export async function runTool(
   return {
     summary: { ...base, cost_usd: microsToUsd(costMicros), error: null },
     costMicros,
-    content: truncate(res.body),
+    content: toolResultText(res.body, TOOL_RESULT_MAX_BYTES),
   }
 }

@@ -197,9 +197,33 @@ const NOT_STORED = [
   'API keys, refresh tokens, authorization codes and sign-in tokens in clear: only their hashes',
   'Request bodies and query strings, except as part of the response cache key hash',
   'IP addresses, except in the per-IP rate-limit counters and the account audit log above',
-  "MCP sessions: held in the serving process's memory only, bound to the account, closed when idle",
+  'MCP sessions: only the account and environment that opened each, in the limits backend (Redis when nodes scale out, else process memory), forgotten after 30 idle minutes',
   'Payment card data: this version has no payment integration; top-ups are recorded by the operator',
 ]
+
+function llmHost(baseUrl: string): string {
+  try {
+    return new URL(baseUrl).host
+  } catch {
+    return 'its host'
+  }
+}
+
+/**
+ * Whether a language model is in the loop is configuration: POST /chat with a live key sends the
+ * conversation and tool results to the operator's provider when LLM_BASE_URL is set.
+ */
+function automatedProcessing(ctx: ServiceContext): AgenticDisclosure['automated_processing'] {
+  const computed =
+    'Every number is computed deterministically from the dataset (end-of-day prices and classifications) by the published methodology; no language model produces or alters results, and nothing is decided about users beyond key validity, balance and rate limits.'
+  if (!ctx.config.llm)
+    return { llm_in_the_loop: false, automated_decisions_about_people: false, description: computed }
+  return {
+    llm_in_the_loop: true,
+    automated_decisions_about_people: false,
+    description: `${computed} POST /chat (only when a caller asks for it) has a language model at ${llmHost(ctx.config.llm.baseUrl)} (model ${ctx.config.llm.model}, configured by the operator) answer in words by calling those same operations; its text is the model's, the numbers it quotes come from the tools. Test keys chat with erm3's own scripted sandbox model, which calls no provider.`,
+  }
+}
 
 export function buildDisclosure(ctx: ServiceContext, l: DiscoveryLinks): AgenticDisclosure {
   return {
@@ -212,27 +236,28 @@ export function buildDisclosure(ctx: ServiceContext, l: DiscoveryLinks): Agentic
       note: 'erm3 is self-hosted software: the operator is whoever runs this instance. No contact address is configured.',
     },
     software: { name: 'erm3', license: 'Apache-2.0', self_hostable: true },
-    automated_processing: {
-      llm_in_the_loop: false,
-      automated_decisions_about_people: false,
-      description:
-        'Every number is computed deterministically from the dataset (end-of-day prices and classifications) by the published methodology; no language model produces or alters results, and nothing is decided about users beyond key validity, balance and rate limits.',
-    },
+    automated_processing: automatedProcessing(ctx),
     training_on_request_data: false,
     third_party_sharing: {
       sells_or_shares_data: false,
-      processors:
-        ctx.mailer.kind === 'smtp'
+      processors: [
+        ...(ctx.mailer.kind === 'smtp'
           ? [
               'The SMTP relay configured by the operator (SMTP_URL) receives the recipient address and the sign-in link',
             ]
-          : [],
+          : []),
+        ...(ctx.config.llm
+          ? [
+              `The language model provider configured by the operator (${llmHost(ctx.config.llm.baseUrl)}, LLM_BASE_URL) receives, for POST /chat with a live key, the conversation and the results of the tools the model calls`,
+            ]
+          : []),
+      ],
     },
     data_stored: stored(ctx),
     not_stored: NOT_STORED,
     market_data: {
       description:
-        "Results derive only from the model store built from the operator's dataset: erm3's deterministic synthetic market (the default embedded mode; not real prices), price files the operator imported, or market data the operator's `erm3 data fetch` / `erm3 update` fetched from data vendors. Answering a request never calls a third party.",
+        "Results derive only from the model store built from the operator's dataset: erm3's deterministic synthetic market (the default embedded mode; not real prices), price files the operator imported, or market data the operator's `erm3 data fetch` / `erm3 update` fetched from data vendors. Answering a data request never calls a third party.",
       this_instance: 'not_built',
     },
     links: { agent_manifest: l.agentManifest, methodology: l.methodology, openapi: l.openapi },

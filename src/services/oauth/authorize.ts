@@ -3,7 +3,15 @@ import type { OAuthClient } from '../../store/oauth/types.ts'
 import type { ServiceContext } from '../context.ts'
 import { recordAudit } from '../identity/audit.ts'
 import type { Session } from '../identity/session.ts'
-import { CODE_TTL_MS, issuerOf, oauthStore, randomSecret, SCOPE, secretHash } from './common.ts'
+import {
+  CODE_TTL_MS,
+  isOwnResource,
+  issuerOf,
+  oauthStore,
+  randomSecret,
+  SCOPE,
+  secretHash,
+} from './common.ts'
 
 /** The parameters of an authorization request (query of GET, form of POST /oauth/authorize). */
 export interface AuthorizationParams {
@@ -14,6 +22,7 @@ export interface AuthorizationParams {
   state?: string
   code_challenge?: string
   code_challenge_method?: string
+  resource?: string
 }
 
 export interface ValidAuthorization {
@@ -73,6 +82,8 @@ export async function checkAuthorization(
     return fail('invalid_request', 'PKCE code_challenge_method must be S256 (plain is not accepted)')
   if (!S256_CHALLENGE.test(q.code_challenge))
     return fail('invalid_request', 'code_challenge must be 43 base64url characters (S256)')
+  if (q.resource !== undefined && !isOwnResource(ctx, q.resource))
+    return fail('invalid_target', `resource must be this server (${issuerOf(ctx)}), not ${q.resource}`)
   // Scope is informational: whatever is asked, mcp:read is what is granted and recorded.
   return {
     kind: 'ok',

@@ -37,6 +37,25 @@ export function issuerOf(ctx: Pick<ServiceContext, 'config'>): string {
   return ctx.config.publicUrl
 }
 
+/**
+ * RFC 8707: whether a `resource` indicator names this server — PUBLIC_URL itself or a URL under
+ * it (PUBLIC_URL/mcp, as MCP clients send), without a fragment. Tokens are only ever for this
+ * server, so a request for another resource is refused (invalid_target), never issued.
+ */
+export function isOwnResource(ctx: Pick<ServiceContext, 'config'>, resource: string): boolean {
+  let r: URL
+  let own: URL
+  try {
+    r = new URL(resource)
+    own = new URL(ctx.config.publicUrl)
+  } catch {
+    return false
+  }
+  if (resource.includes('#') || r.origin !== own.origin || r.username || r.password) return false
+  const base = own.pathname.replace(/\/+$/, '')
+  return r.pathname === base || r.pathname === `${base}/` || r.pathname.startsWith(`${base}/`)
+}
+
 /** Why a grant ended, as its audit entry says. */
 export type GrantRevocationReason =
   /** The user, from the dashboard (DELETE /account/oauth-grants/{client_id}). */

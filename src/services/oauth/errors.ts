@@ -14,6 +14,8 @@ export type OAuthErrorCode =
   | 'invalid_scope'
   | 'invalid_redirect_uri'
   | 'invalid_client_metadata'
+  /** RFC 8707 §2: the `resource` is not this server. */
+  | 'invalid_target'
 
 export function oauthError(error: OAuthErrorCode, description: string): AppError {
   // invalid_client is 401 (RFC 6749 §5.2); everything else here is 400.

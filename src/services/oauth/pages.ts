@@ -71,6 +71,9 @@ export function consentPage(
   email: string,
 ): Page {
   const target = new URL(r.redirectUri)
+  // A native app's private-use scheme (com.example.app:/cb) has no host nor origin: name the scheme.
+  const returnTo = target.host || `the ${target.protocol} application`
+  const formTo = target.origin === 'null' ? target.protocol : target.origin
   const hidden = Object.entries({ ...params, csrf_token: csrf })
     .filter(([, v]) => typeof v === 'string')
     .map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v as string)}">`)
@@ -79,10 +82,10 @@ export function consentPage(
     `<p><strong>${escapeHtml(r.client.clientName)}</strong> wants to use erm3 as <strong>${escapeHtml(email)}</strong>.</p>` +
     GRANT_TERMS +
     `<p class="muted">Scope: <code>${escapeHtml(r.scope)}</code>. ` +
-    `After your answer you return to <strong>${escapeHtml(target.host)}</strong>. ` +
+    `After your answer you return to <strong>${escapeHtml(returnTo)}</strong>. ` +
     `Approve only if you started this from that application.</p>` +
     `<form method="post" action="/oauth/authorize">${hidden}` +
     `<button type="submit" name="decision" value="approve">Approve</button>` +
     `<button type="submit" name="decision" value="deny">Deny</button></form>`
-  return render(200, 'Authorize application', body, { formTo: target.origin })
+  return render(200, 'Authorize application', body, { formTo })
 }

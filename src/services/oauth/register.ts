@@ -7,8 +7,33 @@ import { oauthError } from './errors.ts'
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost'])
 
 /**
- * RFC 7591 §2: absolute, no fragment, no user info; https anywhere, http only on a
- * loopback host (RFC 8252 §7.3 native apps). Returns a reason, or null when acceptable.
+ * Schemes that are never a native app's private-use redirect: ones a browser runs or reads itself
+ * (script, inline data, local files, blobs) and the registered network schemes, which are https
+ * (or loopback http) or nothing.
+ */
+const REFUSED_SCHEMES = new Set([
+  'javascript',
+  'vbscript',
+  'data',
+  'file',
+  'blob',
+  'filesystem',
+  'about',
+  'view-source',
+  'ftp',
+  'ftps',
+  'ws',
+  'wss',
+  'mailto',
+  'tel',
+  'sms',
+])
+
+/**
+ * RFC 7591 §2: absolute, no fragment, no user info; https anywhere, http only on a loopback host
+ * (RFC 8252 §7.3), or a native app's private-use scheme (RFC 8252 §7.1: `com.example.app:/cb`,
+ * `cursor://…`, `vscode://…`). Every redirect URI is later matched exactly, character for
+ * character (authorize.ts). Returns a reason, or null when acceptable.
  */
 function redirectUriProblem(raw: string): string | null {
   let u: URL
@@ -22,7 +47,10 @@ function redirectUriProblem(raw: string): string | null {
   if (u.protocol === 'https:') return null
   if (u.protocol === 'http:')
     return LOOPBACK_HOSTS.has(u.hostname) ? null : 'may use http only for 127.0.0.1, [::1] or localhost'
-  return 'must use https (or http on a loopback host)'
+  const scheme = u.protocol.slice(0, -1)
+  if (REFUSED_SCHEMES.has(scheme) || !raw.toLowerCase().startsWith(`${scheme}:`))
+    return "must use https, http on a loopback host, or an application's private-use scheme"
+  return null
 }
 
 export interface RegistrationRequest {

@@ -5,6 +5,8 @@ import { clientActor, recordAudit } from '../identity/audit.ts'
 import { forgetKey, hashKey, issueKey } from '../identity/keys.ts'
 import {
   ACCESS_TTL_S,
+  isOwnResource,
+  issuerOf,
   oauthStore,
   pkceS256,
   REFRESH_PREFIX,
@@ -23,6 +25,7 @@ export interface TokenRequest {
   code_verifier?: string
   refresh_token?: string
   client_id?: string
+  resource?: string
 }
 
 export interface TokenResponse {
@@ -78,6 +81,8 @@ export async function exchangeToken(
   ip: string | null,
 ): Promise<TokenResponse> {
   required(r, ['grant_type'])
+  if (r.resource !== undefined && !isOwnResource(ctx, r.resource))
+    throw oauthError('invalid_target', `resource must be this server (${issuerOf(ctx)}), not ${r.resource}`)
   if (r.grant_type === 'authorization_code') return exchangeCode(ctx, r, ip)
   if (r.grant_type === 'refresh_token') return refresh(ctx, r, ip)
   // client_credentials included: servers and CLI tools use API keys.
