@@ -564,7 +564,7 @@ OPERATIONS: dict[str, Operation] = {
         auth=("bearerKey",),
         path_params=(),
         query=(),
-        body=BodySpec("application/json", True, ("messages", "stream", "max_tool_calls", "max_tokens")),
+        body=BodySpec("application/json", True, ("messages", "stream", "max_tool_calls", "max_tokens", "tools")),
         response_types=("application/json",),
         response_fields=("_agent", "finish_reason", "message", "notes", "tool_calls", "usage"),
         idempotent=False,
@@ -661,7 +661,7 @@ OPERATIONS: dict[str, Operation] = {
         status=200,
         auth=(),
         path_params=(),
-        query=("response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method"),
+        query=("response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method", "resource"),
         body=None,
         response_types=("text/html",),
         response_fields=(),
@@ -676,7 +676,7 @@ OPERATIONS: dict[str, Operation] = {
         auth=(),
         path_params=(),
         query=(),
-        body=BodySpec("application/x-www-form-urlencoded", True, ("response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method", "csrf_token", "decision")),
+        body=BodySpec("application/x-www-form-urlencoded", True, ("response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method", "resource", "csrf_token", "decision")),
         response_types=("text/html",),
         response_fields=(),
         idempotent=False,
@@ -690,7 +690,7 @@ OPERATIONS: dict[str, Operation] = {
         auth=(),
         path_params=(),
         query=(),
-        body=BodySpec("application/x-www-form-urlencoded", True, ("grant_type", "code", "redirect_uri", "code_verifier", "refresh_token", "client_id")),
+        body=BodySpec("application/x-www-form-urlencoded", True, ("grant_type", "code", "redirect_uri", "code_verifier", "refresh_token", "client_id", "resource")),
         response_types=("application/json",),
         response_fields=("access_token", "expires_in", "refresh_token", "scope", "token_type"),
         idempotent=False,
@@ -2296,7 +2296,7 @@ class Operations(_Transport):
         """
         return self._invoke("getBenchmark", {"id": id}, {}, None, timeout=timeout, headers=headers)
 
-    def chat(self, *, messages: list[dict[str, Any]], stream: bool | None = None, max_tool_calls: int | None = None, max_tokens: int | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
+    def chat(self, *, messages: list[dict[str, Any]], stream: bool | None = None, max_tool_calls: int | None = None, max_tokens: int | None = None, tools: list[str] | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """POST /chat: Ask a model about risk; it answers by calling erm3's data tools with your key
 
         Price: 0.001 USD per 1,000 input tokens and 0.002 USD per 1,000 output tokens, plus each
@@ -2320,8 +2320,11 @@ class Operations(_Transport):
             max_tool_calls: Most tool executions of this chat (parallel ones included); lowers the
                 reservation
             max_tokens: Most output tokens of each model answer
+            tools: Only these tools (MCP tool names, e.g. ["ticker_returns", "metrics"]) are offered
+                to the model: fewer definitions sent each round, fewer input tokens. Default: all. An
+                unknown name is a 400; [] offers none
         """
-        return self._invoke("chat", {}, {}, {"messages": messages, "stream": stream, "max_tool_calls": max_tool_calls, "max_tokens": max_tokens}, timeout=timeout, headers=headers)
+        return self._invoke("chat", {}, {}, {"messages": messages, "stream": stream, "max_tool_calls": max_tool_calls, "max_tokens": max_tokens, "tools": tools}, timeout=timeout, headers=headers)
 
     def create_plaid_link_token(self, *, item_id: str | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """POST /plaid/link-token: Create a Plaid Link token for linking a brokerage account (investments) to the signed-in account
@@ -2397,10 +2400,12 @@ class Operations(_Transport):
 
         Public clients only: no secret is issued and token_endpoint_auth_method is always
         `none`, whatever the request asks for. Redirect URIs must be absolute without fragment
-        or user info, https, or http only for the loopback hosts 127.0.0.1, [::1] and localhost;
-        they are matched exactly (port included) at authorization time. At most 30 registrations
-        per IP per hour (429 with Retry-After). Errors are RFC 7591 `{error, error_description}`
-        (invalid_redirect_uri, invalid_client_metadata).
+        or user info: https, http only for the loopback hosts 127.0.0.1, [::1] and localhost, or
+        a native application's private-use scheme (RFC 8252 §7.1: `com.example.app:/cb`,
+        `cursor://…`, `vscode://…`; never `javascript:`, `data:`, `file:`, `vbscript:`, `blob:`
+        and the like); they are matched exactly (port included) at authorization time. At most
+        30 registrations per IP per hour (429 with Retry-After). Errors are RFC 7591 `{error,
+        error_description}` (invalid_redirect_uri, invalid_client_metadata).
 
         Args:
             client_name: body
@@ -2408,7 +2413,7 @@ class Operations(_Transport):
         """
         return self._invoke("oauthRegister", {}, {}, {"client_name": client_name, "redirect_uris": redirect_uris}, timeout=timeout, headers=headers)
 
-    def oauth_authorize(self, *, response_type: str | None = None, client_id: str | None = None, redirect_uri: str | None = None, scope: str | None = None, state: str | None = None, code_challenge: str | None = None, code_challenge_method: str | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
+    def oauth_authorize(self, *, response_type: str | None = None, client_id: str | None = None, redirect_uri: str | None = None, scope: str | None = None, state: str | None = None, code_challenge: str | None = None, code_challenge_method: str | None = None, resource: str | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """GET /oauth/authorize: Authorization endpoint: sign-in page, then consent page (authorization code with PKCE S256)
 
         Free (no metered price).
@@ -2428,10 +2433,12 @@ class Operations(_Transport):
             state: Returned unchanged with the code
             code_challenge: BASE64URL(SHA-256(code_verifier)), 43 characters
             code_challenge_method: Must be `S256` (`plain` is refused)
+            resource: RFC 8707 resource indicator: if sent, this server (PUBLIC_URL or a URL under
+                it, such as PUBLIC_URL/mcp); any other is refused with invalid_target
         """
-        return self._invoke("oauthAuthorize", {}, {"response_type": response_type, "client_id": client_id, "redirect_uri": redirect_uri, "scope": scope, "state": state, "code_challenge": code_challenge, "code_challenge_method": code_challenge_method}, None, timeout=timeout, headers=headers)
+        return self._invoke("oauthAuthorize", {}, {"response_type": response_type, "client_id": client_id, "redirect_uri": redirect_uri, "scope": scope, "state": state, "code_challenge": code_challenge, "code_challenge_method": code_challenge_method, "resource": resource}, None, timeout=timeout, headers=headers)
 
-    def oauth_authorize_decision(self, *, response_type: str | None = None, client_id: str | None = None, redirect_uri: str | None = None, scope: str | None = None, state: str | None = None, code_challenge: str | None = None, code_challenge_method: str | None = None, csrf_token: str | None = None, decision: str | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
+    def oauth_authorize_decision(self, *, response_type: str | None = None, client_id: str | None = None, redirect_uri: str | None = None, scope: str | None = None, state: str | None = None, code_challenge: str | None = None, code_challenge_method: str | None = None, resource: str | None = None, csrf_token: str | None = None, decision: str | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """POST /oauth/authorize: Consent decision (form post of the consent page): 303 to the redirect_uri with code and state, or error=access_denied
 
         Free (no metered price).
@@ -2449,12 +2456,14 @@ class Operations(_Transport):
             state: Returned unchanged with the code
             code_challenge: BASE64URL(SHA-256(code_verifier)), 43 characters
             code_challenge_method: Must be `S256` (`plain` is refused)
+            resource: RFC 8707 resource indicator: if sent, this server (PUBLIC_URL or a URL under
+                it, such as PUBLIC_URL/mcp); any other is refused with invalid_target
             csrf_token: From the consent page
             decision: `approve` or `deny`
         """
-        return self._invoke("oauthAuthorizeDecision", {}, {}, {"response_type": response_type, "client_id": client_id, "redirect_uri": redirect_uri, "scope": scope, "state": state, "code_challenge": code_challenge, "code_challenge_method": code_challenge_method, "csrf_token": csrf_token, "decision": decision}, timeout=timeout, headers=headers)
+        return self._invoke("oauthAuthorizeDecision", {}, {}, {"response_type": response_type, "client_id": client_id, "redirect_uri": redirect_uri, "scope": scope, "state": state, "code_challenge": code_challenge, "code_challenge_method": code_challenge_method, "resource": resource, "csrf_token": csrf_token, "decision": decision}, timeout=timeout, headers=headers)
 
-    def oauth_token(self, *, grant_type: str | None = None, code: str | None = None, redirect_uri: str | None = None, code_verifier: str | None = None, refresh_token: str | None = None, client_id: str | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
+    def oauth_token(self, *, grant_type: str | None = None, code: str | None = None, redirect_uri: str | None = None, code_verifier: str | None = None, refresh_token: str | None = None, client_id: str | None = None, resource: str | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """POST /oauth/token: Token endpoint: authorization_code (PKCE) and refresh_token grants
 
         Free (no metered price).
@@ -2475,8 +2484,10 @@ class Operations(_Transport):
             code_verifier: authorization_code grant (RFC 7636)
             refresh_token: refresh_token grant
             client_id: Both grants
+            resource: RFC 8707: if sent, this server (PUBLIC_URL or a URL under it); a token for
+                another resource is refused with invalid_target
         """
-        return self._invoke("oauthToken", {}, {}, {"grant_type": grant_type, "code": code, "redirect_uri": redirect_uri, "code_verifier": code_verifier, "refresh_token": refresh_token, "client_id": client_id}, timeout=timeout, headers=headers)
+        return self._invoke("oauthToken", {}, {}, {"grant_type": grant_type, "code": code, "redirect_uri": redirect_uri, "code_verifier": code_verifier, "refresh_token": refresh_token, "client_id": client_id, "resource": resource}, timeout=timeout, headers=headers)
 
     def oauth_revoke(self, *, token: str | None = None, token_type_hint: str | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """POST /oauth/revoke: Revoke a refresh token or an access token (RFC 7009)

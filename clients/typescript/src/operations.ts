@@ -2714,6 +2714,8 @@ export interface Requests {
       max_tool_calls?: number
       /** Most output tokens of each model answer */
       max_tokens?: number
+      /** Only these tools (MCP tool names, e.g. ["ticker_returns", "metrics"]) are offered to the model: fewer definitions sent each round, fewer input tokens. Default: all. An unknown name is a 400; [] offers none */
+      tools?: Array<string>
     }
   }
   /** POST /plaid/link-token: Create a Plaid Link token for linking a brokerage account (investments) to the signed-in account. Free (no metered price). */
@@ -2768,6 +2770,8 @@ export interface Requests {
       code_challenge?: string
       /** Must be `S256` (`plain` is refused) */
       code_challenge_method?: string
+      /** RFC 8707 resource indicator: if sent, this server (PUBLIC_URL or a URL under it, such as PUBLIC_URL/mcp); any other is refused with invalid_target */
+      resource?: string
     }
   }
   /** POST /oauth/authorize: Consent decision (form post of the consent page): 303 to the redirect_uri with code and state, or error=access_denied. Free (no metered price). */
@@ -2787,6 +2791,8 @@ export interface Requests {
       code_challenge?: string
       /** Must be `S256` (`plain` is refused) */
       code_challenge_method?: string
+      /** RFC 8707 resource indicator: if sent, this server (PUBLIC_URL or a URL under it, such as PUBLIC_URL/mcp); any other is refused with invalid_target */
+      resource?: string
       /** From the consent page */
       csrf_token?: string
       /** `approve` or `deny` */
@@ -2808,6 +2814,8 @@ export interface Requests {
       refresh_token?: string
       /** Both grants */
       client_id?: string
+      /** RFC 8707: if sent, this server (PUBLIC_URL or a URL under it); a token for another resource is refused with invalid_target */
+      resource?: string
     }
   }
   /** POST /oauth/revoke: Revoke a refresh token or an access token (RFC 7009). Free (no metered price). */
@@ -3189,16 +3197,16 @@ export const OPERATIONS = {
   getFundamentals: {"method":"GET","path":"/fundamentals/{ticker}","status":200,"auth":["bearerKey"],"pathParams":["ticker"],"query":["as_of","periods","erp","tax_rate","rf_tenor","grid","erp_grid","rf_tenor_grid","format"],"body":null,"responseTypes":["application/json"],"responseFields":["_agent","_metadata","as_of","disclosures","market_cap","periods_returned","rows","sensitivity_grid","symbol","ticker"],"idempotent":true,"costUsd":0.005},
   snapshot: {"method":"POST","path":"/snapshot","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["type","portfolio","ticker","lookback_days","mode","benchmark","as_of","horizon","estimator","format","table"]},"responseTypes":["application/json"],"responseFields":["_agent","_metadata","attribution","metadata","risk_summary","snapshot","time_behavior"],"idempotent":false,"costUsd":0.25},
   getBenchmark: {"method":"GET","path":"/data/benchmark/{id}","status":200,"auth":["bearerKey"],"pathParams":["id"],"query":[],"body":null,"responseTypes":["application/json"],"responseFields":["benchmark_kind","components","data_as_of","id","inception","kind","methodology","name"],"idempotent":true,"costUsd":null},
-  chat: {"method":"POST","path":"/chat","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["messages","stream","max_tool_calls","max_tokens"]},"responseTypes":["application/json"],"responseFields":["_agent","finish_reason","message","notes","tool_calls","usage"],"idempotent":false,"costUsd":0.001},
+  chat: {"method":"POST","path":"/chat","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["messages","stream","max_tool_calls","max_tokens","tools"]},"responseTypes":["application/json"],"responseFields":["_agent","finish_reason","message","notes","tool_calls","usage"],"idempotent":false,"costUsd":0.001},
   createPlaidLinkToken: {"method":"POST","path":"/plaid/link-token","status":201,"auth":["sessionJwt"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["item_id"]},"responseTypes":["application/json"],"responseFields":["expiration","link_token","update_mode"],"idempotent":false,"costUsd":null},
   exchangePlaidPublicToken: {"method":"POST","path":"/plaid/exchange","status":201,"auth":["sessionJwt"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["public_token","institution_id","institution_name"]},"responseTypes":["application/json"],"responseFields":["created_at","id","institution_id","institution_name","last_error","plaid_item_id"],"idempotent":false,"costUsd":null},
   listPlaidItems: {"method":"GET","path":"/plaid/items","status":200,"auth":["sessionJwt"],"pathParams":[],"query":[],"body":null,"responseTypes":["application/json"],"responseFields":["items"],"idempotent":true,"costUsd":null},
   deletePlaidItem: {"method":"DELETE","path":"/plaid/items/{id}","status":200,"auth":["sessionJwt"],"pathParams":["id"],"query":[],"body":null,"responseTypes":["application/json"],"responseFields":["deleted","id"],"idempotent":true,"costUsd":null},
   getPlaidHoldings: {"method":"GET","path":"/plaid/holdings","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":null,"responseTypes":["application/json"],"responseFields":["_agent","_metadata","covered_count","items","positions","securities","snapshot","snapshot_unavailable_reason"],"idempotent":true,"costUsd":0.02},
   oauthRegister: {"method":"POST","path":"/oauth/register","status":201,"auth":[],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["client_name","redirect_uris"]},"responseTypes":["application/json"],"responseFields":["client_id","client_id_issued_at","client_name","grant_types","redirect_uris","response_types","token_endpoint_auth_method"],"idempotent":false,"costUsd":null},
-  oauthAuthorize: {"method":"GET","path":"/oauth/authorize","status":200,"auth":[],"pathParams":[],"query":["response_type","client_id","redirect_uri","scope","state","code_challenge","code_challenge_method"],"body":null,"responseTypes":["text/html"],"responseFields":[],"idempotent":true,"costUsd":null},
-  oauthAuthorizeDecision: {"method":"POST","path":"/oauth/authorize","status":200,"auth":[],"pathParams":[],"query":[],"body":{"mediaType":"application/x-www-form-urlencoded","required":true,"fields":["response_type","client_id","redirect_uri","scope","state","code_challenge","code_challenge_method","csrf_token","decision"]},"responseTypes":["text/html"],"responseFields":[],"idempotent":false,"costUsd":null},
-  oauthToken: {"method":"POST","path":"/oauth/token","status":200,"auth":[],"pathParams":[],"query":[],"body":{"mediaType":"application/x-www-form-urlencoded","required":true,"fields":["grant_type","code","redirect_uri","code_verifier","refresh_token","client_id"]},"responseTypes":["application/json"],"responseFields":["access_token","expires_in","refresh_token","scope","token_type"],"idempotent":false,"costUsd":null},
+  oauthAuthorize: {"method":"GET","path":"/oauth/authorize","status":200,"auth":[],"pathParams":[],"query":["response_type","client_id","redirect_uri","scope","state","code_challenge","code_challenge_method","resource"],"body":null,"responseTypes":["text/html"],"responseFields":[],"idempotent":true,"costUsd":null},
+  oauthAuthorizeDecision: {"method":"POST","path":"/oauth/authorize","status":200,"auth":[],"pathParams":[],"query":[],"body":{"mediaType":"application/x-www-form-urlencoded","required":true,"fields":["response_type","client_id","redirect_uri","scope","state","code_challenge","code_challenge_method","resource","csrf_token","decision"]},"responseTypes":["text/html"],"responseFields":[],"idempotent":false,"costUsd":null},
+  oauthToken: {"method":"POST","path":"/oauth/token","status":200,"auth":[],"pathParams":[],"query":[],"body":{"mediaType":"application/x-www-form-urlencoded","required":true,"fields":["grant_type","code","redirect_uri","code_verifier","refresh_token","client_id","resource"]},"responseTypes":["application/json"],"responseFields":["access_token","expires_in","refresh_token","scope","token_type"],"idempotent":false,"costUsd":null},
   oauthRevoke: {"method":"POST","path":"/oauth/revoke","status":200,"auth":[],"pathParams":[],"query":[],"body":{"mediaType":"application/x-www-form-urlencoded","required":true,"fields":["token","token_type_hint"]},"responseTypes":["application/json"],"responseFields":[],"idempotent":false,"costUsd":null},
   getOAuthAuthorizationServerMetadata: {"method":"GET","path":"/.well-known/oauth-authorization-server","status":200,"auth":[],"pathParams":[],"query":[],"body":null,"responseTypes":["application/json"],"responseFields":["authorization_endpoint","authorization_response_iss_parameter_supported","code_challenge_methods_supported","grant_types_supported","issuer","registration_endpoint","response_modes_supported","response_types_supported","revocation_endpoint","revocation_endpoint_auth_methods_supported","scopes_supported","token_endpoint","token_endpoint_auth_methods_supported"],"idempotent":true,"costUsd":null},
   getOAuthProtectedResourceMetadata: {"method":"GET","path":"/.well-known/oauth-protected-resource","status":200,"auth":[],"pathParams":[],"query":[],"body":null,"responseTypes":["application/json"],"responseFields":["authorization_servers","bearer_methods_supported","resource","resource_name","scopes_supported"],"idempotent":true,"costUsd":null},
