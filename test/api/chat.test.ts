@@ -338,10 +338,10 @@ for (const b of BACKEND_PAIRS) {
       const { account, key } = await funded(0.5)
       const u = { prompt_tokens: 900, completion_tokens: 20 }
       fake.script(
-        { kind: 'tools', calls: [{ name: 'metrics', arguments: '{"ticker":"SPY"}' }], usage: u },
+        { kind: 'tools', calls: [{ name: 'metrics', arguments: '{"ticker":"AAPL"}' }], usage: u },
         { kind: 'text', content: 'done', usage: u },
       )
-      const r = await chat(key, ask('beta of SPY?'))
+      const r = await chat(key, ask('beta of AAPL?'))
       assert.equal(r.status, 200, r.text)
       assert.equal(r.ok().tool_calls[0]?.error, null)
       assert.equal(await spent(account, 0.5), llmMicros(1800, 40) + TOOL_MICROS)
@@ -357,15 +357,15 @@ for (const b of BACKEND_PAIRS) {
         {
           kind: 'tools',
           calls: [
-            { name: 'metrics', arguments: '{"ticker":"SPY"}' },
-            { name: 'decompose', arguments: '{"ticker":"SPY"}' },
+            { name: 'metrics', arguments: '{"ticker":"AAPL"}' },
+            { name: 'decompose', arguments: '{"ticker":"AAPL"}' },
             { name: 'pricing', arguments: '{}' },
           ],
           usage: u,
         },
         { kind: 'text', content: 'I could fetch one of the two.', usage: u },
       )
-      const r = await chat(key, ask('metrics and decomposition of SPY'))
+      const r = await chat(key, ask('metrics and decomposition of AAPL'))
       assert.equal(r.status, 200, r.text)
       const body = r.ok()
       assert.deepEqual(
@@ -678,7 +678,7 @@ for (const b of BACKEND_PAIRS) {
       assert.equal(c.output_cost_per_1k_tokens_usd, 0.002)
       const doc = await t.app.fastify.inject({ url: '/docs/billing' })
       assert.match(doc.body, /## Chat \(`POST \/chat`\)/)
-      assert.match(doc.body, /1\.708192 USD/)
+      assert.match(doc.body, /0\.208192 USD/)
       const openapi = (await t.app.fastify.inject({ url: '/openapi.json' })).json() as {
         paths: Record<string, { post?: Record<string, unknown> }>
       }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { toolResultText } from '../../src/services/chat/result-text.ts'
+import { chatToolContent, toolResultText } from '../../src/services/chat/result-text.ts'
 
 /** What the chat model reads of a tool answer: metadata first, newest rows first, oldest cut first. */
 const day = (i: number) => new Date(Date.UTC(2025, 0, 1) + i * 86_400_000).toISOString().slice(0, 10)
@@ -43,4 +43,18 @@ test('a small answer is unchanged in content; no series and too big: cut with a 
   assert.deepEqual(JSON.parse(toolResultText(JSON.stringify(small), 4096)), small)
   const blob = toolResultText(JSON.stringify({ text: 'x'.repeat(10_000) }), 1000)
   assert.match(blob, /\[truncated: the result was \d+ bytes; only the first 1000 are shown/)
+})
+
+test('chat content: the MCP summary first (numbers, dataset kind, cost), then the data newest first', () => {
+  const data = Array.from({ length: 400 }, (_, i) => ({ date: day(i), returns_gross: i / 1000 }))
+  const body = { ticker: 'AMZN', data, _metadata: meta, _agent: { cost_usd: 0.01, balance_usd: 4.5 } }
+  const text = chatToolContent('ticker_returns', JSON.stringify(body), 12 * 1024)
+  assert.ok(Buffer.byteLength(text) <= 12 * 1024 + 64, `${Buffer.byteLength(text)}`)
+  const [summary, data_] = text.split('\nData (newest first):\n') as [string, string]
+  assert.match(summary, /AMZN/)
+  assert.match(summary, /synthetic/i)
+  assert.match(summary, /0\.01/)
+  assert.match(summary, new RegExp(day(399)), 'the summary names the latest day')
+  const out = JSON.parse(data_) as { data: { date: string }[] }
+  assert.equal(out.data[0]?.date, day(399), 'the data starts with the latest day')
 })

@@ -1,9 +1,11 @@
+import { summarizeResult } from '../../contract/result-text.ts'
+
 /**
  * What the chat model reads of a tool's answer, within a byte budget: the answer's metadata
  * (`_metadata`, with the dataset kind and synthetic flag, and `_agent`) first and always kept, then
  * the data with every time series newest first. Over the budget, the oldest rows of the longest
  * series go first, and the text says what was left out — so a model asked for the latest value
- * sees the latest value. One function, `toolResultText`, so another summary can replace it.
+ * sees the latest value. `chatToolContent` puts the MCP result summary before it.
  */
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}/
@@ -139,4 +141,39 @@ function cut(text: string, maxBytes: number): string {
   // Cut on a character boundary (a split trailing sequence decodes to U+FFFD, dropped).
   const head = new TextDecoder('utf-8', { fatal: false }).decode(b.subarray(0, maxBytes))
   return `${head.replace(/\uFFFD$/, '')}\n[truncated: the result was ${b.length} bytes; only the first ${maxBytes} are shown. Ask for less (fewer tickers, a shorter range).]`
+}
+
+/** Between the summary and the data in a chat tool result. */
+export const DATA_MARK = '\nData (newest first):\n'
+
+/** The share of a tool result's byte budget the summary may take; the rest is the data. */
+const SUMMARY_MAX_BYTES = 4096
+
+/**
+ * What the chat model reads of a tool's answer: the same compact summary MCP results carry (key
+ * numbers with units, dates, the dataset kind and synthetic flag, cost and balance), then the
+ * answer's JSON with every series newest first in what is left of `maxBytes`.
+ */
+export function chatToolContent(tool: string, json: string, maxBytes: number): string {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(json)
+  } catch {
+    return toolResultText(json, maxBytes)
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    return toolResultText(json, maxBytes)
+  const lines = summarizeResult(tool, parsed as Record<string, unknown>)
+    .split('\n')
+    .filter((l) => !l.startsWith('JSON: ') && !l.startsWith('The complete typed answer'))
+  const kept: string[] = []
+  let used = 0
+  for (const line of lines) {
+    const n = Buffer.byteLength(line, 'utf8') + 1
+    if (used + n > SUMMARY_MAX_BYTES) break
+    kept.push(line)
+    used += n
+  }
+  const head = `${kept.join('\n')}${DATA_MARK}`
+  return head + toolResultText(json, Math.max(1024, maxBytes - Buffer.byteLength(head, 'utf8')))
 }

@@ -2,6 +2,7 @@ import { resolveTicker } from '../analytics/tickers.ts'
 import type { ServiceContext } from '../context.ts'
 import { BYTES_PER_TOKEN } from './estimate.ts'
 import type { ChatBody, ChatProvider, ModelTurn } from './provider.ts'
+import { DATA_MARK } from './result-text.ts'
 
 /**
  * The model of test keys: erm3 answers itself, deterministically, and never calls the operator's
@@ -56,7 +57,8 @@ function reply(body: ChatBody, content: string, onDelta?: (text: string) => void
 function described(result: string): string {
   let r: { error?: { code?: string }; symbol?: unknown; teo?: unknown } = {}
   try {
-    r = JSON.parse(result) as typeof r
+    const at = result.indexOf(DATA_MARK)
+    r = JSON.parse(at < 0 ? result : result.slice(at + DATA_MARK.length)) as typeof r
   } catch {
     // A result cut to the tool-result limit is not JSON any more: data all the same.
   }

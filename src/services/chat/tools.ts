@@ -3,7 +3,7 @@ import { microsToUsd, usdToMicros } from '../../contract/pricing.ts'
 import { type ToolSpec, toolCatalogue, toolRequest } from '../../contract/tools.ts'
 import { AppError } from '../../platform/errors.ts'
 import type { ProviderToolCall } from './provider.ts'
-import { toolResultText } from './result-text.ts'
+import { chatToolContent } from './result-text.ts'
 
 /**
  * The tools a chat offers: the MCP catalogue (read-only data and account views; chat itself is
@@ -78,10 +78,14 @@ function compactSchema(schema: unknown): unknown {
   return out
 }
 
-/** The price sentence of a tool's description ("Costs 0.005 USD per call…"), or ''. */
-function priceOf(description: string): string {
-  const m = /(Costs [^.]*(?:\.\d+[^.]*)*\.|Free\.)/.exec(description)
-  return m ? ` ${m[1]}` : ''
+/**
+ * The price that starts a tool's description (contract/tools.ts: `FREE.` or `PAID: …; ….`, with an
+ * `EXPENSIVE: ….` notice on the dearest tools), and what the tool does after it.
+ */
+const PRICE_PREFIX = /^(FREE\.|PAID: .*?\.(?= |$))( EXPENSIVE: .*?\.(?= |$))?\s*/
+function splitPrice(description: string): { price: string; what: string } {
+  const m = PRICE_PREFIX.exec(description)
+  return m ? { price: m[0].trim(), what: description.slice(m[0].length) } : { price: '', what: description }
 }
 
 /**
@@ -92,13 +96,12 @@ function priceOf(description: string): string {
  */
 export function functionTools(tools: readonly ToolSpec[]) {
   return tools.map((t) => {
-    const what = firstSentence(t.description, 160)
-    const price = priceOf(t.description)
+    const { price, what } = splitPrice(t.description)
     return {
       type: 'function' as const,
       function: {
         name: t.name,
-        description: what.includes(price.trim()) ? what : `${what}${price}`,
+        description: price ? `${firstSentence(what, 160)} ${price}` : firstSentence(what, 160),
         parameters: compactSchema(t.inputSchema) as Record<string, unknown>,
       },
     }
@@ -183,6 +186,6 @@ export async function runTool(
   return {
     summary: { ...base, cost_usd: microsToUsd(costMicros), error: null },
     costMicros,
-    content: toolResultText(res.body, TOOL_RESULT_MAX_BYTES),
+    content: chatToolContent(tool.name, res.body, TOOL_RESULT_MAX_BYTES),
   }
 }
