@@ -226,8 +226,9 @@ async function etfCovariance(store: ModelStore, book: Book, win: Lookback, o: Sn
       return Float64Array.from(h.returns_gross as ArrayLike<number>)
     }),
   )
-  const { cov, days: etfDays } = estimatorOf(o.estimator).covariance(etfReturns, days)
+  const { cov, days: etfDays, clipped } = estimatorOf(o.estimator).covariance(etfReturns, days)
   const n = space.etfs.length
+  warnings.push(...psdWarnings(n, etfDays, clipped))
   const m = space.index.get(MARKET_ETF)
   const beta = (etf: string) => {
     const s = space.index.get(etf)
@@ -254,6 +255,26 @@ async function etfCovariance(store: ModelStore, book: Book, win: Lookback, o: Sn
       `the ETF covariance uses the ${etfDays} of ${days} lookback days on which every ETF in play has a return`,
     )
   return { space, etfReturns, cov, etfDays, riskOk }
+}
+
+/**
+ * The PSD flags of the ETF covariance: more ETFs in play than observations less one (the
+ * covariance is singular, some combinations of ETFs have zero forecast risk), and negative
+ * eigenvalues set to zero.
+ */
+function psdWarnings(n: number, observations: number, clipped: number): string[] {
+  const out: string[] = []
+  if (observations >= MIN_ETF_DAYS && n > observations - 1)
+    out.push(
+      `the book's ${n} ETFs outnumber the ${observations} observations of their covariance less one: the ` +
+        'covariance is singular and some ETF combinations get zero forecast risk; a longer lookback_days avoids it',
+    )
+  if (clipped > 0)
+    out.push(
+      `${clipped} negative eigenvalue${clipped === 1 ? '' : 's'} of the ETF covariance ${clipped === 1 ? 'was' : 'were'} ` +
+        'set to zero to make it positive semi-definite',
+    )
+  return out
 }
 
 type PricedRisk = ReturnType<typeof priceRisk>
