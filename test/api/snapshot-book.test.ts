@@ -248,7 +248,7 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
     for (const e of ['sample', 'ewma', 'ewma_nw']) assert.ok(detail.includes(e), detail)
   })
 
-  test('more ETFs than observations: the answer warns that the covariance is singular', async () => {
+  test('warnings: more ETFs than observations (singular), a lookback past the window', async () => {
     const rows = modelled.slice(0, 100).map((ticker) => ({ ticker, weight: 1 }))
     const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: 20, estimator: 'ewma_nw' })
     const n = body.snapshot.lookback.etf_days
@@ -265,6 +265,17 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
     assert.ok(msg?.includes(`${etfs.size} ETFs`), body.snapshot.warnings.join('; '))
     const wide = await ok({ type: 'portfolio', portfolio: rows, lookback_days: 252, estimator: 'ewma_nw' })
     assert.ok(!wide.snapshot.warnings.some((w) => w.includes('outnumber')), 'not over 252 days')
+    const long = await ok({
+      type: 'portfolio',
+      portfolio: rows.slice(0, 3),
+      lookback_days: 600,
+      estimator: 'ewma',
+    })
+    assert.ok(long.snapshot.lookback.etf_days <= 504, 'ewma reads at most its 504-day window')
+    assert.ok(
+      long.snapshot.warnings.some((w) => w.includes('reads the last 504 of the 600 lookback days')),
+      long.snapshot.warnings.join('; '),
+    )
   })
 
   test('notes flag a residual far from the /metrics basis and a negative layer share, with the reason', async () => {

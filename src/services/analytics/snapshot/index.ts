@@ -226,7 +226,13 @@ async function etfCovariance(store: ModelStore, book: Book, win: Lookback, o: Sn
       return Float64Array.from(h.returns_gross as ArrayLike<number>)
     }),
   )
-  const { cov, days: etfDays, clipped } = estimatorOf(o.estimator).covariance(etfReturns, days)
+  const estimator = estimatorOf(o.estimator)
+  const { cov, days: etfDays, clipped } = estimator.covariance(etfReturns, days)
+  const usable = Math.min(days, estimator.maxDays)
+  if (usable < days)
+    warnings.push(
+      `estimator ${o.estimator} reads the last ${usable} of the ${days} lookback days (its window)`,
+    )
   const n = space.etfs.length
   warnings.push(...psdWarnings(n, etfDays, clipped))
   const m = space.index.get(MARKET_ETF)
@@ -250,9 +256,9 @@ async function etfCovariance(store: ModelStore, book: Book, win: Lookback, o: Sn
     warnings.push(
       `only ${etfDays} days in the lookback on which every ETF in play has a return (at least ${MIN_ETF_DAYS} needed): the risk figures are null`,
     )
-  else if (etfDays < days)
+  else if (etfDays < usable)
     warnings.push(
-      `the ETF covariance uses the ${etfDays} of ${days} lookback days on which every ETF in play has a return`,
+      `the ETF covariance uses the ${etfDays} of ${usable} lookback days on which every ETF in play has a return`,
     )
   return { space, etfReturns, cov, etfDays, riskOk }
 }

@@ -36,6 +36,8 @@ interface CovarianceEstimate {
 export interface BookRiskEstimator {
   /** One line for `_metadata` and the docs. */
   description: string
+  /** The most recent days of the lookback it reads (Infinity: all of them). */
+  maxDays: number
   /** Daily covariance of `returns` (one series per ETF, same length) over offsets [0, days). */
   covariance(returns: readonly Float64Array[], days: number): CovarianceEstimate
   /** Variance over `horizon` trading days from a daily variance. */
@@ -47,6 +49,7 @@ const sample: BookRiskEstimator = {
   description:
     'sample covariance (n − 1, equal weights) of the ETF returns over the lookback days on which all of them ' +
     'have a return; horizon variance = horizon × daily variance (independent days)',
+  maxDays: Number.POSITIVE_INFINITY,
   covariance: (returns, days) => ({ ...sampleCovariance(returns, 0, days), clipped: 0 }),
   horizonVariance: (daily, horizon) => horizon * daily,
 }
@@ -62,6 +65,7 @@ function forecast(name: 'ewma' | 'ewma_nw', horizonRule: string): BookRiskEstima
   const spec = FORECAST_SPECS[name]
   return {
     description: `${spec.description}; over the lookback days (at most ${spec.window}); ${horizonRule}`,
+    maxDays: spec.window,
     covariance: (returns, days) => {
       const { cov, days: used, clipped } = forecastCovariance(returns, days - 1, spec)
       return { cov, days: used, clipped }
