@@ -4,11 +4,13 @@ import type { ModelStore } from '../../src/engine/model-store/reader.ts'
 import {
   type Body,
   checkBody,
+  etfReturns,
   expectedSnapshot,
   fin,
   type Holding,
   loadStock,
   lookbackWindow,
+  MARKET,
   modelledTickers,
   near,
   type PositionOut,
@@ -208,6 +210,74 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
     }
   })
 
+  test('estimator ewma_nw: the book volatility equals exponential weights with Newey-West', async () => {
+    const rows = pick(3, 11).map((ticker, i) => ({ ticker, weight: [1, -0.5, 2][i] as number }))
+    const { win, holdings } = await book(rows, 252)
+    const etfs = new Set<string>([MARKET])
+    for (const p of holdings) for (const m of p.stock.b) for (const e of m.keys()) etfs.add(e)
+    const names = [...etfs]
+    const series = await Promise.all(
+      names.map(async (e) => clip5(Array.from(await etfReturns(store, e, win)))),
+    )
+    const days = [...Array(win.days).keys()].filter((t) => series.every((x) => fin(x[t])))
+    const cols = series.map((x) => days.map((t) => x[t] as number))
+    const vol = nwCov(cols, 42)
+    const cor = nwCov(cols, 126)
+    const S = (a: number, b: number) =>
+      a === b ? vol[a][a] : (cor[a][b] / Math.sqrt(cor[a][a] * cor[b][b])) * Math.sqrt(vol[a][a] * vol[b][b])
+    const h = names.map((e) => holdings.reduce((acc, p) => acc + p.weight * (p.stock.b[2].get(e) ?? 0), 0))
+    let V = 0
+    for (let a = 0; a < names.length; a++) for (let b = 0; b < names.length; b++) V += h[a] * h[b] * S(a, b)
+    V += holdings.reduce((acc, p) => acc + p.weight ** 2 * (p.stock.resVar as number), 0)
+    const body = await ok({ type: 'portfolio', portfolio: rows, estimator: 'ewma_nw', horizon: 63 })
+    const s = body.snapshot
+    near(s.volatility_ann, Math.sqrt(252 * V), 1e-10 * Math.sqrt(252 * V), 'annualised volatility')
+    near(s.forecast?.volatility, Math.sqrt(63 * V), 1e-10 * Math.sqrt(63 * V), '63-day forecast: 63 × daily')
+    assert.ok(!s.warnings.some((w) => /eigenvalue|outnumber/.test(w)), s.warnings.join('; '))
+    const rm = (body._metadata as unknown as { risk_model: Record<string, unknown> }).risk_model
+    assert.equal(rm.estimator, 'ewma_nw')
+    assert.match(String(rm.estimator_description), /Newey-West/)
+    const sample = await ok({ type: 'portfolio', portfolio: rows })
+    assert.notEqual(sample.snapshot.volatility_ann, s.volatility_ann, 'the estimator changes the figures')
+  })
+
+  test('an unknown estimator is a 400 that lists the estimators', async () => {
+    const r = await snapshotCall(t.app, { type: 'ticker', ticker: modelled[0], estimator: 'garch' }, key)
+    assert.equal(r.status, 400, r.text)
+    const detail = String((r.json as { detail?: string }).detail)
+    for (const e of ['sample', 'ewma', 'ewma_nw']) assert.ok(detail.includes(e), detail)
+  })
+
+  test('warnings: more ETFs than observations (singular), a lookback past the window', async () => {
+    const rows = modelled.slice(0, 100).map((ticker) => ({ ticker, weight: 1 }))
+    const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: 20, estimator: 'ewma_nw' })
+    const n = body.snapshot.lookback.etf_days
+    const etfs = new Set(
+      body.snapshot.positions.flatMap((p) => [
+        p.hedge_etfs.market,
+        p.hedge_etfs.sector,
+        p.hedge_etfs.subsector,
+      ]),
+    )
+    etfs.delete(null)
+    assert.ok(etfs.size > n - 1, `the fixture has ${etfs.size} ETFs in play for ${n} days`)
+    const msg = body.snapshot.warnings.find((w) => w.includes('outnumber'))
+    assert.ok(msg?.includes(`${etfs.size} ETFs`), body.snapshot.warnings.join('; '))
+    const wide = await ok({ type: 'portfolio', portfolio: rows, lookback_days: 252, estimator: 'ewma_nw' })
+    assert.ok(!wide.snapshot.warnings.some((w) => w.includes('outnumber')), 'not over 252 days')
+    const long = await ok({
+      type: 'portfolio',
+      portfolio: rows.slice(0, 3),
+      lookback_days: 600,
+      estimator: 'ewma',
+    })
+    assert.ok(long.snapshot.lookback.etf_days <= 504, 'ewma reads at most its 504-day window')
+    assert.ok(
+      long.snapshot.warnings.some((w) => w.includes('reads the last 504 of the 600 lookback days')),
+      long.snapshot.warnings.join('; '),
+    )
+  })
+
   test('notes flag a residual far from the /metrics basis and a negative layer share, with the reason', async () => {
     const T = store.calendar.length - 1
     let flagged = 0
@@ -303,3 +373,45 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
     assert.ok(nulls > 0, 'a day without a return is null, not 0')
   })
 })
+
+/** Each value clipped to median ± 5 × 1.4826 × MAD of the series' values (NaN stays NaN). */
+function clip5(x: number[]): number[] {
+  const med = (v: number[]) => {
+    const s = [...v].sort((a, b) => a - b)
+    const m = s.length >> 1
+    return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2
+  }
+  const vals = x.filter(fin)
+  const m = med(vals)
+  const mad = 1.4826 * med(vals.map((v) => Math.abs(v - m)))
+  return x.map((v) => (fin(v) ? Math.min(m + 5 * mad, Math.max(m - 5 * mad, v)) : v))
+}
+
+/**
+ * Exponentially weighted covariance (half-life H, weight 0.5^((m−1−k)/H) on day k of m, oldest
+ * first), weighted mean removed, divided by Σw − Σw²/Σw, plus Newey-West with 3 lags: each lag-l
+ * cross-covariance (weighted by the later day) and its transpose times 1 − l/4.
+ */
+function nwCov(cols: number[][], H: number): number[][] {
+  const m = (cols[0] as number[]).length
+  const w = Array.from({ length: m }, (_, k) => 0.5 ** ((m - 1 - k) / H))
+  const sw = w.reduce((a, b) => a + b, 0)
+  const norm = sw - w.reduce((a, b) => a + b * b, 0) / sw
+  const dev = cols.map((x) => {
+    const mean = x.reduce((a, v, k) => a + (w[k] as number) * v, 0) / sw
+    return x.map((v) => v - mean)
+  })
+  const g = (a: number, b: number, l: number) => {
+    let acc = 0
+    for (let k = l; k < m; k++)
+      acc += (w[k] as number) * (dev[a]?.[k] as number) * (dev[b]?.[k - l] as number)
+    return acc
+  }
+  return cols.map((_, a) =>
+    cols.map((_, b) => {
+      let c = g(a, b, 0)
+      for (let l = 1; l <= 3; l++) c += (1 - l / 4) * (g(a, b, l) + g(b, a, l))
+      return c / norm
+    }),
+  )
+}

@@ -2240,7 +2240,7 @@ class Operations(_Transport):
         """
         return self._invoke("getFundamentals", {"ticker": ticker}, {"as_of": as_of, "periods": periods, "erp": erp, "tax_rate": tax_rate, "rf_tenor": rf_tenor, "grid": grid, "erp_grid": erp_grid, "rf_tenor_grid": rf_tenor_grid, "format": format}, None, timeout=timeout, headers=headers)
 
-    def snapshot(self, *, type: Literal["portfolio"] | Literal["ticker"], portfolio: list[dict[str, Any]] | None = None, ticker: str | None = None, lookback_days: int | None = None, mode: Literal["frozen"] | None = None, benchmark: str | None = None, as_of: str | None = None, horizon: Literal[1] | Literal[21] | Literal[63] | Literal[252] | None = None, estimator: Literal["sample"] | None = None, format: str | None = None, table: Literal["positions"] | Literal["attribution"] | Literal["time_behavior"] | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
+    def snapshot(self, *, type: Literal["portfolio"] | Literal["ticker"], portfolio: list[dict[str, Any]] | None = None, ticker: str | None = None, lookback_days: int | None = None, mode: Literal["frozen"] | None = None, benchmark: str | None = None, as_of: str | None = None, horizon: Literal[1] | Literal[21] | Literal[63] | Literal[252] | None = None, estimator: Literal["sample"] | Literal["ewma"] | Literal["ewma_nw"] | None = None, format: str | None = None, table: Literal["positions"] | Literal["attribution"] | Literal["time_behavior"] | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """POST /snapshot: Portfolio (or ticker) risk snapshot: covariance-based variance split, hedges, Euler contributions, benchmark
 
         Price: 0.25 USD a call (GET /pricing lists every price).
@@ -2275,8 +2275,13 @@ class Operations(_Transport):
                 resolves to the previous one (with a warning); a day outside the store answers 404
                 DATE_NOT_AVAILABLE
             horizon: Trading days the forecast block is for (1, 21, 63 or 252; default 21): horizon
-                variance = horizon × daily variance under the sample estimator
-            estimator: Book risk estimator (default sample); _metadata.risk_model names the one used
+                variance = horizon × daily variance under every estimator (under ewma_nw the daily
+                variance includes the Newey-West autocovariance terms)
+            estimator: Book risk estimator of the ETF covariance (default sample): sample = equal
+                weights over the lookback; ewma = exponential weights (volatility half-life 42 days,
+                correlation 126, inputs winsorised at 5σ) over the lookback (at most 504 days); ewma_nw
+                = ewma with Newey-West (3 lags), the one the model evaluation recommends.
+                _metadata.risk_model names the one used
             format: json (default), parquet or csv; else Accept decides
             table: Which table a parquet/csv answer holds (default positions)
         """

@@ -2684,10 +2684,10 @@ export interface Requests {
       benchmark?: string | null
       /** The day the risk is for (YYYY-MM-DD, default data_as_of): state, prices and lookback end that day and nothing later is read. A day that is not a trading day resolves to the previous one (with a warning); a day outside the store answers 404 DATE_NOT_AVAILABLE */
       as_of?: string
-      /** Trading days the forecast block is for (1, 21, 63 or 252; default 21): horizon variance = horizon × daily variance under the sample estimator */
+      /** Trading days the forecast block is for (1, 21, 63 or 252; default 21): horizon variance = horizon × daily variance under every estimator (under ewma_nw the daily variance includes the Newey-West autocovariance terms) */
       horizon?: 1 | 21 | 63 | 252
-      /** Book risk estimator (default sample); _metadata.risk_model names the one used */
-      estimator?: "sample"
+      /** Book risk estimator of the ETF covariance (default sample): sample = equal weights over the lookback; ewma = exponential weights (volatility half-life 42 days, correlation 126, inputs winsorised at 5σ) over the lookback (at most 504 days); ewma_nw = ewma with Newey-West (3 lags), the one the model evaluation recommends. _metadata.risk_model names the one used */
+      estimator?: "sample" | "ewma" | "ewma_nw"
       /** json (default), parquet or csv; else Accept decides */
       format?: string
       /** Which table a parquet/csv answer holds (default positions) */

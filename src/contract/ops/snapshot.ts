@@ -12,7 +12,7 @@ import { BENCHMARK_OPS, legRoleSchema, resolvedBenchmarkSchema } from './benchma
 
 /** Horizons and estimators of the book risk model (services/analytics/snapshot/risk-model.ts keeps the same lists). */
 export const FORECAST_HORIZONS = [1, 21, 63, 252] as const
-export const ESTIMATOR_NAMES = ['sample'] as const
+export const ESTIMATOR_NAMES = ['sample', 'ewma', 'ewma_nw'] as const
 export const DEFAULT_ESTIMATOR: (typeof ESTIMATOR_NAMES)[number] = 'sample'
 
 /**
@@ -75,13 +75,18 @@ const Horizon = Type.Union(
   {
     description:
       'Trading days the forecast block is for (1, 21, 63 or 252; default 21): horizon variance = horizon × daily ' +
-      'variance under the sample estimator',
+      'variance under every estimator (under ewma_nw the daily variance includes the Newey-West autocovariance ' +
+      'terms)',
   },
 )
 const Estimator = Type.Union(
   ESTIMATOR_NAMES.map((e) => Type.Literal(e)),
   {
-    description: `Book risk estimator (default ${DEFAULT_ESTIMATOR}); _metadata.risk_model names the one used`,
+    description:
+      `Book risk estimator of the ETF covariance (default ${DEFAULT_ESTIMATOR}): sample = equal weights over the ` +
+      'lookback; ewma = exponential weights (volatility half-life 42 days, correlation 126, inputs winsorised at ' +
+      '5σ) over the lookback (at most 504 days); ewma_nw = ewma with Newey-West (3 lags), the one the model ' +
+      'evaluation recommends. _metadata.risk_model names the one used',
   },
 )
 

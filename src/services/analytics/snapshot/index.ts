@@ -226,8 +226,15 @@ async function etfCovariance(store: ModelStore, book: Book, win: Lookback, o: Sn
       return Float64Array.from(h.returns_gross as ArrayLike<number>)
     }),
   )
-  const { cov, days: etfDays } = estimatorOf(o.estimator).covariance(etfReturns, days)
+  const estimator = estimatorOf(o.estimator)
+  const { cov, days: etfDays, clipped } = estimator.covariance(etfReturns, days)
+  const usable = Math.min(days, estimator.maxDays)
+  if (usable < days)
+    warnings.push(
+      `estimator ${o.estimator} reads the last ${usable} of the ${days} lookback days (its window)`,
+    )
   const n = space.etfs.length
+  warnings.push(...psdWarnings(n, etfDays, clipped))
   const m = space.index.get(MARKET_ETF)
   const beta = (etf: string) => {
     const s = space.index.get(etf)
@@ -249,11 +256,31 @@ async function etfCovariance(store: ModelStore, book: Book, win: Lookback, o: Sn
     warnings.push(
       `only ${etfDays} days in the lookback on which every ETF in play has a return (at least ${MIN_ETF_DAYS} needed): the risk figures are null`,
     )
-  else if (etfDays < days)
+  else if (etfDays < usable)
     warnings.push(
-      `the ETF covariance uses the ${etfDays} of ${days} lookback days on which every ETF in play has a return`,
+      `the ETF covariance uses the ${etfDays} of ${usable} lookback days on which every ETF in play has a return`,
     )
   return { space, etfReturns, cov, etfDays, riskOk }
+}
+
+/**
+ * The PSD flags of the ETF covariance: more ETFs in play than observations less one (the
+ * covariance is singular, some combinations of ETFs have zero forecast risk), and negative
+ * eigenvalues set to zero.
+ */
+function psdWarnings(n: number, observations: number, clipped: number): string[] {
+  const out: string[] = []
+  if (observations >= MIN_ETF_DAYS && n > observations - 1)
+    out.push(
+      `the book's ${n} ETFs outnumber the ${observations} observations of their covariance less one: the ` +
+        'covariance is singular and some ETF combinations get zero forecast risk; a longer lookback_days avoids it',
+    )
+  if (clipped > 0)
+    out.push(
+      `${clipped} negative eigenvalue${clipped === 1 ? '' : 's'} of the ETF covariance ${clipped === 1 ? 'was' : 'were'} ` +
+        'set to zero to make it positive semi-definite',
+    )
+  return out
 }
 
 type PricedRisk = ReturnType<typeof priceRisk>
