@@ -24,8 +24,12 @@ async function outputs(threads: number): Promise<Map<string, Buffer>> {
     Buffer.from(new Uint8Array(a.buffer, a.byteOffset, a.byteLength))
   await runEngine(x, DEFAULT_PARAMS, { from: 0, blockSize: 256, style, threads }, async (b: EngineBlock) => {
     for (const [f, cols] of Object.entries(b.fields))
-      cols.forEach((c, k) => out.set(`${f}/${b.first + k}`, copy(c)))
-    b.subEff.forEach((c, k) => out.set(`subEff/${b.first + k}`, copy(c)))
+      cols.forEach((c, k) => {
+        out.set(`${f}/${b.first + k}`, copy(c))
+      })
+    b.subEff.forEach((c, k) => {
+      out.set(`subEff/${b.first + k}`, copy(c))
+    })
   })
   return out
 }
