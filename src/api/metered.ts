@@ -216,6 +216,20 @@ function balanceBefore(ctx: ServiceContext, principal: Principal): Promise<numbe
     })
 }
 
+/** `live`: data that must never be served from (or written to) the response cache: always BYPASS, always charged. */
+interface MeteredOptions {
+  positions?: number
+  tabular?: boolean
+  live?: boolean
+  /** Called once an answer (200, cached or not) is settled, before it is sent (e.g. batch.completed). */
+  onServed?: (served: ServedCall) => Promise<void>
+  /**
+   * Whether the operation has nothing to answer for this request (services/analytics/
+   * nothing-to-answer.ts): such an answer is free and says why in `_metadata.nothing_to_answer`.
+   */
+  nothing?: () => Promise<NothingToAnswer | null>
+}
+
 /**
  * REST adapter of the metering path (services/billing/metered-call.ts): negotiates the format,
  * then sends JSON with `_agent`, a Parquet/CSV attachment, or a free 304.
@@ -226,19 +240,22 @@ export async function runMetered(
   reply: FastifyReply,
   capability: Capability,
   run: () => Promise<MeteredResult>,
-  /** `live`: data that must never be served from (or written to) the response cache: always BYPASS, always charged. */
-  opts: {
-    positions?: number
-    tabular?: boolean
-    live?: boolean
-    /** Called once an answer (200, cached or not) is settled, before it is sent (e.g. batch.completed). */
-    onServed?: (served: ServedCall) => Promise<void>
-    /**
-     * Whether the operation has nothing to answer for this request (services/analytics/
-     * nothing-to-answer.ts): such an answer is free and says why in `_metadata.nothing_to_answer`.
-     */
-    nothing?: () => Promise<NothingToAnswer | null>
-  } = {},
+  opts: MeteredOptions = {},
+): Promise<FastifyReply> {
+  const principal = requirePrincipal(req.principal)
+  // One build for the whole request: the nothing-to-answer check, the keys and the answer.
+  return ctx.models.pinned(principal.environment, () =>
+    meteredOnBuild(ctx, req, reply, capability, run, opts),
+  )
+}
+
+async function meteredOnBuild(
+  ctx: ServiceContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  capability: Capability,
+  run: () => Promise<MeteredResult>,
+  opts: MeteredOptions,
 ): Promise<FastifyReply> {
   const principal = requirePrincipal(req.principal)
   const nothing = opts.nothing ? await opts.nothing() : null

@@ -75,12 +75,19 @@ const FORMAT_QUERY = Type.Object(
  * (tracking parameters, cache busters).
  */
 export function querystringOf(op: Operation): TSchema | undefined {
-  if (op.querystring) return op.querystring
+  if (op.querystring) return withFormat(op, op.querystring)
   if (op.auth === 'none' || op.streaming) return undefined
   // A tabular POST takes `format` in the query as well as in its body; a data operation takes it
   // too, so that a format it cannot serve is the documented 406, not an unknown parameter.
   const body = op.body as { properties?: Record<string, unknown> } | undefined
   return body?.properties?.format || op.lineage === true ? FORMAT_QUERY : NO_QUERY
+}
+
+/** A data operation's own query with `format` added when it lacks one (a format it cannot serve is a 406). */
+function withFormat(op: Operation, query: TSchema): TSchema {
+  const props = (query as { properties?: Record<string, TSchema> }).properties
+  if (op.lineage !== true || !props || props.format) return query
+  return Type.Object({ ...props, ...FORMAT_QUERY.properties }, { additionalProperties: false })
 }
 
 /** `/metrics/:ticker` → `/metrics/{ticker}`. */

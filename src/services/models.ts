@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { MARKET_ETF, SECTOR_ETFS } from '../engine/data/etf-registry.ts'
 import type { DefaultUniverseBasis } from '../engine/model/cross/index.ts'
 import { type DatasetOrigin, datasetOrigin, vendorLabel } from '../engine/model-store/layout.ts'
@@ -102,6 +103,8 @@ const RETIRE_AFTER_MS = 30_000
  */
 export class ModelRegistry {
   private failure: ReloadFailure | null = null
+  /** The build a request took (`pinned`), answered by `store(env)` for the rest of it. */
+  private readonly pins = new AsyncLocalStorage<{ env: ModelEnvironment; store: ModelStore }>()
 
   constructor(
     private live: ModelStore | null,
@@ -111,6 +114,8 @@ export class ModelRegistry {
   ) {}
 
   store(env: ModelEnvironment): ModelStore {
+    const pin = this.pins.getStore()
+    if (pin?.env === env) return pin.store
     const s = env === 'live' ? this.live : this.sandbox
     if (!s) {
       throw new AppError(
@@ -120,6 +125,15 @@ export class ModelRegistry {
       )
     }
     return s
+  }
+
+  /**
+   * Runs `fn` with `store(env)` answering the build taken now, however many times it is asked:
+   * a request whose steps each take the store (a check, the cache key, the answer) reads one
+   * build from its first read to its last, even when a new build is swapped in between.
+   */
+  pinned<T>(env: ModelEnvironment, fn: () => Promise<T>): Promise<T> {
+    return this.pins.run({ env, store: this.store(env) }, fn)
   }
 
   peek(env: ModelEnvironment): ModelStore | null {
