@@ -68,7 +68,7 @@ describe('MCP sessions on two nodes behind nginx', { skip }, () => {
         jsonrpc: '2.0',
         id: 2,
         method: 'tools/call',
-        params: { name: 'metrics', arguments: { ticker: 'SPY' } },
+        params: { name: 'metrics', arguments: { ticker: 'AAPL' } },
       }),
     })
     assert.equal(call.status, 200)
@@ -107,23 +107,26 @@ describe('MCP sessions on two nodes behind nginx', { skip }, () => {
     })
     const client = new Client({ name: 'erm3-two-nodes', version: '1.0.0' })
     await client.connect(transport)
-    assert.match(client.getInstructions() ?? '', /SYNTHETIC/)
-    for (let i = 0; i < 4; i++) {
-      const r = await client.callTool({ name: 'metrics', arguments: { ticker: 'SPY' } })
-      assert.ok(!r.isError, JSON.stringify(r.content))
-      assert.ok((await client.listTools()).tools.length > 5)
+    try {
+      assert.match(client.getInstructions() ?? '', /SYNTHETIC/)
+      for (let i = 0; i < 4; i++) {
+        const r = await client.callTool({ name: 'metrics', arguments: { ticker: 'AAPL' } })
+        assert.ok(!r.isError, JSON.stringify(r.content))
+        assert.ok((await client.listTools()).tools.length > 5)
+      }
+      // Both nodes served the session (round robin), which each came to know.
+      assert.ok(t.app.mcpSessions() > (before[0] as number), 'node A served the session')
+      assert.ok(b.app.mcpSessions() > (before[1] as number), 'node B served the session')
+      // Every debit is one call's price, and the balance is what the debits say (nothing lost or doubled).
+      const debits = (
+        await t.ctx.accounts.entries(account, { from: 0, to: Date.now() + 1000, limit: 20 })
+      ).filter((e) => e.kind === 'debit')
+      assert.ok(debits.length >= 1 && debits.length <= 4, `${debits.length} debits`)
+      assert.ok(debits.every((d) => d.amountMicros === -1000))
+      assert.equal((await t.ctx.accounts.balance(account)).balanceMicros, 1_000_000 - 1000 * debits.length)
+    } finally {
+      await transport.terminateSession().catch(() => {})
+      await client.close()
     }
-    // Both nodes served the session (round robin), which each came to know.
-    assert.ok(t.app.mcpSessions() > (before[0] as number), 'node A served the session')
-    assert.ok(b.app.mcpSessions() > (before[1] as number), 'node B served the session')
-    // Every debit is one call's price, and the balance is what the debits say (nothing lost or doubled).
-    const debits = (
-      await t.ctx.accounts.entries(account, { from: 0, to: Date.now() + 1000, limit: 20 })
-    ).filter((e) => e.kind === 'debit')
-    assert.ok(debits.length >= 1 && debits.length <= 4, `${debits.length} debits`)
-    assert.ok(debits.every((d) => d.amountMicros === -1000))
-    assert.equal((await t.ctx.accounts.balance(account)).balanceMicros, 1_000_000 - 1000 * debits.length)
-    await transport.terminateSession()
-    await client.close()
   })
 })

@@ -275,7 +275,8 @@ export async function startNginx(root: string, upstreams: number[]): Promise<Ngi
   const bin = which('nginx') ?? '/usr/sbin/nginx'
   const child = spawn(bin, ['-c', conf, '-p', root, '-e', join(root, 'nginx-error.log')], { stdio: 'ignore' })
   await waitPort(port, child, 'nginx')
-  return { port, stop: () => exited(child, 'SIGQUIT') }
+  // SIGTERM: a fast shutdown that closes open streams (a graceful SIGQUIT waits for them).
+  return { port, stop: () => exited(child, 'SIGTERM') }
 }
 
 /** A fresh temp root for one cluster (readable by the postgres user when run as root). */
