@@ -201,8 +201,11 @@ describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
   test('explorer: an ETF costs nothing — the reason instead of empty charts', async () => {
     const before = await balance()
     await page.goto(`${origin}/app#/explorer?ticker=SPY`)
-    const why = await page.locator('#explorer-out p[role=status]').textContent({ timeout: 30_000 })
-    assert.match(why ?? '', /^ETFs carry no factor decomposition/)
+    // The status line says "Loading SPY…" first; wait for the answer's reason.
+    const status = page.locator('#explorer-out p[role=status]', {
+      hasText: /^ETFs carry no factor decomposition/,
+    })
+    await status.waitFor({ timeout: 30_000 })
     const meta = (await page.textContent('#explorer-out .meta')) ?? ''
     assert.match(meta, /^etf · this view cost 0\.000 USD/)
     assert.equal(await page.locator('#explorer-out canvas').count(), 0)

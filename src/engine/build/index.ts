@@ -35,6 +35,9 @@ import { buildInWorker, callerHeapIsLarge } from './isolated.ts'
 import { priorLoader } from './prior.ts'
 import { writeProducts } from './products.ts'
 
+/** Below this many securities a full build's kernel runs on the calling thread (by default). */
+const POOL_MIN_SYMBOLS = 1000
+
 export interface BuildOptions {
   dataset: string
   store: string
@@ -56,7 +59,8 @@ export interface BuildOptions {
   isolate?: boolean
   /**
    * Threads for the per-stock kernel of a full build (worker threads over the symbols of each
-   * block; the numbers do not depend on it); default: the machine's available parallelism.
+   * block; the numbers do not depend on it); default: the available parallelism from 1,000
+   * securities up, else 1 (a thread costs seconds to start).
    */
   threads?: number
 }
@@ -133,7 +137,8 @@ export async function buildStore(
     const factors = factorSeries(ds, x)
     const style =
       opts.style === false ? [] : factors.returns.filter((_, j) => factors.meta[j].group === 'style')
-    const threads = opts.threads ?? availableParallelism()
+    // A kernel thread costs seconds to start (it loads the modules): worth it on a large market only.
+    const threads = opts.threads ?? (x.symbols.length >= POOL_MIN_SYMBOLS ? availableParallelism() : 1)
     const run = plan
       ? { from: plan.from, prior: priorLoader(plan, x), blockSize, kept: keep, style, threads }
       : { from: 0, blockSize, kept: keep, style, threads }
