@@ -5,33 +5,10 @@ import type { StoreBuildWriter } from '../model-store/writer.ts'
 import type { Column } from '../zarr/index.ts'
 import type { EngineBlock } from './engine.ts'
 import type { BuildInputs } from './inputs.ts'
+import { reversionFrom } from './tail.ts'
 
-/** Panels the cross-sectional stage needs after the per-stock engine (kept while blocks stream). */
-export const KEPT_FIELDS = [
-  'l1_mkt_er',
-  'l2_mkt_er',
-  'l2_sec_er',
-  'l3_res_er',
-  'l3_sub_er',
-  'l2_rr',
-  'l3_rr',
-  'l1_mkt_beta',
-  'l2_sec_beta',
-  'l3_sub_beta',
-] as const satisfies readonly StockField[]
-type KeptField = (typeof KEPT_FIELDS)[number]
-
-export interface Kept {
-  fields: Record<KeptField, Panel>
-  subEff: Int16Array[]
-  lstar: Int8Array[]
-}
-
-export function emptyKept(): Kept {
-  const fields = {} as Record<KeptField, Panel>
-  for (const f of KEPT_FIELDS) fields[f] = []
-  return { fields, subEff: [], lstar: [] }
-}
+/** The reversion z array, written block by block with the fields (products.ts reads it back). */
+export const REVERSION_Z = 'products/reversion_z'
 
 const INPUT_FIELDS: Partial<Record<FloatField, (x: BuildInputs) => Panel>> = {
   returns_gross: (x) => x.returns,
@@ -49,12 +26,17 @@ function codesOf<A extends Int8Array | Int16Array>(series: Float64Array[], make:
   })
 }
 
-/** Writes every stored field of one engine block and keeps what the cross-sectional stage needs. */
+/**
+ * Writes every stored field of one engine block, and the block's residual reversion z (a
+ * product that depends only on each stock's own l3_rr, valid from day `start` on: tail.ts), so
+ * no panel outlives its block; the rest of the cross-sectional stage reads the fields back from
+ * the store (products.ts).
+ */
 export async function writeBlockFields(
   w: StoreBuildWriter,
   x: BuildInputs,
   b: EngineBlock,
-  kept: Kept,
+  start: number,
 ): Promise<void> {
   const range = <T>(p: T[]) => p.slice(b.first, b.first + b.count)
   for (const f of FLOAT_FIELDS) {
@@ -72,7 +54,5 @@ export async function writeBlockFields(
     style_factors: codesOf(b.fields.style_factors, (n) => new Int16Array(n)),
   }
   for (const c of CODE_FIELDS) await w.writeBlock(`codes/${c}`, b.first, codes[c])
-  for (const f of KEPT_FIELDS) kept.fields[f].push(...b.fields[f])
-  kept.subEff.push(...b.subEff)
-  kept.lstar.push(...lstar)
+  await w.writeBlock(REVERSION_Z, b.first, reversionFrom(b.fields.l3_rr, start))
 }

@@ -26,7 +26,7 @@ import {
 import { StoreBuildWriter } from '../model-store/writer.ts'
 import { runEngine } from './engine.ts'
 import { factorSeries, writeFactorSeries } from './factors.ts'
-import { emptyKept, KEPT_FIELDS, writeBlockFields } from './fields.ts'
+import { REVERSION_Z, writeBlockFields } from './fields.ts'
 import { fundamentalsDigest, writeFundamentals } from './fundamentals.ts'
 import { confirmIncremental, type IncrementalPlan, planIncremental } from './incremental.ts'
 import { inputDigests } from './input-digests.ts'
@@ -130,10 +130,9 @@ export async function buildStore(
     await writer.writeMeta(x.calendar, symbolMeta(ds, x.symbols), x.etfTickers, x.industries)
     const link = plan ? { prevDir: plan.prev.dir, fromDay: plan.from } : undefined
     await createStoreArrays(writer, x.calendar.length, x.symbols.length, link)
-    const kept = emptyKept()
     const blockSize = opts.blockSize ?? 256
-    // Only the panels the cross-sectional stage reads outlive their block; the rest are pooled.
-    const keep = new Set<StockField>(KEPT_FIELDS)
+    // No panel outlives its block: every block buffer is pooled (products.ts reads fields back).
+    const keep = new Set<StockField>()
     const factors = factorSeries(ds, x)
     const style =
       opts.style === false ? [] : factors.returns.filter((_, j) => factors.meta[j].group === 'style')
@@ -142,11 +141,12 @@ export async function buildStore(
     const run = plan
       ? { from: plan.from, prior: priorLoader(plan, x), blockSize, kept: keep, style, threads }
       : { from: 0, blockSize, kept: keep, style, threads }
-    const engine = await runEngine(x, params, run, (b) => writeBlockFields(writer, x, b, kept), progress)
+    const start = plan?.from ?? 0
+    const engine = await runEngine(x, params, run, (b) => writeBlockFields(writer, x, b, start), progress)
     t = lap('engine_and_fields', t)
     timings.engine_kernel = Math.round(engine.kernel * 1000) / 1000
     timings.engine_write_wait = Math.round(engine.write_wait * 1000) / 1000
-    const products = await writeProducts(writer, x, kept, basis, progress, plan)
+    const products = await writeProducts(writer, x, basis, progress, plan)
     await writeFactorSeries(writer, factors, plan)
     t = lap('products', t)
     const fundDigest = fundamentalsDigest(dm.files)
@@ -194,6 +194,7 @@ async function createStoreArrays(
     }
     await writer.createArray(STORE_FILES.code(c), spec, link)
   }
+  await writer.createArray(REVERSION_Z, { dtype: 'float64', days: T, symbols: N }, link)
 }
 
 /** Identity of the classification inputs (securities and factor registry). */
