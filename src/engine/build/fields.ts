@@ -10,10 +10,28 @@ import { reversionFrom } from './tail.ts'
 /** The reversion z array, written block by block with the fields (products.ts reads it back). */
 export const REVERSION_Z = 'products/reversion_z'
 
+/** Stored fields that are build inputs, not kernel outputs. */
 const INPUT_FIELDS: Partial<Record<FloatField, (x: BuildInputs) => Panel>> = {
   returns_gross: (x) => x.returns,
   price_close: (x) => x.close,
   market_cap: (x) => x.marketCap,
+}
+
+/**
+ * Writes the stored fields that are build inputs (returns, close, market cap), block by block as
+ * the engine would. A build starts this before the engine and then drops the close panel, which
+ * nothing after it reads.
+ */
+export async function writeInputFields(
+  w: StoreBuildWriter,
+  x: BuildInputs,
+  blockSize: number,
+): Promise<void> {
+  for (const [f, panel] of Object.entries(INPUT_FIELDS)) {
+    const cols = panel(x)
+    for (let first = 0; first < cols.length; first += blockSize)
+      await w.writeBlock(`fields/${f}`, first, cols.slice(first, first + blockSize))
+  }
 }
 
 /** Small-integer codes from a kernel series: levels 1..3 (0 = null) or style masks (0 = none). */
@@ -27,7 +45,7 @@ function codesOf<A extends Int8Array | Int16Array>(series: Float64Array[], make:
 }
 
 /**
- * Writes every stored field of one engine block, and the block's residual reversion z (a
+ * Writes every stored field of one engine block but the inputs (writeInputFields), and the block's residual reversion z (a
  * product that depends only on each stock's own l3_rr, valid from day `start` on: tail.ts), so
  * no panel outlives its block; the rest of the cross-sectional stage reads the fields back from
  * the store (products.ts).
@@ -40,9 +58,8 @@ export async function writeBlockFields(
 ): Promise<void> {
   const range = <T>(p: T[]) => p.slice(b.first, b.first + b.count)
   for (const f of FLOAT_FIELDS) {
-    const fromInputs = INPUT_FIELDS[f]
-    const cols = fromInputs ? range(fromInputs(x)) : b.fields[f as StockField]
-    await w.writeBlock(`fields/${f}`, b.first, cols)
+    if (INPUT_FIELDS[f]) continue
+    await w.writeBlock(`fields/${f}`, b.first, b.fields[f as StockField])
   }
   const int8 = (n: number) => new Int8Array(n)
   const lstar = codesOf(b.fields.lstar_level, int8)

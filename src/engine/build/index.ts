@@ -24,16 +24,16 @@ import {
   syntheticNotice,
 } from '../model-store/layout.ts'
 import { StoreBuildWriter } from '../model-store/writer.ts'
-import { runEngine } from './engine.ts'
+import { type EngineBlock, runEngine } from './engine.ts'
 import { factorSeries, writeFactorSeries } from './factors.ts'
-import { REVERSION_Z, writeBlockFields } from './fields.ts'
+import { REVERSION_Z, writeBlockFields, writeInputFields } from './fields.ts'
 import { fundamentalsDigest, writeFundamentals } from './fundamentals.ts'
 import { confirmIncremental, type IncrementalPlan, planIncremental } from './incremental.ts'
 import { inputDigests } from './input-digests.ts'
-import { type BuildInputs, buildInputs } from './inputs.ts'
+import { type BuildInputs, buildInputs, releasePrices } from './inputs.ts'
 import { buildInWorker, callerHeapIsLarge } from './isolated.ts'
 import { priorLoader } from './prior.ts'
-import { writeProducts } from './products.ts'
+import { writeProducts, writeUniverses } from './products.ts'
 
 /** Below this many securities a full build's kernel runs on the calling thread (by default). */
 const POOL_MIN_SYMBOLS = 1000
@@ -125,12 +125,20 @@ export async function buildStore(
   }
   // Once per build, from the inputs the products are computed from (docs/methodology.md §11).
   const basis = defaultUniverseBasis(x)
+  const digests = inputDigests(ds, dm)
   const writer = await StoreBuildWriter.begin(opts.store)
   try {
     await writer.writeMeta(x.calendar, symbolMeta(ds, x.symbols), x.etfTickers, x.industries)
     const link = plan ? { prevDir: plan.prev.dir, fromDay: plan.from } : undefined
     await createStoreArrays(writer, x.calendar.length, x.symbols.length, link)
     const blockSize = opts.blockSize ?? 256
+    // Before the engine, so that it holds no more of the prices than it reads (docs/performance.md):
+    // the universes are the last reader of the volume, the input fields of the close.
+    const active = await writeUniverses(writer, x, basis, plan)
+    const inputFields = writeInputFields(writer, x, blockSize)
+    inputFields.catch(() => {}) // awaited below; a failure must not surface as unhandled first
+    x = { ...x, close: [], volume: null }
+    ds = releasePrices(ds)
     // No panel outlives its block: every block buffer is pooled (products.ts reads fields back).
     const keep = new Set<StockField>()
     const factors = factorSeries(ds, x)
@@ -142,11 +150,16 @@ export async function buildStore(
       ? { from: plan.from, prior: priorLoader(plan, x), blockSize, kept: keep, style, threads }
       : { from: 0, blockSize, kept: keep, style, threads }
     const start = plan?.from ?? 0
-    const engine = await runEngine(x, params, run, (b) => writeBlockFields(writer, x, b, start), progress)
+    const sink = async (b: EngineBlock) => {
+      await inputFields
+      await writeBlockFields(writer, x, b, start)
+    }
+    const engine = await runEngine(x, params, run, sink, progress)
+    await inputFields
     t = lap('engine_and_fields', t)
     timings.engine_kernel = Math.round(engine.kernel * 1000) / 1000
     timings.engine_write_wait = Math.round(engine.write_wait * 1000) / 1000
-    const products = await writeProducts(writer, x, basis, progress, plan)
+    const products = await writeProducts(writer, x, active, basis, progress, plan)
     await writeFactorSeries(writer, factors, plan)
     t = lap('products', t)
     const fundDigest = fundamentalsDigest(dm.files)
@@ -157,7 +170,7 @@ export async function buildStore(
     timings.total = Math.round(performance.now() - started) / 1000
     const manifest = storeManifest(ds, dm.digest, classification, x, params, { ...products, basis }, timings)
     manifest.incremental_from = plan ? isoFromDay(x.calendar[plan.from]) : null
-    manifest.input_digests = inputDigests(ds, dm)
+    manifest.input_digests = digests
     manifest.notes = notes
     manifest.fundamentals_digest = fundDigest
     await plan?.prev.close()

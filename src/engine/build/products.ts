@@ -39,16 +39,51 @@ function writer2D(w: StoreBuildWriter, inc: IncrementalPlan | null) {
 
 const LEVELS: PanelLevel[] = ['market', 'sector', 'subsector']
 
+const spec = (dtype: 'int16' | 'uint8' | 'int8' | 'float64', days: number, symbols: number) => ({
+  dtype,
+  days,
+  symbols,
+})
+
+/** Default-universe membership of (symbol, day) (cross/universe.ts defaultMember). */
+export type Membership = (i: number, t: number) => boolean
+
 /**
- * The cross-sectional products of docs/methodology.md §11–§12, computed from the finished per-stock
- * fields and written under universe/, products/ and rankings/, over the default universe of
- * `basis` (defaultUniverseBasis of the same inputs). The reversion z was written with the fields
- * (fields.ts); what needs whole cross-sections reads the fields back from the new store one
- * range of days at a time (read-back.ts), so no per-stock panel is held whole.
+ * The universes of docs/methodology.md §11, written under universe/ before the engine runs: they
+ * need only the inputs, and once written the build no longer holds the volume panel (the only
+ * other reader of it). Returns the default universe's membership, over `basis`.
+ */
+export async function writeUniverses(
+  w: StoreBuildWriter,
+  x: BuildInputs,
+  basis: DefaultUniverseBasis,
+  inc: IncrementalPlan | null = null,
+): Promise<Membership> {
+  const T = x.calendar.length
+  const N = x.symbols.length
+  const write2D = writer2D(w, inc)
+  const u = universesFrom(x, inc ? inc.from : 0)
+  await write2D('universe/mc_rank', u.mcRank, spec('int16', T, N))
+  await write2D('universe/dv_rank', u.dvRank, spec('int16', T, N))
+  await write2D('universe/valid', u.valid, spec('uint8', T, N))
+  await writeArray1D(w.dir, 'universe/mask_as_of', u.maskAsOf, {
+    attributes: { units: 'days since 1970-01-01; -1 = no month-end yet' },
+  })
+  return defaultMember(u, basis.universe_basis)
+}
+
+/**
+ * The cross-sectional products of docs/methodology.md §11–§12 besides the universes
+ * (writeUniverses), computed from the finished per-stock fields and written under products/ and
+ * rankings/, over the default universe `active` of `basis` (defaultUniverseBasis of the same
+ * inputs). The reversion z was written with the fields (fields.ts); what needs whole
+ * cross-sections reads the fields back from the new store one range of days at a time
+ * (read-back.ts), so no per-stock panel is held whole.
  */
 export async function writeProducts(
   w: StoreBuildWriter,
   x: BuildInputs,
+  active: Membership,
   basis: DefaultUniverseBasis,
   progress: Progress = silentProgress,
   inc: IncrementalPlan | null = null,
@@ -60,38 +95,22 @@ export async function writeProducts(
   // An incremental build computes only the new days: older chunks are linked, and the chunk
   // holding the first new day keeps the earlier days' bytes.
   const start = inc ? inc.from : 0
-  // Five steps: universes, reversion z, deciles, industry panel, rankings.
-  progress.start('cross-sections', 5)
-  const u = universesFrom(x, start)
-  const spec = (dtype: 'int16' | 'uint8' | 'int8' | 'float64', days = T, symbols = N) => ({
-    dtype,
-    days,
-    symbols,
-  })
-  await write2D('universe/mc_rank', u.mcRank, spec('int16'))
-  await write2D('universe/dv_rank', u.dvRank, spec('int16'))
-  await write2D('universe/valid', u.valid, spec('uint8'))
-  await writeArray1D(dir, 'universe/mask_as_of', u.maskAsOf, {
-    attributes: { units: 'days since 1970-01-01; -1 = no month-end yet' },
-  })
-  const active = defaultMember(u, basis.universe_basis)
-  progress.update(1)
-
+  // Three steps: reversion deciles, industry panel, rankings.
+  progress.start('cross-sections', 3)
   const reader = await openBuildReader(dir)
   try {
     // Residual reversion: z was written per block; deciles and quality quintiles for every day.
-    progress.update(2)
     const { decile, quality } = await reversionBuckets(reader, x, active, start)
-    await write2D('products/reversion_decile', decile, spec('int8'))
-    await write2D('products/quality_quintile', quality, spec('int8'))
-    progress.update(3)
+    await write2D('products/reversion_decile', decile, spec('int8', T, N))
+    await write2D('products/quality_quintile', quality, spec('int8', T, N))
+    progress.update(1)
     await writeIndustryPanel(reader, x, active, basis.weight_basis, start, write2D)
-    progress.update(4)
+    progress.update(2)
     await writeRankings(w, reader, x, active)
   } finally {
     await reader.close()
   }
-  progress.update(5)
+  progress.update(3)
   progress.stop()
   let universeSize = 0
   for (let i = 0; i < N; i++) if (active(i, T - 1)) universeSize++
@@ -108,7 +127,7 @@ export async function writeProducts(
 async function reversionBuckets(
   reader: BuildReader,
   x: BuildInputs,
-  active: (i: number, t: number) => boolean,
+  active: Membership,
   start: number,
 ): Promise<{ decile: Int8Array[]; quality: Int8Array[] }> {
   const T = x.calendar.length
@@ -133,7 +152,7 @@ async function reversionBuckets(
 async function writeIndustryPanel(
   reader: BuildReader,
   x: BuildInputs,
-  active: (i: number, t: number) => boolean,
+  active: Membership,
   weightBasis: WeightBasis,
   start: number,
   write2D: ReturnType<typeof writer2D>,
@@ -195,7 +214,7 @@ async function writeRankings(
   w: StoreBuildWriter,
   reader: BuildReader,
   x: BuildInputs,
-  active: (i: number, t: number) => boolean,
+  active: Membership,
 ): Promise<void> {
   const T = x.calendar.length
   const N = x.symbols.length
