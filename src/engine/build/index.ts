@@ -24,6 +24,7 @@ import {
   syntheticNotice,
 } from '../model-store/layout.ts'
 import { StoreBuildWriter } from '../model-store/writer.ts'
+import { collectGarbage } from './collect.ts'
 import { type EngineBlock, runEngine } from './engine.ts'
 import { factorSeries, writeFactorSeries } from './factors.ts'
 import { REVERSION_Z, writeBlockFields, writeInputFields } from './fields.ts'
@@ -133,12 +134,15 @@ export async function buildStore(
     await createStoreArrays(writer, x.calendar.length, x.symbols.length, link)
     const blockSize = opts.blockSize ?? 256
     // Before the engine, so that it holds no more of the prices than it reads (docs/performance.md):
-    // the universes are the last reader of the volume, the input fields of the close.
+    // the universes are the last reader of the volume, the input fields of the close and the
+    // market cap (the products read it back from the store).
     const active = await writeUniverses(writer, x, basis, plan)
-    const inputFields = writeInputFields(writer, x, blockSize)
+    // Written while the kernel threads start; the engine's second block waits for it (gate).
+    const inputFields = writeInputFields(writer, x, blockSize).then(collectGarbage)
     inputFields.catch(() => {}) // awaited below; a failure must not surface as unhandled first
-    x = { ...x, close: [], volume: null }
+    x = { ...x, close: [], marketCap: [], volume: null }
     ds = releasePrices(ds)
+    collectGarbage()
     // No panel outlives its block: every block buffer is pooled (products.ts reads fields back).
     const keep = new Set<StockField>()
     const factors = factorSeries(ds, x)
@@ -147,8 +151,16 @@ export async function buildStore(
     // A kernel thread costs seconds to start (it loads the modules): worth it on a large market only.
     const threads = opts.threads ?? (x.symbols.length >= POOL_MIN_SYMBOLS ? availableParallelism() : 1)
     const run = plan
-      ? { from: plan.from, prior: priorLoader(plan, x), blockSize, kept: keep, style, threads }
-      : { from: 0, blockSize, kept: keep, style, threads }
+      ? {
+          from: plan.from,
+          prior: priorLoader(plan, x),
+          blockSize,
+          kept: keep,
+          style,
+          threads,
+          gate: inputFields,
+        }
+      : { from: 0, blockSize, kept: keep, style, threads, gate: inputFields }
     const start = plan?.from ?? 0
     const sink = async (b: EngineBlock) => {
       await inputFields
@@ -156,6 +168,8 @@ export async function buildStore(
     }
     const engine = await runEngine(x, params, run, sink, progress)
     await inputFields
+    // The engine's blocks, before the products allocate theirs.
+    collectGarbage()
     t = lap('engine_and_fields', t)
     timings.engine_kernel = Math.round(engine.kernel * 1000) / 1000
     timings.engine_write_wait = Math.round(engine.write_wait * 1000) / 1000

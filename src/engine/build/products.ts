@@ -69,7 +69,12 @@ export async function writeUniverses(
   await writeArray1D(w.dir, 'universe/mask_as_of', u.maskAsOf, {
     attributes: { units: 'days since 1970-01-01; -1 = no month-end yet' },
   })
-  return defaultMember(u, basis.universe_basis)
+  // One byte per stock-day instead of the ranks and validity it is read from (which are dropped).
+  const member = defaultMember(u, basis.universe_basis)
+  const start = inc ? inc.from : 0
+  const bits = columnsOf(Uint8Array, N, T)
+  for (let i = 0; i < N; i++) for (let t = start; t < T; t++) bits[i][t] = member(i, t) ? 1 : 0
+  return (i, t) => bits[i][t] === 1
 }
 
 /**
@@ -170,16 +175,16 @@ async function writeIndustryPanel(
   // Every (day, industry) sums its members in symbol order on its own, so the panel computed one
   // range of days at a time is the whole-panel computation's bit for bit.
   for (const [a, b] of dayRanges(start, T)) {
-    const beta = (f: string) => readDays(reader, `fields/${f}`, Float64Array, N, a, b)
+    const field = (f: string) => readDays(reader, `fields/${f}`, Float64Array, N, a, b)
     const upTo = <C extends Float64Array | Int16Array | Int32Array>(cols: C[]) =>
       cols.map((c) => c.subarray(0, b) as C)
     const input = {
       industry: upTo(x.industry),
       nIndustries: nInd,
-      marketCap: x.marketCap,
-      l1MktBeta: await beta('l1_mkt_beta'),
-      l2SecBeta: await beta('l2_sec_beta'),
-      l3SubBeta: await beta('l3_sub_beta'),
+      marketCap: await field('market_cap'),
+      l1MktBeta: await field('l1_mkt_beta'),
+      l2SecBeta: await field('l2_sec_beta'),
+      l3SubBeta: await field('l3_sub_beta'),
       active,
       weightBasis,
     }
@@ -225,7 +230,7 @@ async function writeRankings(
   const field = (f: string) => readDays(reader, `fields/${f}`, Float64Array, N, from, T)
   const input = {
     returns: x.returns,
-    marketCap: x.marketCap,
+    marketCap: await field('market_cap'),
     l2Rr: await field('l2_rr'),
     l3Rr: await field('l3_rr'),
     l1MktEr: await field('l1_mkt_er'),
