@@ -1,0 +1,72 @@
+import { type CodeField, FLOAT_FIELDS, type FloatField } from './layout.ts'
+
+/**
+ * Float fields the kernel computes as exact functions of other stored values
+ * (engine/model/stock-kernel.ts, writeVols and decompose). The store does not hold them: the
+ * reader computes them from their inputs with the very same floating-point operations, so the
+ * values served are bit for bit the kernel's (docs/performance.md, "Build speed and footprint").
+ *
+ * - vol_23d = √(252 · stock_var)
+ * - l1_fr = l1_cfr, l2_fr = l2_cfr − l1_cfr, l3_fr = l3_cfr − l2_cfr
+ * - lN_rr = returns_gross − lN_cfr
+ * - lstar_rr on day t = lN_rr on day t, N the L* level of day t − 1 (code 0, or day 0: null)
+ */
+export type DerivedField = 'vol_23d' | 'l1_fr' | 'l2_fr' | 'l3_fr' | 'l1_rr' | 'l2_rr' | 'l3_rr' | 'lstar_rr'
+
+type Input = Exclude<FloatField, DerivedField> | CodeField
+
+interface Derivation {
+  /** Inputs read on the same day. */
+  inputs: readonly Input[]
+  /** The L* code of the day before (lstar_rr only). */
+  lagged?: 'lstar_level'
+  /** Value of day t from the inputs' values `v` (same order as `inputs`) and the lagged code. */
+  at: (v: readonly ArrayLike<number>[], t: number, code: number) => number
+}
+
+const NAN = Number.NaN
+
+export const DERIVATIONS: Readonly<Record<DerivedField, Derivation>> = {
+  vol_23d: { inputs: ['stock_var'], at: (v, t) => Math.sqrt(252 * v[0][t]) },
+  l1_fr: { inputs: ['l1_cfr'], at: (v, t) => v[0][t] },
+  l2_fr: { inputs: ['l2_cfr', 'l1_cfr'], at: (v, t) => v[0][t] - v[1][t] },
+  l3_fr: { inputs: ['l3_cfr', 'l2_cfr'], at: (v, t) => v[0][t] - v[1][t] },
+  l1_rr: { inputs: ['returns_gross', 'l1_cfr'], at: (v, t) => v[0][t] - v[1][t] },
+  l2_rr: { inputs: ['returns_gross', 'l2_cfr'], at: (v, t) => v[0][t] - v[1][t] },
+  l3_rr: { inputs: ['returns_gross', 'l3_cfr'], at: (v, t) => v[0][t] - v[1][t] },
+  lstar_rr: {
+    inputs: ['returns_gross', 'l1_cfr', 'l2_cfr', 'l3_cfr'],
+    lagged: 'lstar_level',
+    at: (v, t, code) =>
+      code === 1 ? v[0][t] - v[1][t] : code === 2 ? v[0][t] - v[2][t] : code === 3 ? v[0][t] - v[3][t] : NAN,
+  },
+}
+
+export const DERIVED_FIELDS = Object.keys(DERIVATIONS) as DerivedField[]
+
+export function isDerived(field: string): field is DerivedField {
+  return Object.hasOwn(DERIVATIONS, field)
+}
+
+/** The float fields the store holds (manifest.float_fields), in FLOAT_FIELDS order. */
+export const STORED_FLOAT_FIELDS = FLOAT_FIELDS.filter((f) => !isDerived(f)) as Exclude<
+  FloatField,
+  DerivedField
+>[]
+
+/**
+ * Entries [from, to) of a derived field into `out`. `inputs` hold the derivation's inputs at the
+ * same offsets (days of one symbol, or one day's symbols); `prevCodes` (lstar_rr only) holds at
+ * each offset the L* code of the day before (0 when there is none).
+ */
+export function deriveInto(
+  field: DerivedField,
+  inputs: readonly ArrayLike<number>[],
+  prevCodes: ArrayLike<number> | null,
+  from: number,
+  to: number,
+  out: Float64Array,
+): void {
+  const d = DERIVATIONS[field]
+  for (let t = from; t < to; t++) out[t] = d.at(inputs, t, prevCodes ? prevCodes[t] : 0)
+}
