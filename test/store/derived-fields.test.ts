@@ -17,7 +17,8 @@ import { ModelStore } from '../../src/engine/model-store/reader.ts'
 import { zarritaRead } from './zarr-arb.ts'
 
 /**
- * The fields the store no longer holds (vol_23d, l{1,2,3}_fr, l{1,2,3}_rr, lstar_rr) are derived
+ * The fields the store no longer holds (vol_23d, l{1,2,3}_fr, l{1,2,3}_rr, lstar_rr, l1_res_er,
+ * l2_res_er, l1_mkt_hr, l2_sec_hr) are derived
  * when read: every value served must be bit for bit the kernel's own output, NaN included. The
  * kernel runs here directly on the same dataset, and every read path of the store is compared
  * with it with Object.is.
@@ -67,9 +68,9 @@ describe('fields derived at read time', () => {
     const stored = FLOAT_FIELDS.filter((f) => !(DERIVED_FIELDS as string[]).includes(f))
     assert.deepEqual(onDisk, [...stored].sort())
     assert.deepEqual(store.manifest.float_fields, stored)
-    assert.equal(DERIVED_FIELDS.length, 8)
+    assert.equal(DERIVED_FIELDS.length, 12)
     // The inputs the derivations read are the kernel's, bit for bit (so the comparison below is fair).
-    for (const f of ['stock_var', 'l1_cfr', 'l2_cfr', 'l3_cfr'] as const) {
+    for (const f of ['stock_var', 'l1_cfr', 'l2_cfr', 'l3_cfr', 'l1_mkt_er', 'l2_sec_beta'] as const) {
       for (let i = 0; i < N; i++) same((await store.history(i, [f]))[f], kernel[f][i], `${f} of ${i}`)
     }
   })
@@ -92,7 +93,7 @@ describe('fields derived at read time', () => {
       [1, 2, 3].every((l) => levels.has(l)),
       `L* levels seen: ${[...levels]}`,
     )
-    assert.ok(finite > 8 * 25 * 1000, `${finite} finite derived values`)
+    assert.ok(finite > 12 * 25 * 1000, `${finite} finite derived values`)
   })
 
   test('cross-sections (day 0, day 1, any day) equal the kernel', async () => {

@@ -10,8 +10,27 @@ import { type CodeField, FLOAT_FIELDS, type FloatField } from './layout.ts'
  * - l1_fr = l1_cfr, l2_fr = l2_cfr − l1_cfr, l3_fr = l3_cfr − l2_cfr
  * - lN_rr = returns_gross − lN_cfr
  * - lstar_rr on day t = lN_rr on day t, N the L* level of day t − 1 (code 0, or day 0: null)
+ * - l1_res_er = 1 − l1_mkt_er, l2_res_er = 1 − l2_mkt_er − l2_sec_er (engine/model/cascade.ts
+ *   closes the sum with 1 − erM − erS − erU, and a level's absent legs are exactly 0)
+ * - l1_mkt_hr = l1_mkt_beta + 0, l2_sec_hr = l2_sec_beta (cascade.ts's hedge ratios with the
+ *   absent legs' exact zeros: hrM = βm − 0 − 0 + 0, whose + 0 turns −0 into +0; hrS = βs − 0)
+ *
+ * l3_res_er stays stored although it is 1 − l3_mkt_er − l3_sec_er − l3_sub_er: it is the field
+ * read most across symbols (one day's cross-section), which one read keeps as fast as before.
  */
-export type DerivedField = 'vol_23d' | 'l1_fr' | 'l2_fr' | 'l3_fr' | 'l1_rr' | 'l2_rr' | 'l3_rr' | 'lstar_rr'
+export type DerivedField =
+  | 'vol_23d'
+  | 'l1_fr'
+  | 'l2_fr'
+  | 'l3_fr'
+  | 'l1_rr'
+  | 'l2_rr'
+  | 'l3_rr'
+  | 'lstar_rr'
+  | 'l1_res_er'
+  | 'l2_res_er'
+  | 'l1_mkt_hr'
+  | 'l2_sec_hr'
 
 type Input = Exclude<FloatField, DerivedField> | CodeField
 
@@ -40,6 +59,10 @@ export const DERIVATIONS: Readonly<Record<DerivedField, Derivation>> = {
     at: (v, t, code) =>
       code === 1 ? v[0][t] - v[1][t] : code === 2 ? v[0][t] - v[2][t] : code === 3 ? v[0][t] - v[3][t] : NAN,
   },
+  l1_res_er: { inputs: ['l1_mkt_er'], at: (v, t) => 1 - v[0][t] },
+  l2_res_er: { inputs: ['l2_mkt_er', 'l2_sec_er'], at: (v, t) => 1 - v[0][t] - v[1][t] },
+  l1_mkt_hr: { inputs: ['l1_mkt_beta'], at: (v, t) => v[0][t] + 0 },
+  l2_sec_hr: { inputs: ['l2_sec_beta'], at: (v, t) => v[0][t] },
 }
 
 export const DERIVED_FIELDS = Object.keys(DERIVATIONS) as DerivedField[]
