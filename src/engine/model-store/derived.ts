@@ -34,35 +34,85 @@ export type DerivedField =
 
 type Input = Exclude<FloatField, DerivedField> | CodeField
 
+/**
+ * Writes entries [from, to) of `out` from the inputs `v` (same offsets) and, for lstar_rr, the L*
+ * code of the day before each entry. One plain loop per formula: reads of whole panels derive
+ * millions of values.
+ */
+type Fill = (
+  v: readonly ArrayLike<number>[],
+  prevCodes: ArrayLike<number>,
+  from: number,
+  to: number,
+  out: Float64Array,
+) => void
+
 interface Derivation {
   /** Inputs read on the same day. */
   inputs: readonly Input[]
   /** The L* code of the day before (lstar_rr only). */
   lagged?: 'lstar_level'
-  /** Value of day t from the inputs' values `v` (same order as `inputs`) and the lagged code. */
-  at: (v: readonly ArrayLike<number>[], t: number, code: number) => number
+  fill: Fill
 }
 
-const NAN = Number.NaN
+const copy: Fill = (v, _c, from, to, out) => {
+  const a = v[0]
+  for (let t = from; t < to; t++) out[t] = a[t]
+}
+const difference: Fill = (v, _c, from, to, out) => {
+  const a = v[0]
+  const b = v[1]
+  for (let t = from; t < to; t++) out[t] = a[t] - b[t]
+}
 
 export const DERIVATIONS: Readonly<Record<DerivedField, Derivation>> = {
-  vol_23d: { inputs: ['stock_var'], at: (v, t) => Math.sqrt(252 * v[0][t]) },
-  l1_fr: { inputs: ['l1_cfr'], at: (v, t) => v[0][t] },
-  l2_fr: { inputs: ['l2_cfr', 'l1_cfr'], at: (v, t) => v[0][t] - v[1][t] },
-  l3_fr: { inputs: ['l3_cfr', 'l2_cfr'], at: (v, t) => v[0][t] - v[1][t] },
-  l1_rr: { inputs: ['returns_gross', 'l1_cfr'], at: (v, t) => v[0][t] - v[1][t] },
-  l2_rr: { inputs: ['returns_gross', 'l2_cfr'], at: (v, t) => v[0][t] - v[1][t] },
-  l3_rr: { inputs: ['returns_gross', 'l3_cfr'], at: (v, t) => v[0][t] - v[1][t] },
+  vol_23d: {
+    inputs: ['stock_var'],
+    fill: (v, _c, from, to, out) => {
+      const a = v[0]
+      for (let t = from; t < to; t++) out[t] = Math.sqrt(252 * a[t])
+    },
+  },
+  l1_fr: { inputs: ['l1_cfr'], fill: copy },
+  l2_fr: { inputs: ['l2_cfr', 'l1_cfr'], fill: difference },
+  l3_fr: { inputs: ['l3_cfr', 'l2_cfr'], fill: difference },
+  l1_rr: { inputs: ['returns_gross', 'l1_cfr'], fill: difference },
+  l2_rr: { inputs: ['returns_gross', 'l2_cfr'], fill: difference },
+  l3_rr: { inputs: ['returns_gross', 'l3_cfr'], fill: difference },
   lstar_rr: {
     inputs: ['returns_gross', 'l1_cfr', 'l2_cfr', 'l3_cfr'],
     lagged: 'lstar_level',
-    at: (v, t, code) =>
-      code === 1 ? v[0][t] - v[1][t] : code === 2 ? v[0][t] - v[2][t] : code === 3 ? v[0][t] - v[3][t] : NAN,
+    fill: (v, codes, from, to, out) => {
+      const [r, c1, c2, c3] = v
+      for (let t = from; t < to; t++) {
+        const ls = codes[t]
+        out[t] = ls === 1 ? r[t] - c1[t] : ls === 2 ? r[t] - c2[t] : ls === 3 ? r[t] - c3[t] : Number.NaN
+      }
+    },
   },
-  l1_res_er: { inputs: ['l1_mkt_er'], at: (v, t) => 1 - v[0][t] },
-  l2_res_er: { inputs: ['l2_mkt_er', 'l2_sec_er'], at: (v, t) => 1 - v[0][t] - v[1][t] },
-  l1_mkt_hr: { inputs: ['l1_mkt_beta'], at: (v, t) => v[0][t] + 0 },
-  l2_sec_hr: { inputs: ['l2_sec_beta'], at: (v, t) => v[0][t] },
+  l1_res_er: {
+    inputs: ['l1_mkt_er'],
+    fill: (v, _c, from, to, out) => {
+      const a = v[0]
+      for (let t = from; t < to; t++) out[t] = 1 - a[t]
+    },
+  },
+  l2_res_er: {
+    inputs: ['l2_mkt_er', 'l2_sec_er'],
+    fill: (v, _c, from, to, out) => {
+      const a = v[0]
+      const b = v[1]
+      for (let t = from; t < to; t++) out[t] = 1 - a[t] - b[t]
+    },
+  },
+  l1_mkt_hr: {
+    inputs: ['l1_mkt_beta'],
+    fill: (v, _c, from, to, out) => {
+      const a = v[0]
+      for (let t = from; t < to; t++) out[t] = a[t] + 0
+    },
+  },
+  l2_sec_hr: { inputs: ['l2_sec_beta'], fill: copy },
 }
 
 export const DERIVED_FIELDS = Object.keys(DERIVATIONS) as DerivedField[]
@@ -77,6 +127,9 @@ export const STORED_FLOAT_FIELDS = FLOAT_FIELDS.filter((f) => !isDerived(f)) as 
   DerivedField
 >[]
 
+/** lstar_rr's codes stand in for every other field's (which read none). */
+const NO_CODES: ArrayLike<number> = { length: 0 }
+
 /**
  * Entries [from, to) of a derived field into `out`. `inputs` hold the derivation's inputs at the
  * same offsets (days of one symbol, or one day's symbols); `prevCodes` (lstar_rr only) holds at
@@ -90,6 +143,5 @@ export function deriveInto(
   to: number,
   out: Float64Array,
 ): void {
-  const d = DERIVATIONS[field]
-  for (let t = from; t < to; t++) out[t] = d.at(inputs, t, prevCodes ? prevCodes[t] : 0)
+  DERIVATIONS[field].fill(inputs, prevCodes ?? NO_CODES, from, to, out)
 }
