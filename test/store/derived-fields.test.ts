@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
@@ -124,7 +124,7 @@ describe('fields derived at read time', () => {
     }
   })
 
-  test('zarrita reads the stored arrays; the manifest says store_version 2', async () => {
+  test('zarrita reads the stored arrays; a version-1 store is refused', async () => {
     const z = await zarritaRead(store.dir, 'fields/l3_cfr')
     assert.deepEqual(z.shape, [T, N])
     for (const [t, i] of [
@@ -134,5 +134,10 @@ describe('fields derived at read time', () => {
       assert.ok(Object.is(z.at([t, i]), kernel.l3_cfr[i][t]), `zarrita l3_cfr[${t}, ${i}]`)
     const manifest = JSON.parse(await readFile(join(store.dir, 'manifest.json'), 'utf8'))
     assert.equal(manifest.store_version, 2)
+    // A version-1 store (the derived fields stored) is refused, never read with this layout.
+    const old = join(work, 'old-build')
+    await cp(store.dir, old, { recursive: true })
+    await writeFile(join(old, 'manifest.json'), JSON.stringify({ ...manifest, store_version: 1 }))
+    await assert.rejects(ModelStore.open(old), /store_version 1 is not supported.*rebuild the store/)
   })
 })
