@@ -1,6 +1,7 @@
 import type { Panel } from '../model/panel.ts'
 import type { StockField } from '../model/stock-kernel.ts'
-import { CODE_FIELDS, type CodeField, FLOAT_FIELDS, type FloatField } from '../model-store/layout.ts'
+import { STORED_FLOAT_FIELDS } from '../model-store/derived.ts'
+import { CODE_FIELDS, type CodeField, type FloatField } from '../model-store/layout.ts'
 import type { StoreBuildWriter } from '../model-store/writer.ts'
 import type { Column } from '../zarr/index.ts'
 import type { EngineBlock } from './engine.ts'
@@ -57,7 +58,7 @@ export async function writeBlockFields(
   start: number,
 ): Promise<void> {
   const range = <T>(p: T[]) => p.slice(b.first, b.first + b.count)
-  for (const f of FLOAT_FIELDS) {
+  for (const f of STORED_FLOAT_FIELDS) {
     if (INPUT_FIELDS[f]) continue
     await w.writeBlock(`fields/${f}`, b.first, b.fields[f as StockField])
   }

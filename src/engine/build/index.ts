@@ -8,12 +8,12 @@ import type { Dataset, DatasetManifest } from '../data/format.ts'
 import { type DefaultUniverseBasis, defaultUniverseBasis } from '../model/cross/index.ts'
 import { DEFAULT_PARAMS, type ModelParams, paramProblems } from '../model/params.ts'
 import type { StockField } from '../model/stock-kernel.ts'
+import { STORED_FLOAT_FIELDS } from '../model-store/derived.ts'
 import {
   CODE_FIELDS,
   type DatasetOrigin,
   datasetOrigin,
   FACTOR_SET_ID,
-  FLOAT_FIELDS,
   METHODOLOGY_VERSION,
   MODEL_VERSION,
   STORE_FILES,
@@ -208,7 +208,7 @@ async function createStoreArrays(
   N: number,
   link: { prevDir: string; fromDay: number } | undefined,
 ): Promise<void> {
-  for (const f of FLOAT_FIELDS) {
+  for (const f of STORED_FLOAT_FIELDS) {
     await writer.createArray(STORE_FILES.field(f), { dtype: 'float64', days: T, symbols: N }, link)
   }
   for (const c of CODE_FIELDS) {
@@ -256,7 +256,7 @@ function storeManifest(
     dataset: { ...datasetFields(ds.source), digest, classification, source: ds.source },
     calendar: { first: isoFromDay(x.calendar[0]), last: isoFromDay(x.calendar[T - 1]), days: T },
     counts: { symbols: x.symbols.length, stocks, etfs: x.symbols.length - stocks },
-    float_fields: [...FLOAT_FIELDS],
+    float_fields: [...STORED_FLOAT_FIELDS],
     code_fields: [...CODE_FIELDS],
     products: products.names,
     incremental_from: null,

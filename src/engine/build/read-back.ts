@@ -5,6 +5,7 @@
  * the stage reads goes through `readDays`, so a change of the store's layout or encoding changes
  * only this file.
  */
+import { DERIVATIONS, deriveInto, isDerived } from '../model-store/derived.ts'
 import { type Column, openZarrStore, type ZarrStoreReader } from '../zarr/index.ts'
 import type { Ctor } from './columns.ts'
 
@@ -35,7 +36,27 @@ export async function readDays<C extends Column>(
   const L = to - from
   const buf = new ctor(symbols * L + from) as C
   const cols = Array.from({ length: symbols }, (_, j) => buf.subarray(j * L, j * L + to) as C)
-  await reader.readInto(path, 0, from, to, cols)
+  const field = path.startsWith('fields/') ? path.slice('fields/'.length) : ''
+  if (!isDerived(field)) {
+    await reader.readInto(path, 0, from, to, cols)
+    return cols
+  }
+  // Not stored: computed from its stored inputs as the model store's reader does (derived.ts).
+  const d = DERIVATIONS[field]
+  if (d.lagged || !(buf instanceof Float64Array)) throw new Error(`read-back: ${path} is not supported`)
+  const inputs = await Promise.all(
+    d.inputs.map((f) => readDays(reader, `fields/${f}`, Float64Array, symbols, from, to)),
+  )
+  cols.forEach((out, j) =>
+    deriveInto(
+      field,
+      inputs.map((c) => c[j]),
+      null,
+      from,
+      to,
+      out as Float64Array,
+    ),
+  )
   return cols
 }
 

@@ -15,7 +15,12 @@ import type { ModelParams } from '../model/params.ts'
  * Readers resolve CURRENT once and never see a half-written build.
  */
 export const STORE_FORMAT = 'erm3-model-store'
-export const STORE_VERSION = 1
+/**
+ * 2: the fields derived at read time (engine/model-store/derived.ts) are no longer stored. A store
+ * of another version is refused (`rebuild the store`): `erm3 start` and the sandbox rebuild it, and
+ * an incremental build becomes a full one.
+ */
+export const STORE_VERSION = 2
 /** The methodology and model versions live in platform (one source for code and docs). */
 export { METHODOLOGY_VERSION, MODEL_VERSION } from '../../platform/model-version.ts'
 export const FACTOR_SET_ID = 'SPY_uni_mc_3000'
@@ -58,7 +63,10 @@ export interface FactorMeta {
   present: boolean
 }
 
-/** Float fields stored per stock-day, named as in the interface spec (MetricsV3). */
+/**
+ * Float fields per stock-day, named as in the interface spec (MetricsV3). The store holds those of
+ * derived.ts's STORED_FLOAT_FIELDS; the others are computed from them when read.
+ */
 export const FLOAT_FIELDS = [
   'returns_gross',
   'price_close',
