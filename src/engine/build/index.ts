@@ -25,7 +25,7 @@ import {
 } from '../model-store/layout.ts'
 import { StoreBuildWriter } from '../model-store/writer.ts'
 import { collectGarbage } from './collect.ts'
-import { type EngineBlock, runEngine } from './engine.ts'
+import { type EngineBlock, type EngineRun, type EngineTimes, runEngine } from './engine.ts'
 import { factorSeries, writeFactorSeries } from './factors.ts'
 import { REVERSION_Z, writeBlockFields, writeInputFields } from './fields.ts'
 import { fundamentalsDigest, writeFundamentals } from './fundamentals.ts'
@@ -132,44 +132,20 @@ export async function buildStore(
     await writer.writeMeta(x.calendar, symbolMeta(ds, x.symbols), x.etfTickers, x.industries)
     const link = plan ? { prevDir: plan.prev.dir, fromDay: plan.from } : undefined
     await createStoreArrays(writer, x.calendar.length, x.symbols.length, link)
-    const blockSize = opts.blockSize ?? 256
     // Before the engine, so that it holds no more of the prices than it reads (docs/performance.md):
     // the universes are the last reader of the volume, the input fields of the close and the
     // market cap (the products read it back from the store).
     const active = await writeUniverses(writer, x, basis, plan)
     // Written while the kernel threads start; the engine's second block waits for it (gate).
-    const inputFields = writeInputFields(writer, x, blockSize).then(collectGarbage)
+    const inputFields = writeInputFields(writer, x, opts.blockSize ?? 256).then(collectGarbage)
     inputFields.catch(() => {}) // awaited below; a failure must not surface as unhandled first
     x = { ...x, close: [], marketCap: [], volume: null }
     ds = releasePrices(ds)
     collectGarbage()
-    // No panel outlives its block: every block buffer is pooled (products.ts reads fields back).
-    const keep = new Set<StockField>()
     const factors = factorSeries(ds, x)
     const style =
       opts.style === false ? [] : factors.returns.filter((_, j) => factors.meta[j].group === 'style')
-    // A kernel thread costs seconds to start (it loads the modules): worth it on a large market only.
-    const threads = opts.threads ?? (x.symbols.length >= POOL_MIN_SYMBOLS ? availableParallelism() : 1)
-    const run = plan
-      ? {
-          from: plan.from,
-          prior: priorLoader(plan, x),
-          blockSize,
-          kept: keep,
-          style,
-          threads,
-          gate: inputFields,
-        }
-      : { from: 0, blockSize, kept: keep, style, threads, gate: inputFields }
-    const start = plan?.from ?? 0
-    const sink = async (b: EngineBlock) => {
-      await inputFields
-      await writeBlockFields(writer, x, b, start)
-    }
-    const engine = await runEngine(x, params, run, sink, progress)
-    await inputFields
-    // The engine's blocks, before the products allocate theirs.
-    collectGarbage()
+    const engine = await engineStage(writer, x, params, opts, plan, style, inputFields, progress)
     t = lap('engine_and_fields', t)
     timings.engine_kernel = Math.round(engine.kernel * 1000) / 1000
     timings.engine_write_wait = Math.round(engine.write_wait * 1000) / 1000
@@ -195,6 +171,45 @@ export async function buildStore(
     await writer.abort()
     throw err
   }
+}
+
+/**
+ * Runs the per-stock engine over every block, writing each block's fields (and its reversion z)
+ * as it finishes; the input fields' writes (`inputFields`) must end before the second block.
+ */
+async function engineStage(
+  writer: StoreBuildWriter,
+  x: BuildInputs,
+  params: ModelParams,
+  opts: BuildOptions,
+  plan: IncrementalPlan | null,
+  style: readonly Float64Array[],
+  inputFields: Promise<void>,
+  progress: Progress,
+): Promise<EngineTimes> {
+  // No panel outlives its block: every block buffer is pooled (products.ts reads fields back).
+  const kept = new Set<StockField>()
+  // A kernel thread costs seconds to start (it loads the modules): worth it on a large market only.
+  const threads = opts.threads ?? (x.symbols.length >= POOL_MIN_SYMBOLS ? availableParallelism() : 1)
+  const start = plan?.from ?? 0
+  const run: EngineRun = {
+    from: start,
+    ...(plan ? { prior: priorLoader(plan, x) } : {}),
+    blockSize: opts.blockSize ?? 256,
+    kept,
+    style,
+    threads,
+    gate: inputFields,
+  }
+  const sink = async (b: EngineBlock) => {
+    await inputFields
+    await writeBlockFields(writer, x, b, start)
+  }
+  const engine = await runEngine(x, params, run, sink, progress)
+  await inputFields
+  // The engine's blocks, before the products allocate theirs.
+  collectGarbage()
+  return engine
 }
 
 /**

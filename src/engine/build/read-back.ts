@@ -47,7 +47,7 @@ export async function readDays<C extends Column>(
   const inputs = await Promise.all(
     d.inputs.map((f) => readDays(reader, `fields/${f}`, Float64Array, symbols, from, to)),
   )
-  cols.forEach((out, j) =>
+  cols.forEach((out, j) => {
     deriveInto(
       field,
       inputs.map((c) => c[j]),
@@ -55,8 +55,8 @@ export async function readDays<C extends Column>(
       from,
       to,
       out as Float64Array,
-    ),
-  )
+    )
+  })
   return cols
 }
 
