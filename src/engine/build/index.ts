@@ -34,7 +34,7 @@ import { inputDigests } from './input-digests.ts'
 import { type BuildInputs, buildInputs, releasePrices } from './inputs.ts'
 import { buildInWorker, callerHeapIsLarge } from './isolated.ts'
 import { priorLoader } from './prior.ts'
-import { writeProducts, writeUniverses } from './products.ts'
+import { type Membership, writeProducts, writeUniverses } from './products.ts'
 
 /** Below this many securities a full build's kernel runs on the calling thread (by default). */
 const POOL_MIN_SYMBOLS = 1000
@@ -132,13 +132,13 @@ export async function buildStore(
     await writer.writeMeta(x.calendar, symbolMeta(ds, x.symbols), x.etfTickers, x.industries)
     const link = plan ? { prevDir: plan.prev.dir, fromDay: plan.from } : undefined
     await createStoreArrays(writer, x.calendar.length, x.symbols.length, link)
-    // Before the engine, so that it holds no more of the prices than it reads (docs/performance.md):
-    // the universes are the last reader of the volume, the input fields of the close and the
-    // market cap (the products read it back from the store).
-    const active = await writeUniverses(writer, x, basis, plan)
-    // Written while the kernel threads start; the engine's second block waits for it (gate).
-    const inputFields = writeInputFields(writer, x, opts.blockSize ?? 256).then(collectGarbage)
-    inputFields.catch(() => {}) // awaited below; a failure must not surface as unhandled first
+    // So that the engine's blocks never sit beside more of the prices than it reads
+    // (docs/performance.md): the universes (the last reader of the volume) and the input fields
+    // (of the close and the market cap, which the products read back) are written while the
+    // kernel threads start and compute the first block; the second block waits for them (gate).
+    const prelude = writePrelude(writer, x, basis, plan, opts.blockSize ?? 256)
+    prelude.catch(() => {}) // awaited below; a failure must not surface as unhandled first
+    const inputFields = prelude.then(() => collectGarbage())
     x = { ...x, close: [], marketCap: [], volume: null }
     ds = releasePrices(ds)
     collectGarbage()
@@ -146,6 +146,7 @@ export async function buildStore(
     const style =
       opts.style === false ? [] : factors.returns.filter((_, j) => factors.meta[j].group === 'style')
     const engine = await engineStage(writer, x, params, opts, plan, style, inputFields, progress)
+    const active = await prelude
     t = lap('engine_and_fields', t)
     timings.engine_kernel = Math.round(engine.kernel * 1000) / 1000
     timings.engine_write_wait = Math.round(engine.write_wait * 1000) / 1000
@@ -171,6 +172,23 @@ export async function buildStore(
     await writer.abort()
     throw err
   }
+}
+
+/**
+ * Writes the universes and the stored input fields, from the next turn of the event loop on (the
+ * engine starts first), then collects the panels only they read; returns the membership.
+ */
+async function writePrelude(
+  writer: StoreBuildWriter,
+  x: BuildInputs,
+  basis: DefaultUniverseBasis,
+  plan: IncrementalPlan | null,
+  blockSize: number,
+): Promise<Membership> {
+  await new Promise((resolve) => setImmediate(resolve))
+  const active = await writeUniverses(writer, x, basis, plan)
+  await writeInputFields(writer, x, blockSize)
+  return active
 }
 
 /**
