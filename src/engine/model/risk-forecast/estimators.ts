@@ -3,7 +3,7 @@ import { nearestPsd, type PsdResult } from './psd.ts'
 
 /**
  * The named risk-forecast estimators (docs/methodology.md §13 "Risk forecast") and the factor
- * covariance each forecasts at a day. `sample_252` is the covariance /snapshot uses today; the
+ * covariance each forecasts at a day. `sample_252` is /snapshot's `sample` (its default up to v2); the
  * others weight recent days more and add, one at a time, the Newey-West and volatility-regime
  * adjustments. `erm3 evaluate` measures them out of sample (docs/model-quality.md).
  */
@@ -51,7 +51,8 @@ const EWMA = {
 export const ESTIMATORS: Readonly<Record<EstimatorName, EstimatorSpec>> = {
   sample_252: {
     name: 'sample_252',
-    description: 'equal-weight sample covariance and residual variance over the last 252 days (today)',
+    description:
+      "equal-weight sample covariance and residual variance over the last 252 days (/snapshot's sample)",
     window: 252,
     volHalfLife: Number.POSITIVE_INFINITY,
     corrHalfLife: Number.POSITIVE_INFINITY,
