@@ -28,6 +28,8 @@ export interface WeightedCovarianceOptions {
   halfLife: number
   /** Newey-West lags (0: none): adds Σ_l (1 − l/(L+1))·(Γ_l + Γ_l'). */
   lags?: number
+  /** Only the variances (the diagonal; the off-diagonal entries stay 0). */
+  diagonalOnly?: boolean
 }
 
 /**
@@ -67,7 +69,8 @@ export function weightedCovariance(
   const lags = Math.min(o.lags ?? 0, m - 1)
   for (let l = 0; l <= lags; l++) {
     const bartlett = l === 0 ? 1 : 1 - l / (lags + 1)
-    addLagged(cov, dev, w, n, m, l, bartlett / norm)
+    if (o.diagonalOnly) addLaggedDiagonal(cov, dev, w, n, m, l, bartlett / norm)
+    else addLagged(cov, dev, w, n, m, l, bartlett / norm)
   }
   return { cov, days: m }
 }
@@ -108,6 +111,23 @@ function addLagged(
     }
 }
 
+/** The diagonal of `addLagged`, with the same operations in the same order. */
+function addLaggedDiagonal(
+  cov: Float64Array,
+  dev: Float64Array,
+  w: Float64Array,
+  n: number,
+  m: number,
+  l: number,
+  scale: number,
+): void {
+  for (let a = 0; a < n; a++) {
+    let g = 0
+    for (let k = l; k < m; k++) g += w[k] * dev[k * n + a] * dev[(k - l) * n + a]
+    cov[a * n + a] += scale * (l === 0 ? g : g + g)
+  }
+}
+
 export interface FactorCovarianceOptions {
   /** Half-life of the volatilities (days). */
   volHalfLife: number
@@ -131,7 +151,11 @@ export function factorCovariance(
   const n = series.length
   const corr = weightedCovariance(series, from, to, { halfLife: o.corrHalfLife, lags: o.lags })
   if (o.volHalfLife === o.corrHalfLife || corr.days < 2) return corr
-  const vol = weightedCovariance(series, from, to, { halfLife: o.volHalfLife, lags: o.lags })
+  const vol = weightedCovariance(series, from, to, {
+    halfLife: o.volHalfLife,
+    lags: o.lags,
+    diagonalOnly: true,
+  })
   const cov = new Float64Array(n * n)
   for (let a = 0; a < n; a++)
     for (let b = 0; b < n; b++) {
