@@ -69,8 +69,7 @@ export function weightedCovariance(
   const lags = Math.min(o.lags ?? 0, m - 1)
   for (let l = 0; l <= lags; l++) {
     const bartlett = l === 0 ? 1 : 1 - l / (lags + 1)
-    if (o.diagonalOnly) addLaggedDiagonal(cov, dev, w, n, m, l, bartlett / norm)
-    else addLagged(cov, dev, w, n, m, l, bartlett / norm)
+    addLagged(cov, { dev, w, n, m, diagonalOnly: o.diagonalOnly === true }, l, bartlett / norm)
   }
   return { cov, days: m }
 }
@@ -84,16 +83,21 @@ function deviations(series: readonly Float64Array[], days: number[], mean: Float
   return dev
 }
 
-/** cov += scale·Σ_k w_k·x_k·x_{k−l}' (+ its transpose when l > 0), symmetric. */
-function addLagged(
-  cov: Float64Array,
-  dev: Float64Array,
-  w: Float64Array,
-  n: number,
-  m: number,
-  l: number,
-  scale: number,
-): void {
+/** Deviations dev[k·n + j] over m common days, their weights, and whether only the diagonal is wanted. */
+interface Lagged {
+  dev: Float64Array
+  w: Float64Array
+  n: number
+  m: number
+  diagonalOnly: boolean
+}
+
+/**
+ * cov += scale·Σ_k w_k·x_k·x_{k−l}' (+ its transpose when l > 0), symmetric; with `diagonalOnly`
+ * only the diagonal entries (the same operations in the same order).
+ */
+function addLagged(cov: Float64Array, x: Lagged, l: number, scale: number): void {
+  const { dev, w, n, m, diagonalOnly } = x
   const g = new Float64Array(n * n)
   for (let k = l; k < m; k++) {
     const wk = w[k]
@@ -102,29 +106,16 @@ function addLagged(
     for (let a = 0; a < n; a++) {
       const da = wk * dev[a0 + a]
       if (da === 0) continue
-      for (let b = 0; b < n; b++) g[a * n + b] += da * dev[b0 + b]
+      const lo = diagonalOnly ? a : 0
+      const hi = diagonalOnly ? a + 1 : n
+      for (let b = lo; b < hi; b++) g[a * n + b] += da * dev[b0 + b]
     }
   }
-  for (let a = 0; a < n; a++)
-    for (let b = 0; b < n; b++) {
-      cov[a * n + b] += scale * (l === 0 ? g[a * n + b] : g[a * n + b] + g[b * n + a])
-    }
-}
-
-/** The diagonal of `addLagged`, with the same operations in the same order. */
-function addLaggedDiagonal(
-  cov: Float64Array,
-  dev: Float64Array,
-  w: Float64Array,
-  n: number,
-  m: number,
-  l: number,
-  scale: number,
-): void {
   for (let a = 0; a < n; a++) {
-    let g = 0
-    for (let k = l; k < m; k++) g += w[k] * dev[k * n + a] * dev[(k - l) * n + a]
-    cov[a * n + a] += scale * (l === 0 ? g : g + g)
+    const lo = diagonalOnly ? a : 0
+    const hi = diagonalOnly ? a + 1 : n
+    for (let b = lo; b < hi; b++)
+      cov[a * n + b] += scale * (l === 0 ? g[a * n + b] : g[a * n + b] + g[b * n + a])
   }
 }
 
