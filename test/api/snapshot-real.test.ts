@@ -28,6 +28,7 @@ import { startTestApp, type TestApp } from '../helpers/test-app.ts'
  * test/helpers/portfolio-math.ts (docs/methodology.md §13), and economics a risk manager would
  * check: a technology-heavy book's largest sector exposure is XLK and it tracks XLK more closely
  * than XLE; a long-only book's diversification ratio is at least 1. Skips without the data.
+ * The recomputed books ask `estimator: "sample"` (lookbacks up to 2,000 days, beyond ewma_nw's 504).
  */
 
 const SECTOR_SET = new Set(Object.values(SECTOR_ETFS))

@@ -34,6 +34,8 @@ import { startTestApp, type TestApp } from '../helpers/test-app.ts'
  * contributions, the diversification ratio, benchmarks and tracking error, the daily strips and
  * their geometric totals, cumulative return, drawdown and realised volatility. Then the rules:
  * every bad input a free 400/404, duplicates, uncovered positions, tabular forms and the price.
+ * The recomputed books ask `estimator: "sample"` (the equal-weight covariance); the default,
+ * ewma_nw, is checked against its own recomputation in snapshot-book.test.ts.
  */
 
 describe('POST /snapshot and GET /data/benchmark/{id} (synthetic store)', () => {
