@@ -74,6 +74,10 @@ export const riskMetadataSchema = Type.Object(
           version: Type.String({ description: 'The book risk model, versioned apart from model_version' }),
           estimator: Type.String(),
           estimator_description: Type.String(),
+          default_estimator: Type.String({
+            description:
+              'The estimator used when the request names none (the one the model evaluation recommends)',
+          }),
           horizon_days: Type.Integer(),
         },
         { description: 'How a book risk (POST /snapshot) was forecast from the per-stock model' },

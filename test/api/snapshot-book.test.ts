@@ -4,7 +4,9 @@ import type { ModelStore } from '../../src/engine/model-store/reader.ts'
 import {
   type Body,
   checkBody,
+  clip5,
   etfReturns,
+  ewmaNwCov,
   expectedSnapshot,
   fin,
   type Holding,
@@ -26,6 +28,15 @@ import { startTestApp, type TestApp } from '../helpers/test-app.ts'
  * (point in time), long/short books normalised by the gross, ETFs as positions, the forecast
  * horizon, and the one rule for realised volatility shared with /metrics.
  */
+
+/**
+ * The book computations run twice: with `estimator: "sample"` asked explicitly (equal weights) and
+ * with no estimator, the default, checked against ewma_nw computed in test/helpers/portfolio-math.ts.
+ */
+const ESTIMATORS = [
+  { ask: { estimator: 'sample' }, expect: 'sample' },
+  { ask: {}, expect: 'ewma_nw' },
+] as const
 
 describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic store)', () => {
   let t: TestApp
@@ -67,15 +78,24 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
     const T = store.calendar.length - 1 - 300
     const rows = pick(8, 3).map((ticker, i) => ({ ticker, weight: 1 + i }))
     for (const lookback of [60, 252]) {
+      for (const e of ESTIMATORS) {
+        const body = await ok({
+          type: 'portfolio',
+          portfolio: rows,
+          lookback_days: lookback,
+          as_of: store.date(T),
+          ...e.ask,
+        })
+        const { win, holdings } = await book(rows, lookback, T)
+        const exp = await expectedSnapshot(store, holdings, win, null, e.expect)
+        checkBody(store, body, exp, `as_of ${store.date(T)} lookback ${lookback} ${e.expect}`)
+      }
       const body = await ok({
         type: 'portfolio',
         portfolio: rows,
         lookback_days: lookback,
         as_of: store.date(T),
       })
-      const { win, holdings } = await book(rows, lookback, T)
-      const exp = await expectedSnapshot(store, holdings, win)
-      checkBody(store, body, exp, `as_of ${store.date(T)} lookback ${lookback}`)
       assert.equal(body.snapshot.as_of, store.date(T))
       assert.ok(
         body.time_behavior.dates.every((d) => d <= store.date(T)),
@@ -96,10 +116,17 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
   test('a long/short book: weights by gross, signed hedges and contributions, exposure and leverage', async () => {
     const names = pick(6, 11)
     const rows = names.map((ticker, i) => ({ ticker, weight: i % 3 === 2 ? -(1 + i) : 2 + i }))
-    const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: 252 })
     const { win, holdings } = await book(rows, 252)
-    const exp = await expectedSnapshot(store, holdings, win)
-    checkBody(store, body, exp, 'long/short')
+    for (const e of ESTIMATORS) {
+      const b = await ok({ type: 'portfolio', portfolio: rows, lookback_days: 252, ...e.ask })
+      checkBody(
+        store,
+        b,
+        await expectedSnapshot(store, holdings, win, null, e.expect),
+        `long/short ${e.expect}`,
+      )
+    }
+    const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: 252 })
     const gross = rows.reduce((a, r) => a + Math.abs(r.weight), 0)
     const long = rows.filter((r) => r.weight > 0).reduce((a, r) => a + r.weight, 0) / gross
     const short = rows.filter((r) => r.weight < 0).reduce((a, r) => a + r.weight, 0) / gross
@@ -138,30 +165,31 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
         { ticker: stock, weight: 1 },
         { ticker: 'SPY', weight: -0.8 },
       ],
-    ]) {
-      const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: 252 })
-      const { win, holdings } = await book(rows, 252)
-      const exp = await expectedSnapshot(store, holdings, win)
-      checkBody(store, body, exp, JSON.stringify(rows))
-      assert.deepEqual(body.snapshot.unresolved, [], 'nothing dropped')
-      assert.equal(body.snapshot.positions.length, 2)
-      const etf = body.snapshot.positions.find((p) => p.ticker === rows[1]?.ticker) as PositionOut &
-        Record<string, unknown>
-      assert.equal(etf.asset_type, 'etf')
-      assert.equal(etf.risk_basis, 'etf')
-      near(
-        etf.weight,
-        (rows[1]?.weight as number) /
-          (Math.abs(rows[0]?.weight as number) + Math.abs(rows[1]?.weight as number)),
-        1e-15,
-        'ETF weight',
-      )
-      const g = Math.abs(rows[0]?.weight as number) + Math.abs(rows[1]?.weight as number)
-      const wc =
-        (exp.book[0]?.stock.covered ? Math.abs(rows[0]?.weight as number) : 0) +
-        Math.abs(rows[1]?.weight as number)
-      near(body.snapshot.weight_covered, wc / g, 1e-15, 'weight_covered counts the ETF')
-    }
+    ])
+      for (const e of ESTIMATORS) {
+        const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: 252, ...e.ask })
+        const { win, holdings } = await book(rows, 252)
+        const exp = await expectedSnapshot(store, holdings, win, null, e.expect)
+        checkBody(store, body, exp, `${JSON.stringify(rows)} ${e.expect}`)
+        assert.deepEqual(body.snapshot.unresolved, [], 'nothing dropped')
+        assert.equal(body.snapshot.positions.length, 2)
+        const etf = body.snapshot.positions.find((p) => p.ticker === rows[1]?.ticker) as PositionOut &
+          Record<string, unknown>
+        assert.equal(etf.asset_type, 'etf')
+        assert.equal(etf.risk_basis, 'etf')
+        near(
+          etf.weight,
+          (rows[1]?.weight as number) /
+            (Math.abs(rows[0]?.weight as number) + Math.abs(rows[1]?.weight as number)),
+          1e-15,
+          'ETF weight',
+        )
+        const g = Math.abs(rows[0]?.weight as number) + Math.abs(rows[1]?.weight as number)
+        const wc =
+          (exp.book[0]?.stock.covered ? Math.abs(rows[0]?.weight as number) : 0) +
+          Math.abs(rows[1]?.weight as number)
+        near(body.snapshot.weight_covered, wc / g, 1e-15, 'weight_covered counts the ETF')
+      }
   })
 
   test('a delisted stock is never zero-risk cash: proxied by its sector ETF and its peers, flagged', async () => {
@@ -176,19 +204,21 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
     }
     assert.ok(delisted, 'the fixture has a delisted stock with a sector')
     const rows = [...pick(2, 5).map((ticker) => ({ ticker, weight: 1 })), { ticker: delisted, weight: 1 }]
-    const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: 252 })
-    const { win, holdings } = await book(rows, 252)
-    const exp = await expectedSnapshot(store, holdings, win)
-    checkBody(store, body, exp, 'with a delisted name')
-    const p = body.snapshot.positions.find((q) => q.ticker === delisted) as PositionOut &
-      Record<string, unknown>
-    assert.equal(p.covered, false)
-    assert.equal(p.risk_basis, 'proxy')
-    assert.ok(p.proxy && p.proxy.peers > 0)
-    near(body.snapshot.weight_proxied, 1 / 3, 1e-15, 'weight_proxied')
-    near(body.snapshot.weight_covered, 2 / 3, 1e-15, 'weight_covered stays honest')
-    assert.ok(body.snapshot.warnings.some((w) => w.startsWith(`${delisted} has no model at as_of`)))
-    assert.ok((p.risk_contribution.component as number) > 0, 'it carries risk')
+    for (const e of ESTIMATORS) {
+      const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: 252, ...e.ask })
+      const { win, holdings } = await book(rows, 252)
+      const exp = await expectedSnapshot(store, holdings, win, null, e.expect)
+      checkBody(store, body, exp, `with a delisted name ${e.expect}`)
+      const p = body.snapshot.positions.find((q) => q.ticker === delisted) as PositionOut &
+        Record<string, unknown>
+      assert.equal(p.covered, false)
+      assert.equal(p.risk_basis, 'proxy')
+      assert.ok(p.proxy && p.proxy.peers > 0)
+      near(body.snapshot.weight_proxied, 1 / 3, 1e-15, 'weight_proxied')
+      near(body.snapshot.weight_covered, 2 / 3, 1e-15, 'weight_covered stays honest')
+      assert.ok(body.snapshot.warnings.some((w) => w.startsWith(`${delisted} has no model at as_of`)))
+      assert.ok((p.risk_contribution.component as number) > 0, 'it carries risk')
+    }
   })
 
   test('horizon scales the daily variance by the horizon; _metadata names the model and estimator', async () => {
@@ -197,7 +227,7 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
     const exp = await expectedSnapshot(store, holdings, win)
     assert.ok(exp.risk)
     for (const horizon of [1, 21, 63, 252]) {
-      const body = await ok({ type: 'portfolio', portfolio: rows, horizon })
+      const body = await ok({ type: 'portfolio', portfolio: rows, horizon, estimator: 'sample' })
       const f = body.snapshot.forecast ?? {}
       assert.equal(f.horizon_days, horizon)
       const want = Math.sqrt(horizon * exp.risk.V)
@@ -205,6 +235,7 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
       near(f.residual_vol, Math.sqrt(horizon * exp.risk.D), 1e-10 * want, `residual at ${horizon} days`)
       const rm = (body._metadata as unknown as { risk_model: Record<string, unknown> }).risk_model
       assert.equal(rm.estimator, 'sample')
+      assert.equal(rm.default_estimator, 'ewma_nw')
       assert.equal(rm.horizon_days, horizon)
       assert.match(String(rm.version), /^erm3-book-risk-v\d+$/)
     }
@@ -221,10 +252,8 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
     )
     const days = [...Array(win.days).keys()].filter((t) => series.every((x) => fin(x[t])))
     const cols = series.map((x) => days.map((t) => x[t] as number))
-    const vol = nwCov(cols, 42)
-    const cor = nwCov(cols, 126)
-    const S = (a: number, b: number) =>
-      a === b ? vol[a][a] : (cor[a][b] / Math.sqrt(cor[a][a] * cor[b][b])) * Math.sqrt(vol[a][a] * vol[b][b])
+    const cov = ewmaNwCov(cols)
+    const S = (a: number, b: number) => cov[a][b]
     const h = names.map((e) => holdings.reduce((acc, p) => acc + p.weight * (p.stock.b[2].get(e) ?? 0), 0))
     let V = 0
     for (let a = 0; a < names.length; a++) for (let b = 0; b < names.length; b++) V += h[a] * h[b] * S(a, b)
@@ -237,8 +266,14 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
     const rm = (body._metadata as unknown as { risk_model: Record<string, unknown> }).risk_model
     assert.equal(rm.estimator, 'ewma_nw')
     assert.match(String(rm.estimator_description), /Newey-West/)
-    const sample = await ok({ type: 'portfolio', portfolio: rows })
+    const sample = await ok({ type: 'portfolio', portfolio: rows, estimator: 'sample' })
     assert.notEqual(sample.snapshot.volatility_ann, s.volatility_ann, 'the estimator changes the figures')
+    // No estimator is ewma_nw, the default: the same figures, and _metadata says so.
+    const byDefault = await ok({ type: 'portfolio', portfolio: rows, horizon: 63 })
+    assert.equal(byDefault.snapshot.volatility_ann, s.volatility_ann, 'the default is ewma_nw')
+    const dm = (byDefault._metadata as unknown as { risk_model: Record<string, unknown> }).risk_model
+    assert.equal(dm.estimator, 'ewma_nw')
+    assert.equal(dm.default_estimator, 'ewma_nw')
   })
 
   test('an unknown estimator is a 400 that lists the estimators', async () => {
@@ -373,45 +408,3 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
     assert.ok(nulls > 0, 'a day without a return is null, not 0')
   })
 })
-
-/** Each value clipped to median ± 5 × 1.4826 × MAD of the series' values (NaN stays NaN). */
-function clip5(x: number[]): number[] {
-  const med = (v: number[]) => {
-    const s = [...v].sort((a, b) => a - b)
-    const m = s.length >> 1
-    return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2
-  }
-  const vals = x.filter(fin)
-  const m = med(vals)
-  const mad = 1.4826 * med(vals.map((v) => Math.abs(v - m)))
-  return x.map((v) => (fin(v) ? Math.min(m + 5 * mad, Math.max(m - 5 * mad, v)) : v))
-}
-
-/**
- * Exponentially weighted covariance (half-life H, weight 0.5^((m−1−k)/H) on day k of m, oldest
- * first), weighted mean removed, divided by Σw − Σw²/Σw, plus Newey-West with 3 lags: each lag-l
- * cross-covariance (weighted by the later day) and its transpose times 1 − l/4.
- */
-function nwCov(cols: number[][], H: number): number[][] {
-  const m = (cols[0] as number[]).length
-  const w = Array.from({ length: m }, (_, k) => 0.5 ** ((m - 1 - k) / H))
-  const sw = w.reduce((a, b) => a + b, 0)
-  const norm = sw - w.reduce((a, b) => a + b * b, 0) / sw
-  const dev = cols.map((x) => {
-    const mean = x.reduce((a, v, k) => a + (w[k] as number) * v, 0) / sw
-    return x.map((v) => v - mean)
-  })
-  const g = (a: number, b: number, l: number) => {
-    let acc = 0
-    for (let k = l; k < m; k++)
-      acc += (w[k] as number) * (dev[a]?.[k] as number) * (dev[b]?.[k - l] as number)
-    return acc
-  }
-  return cols.map((_, a) =>
-    cols.map((_, b) => {
-      let c = g(a, b, 0)
-      for (let l = 1; l <= 3; l++) c += (1 - l / 4) * (g(a, b, l) + g(b, a, l))
-      return c / norm
-    }),
-  )
-}

@@ -34,6 +34,8 @@ import { startTestApp, type TestApp } from '../helpers/test-app.ts'
  * contributions, the diversification ratio, benchmarks and tracking error, the daily strips and
  * their geometric totals, cumulative return, drawdown and realised volatility. Then the rules:
  * every bad input a free 400/404, duplicates, uncovered positions, tabular forms and the price.
+ * The recomputed books ask `estimator: "sample"` (the equal-weight covariance); the default,
+ * ewma_nw, is checked against its own recomputation in snapshot-book.test.ts.
  */
 
 describe('POST /snapshot and GET /data/benchmark/{id} (synthetic store)', () => {
@@ -96,7 +98,12 @@ describe('POST /snapshot and GET /data/benchmark/{id} (synthetic store)', () => 
           : { ticker, weight: Math.round((0.05 + rand() * 10) * 1000) / 1000 },
       )
       const what = `portfolio ${c} (${n} stocks, ${byShares ? 'shares' : 'weights'}, lookback ${lookback})`
-      const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: lookback })
+      const body = await ok({
+        type: 'portfolio',
+        portfolio: rows,
+        lookback_days: lookback,
+        estimator: 'sample',
+      })
       const book = await holdings(rows, lookback)
       const exp = await expectedSnapshot(store, book, lookbackWindow(store, lookback))
       assert.equal(body.metadata.lookback_days, lookback)
@@ -139,6 +146,7 @@ describe('POST /snapshot and GET /data/benchmark/{id} (synthetic store)', () => 
         type: 'portfolio',
         portfolio: [{ ticker, weight: 7 }],
         lookback_days: lookback,
+        estimator: 'sample',
       })
       const exp = await expectedSnapshot(store, [{ stock: s, weight: 1 }], lookbackWindow(store, lookback))
       checkBody(store, body, exp, `one-position ${ticker}`)
@@ -166,7 +174,12 @@ describe('POST /snapshot and GET /data/benchmark/{id} (synthetic store)', () => 
           assert.equal(body.attribution.residual[d], w.l3_rr[d])
         }
       }
-      const tk = await ok({ type: 'ticker', ticker: ticker.toLowerCase(), lookback_days: lookback })
+      const tk = await ok({
+        type: 'ticker',
+        ticker: ticker.toLowerCase(),
+        lookback_days: lookback,
+        estimator: 'sample',
+      })
       assert.equal(tk.snapshot.type, 'ticker')
       checkBody(store, tk, exp, `type ticker ${ticker}`)
       assert.equal(tk.snapshot.volatility_ann, body.snapshot.volatility_ann)
@@ -221,7 +234,13 @@ describe('POST /snapshot and GET /data/benchmark/{id} (synthetic store)', () => 
     const kinds = new Map<string, string>()
     for (const [expr, parts, kind, id] of cases) {
       const what = `benchmark ${expr}`
-      const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: lookback, benchmark: expr })
+      const body = await ok({
+        type: 'portfolio',
+        portfolio: rows,
+        lookback_days: lookback,
+        benchmark: expr,
+        estimator: 'sample',
+      })
       const exp = await expectedSnapshot(store, book, win, await benchLegs(parts, lookback))
       checkBody(store, body, exp, what)
       const b = body.snapshot.benchmark as BenchmarkOut
@@ -315,7 +334,13 @@ describe('POST /snapshot and GET /data/benchmark/{id} (synthetic store)', () => 
     }
     // A custom mix identical to the book: zero active risk.
     const same = rows.map((r) => `${r.weight}:${r.ticker}`).join(',')
-    const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: lookback, benchmark: same })
+    const body = await ok({
+      type: 'portfolio',
+      portfolio: rows,
+      lookback_days: lookback,
+      benchmark: same,
+      estimator: 'sample',
+    })
     assert.equal(body.snapshot.benchmark?.kind, 'custom')
     assert.match(body.snapshot.benchmark_context_id ?? '', /^bm_custom_/)
     const act = body.risk_summary.active
@@ -501,7 +526,12 @@ describe('POST /snapshot and GET /data/benchmark/{id} (synthetic store)', () => 
       { ticker: 'NVDA', weight: 2 },
       { ticker: 'msft', weight: 3 },
     ]
-    const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: lookback })
+    const body = await ok({
+      type: 'portfolio',
+      portfolio: rows,
+      lookback_days: lookback,
+      estimator: 'sample',
+    })
     assert.deepEqual(
       body.snapshot.positions.map((x) => x.ticker),
       ['MSFT', 'NVDA'],
@@ -529,6 +559,7 @@ describe('POST /snapshot and GET /data/benchmark/{id} (synthetic store)', () => 
         { ticker: 'WP', weight: 1 },
       ],
       lookback_days: lookback,
+      estimator: 'sample',
     })
     const wpBook = await holdings(
       [

@@ -2277,11 +2277,11 @@ class Operations(_Transport):
             horizon: Trading days the forecast block is for (1, 21, 63 or 252; default 21): horizon
                 variance = horizon × daily variance under every estimator (under ewma_nw the daily
                 variance includes the Newey-West autocovariance terms)
-            estimator: Book risk estimator of the ETF covariance (default sample): sample = equal
-                weights over the lookback; ewma = exponential weights (volatility half-life 42 days,
-                correlation 126, inputs winsorised at 5σ) over the lookback (at most 504 days); ewma_nw
-                = ewma with Newey-West (3 lags), the one the model evaluation recommends.
-                _metadata.risk_model names the one used
+            estimator: Book risk estimator of the ETF covariance (default ewma_nw, the one the model
+                evaluation recommends): sample = equal weights over the lookback (the default before
+                risk-model v3); ewma = exponential weights (volatility half-life 42 days, correlation
+                126, inputs winsorised at 5σ) over the lookback (at most 504 days); ewma_nw = ewma with
+                Newey-West (3 lags). _metadata.risk_model names the one used
             format: json (default), parquet or csv; else Accept decides
             table: Which table a parquet/csv answer holds (default positions)
         """

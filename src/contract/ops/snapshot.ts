@@ -13,7 +13,8 @@ import { BENCHMARK_OPS, legRoleSchema, resolvedBenchmarkSchema } from './benchma
 /** Horizons and estimators of the book risk model (services/analytics/snapshot/risk-model.ts keeps the same lists). */
 export const FORECAST_HORIZONS = [1, 21, 63, 252] as const
 export const ESTIMATOR_NAMES = ['sample', 'ewma', 'ewma_nw'] as const
-export const DEFAULT_ESTIMATOR: (typeof ESTIMATOR_NAMES)[number] = 'sample'
+/** The one `erm3 evaluate` recommends (docs/model-quality.md): better bias and MRAD than sample at every size. */
+export const DEFAULT_ESTIMATOR: (typeof ESTIMATOR_NAMES)[number] = 'ewma_nw'
 
 /**
  * POST /snapshot: the risk of a book (or one ticker), decomposed by layer and hedgeable, with
@@ -83,10 +84,10 @@ const Estimator = Type.Union(
   ESTIMATOR_NAMES.map((e) => Type.Literal(e)),
   {
     description:
-      `Book risk estimator of the ETF covariance (default ${DEFAULT_ESTIMATOR}): sample = equal weights over the ` +
-      'lookback; ewma = exponential weights (volatility half-life 42 days, correlation 126, inputs winsorised at ' +
-      '5σ) over the lookback (at most 504 days); ewma_nw = ewma with Newey-West (3 lags), the one the model ' +
-      'evaluation recommends. _metadata.risk_model names the one used',
+      `Book risk estimator of the ETF covariance (default ${DEFAULT_ESTIMATOR}, the one the model evaluation ` +
+      'recommends): sample = equal weights over the lookback (the default before risk-model v3); ewma = exponential ' +
+      'weights (volatility half-life 42 days, correlation 126, inputs winsorised at 5σ) over the lookback (at most ' +
+      '504 days); ewma_nw = ewma with Newey-West (3 lags). _metadata.risk_model names the one used',
   },
 )
 
