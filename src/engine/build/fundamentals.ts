@@ -1,7 +1,8 @@
 import { gunzipSync } from 'node:zlib'
 import { sha256Hex } from '../../platform/digest.ts'
 import type { Progress } from '../../platform/progress.ts'
-import type { Dataset } from '../data/format.ts'
+import { fundamentalsFiles, readFundamentalsFile } from '../data/dataset-reader.ts'
+import type { Dataset, DatasetManifest } from '../data/format.ts'
 import { parseCompanyFacts } from '../data/fundamentals/index.ts'
 import { storedCompanyJson } from '../data/fundamentals/stored.ts'
 import { STORE_FILES } from '../model-store/layout.ts'
@@ -25,9 +26,29 @@ export function fundamentalsDigest(files: Record<string, { sha256: string }>): s
     .sort()
   return sha256Hex(lines.join('\n'))
 }
+/** One company's companyfacts document, loaded only when it must be parsed. */
+export interface FundamentalsSource {
+  cik: number
+  gzipped: () => Promise<Uint8Array>
+}
+
+/** The documents of a dataset read with its fundamentals in memory. */
+export function loadedFundamentals(ds: Dataset): FundamentalsSource[] {
+  return ds.fundamentals.map((f) => ({ cik: f.cik, gzipped: async () => f.gzipped }))
+}
+
+/** The documents of a dataset left on disk: each read (and checked) only if it must be parsed. */
+export function fundamentalsOnDisk(dir: string, manifest: DatasetManifest): FundamentalsSource[] {
+  return fundamentalsFiles(manifest).map(({ cik, path }) => ({
+    cik,
+    gzipped: () => readFundamentalsFile(dir, manifest, path),
+  }))
+}
+
 export async function writeFundamentals(
   writer: StoreBuildWriter,
   ds: Dataset,
+  sources: FundamentalsSource[],
   notes: string[],
   progress: Progress,
   reuse: { prevDir: string } | null = null,
@@ -42,9 +63,9 @@ export async function writeFundamentals(
   }
   let companies = 0
   let failed = 0
-  progress.start('fundamentals', ds.fundamentals.length)
+  progress.start('fundamentals', sources.length)
   try {
-    for (const [k, f] of ds.fundamentals.entries()) {
+    for (const [k, f] of sources.entries()) {
       try {
         const path = STORE_FILES.fundamentals(f.cik)
         // The same filings as the previous build (an incremental build): its digest, linked.
@@ -55,7 +76,7 @@ export async function writeFundamentals(
             )
           : false
         if (!linked) {
-          const doc = JSON.parse(gunzipSync(f.gzipped).toString('utf8')) as unknown
+          const doc = JSON.parse(gunzipSync(await f.gzipped()).toString('utf8')) as unknown
           await writer.writeDocument(path, storedCompanyJson(parseCompanyFacts(doc)))
         }
         companies++

@@ -27,7 +27,12 @@ import { StoreBuildWriter } from '../model-store/writer.ts'
 import { runEngine } from './engine.ts'
 import { factorSeries, writeFactorSeries } from './factors.ts'
 import { emptyKept, KEPT_FIELDS, writeBlockFields } from './fields.ts'
-import { fundamentalsDigest, writeFundamentals } from './fundamentals.ts'
+import {
+  fundamentalsDigest,
+  fundamentalsOnDisk,
+  loadedFundamentals,
+  writeFundamentals,
+} from './fundamentals.ts'
 import { confirmIncremental, type IncrementalPlan, planIncremental } from './incremental.ts'
 import { inputDigests } from './input-digests.ts'
 import { type BuildInputs, buildInputs } from './inputs.ts'
@@ -74,9 +79,7 @@ export async function buildStore(
   progress: Progress = silentProgress,
 ): Promise<StoreManifest> {
   if (opts.isolate ?? callerHeapIsLarge()) return buildInWorker(opts, progress)
-  const params: ModelParams = { ...DEFAULT_PARAMS, ...opts.params }
-  const problems = paramProblems(params)
-  if (problems.length > 0) throw new AppError('INVALID_REQUEST', `model parameters: ${problems.join('; ')}`)
+  const params = checkedParams(opts.params)
   const timings: Record<string, number> = {}
   const started = performance.now()
   const lap = (name: string, t0: number) => {
@@ -87,18 +90,22 @@ export async function buildStore(
   const notes: string[] = []
   const fullBuild = (reason: string) => notes.push(`incremental build not possible (${reason}): full build`)
   let plan: IncrementalPlan | null = null
+  // An incremental build over the same filings links the previous build's parsed fundamentals:
+  // the dataset's documents are then neither loaded nor verified (only read if a link fails).
+  let fundamentalsKept = false
   if (opts.incremental) {
     const dm0 = await readManifest(opts.dataset)
     const p = await planIncremental(opts.store, dm0, params, classificationDigest(dm0))
     if ('reason' in p) fullBuild(p.reason)
     else plan = p
+    fundamentalsKept = plan?.prev.manifest.fundamentals_digest === fundamentalsDigest(dm0.files)
     t = lap('incremental_check', t)
   }
   // An incremental build reads only the tail of the panels it needs (inputFrom).
   progress.start('read dataset', 1)
   let { dataset: ds, manifest: dm } = await readDataset(opts.dataset, {
     fromDay: plan?.inputFrom ?? 0,
-    fundamentals: true,
+    fundamentals: !fundamentalsKept,
   }).catch(async (err: unknown) => {
     await plan?.prev.close()
     throw err
@@ -118,6 +125,7 @@ export async function buildStore(
       fullBuild(reason)
       await plan.prev.close()
       plan = null
+      fundamentalsKept = false
       ;({ dataset: ds, manifest: dm } = await readDataset(opts.dataset, { fundamentals: true }))
       x = buildInputs(ds)
     }
@@ -152,7 +160,8 @@ export async function buildStore(
     const fundDigest = fundamentalsDigest(dm.files)
     const reuse =
       plan && plan.prev.manifest.fundamentals_digest === fundDigest ? { prevDir: plan.prev.dir } : null
-    await writeFundamentals(writer, ds, notes, progress, reuse)
+    const sources = fundamentalsKept ? fundamentalsOnDisk(opts.dataset, dm) : loadedFundamentals(ds)
+    await writeFundamentals(writer, ds, sources, notes, progress, reuse)
     t = lap('fundamentals', t)
     timings.total = Math.round(performance.now() - started) / 1000
     const manifest = storeManifest(ds, dm.digest, classification, x, params, { ...products, basis }, timings)
@@ -168,6 +177,13 @@ export async function buildStore(
     await writer.abort()
     throw err
   }
+}
+
+function checkedParams(given: Partial<ModelParams> | undefined): ModelParams {
+  const params: ModelParams = { ...DEFAULT_PARAMS, ...given }
+  const problems = paramProblems(params)
+  if (problems.length > 0) throw new AppError('INVALID_REQUEST', `model parameters: ${problems.join('; ')}`)
+  return params
 }
 
 /**
