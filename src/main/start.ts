@@ -10,14 +10,15 @@ import { exists } from '../platform/atomic-dir.ts'
 import { loadConfig } from '../platform/config.ts'
 import type { Progress } from '../platform/progress.ts'
 import { homePaths } from './context.ts'
-import { ensureSandbox } from './sandbox.ts'
+import { sandboxInBackground } from './sandbox.ts'
 import { serveUntilSignal } from './server.ts'
 
 /**
  * `npm start` / `erm3 start`: the embedded pipeline with no servers. Makes sure a dataset exists
  * under ERM3_HOME (generating the default synthetic market when it does not), then builds the
  * model store when it is missing or was built from another dataset, makes sure the sandbox
- * store (test keys) exists, and serves the API until SIGINT/SIGTERM.
+ * store (test keys) exists (built on a worker thread meanwhile), and serves the API until
+ * SIGINT/SIGTERM.
  */
 export async function startLocal(
   env: Record<string, string | undefined>,
@@ -27,6 +28,10 @@ export async function startLocal(
 ): Promise<void> {
   const config = loadConfig(env)
   const datasetDir = join(config.home, 'dataset')
+  const paths = homePaths(config.home)
+  // Beside the main market's stages (the synthesis uses one core); awaited before serving.
+  const sandbox = sandboxInBackground(paths, say)
+  sandbox.catch(() => undefined)
   if (await exists(join(datasetDir, 'manifest.json'))) {
     const m = await readManifest(datasetDir)
     say(
@@ -57,8 +62,7 @@ export async function startLocal(
       `model: built ${storeDir} in ${m.timings_s.total} s — ${m.model_version}, data as of ${m.data_as_of}, universe_size ${m.universe_size}`,
     )
   }
-  const paths = homePaths(config.home)
-  await ensureSandbox(paths, progress, say)
+  await sandbox
   if (!opts.serve) {
     say('API: not started (--no-serve); run `erm3 serve` to start it')
     return
