@@ -21,10 +21,13 @@ export async function ensureSandbox(
     if (await readable(paths.sandboxStore)) return
     say('sandbox: the sandbox store was built by another erm3 version; rebuilding it …')
   } else say('sandbox: building the fixed-seed sandbox market that test keys read (about 10 s, once) …')
-  if (!(await exists(join(paths.sandboxDataset, 'manifest.json')))) {
+  const written = !(await exists(join(paths.sandboxDataset, 'manifest.json')))
+  if (written) {
     await synthesizeDataset(paths.sandboxDataset, { ...SANDBOX_SYNTH, fundamentals: true }, progress)
   }
-  await buildStore({ dataset: paths.sandboxDataset, store: paths.sandboxStore }, progress)
+  // A dataset generated just now is not hashed again by the build that reads it.
+  const build = { dataset: paths.sandboxDataset, store: paths.sandboxStore, verify: !written }
+  await buildStore(build, progress)
 }
 
 /**

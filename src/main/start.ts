@@ -32,6 +32,8 @@ export async function startLocal(
   // Beside the main market's stages (the synthesis uses one core); awaited before serving.
   const sandbox = sandboxInBackground(paths, say)
   sandbox.catch(() => undefined)
+  // A dataset generated just now is not hashed again by the build that reads it.
+  let written = false
   if (await exists(join(datasetDir, 'manifest.json'))) {
     const m = await readManifest(datasetDir)
     say(
@@ -41,6 +43,7 @@ export async function startLocal(
     say(`dataset: none under ${config.home}; generating the default synthetic market …`)
     const opts = Object.fromEntries(Object.entries(config.synth).filter(([, v]) => v !== undefined))
     const { manifest, seconds } = await synthesizeDataset(datasetDir, opts, progress)
+    written = true
     say(
       `dataset: wrote ${datasetDir} in ${seconds.toFixed(1)} s — ${manifest.counts.stocks} stocks, ${manifest.counts.etfs} ETFs, ` +
         `${manifest.calendar.days} trading days (${manifest.calendar.first} … ${manifest.calendar.last}), digest ${manifest.digest.slice(0, 12)}`,
@@ -57,7 +60,7 @@ export async function startLocal(
         ? 'model: the dataset changed since the last build; rebuilding …'
         : `model: no store under ${config.home} that this erm3 reads (none, or built by another version); building …`,
     )
-    const m = await buildStore({ dataset: datasetDir, store: storeDir }, progress)
+    const m = await buildStore({ dataset: datasetDir, store: storeDir, verify: !written }, progress)
     say(
       `model: built ${storeDir} in ${m.timings_s.total} s — ${m.model_version}, data as of ${m.data_as_of}, universe_size ${m.universe_size}`,
     )

@@ -95,7 +95,7 @@ export async function runEngine(
         run.from,
       )
   const times: EngineTimes = { kernel: 0, write_wait: 0 }
-  progress.start('model', N)
+  progress.start('build: per-stock model (symbols)', N)
   // One block is written while the next is computed: the writes run in libuv's thread pool and
   // the kernel on the pool's threads (or this one).
   let pending: Promise<void> | null = null
