@@ -7,7 +7,7 @@ import type { CompanyFundamentals } from './quarters.ts'
  */
 export function storedCompanyJson(c: CompanyFundamentals): string {
   // JSON.stringify itself writes every non-finite number as null; a replacer doing the same
-  // cost about 2 ms a company (a third of the build's fundamentals stage).
+  // cost about 0.7 ms a company (docs/performance.md, the first start's second pass).
   return JSON.stringify(c)
 }
 
