@@ -34,15 +34,19 @@ export async function ensureSandbox(
  * `ensureSandbox` on a worker thread of its own, started at once: on first start it runs beside
  * the main market's synthesis (one thread), so its ~10 s of work leave the critical path. Its
  * progress is not shown (it would interleave with the main stages); one line says when it is done.
+ * `signal` stops it (the caller failed: the process should not wait for the sandbox to exit).
  */
 export async function sandboxInBackground(
   paths: { sandboxDataset: string; sandboxStore: string },
   say: (line: string) => void,
+  signal?: AbortSignal,
 ): Promise<void> {
   if ((await exists(join(paths.sandboxStore, 'CURRENT'))) && (await readable(paths.sandboxStore))) return
   say('sandbox: building the fixed-seed sandbox market that test keys read, in the background …')
   const started = performance.now()
   const worker = tsWorker(new URL('./sandbox-worker.ts', import.meta.url), paths)
+  const stop = () => void worker.terminate()
+  signal?.addEventListener('abort', stop, { once: true })
   try {
     const outcome = await new Promise<{ ok: boolean; message?: string }>((resolve, reject) => {
       worker.once('message', resolve)
@@ -51,6 +55,7 @@ export async function sandboxInBackground(
     })
     if (!outcome.ok) throw new Error(`sandbox build failed: ${outcome.message}`)
   } finally {
+    signal?.removeEventListener('abort', stop)
     await worker.terminate()
   }
   say(`sandbox: built in ${((performance.now() - started) / 1000).toFixed(1)} s (in the background)`)

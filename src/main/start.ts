@@ -27,11 +27,31 @@ export async function startLocal(
   opts: { serve: boolean } = { serve: true },
 ): Promise<void> {
   const config = loadConfig(env)
-  const datasetDir = join(config.home, 'dataset')
   const paths = homePaths(config.home)
-  // Beside the main market's stages (the synthesis uses one core); awaited before serving.
-  const sandbox = sandboxInBackground(paths, say)
+  // Beside the main market's stages (the synthesis uses one core); awaited before serving, and
+  // stopped if they fail.
+  const stopSandbox = new AbortController()
+  const sandbox = sandboxInBackground(paths, say, stopSandbox.signal)
   sandbox.catch(() => undefined)
+  const store = await prepareLive(config, progress, say).catch((err: unknown) => {
+    stopSandbox.abort()
+    throw err
+  })
+  await sandbox
+  if (!opts.serve) {
+    say('API: not started (--no-serve); run `erm3 serve` to start it')
+    return
+  }
+  await serveUntilSignal(embeddedDemoEnv(env, store.dataset), { store: store.dir, progress, say })
+}
+
+/** The live market: its dataset (generated when there is none) and its model store, built when stale. */
+async function prepareLive(
+  config: ReturnType<typeof loadConfig>,
+  progress: Progress,
+  say: (line: string) => void,
+): Promise<{ dir: string; dataset: DatasetManifest }> {
+  const datasetDir = join(config.home, 'dataset')
   // A dataset generated just now is not hashed again by the build that reads it.
   let written = false
   if (await exists(join(datasetDir, 'manifest.json'))) {
@@ -65,12 +85,7 @@ export async function startLocal(
       `model: built ${storeDir} in ${m.timings_s.total} s — ${m.model_version}, data as of ${m.data_as_of}, universe_size ${m.universe_size}`,
     )
   }
-  await sandbox
-  if (!opts.serve) {
-    say('API: not started (--no-serve); run `erm3 serve` to start it')
-    return
-  }
-  await serveUntilSignal(embeddedDemoEnv(env, dataset), { store: storeDir, progress, say })
+  return { dir: storeDir, dataset }
 }
 
 /** The sign-up credit of the embedded demo, in USD (ERM3_SIGNUP_CREDIT_USD's default under `erm3 start`). */
