@@ -58,7 +58,7 @@ export async function writeProducts(
   // holding the first new day keeps the earlier days' bytes.
   const start = inc ? inc.from : 0
   // Five steps: universes, reversion z, deciles, industry panel, rankings.
-  progress.start('cross-sections', 5)
+  progress.start('build: cross-sections (steps)', 5)
   const u = universesFrom(x, start)
   const spec = (dtype: 'int16' | 'uint8' | 'int8' | 'float64', days = T, symbols = N) => ({
     dtype,
