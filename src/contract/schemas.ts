@@ -68,6 +68,13 @@ export const riskMetadataSchema = Type.Object(
     dataset: datasetOriginSchema,
     range: Type.Optional(Type.Array(IsoDate, { minItems: 2, maxItems: 2 })),
     ticker_note: TickerNote,
+    as_of_requested: Type.Optional(IsoDate),
+    as_of_note: Type.Optional(
+      Type.String({
+        description:
+          'Present when the as_of asked was not a trading day: which trading day (the latest on or before it) answered',
+      }),
+    ),
     risk_model: Type.Optional(
       Type.Object(
         {
@@ -96,6 +103,19 @@ export const riskMetadataSchema = Type.Object(
   },
   { $id: 'RiskMetadata' },
 )
+
+/**
+ * `as_of` of a per-stock state operation (/metrics, /decompose, /v4/decompose): the stored state of
+ * that trading day and nothing later (point in time).
+ */
+export const StateAsOf = Type.String({
+  format: 'date',
+  description:
+    'The day to answer for (YYYY-MM-DD, default the latest state): the stored state that day, nothing later. ' +
+    'A day that is not a trading day resolves to the latest trading day on or before it (_metadata.as_of_note ' +
+    'says so); a stock that stopped trading before it answers its last state (teo says which day); a day before ' +
+    'its first trade or outside the store is a 404 DATE_NOT_AVAILABLE',
+})
 
 /**
  * The pattern a ticker must match once trimmed and upper-cased: 1–12 characters of A–Z, 0–9, '.'

@@ -256,7 +256,7 @@ OPERATIONS: dict[str, Operation] = {
         auth=("bearerKey",),
         path_params=(),
         query=(),
-        body=BodySpec("application/json", True, ("ticker",)),
+        body=BodySpec("application/json", True, ("ticker", "as_of")),
         response_types=("application/json",),
         response_fields=("_agent", "_data_health", "_metadata", "data_as_of", "exposure", "hedge", "hedge_levels", "stock_specific", "style", "symbol", "teo", "ticker"),
         idempotent=False,
@@ -270,7 +270,7 @@ OPERATIONS: dict[str, Operation] = {
         auth=("bearerKey",),
         path_params=(),
         query=(),
-        body=BodySpec("application/json", True, ("ticker",)),
+        body=BodySpec("application/json", True, ("ticker", "as_of")),
         response_types=("application/json",),
         response_fields=("_agent", "_data_health", "_metadata", "data_as_of", "industry", "market", "stock_specific", "style", "symbol", "teo", "ticker"),
         idempotent=False,
@@ -1644,43 +1644,51 @@ class Operations(_Transport):
             ticker: Ticker, case-insensitive, surrounding blanks ignored: 1–12 characters of A–Z,
                 0–9, '.', '-' (BRK.B or BRK-B)
             as_of: The day to answer for (YYYY-MM-DD, default the latest state): the stored state
-                that day, nothing later. A day that is not a trading day resolves to the previous one; a
-                stock that stopped trading before it answers its last state (teo says which day); a day
-                before its first trade or outside the store is a 404
+                that day, nothing later. A day that is not a trading day resolves to the latest trading
+                day on or before it (_metadata.as_of_note says so); a stock that stopped trading before
+                it answers its last state (teo says which day); a day before its first trade or outside
+                the store is a 404 DATE_NOT_AVAILABLE
         """
         return self._invoke("getMetrics", {"ticker": ticker}, {"as_of": as_of}, None, timeout=timeout, headers=headers)
 
-    def decompose(self, *, ticker: str, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
+    def decompose(self, *, ticker: str, as_of: str | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """POST /decompose: Market/sector/subsector/residual decomposition of a ticker with its ETF hedge
 
         Price: 0.001 USD a call (GET /pricing lists every price).
 
-        Latest L3 state: exposure layers (er, hr, hedge_etf; residual hr and hedge_etf null),
-        the hedge map (ETF → −hr, summed when the subsector fell back to the sector ETF),
-        hedge_levels as in /metrics. style/stock_specific are an attribution-only split of the
-        residual variance l3_res_er: style.explained_variance = the share of the stock's
-        variance that the style ETFs (momentum MTUM, quality QUAL, low_vol USMV, value VLUE,
-        growth IWF, size IWM, dividend SCHD, moat MOAT) explain in its L3 residual — a weighted
-        no-intercept regression over the model window, jointly with the L3 ETFs, of which only
-        the style part is reported — and stock_specific.explained_variance = l3_res_er − style,
-        so the two sum to l3_res_er. style.factors lists the style ETFs that took part (one that
-        did not yet trade over the whole window is dropped); with none, style.explained_variance
-        is null, stock_specific is all of l3_res_er and style.note says why. Neither is
-        hedgeable with the factor ETFs; see /docs/methodology. _data_health.er_sum is the sum of
-        the four L3 ERs; a deviation from 1 above 0.05 is logged and still answered. A ticker
-        without a model yet answers 200 with nulls and er_populated false.
+        L3 state (the latest, or as_of a past trading day: point in time): exposure layers (er,
+        hr, hedge_etf; residual hr and hedge_etf null), the hedge map (ETF → −hr, summed when
+        the subsector fell back to the sector ETF), hedge_levels as in /metrics.
+        style/stock_specific are an attribution-only split of the residual variance l3_res_er:
+        style.explained_variance = the share of the stock's variance that the style ETFs
+        (momentum MTUM, quality QUAL, low_vol USMV, value VLUE, growth IWF, size IWM, dividend
+        SCHD, moat MOAT) explain in its L3 residual — a weighted no-intercept regression over
+        the model window, jointly with the L3 ETFs, of which only the style part is reported —
+        and stock_specific.explained_variance = l3_res_er − style, so the two sum to l3_res_er.
+        style.factors lists the style ETFs that took part (one that did not yet trade over the
+        whole window is dropped); with none, style.explained_variance is null, stock_specific is
+        all of l3_res_er and style.note says why. Neither is hedgeable with the factor ETFs; see
+        /docs/methodology. _data_health.er_sum is the sum of the four L3 ERs; a deviation from 1
+        above 0.05 is logged and still answered. A ticker without a model yet answers 200 with
+        nulls and er_populated false.
 
         Args:
             ticker: Ticker, case-insensitive, surrounding blanks ignored: 1–12 characters of A–Z,
                 0–9, '.', '-' (BRK.B or BRK-B)
+            as_of: The day to answer for (YYYY-MM-DD, default the latest state): the stored state
+                that day, nothing later. A day that is not a trading day resolves to the latest trading
+                day on or before it (_metadata.as_of_note says so); a stock that stopped trading before
+                it answers its last state (teo says which day); a day before its first trade or outside
+                the store is a 404 DATE_NOT_AVAILABLE
         """
-        return self._invoke("decompose", {}, {}, {"ticker": ticker}, timeout=timeout, headers=headers)
+        return self._invoke("decompose", {}, {}, {"ticker": ticker, "as_of": as_of}, timeout=timeout, headers=headers)
 
-    def decompose_v4(self, *, ticker: str, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
+    def decompose_v4(self, *, ticker: str, as_of: str | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """POST /v4/decompose: Named-block decomposition: market, industry (sector, subsector), style, stock-specific
 
         Price: 0.001 USD a call (GET /pricing lists every price).
 
+        The L3 state (the latest, or as_of a past trading day: point in time) in named blocks.
         Each block: etf, beta (the hierarchical beta l1_mkt_beta, l2_sec_beta, l3_sub_beta,
         named in beta_source), explained_variance (L3 ER) and hedge_notional = −hr (the L3 hedge
         ratio l3_*_hr, named in hedge_source) in ETF dollars per $1 long. The beta and the hedge
@@ -1699,8 +1707,13 @@ class Operations(_Transport):
         Args:
             ticker: Ticker, case-insensitive, surrounding blanks ignored: 1–12 characters of A–Z,
                 0–9, '.', '-' (BRK.B or BRK-B)
+            as_of: The day to answer for (YYYY-MM-DD, default the latest state): the stored state
+                that day, nothing later. A day that is not a trading day resolves to the latest trading
+                day on or before it (_metadata.as_of_note says so); a stock that stopped trading before
+                it answers its last state (teo says which day); a day before its first trade or outside
+                the store is a 404 DATE_NOT_AVAILABLE
         """
-        return self._invoke("decomposeV4", {}, {}, {"ticker": ticker}, timeout=timeout, headers=headers)
+        return self._invoke("decomposeV4", {}, {}, {"ticker": ticker, "as_of": as_of}, timeout=timeout, headers=headers)
 
     def get_ticker_returns(self, *, ticker: str, years: int | None = None, start: str | None = None, end: str | None = None, format: str | None = None, fields: str | list[str] | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """GET /ticker-returns: Daily gross returns and closes, with rolling L3 hedge ratios and ERs for stocks

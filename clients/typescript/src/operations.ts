@@ -338,6 +338,10 @@ export type RiskMetadata = {
   range?: Array<string>
   /** Present when the ticker asked is an old ticker of the security answered, which trades under another one now, e.g. "FB is now META (since 2022-06-09)". Absent for a current ticker, a reused ticker's current holder included. */
   ticker_note?: string
+  /** YYYY-MM-DD */
+  as_of_requested?: string
+  /** Present when the as_of asked was not a trading day: which trading day (the latest on or before it) answered */
+  as_of_note?: string
   /** How a book risk (POST /snapshot) was forecast from the per-stock model */
   risk_model?: {
     /** The book risk model, versioned apart from model_version */
@@ -2330,7 +2334,7 @@ export interface Requests {
       ticker: string
     }
     query?: {
-      /** The day to answer for (YYYY-MM-DD, default the latest state): the stored state that day, nothing later. A day that is not a trading day resolves to the previous one; a stock that stopped trading before it answers its last state (teo says which day); a day before its first trade or outside the store is a 404 */
+      /** The day to answer for (YYYY-MM-DD, default the latest state): the stored state that day, nothing later. A day that is not a trading day resolves to the latest trading day on or before it (_metadata.as_of_note says so); a stock that stopped trading before it answers its last state (teo says which day); a day before its first trade or outside the store is a 404 DATE_NOT_AVAILABLE */
       as_of?: string
     }
   }
@@ -2339,6 +2343,8 @@ export interface Requests {
     body: {
       /** Ticker, case-insensitive, surrounding blanks ignored: 1–12 characters of A–Z, 0–9, '.', '-' (BRK.B or BRK-B) */
       ticker: string
+      /** The day to answer for (YYYY-MM-DD, default the latest state): the stored state that day, nothing later. A day that is not a trading day resolves to the latest trading day on or before it (_metadata.as_of_note says so); a stock that stopped trading before it answers its last state (teo says which day); a day before its first trade or outside the store is a 404 DATE_NOT_AVAILABLE */
+      as_of?: string
     }
   }
   /** POST /v4/decompose: Named-block decomposition: market, industry (sector, subsector), style, stock-specific. Price: 0.001 USD a call (GET /pricing lists every price). */
@@ -2346,6 +2352,8 @@ export interface Requests {
     body: {
       /** Ticker, case-insensitive, surrounding blanks ignored: 1–12 characters of A–Z, 0–9, '.', '-' (BRK.B or BRK-B) */
       ticker: string
+      /** The day to answer for (YYYY-MM-DD, default the latest state): the stored state that day, nothing later. A day that is not a trading day resolves to the latest trading day on or before it (_metadata.as_of_note says so); a stock that stopped trading before it answers its last state (teo says which day); a day before its first trade or outside the store is a 404 DATE_NOT_AVAILABLE */
+      as_of?: string
     }
   }
   /** GET /ticker-returns: Daily gross returns and closes, with rolling L3 hedge ratios and ERs for stocks. Price: 0.005 USD a call (GET /pricing lists every price). */
@@ -3175,8 +3183,8 @@ export const OPERATIONS = {
   createCheckout: {"method":"POST","path":"/billing/checkout","status":201,"auth":["bearerKey","sessionJwt"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["amount_usd"]},"responseTypes":["application/json"],"responseFields":["account_id","amount_usd","checkout_url","currency","expires_at","session_id"],"idempotent":false,"costUsd":null},
   stripeWebhook: {"method":"POST","path":"/billing/stripe/webhook","status":200,"auth":[],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["id","type"]},"responseTypes":["application/json"],"responseFields":["event_id","outcome","received"],"idempotent":false,"costUsd":null},
   getMetrics: {"method":"GET","path":"/metrics/{ticker}","status":200,"auth":["bearerKey"],"pathParams":["ticker"],"query":["as_of"],"body":null,"responseTypes":["application/json"],"responseFields":["_agent","_metadata","display","hedge_levels","meta","metrics","periodicity","symbol","teo","ticker"],"idempotent":true,"costUsd":0.001},
-  decompose: {"method":"POST","path":"/decompose","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["ticker"]},"responseTypes":["application/json"],"responseFields":["_agent","_data_health","_metadata","data_as_of","exposure","hedge","hedge_levels","stock_specific","style","symbol","teo","ticker"],"idempotent":false,"costUsd":0.001},
-  decomposeV4: {"method":"POST","path":"/v4/decompose","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["ticker"]},"responseTypes":["application/json"],"responseFields":["_agent","_data_health","_metadata","data_as_of","industry","market","stock_specific","style","symbol","teo","ticker"],"idempotent":false,"costUsd":0.001},
+  decompose: {"method":"POST","path":"/decompose","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["ticker","as_of"]},"responseTypes":["application/json"],"responseFields":["_agent","_data_health","_metadata","data_as_of","exposure","hedge","hedge_levels","stock_specific","style","symbol","teo","ticker"],"idempotent":false,"costUsd":0.001},
+  decomposeV4: {"method":"POST","path":"/v4/decompose","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["ticker","as_of"]},"responseTypes":["application/json"],"responseFields":["_agent","_data_health","_metadata","data_as_of","industry","market","stock_specific","style","symbol","teo","ticker"],"idempotent":false,"costUsd":0.001},
   getTickerReturns: {"method":"GET","path":"/ticker-returns","status":200,"auth":["bearerKey"],"pathParams":[],"query":["ticker","years","start","end","format","fields"],"body":null,"responseTypes":["application/json"],"responseFields":["_agent","_metadata","asset_type","data","meta","periodicity","symbol","ticker"],"idempotent":true,"costUsd":0.005},
   getReturns: {"method":"GET","path":"/returns","status":200,"auth":["bearerKey"],"pathParams":[],"query":["ticker","years","start","end","format"],"body":null,"responseTypes":["application/json"],"responseFields":["_agent","_metadata","dates","returns_gross","symbol","ticker"],"idempotent":true,"costUsd":0.005},
   getEtfReturns: {"method":"GET","path":"/etf-returns","status":200,"auth":["bearerKey"],"pathParams":[],"query":["ticker","years","start","end","format"],"body":null,"responseTypes":["application/json"],"responseFields":["_agent","_metadata","dates","returns_gross","symbol","ticker"],"idempotent":true,"costUsd":0.005},
