@@ -3,7 +3,7 @@
  * request, one price"). Two parts, both driven by the operation's own schemas:
  *
  * - `normaliseTickers`: every field of a request that carries tickers (`ticker`, `tickers`,
- *   `sector_filter`, at any depth: `portfolio[].ticker`, `positions[].ticker`; an array of
+ *   `sector_filter`, a position's `proxy` ETF, at any depth: `portfolio[].ticker`, `positions[].ticker`; an array of
  *   tickers or a comma-separated list) is trimmed and upper-cased before validation, so handlers,
  *   the response cache and the record of paid requests all see `MSFT` for `" msft "`.
  * - `requestIdentity`: the canonical text of a validated, defaulted request (the validator has
@@ -17,7 +17,7 @@ import type { TSchema } from 'typebox'
 import type { Operation } from './operation.ts'
 
 /** Request fields whose values are tickers (a string, an array of strings, or a comma list). */
-const TICKER_FIELDS = new Set(['ticker', 'tickers', 'sector_filter'])
+const TICKER_FIELDS = new Set(['ticker', 'tickers', 'sector_filter', 'proxy'])
 
 type RequestPartName = 'params' | 'querystring' | 'body'
 const PARTS: readonly RequestPartName[] = ['params', 'querystring', 'body']

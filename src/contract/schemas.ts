@@ -123,9 +123,11 @@ export const StateAsOf = Type.String({
  * value (`..`, `a/b`, `%2e%2e`) is a 400 and never reaches another route. The schema pattern also
  * admits lower case and surrounding blanks, which the normalisation removes.
  */
+export const TICKER_PATTERN = '^\\s*[A-Za-z0-9][A-Za-z0-9.\\-]{0,11}\\s*$'
+
 export const TickerParam = Type.String({
   maxLength: 32,
-  pattern: '^\\s*[A-Za-z0-9][A-Za-z0-9.\\-]{0,11}\\s*$',
+  pattern: TICKER_PATTERN,
   description:
     "Ticker, case-insensitive, surrounding blanks ignored: 1–12 characters of A–Z, 0–9, '.', '-' (BRK.B or BRK-B)",
 })

@@ -91,6 +91,13 @@ describe('request identity', () => {
       assert.equal(identity(o, { body: b }), identity(o, { body: { ...b, as_of: AS_OF } }), id)
       assert.notEqual(identity(o, { body: b }), identity(o, { body: { ...b, as_of: '2024-06-27' } }), id)
     }
+    // A position's proxy ETF is a ticker too: any spelling is one request.
+    const snap = op('snapshot')
+    const book = (proxy: string) => ({
+      body: { type: 'portfolio', portfolio: [{ ticker: 'NEWCO', weight: 1, proxy }] },
+    })
+    assert.equal(identity(snap, book(' xlk')), identity(snap, book('XLK')))
+    assert.notEqual(identity(snap, book('XLK')), identity(snap, book('XLF')))
     const m = op('getMetrics')
     const params = { ticker: 'AAPL' }
     assert.equal(identity(m, { params, query: {} }), identity(m, { params, query: { as_of: AS_OF } }))

@@ -2262,18 +2262,21 @@ class Operations(_Transport):
         (dollars or fractions; negative = short) or shares (× price_close at as_of); weights are
         normalised by the gross Σ|amount|, so a short keeps its sign and every risk figure is
         per 1 of gross (snapshot.exposure: long, short, net, gross, leverage); weight and shares
-        rows must not be mixed; a ticker given twice is summed (with a warning); unknown tickers
-        are listed in snapshot.unresolved and the rest analysed (all unknown → 404). An ETF
-        position is exposure 1 to itself; a stock without a model at as_of is proxied by its
-        sector ETF plus its sector peers' median specific risk (risk_basis proxy,
-        weight_proxied). type ticker: one ticker, with ticker_meta. as_of: any past trading day
-        (point in time; default data_as_of). lookback_days 20–2000 (default 252); horizon 1, 21,
-        63 or 252 days for snapshot.forecast; mode frozen. Portfolio variance = h'Σ_etf h + Σ
-        w²σ²_res over the lookback, split by cascade layer; Euler contributions per position and
-        per ETF sum to the volatility; with a benchmark: active exposures and weights, tracking
-        error and its split. time_behavior and attribution are daily frozen-weight series (the
-        strips sum to gross). format=parquet|csv with table=positions (default), attribution or
-        time_behavior. 0.25 USD per call.
+        rows must not be mixed; a ticker given twice is summed (with a warning); a weight on a
+        ticker the dataset does not know is a position priced by a proxy (the proxy ETF given,
+        else the market ETF, plus a median specific risk; in_dataset false, a warning); a
+        malformed ticker, or shares of an unknown one, is listed in snapshot.unresolved and the
+        rest analysed (no ticker the dataset knows → 404). An ETF position is exposure 1 to
+        itself; a stock without a model at as_of is proxied by its sector ETF plus its sector
+        peers' median specific risk (risk_basis proxy, weight_proxied). type ticker: one ticker,
+        with ticker_meta. as_of: any past trading day (point in time; default data_as_of).
+        lookback_days 20–2000 (default 252); horizon 1, 21, 63 or 252 days for
+        snapshot.forecast; mode frozen. Portfolio variance = h'Σ_etf h + Σ w²σ²_res over the
+        lookback, split by cascade layer; Euler contributions per position and per ETF sum to
+        the volatility; with a benchmark: active exposures and weights, tracking error and its
+        split. time_behavior and attribution are daily frozen-weight series (the strips sum to
+        gross). format=parquet|csv with table=positions (default), attribution or time_behavior.
+        0.25 USD per call.
 
         Args:
             type: body

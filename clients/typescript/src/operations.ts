@@ -1140,13 +1140,18 @@ export type SnapshotPosition = {
   /** Priced by its own model at as_of (a stock with a model, or an ETF) */
   covered: boolean
   reason: string | null
-  /** How it enters the risk figures: its own model; an ETF (exposure 1 to itself); proxy (no model: its sector ETF plus the median specific risk of its sector peers at as_of); none (no proxy either: left out) */
+  /** False for a ticker the dataset does not know (priced by a proxy, no returns of its own) */
+  in_dataset: boolean
+  /** How it enters the risk figures: its own model; an ETF (exposure 1 to itself); proxy (no model: its sector ETF plus the median specific risk of its sector peers at as_of; a ticker not in the dataset: the proxy ETF asked, else the market ETF, plus its sector's or the whole universe's median); none (no proxy either: left out) */
   risk_basis: "model" | "etf" | "proxy" | "none"
   proxy: {
-    /** The ETF it is proxied by (its sector ETF; the market ETF without a sector) */
+    /** The ETF it is proxied by (its sector ETF; the market ETF without a sector; for a ticker not in the dataset the proxy asked, else the market ETF) */
     etf: string
     /** Stocks whose median specific variance it is given */
     peers: number
+    peers_of: string | null
+    /** The ETF is the proxy the request gave for the position */
+    given: boolean
   } | null
   model_level: number | null
   hedge_etfs: {
@@ -1231,7 +1236,7 @@ export type SnapshotBlock = {
   covered_count: number
   /** Share of the gross priced by its own model (stocks with a model, and ETFs) */
   weight_covered: number
-  /** Share of the gross priced by a proxy (stocks without a model) */
+  /** Share of the gross priced by a proxy (stocks without a model, tickers not in the dataset) */
   weight_proxied: number
   /** Long/short exposure; every risk figure is per 1 of gross */
   exposure: {
@@ -2682,6 +2687,8 @@ export interface Requests {
         weight?: number
         /** Share count, non-zero (negative = short), converted to dollars with the close at as_of (the last close before it for a stock that stopped trading) */
         shares?: number
+        /** Only for a ticker the dataset does not know (weight positions): the ETF of the store that stands in for it (exposure 1 to it; a sector ETF also gives the median specific risk of that sector's stocks). Without it such a ticker is proxied by the market ETF plus the whole universe's median specific risk. Ignored, with a warning, for a ticker the dataset knows */
+        proxy?: string
       }>
       /** type ticker only */
       ticker?: string
