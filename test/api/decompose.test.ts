@@ -344,6 +344,28 @@ describe('POST /decompose and POST /v4/decompose', () => {
         )
     }
     assert.equal((await debits(t, acct)).length, paid, 'errors cost nothing')
+    // Listed on as_of but without a model yet (its first day): the free empty answer, said why.
+    for (const id of ['decompose', 'decomposeV4'] as const) {
+      const first = await t.client.call(id, {
+        key: k,
+        body: {
+          ticker: listed,
+          as_of: store.date((await store.listedLife(store.resolve(listed))).first),
+        },
+      })
+      const b = first.ok()
+      assert.equal(b._agent.cost_usd, 0)
+      assert.match(b._metadata.nothing_to_answer?.reason ?? '', /on as_of/)
+      assert.equal(b._data_health.er_populated, false)
+    }
+    assert.equal((await debits(t, acct)).length, paid, 'a day without a model costs nothing')
+    // /metrics says the same of a non-trading day.
+    const m = await t.client.call('getMetrics', {
+      key: k,
+      params: { ticker: stocks[0] as string },
+      query: { as_of: gap },
+    })
+    assert.equal(m.ok()._metadata.as_of_requested, gap)
   })
 
   test('errors: unknown ticker 404 with suggestions, bad bodies 400, all free', async () => {
