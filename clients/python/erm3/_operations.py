@@ -396,7 +396,7 @@ OPERATIONS: dict[str, Operation] = {
         auth=("bearerKey",),
         path_params=(),
         query=(),
-        body=BodySpec("application/json", True, ("tickers", "metrics", "limit", "cursor", "years", "start", "end", "format")),
+        body=BodySpec("application/json", True, ("tickers", "metrics", "limit", "cursor", "years", "start", "end", "as_of", "format")),
         response_types=("application/json",),
         response_fields=("_agent", "_metadata", "failed", "metrics", "next_cursor", "results", "succeeded", "total", "years"),
         idempotent=False,
@@ -1955,7 +1955,7 @@ class Operations(_Transport):
         """
         return self._invoke("getL3Decomposition", {}, {"ticker": ticker, "years": years, "start": start, "end": end, "fields": fields, "format": format}, None, timeout=timeout, headers=headers)
 
-    def batch_analyze(self, *, tickers: list[str], metrics: list[Literal["returns"] | Literal["hedge_ratios"] | Literal["full_metrics"] | Literal["l3_decomposition"]] | None = None, limit: int | None = None, cursor: str | None = None, years: int | None = None, start: str | None = None, end: str | None = None, format: str | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
+    def batch_analyze(self, *, tickers: list[str], metrics: list[Literal["returns"] | Literal["hedge_ratios"] | Literal["full_metrics"] | Literal["l3_decomposition"]] | None = None, limit: int | None = None, cursor: str | None = None, years: int | None = None, start: str | None = None, end: str | None = None, as_of: str | None = None, format: str | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """POST /batch/analyze: Returns, hedge ratios, full metrics and monthly L3 series for up to 100 tickers
 
         Price: 0.005 USD a position (GET /pricing lists every price).
@@ -1963,11 +1963,12 @@ class Operations(_Transport):
         metrics ⊆ {returns, hedge_ratios, full_metrics, l3_decomposition}, default [returns,
         hedge_ratios]; years 1–15 (default 1) sizes returns and l3_decomposition. Per ticker
         (keyed as asked): returns {dates, values = gross returns, l1/l2/l3 = rolling L3
-        market/sector/subsector HR histories}; hedge_ratios = the latest state's HRs under short
-        keys (l1_market = l1_mkt_hr … l3_subsector = l3_sub_hr); full_metrics = the MetricsV3
-        snapshot of GET /metrics/{ticker}, its level fields also under the specification's long
-        names (l1_market_hr = l1_mkt_hr … l3_residual_er = l3_res_er); l3_decomposition = the
-        monthly series of GET /l3-decomposition; teo = date of the latest state. Parquet/CSV =
+        market/sector/subsector HR histories}; hedge_ratios = the HRs of the latest state (or
+        as_of's) under short keys (l1_market = l1_mkt_hr … l3_subsector = l3_sub_hr);
+        full_metrics = the MetricsV3 snapshot of GET /metrics/{ticker}, its level fields also
+        under the specification's long names (l1_market_hr = l1_mkt_hr … l3_residual_er =
+        l3_res_er); l3_decomposition = the monthly series of GET /l3-decomposition; teo = date
+        of the state served (the latest, or as_of: point in time). Parquet/CSV =
         BatchAnalyzeExportRow (ticker, date, gross_return, l1, l2, l3) for the tickers that
         succeeded, and needs 'returns' in metrics (else 400). 0.005 USD per ticker that
         succeeded; none succeeded → 404/400 and no charge. Paged by the one cursor convention
@@ -1991,9 +1992,15 @@ class Operations(_Transport):
                 data, after the last, or after end → 400
             end: Last day (YYYY-MM-DD, inclusive); default the symbol's last priced day. Outside the
                 data → 400. With end and no start, the window is years back from end
+            as_of: The day to answer for (YYYY-MM-DD, default the latest state): hedge_ratios,
+                full_metrics and teo are the stored state that day (as GET /metrics/{ticker}?as_of=),
+                and the series end there unless end is given (an end after as_of is a 400). A day that
+                is not a trading day resolves to the latest trading day on or before it
+                (_metadata.as_of_note); outside the store a 404; a ticker not yet listed that day has a
+                null teo and null state
             format: json (default), parquet or csv; else Accept decides
         """
-        return self._invoke("batchAnalyze", {}, {}, {"tickers": tickers, "metrics": metrics, "limit": limit, "cursor": cursor, "years": years, "start": start, "end": end, "format": format}, timeout=timeout, headers=headers)
+        return self._invoke("batchAnalyze", {}, {}, {"tickers": tickers, "metrics": metrics, "limit": limit, "cursor": cursor, "years": years, "start": start, "end": end, "as_of": as_of, "format": format}, timeout=timeout, headers=headers)
 
     def get_industry_panel(self, *, level: Literal["market"] | Literal["sector"] | Literal["subsector"] | None = None, teo: str | None = None, min_peers: int | None = None, format: str | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """GET /industry-panel: Industry beta panel: weighted mean and variance of market, sector or subsector betas per industry
