@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test'
 import type { ModelStore } from '../../src/engine/model-store/reader.ts'
 import {
   type Body,
+  Cov,
   checkBody,
   clip5,
   etfReturns,
@@ -16,7 +17,9 @@ import {
   modelledTickers,
   near,
   type PositionOut,
+  peerVariance,
   rng,
+  sampleCov,
   sampleVar,
   snapshotCall,
 } from '../helpers/portfolio-math.ts'
@@ -406,5 +409,107 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
     near(body.time_behavior.realized_vol_ann, vol, 1e-12 * want, '/snapshot and /metrics agree')
     const nulls = body.time_behavior.portfolio_return.filter((x) => x === null).length
     assert.ok(nulls > 0, 'a day without a return is null, not 0')
+  })
+
+  test('a ticker not in the dataset: the proxy ETF given (else the market ETF) plus a median specific risk', async () => {
+    const win = lookbackWindow(store, 252)
+    const [a, b] = pick(2, 23) as [string, string]
+    const sa = await loadStock(store, store.resolve(a), win)
+    const sb = await loadStock(store, store.resolve(b), win)
+    assert.ok(sa.covered && sb.covered && sa.sector, 'two stocks with a model, one with a sector')
+    const E = sa.sector as string
+    const rows = [
+      { ticker: a, weight: 1 },
+      { ticker: b, weight: -0.5 },
+      { ticker: 'QZQZX', weight: 0.75 },
+      { ticker: 'qzqzy', weight: 0.5, proxy: E.toLowerCase() },
+    ]
+    const body = await ok({ type: 'portfolio', portfolio: rows, estimator: 'sample' })
+    const s = body.snapshot
+    const G = 2.75
+    const [wa, wb, wx, wy] = rows.map((r) => r.weight / G) as [number, number, number, number]
+    // The direct computation: sample covariance of the ETFs in play over their common days.
+    const all = await peerVariance(store, win.T, null)
+    const sector = await peerVariance(store, win.T, E)
+    assert.ok(all.peers > 0 && sector.peers > 0)
+    const legsOf = (q: typeof sa) => q.b.flatMap((m) => [...m.keys()])
+    const etfs = [...new Set([MARKET, E, ...legsOf(sa), ...legsOf(sb)])]
+    const series = await Promise.all(etfs.map((e) => etfReturns(store, e, win)))
+    const days = [...Array(win.days).keys()].filter((t) => series.every((x) => fin(x[t])))
+    const cov = new Cov(etfs, sampleCov(series.map((x) => days.map((t) => x[t] as number))))
+    const betaE = cov.s(E, MARKET) / cov.s(MARKET, MARKET)
+    const h = [0, 1, 2].map((k) => {
+      const m = new Map<string, number>()
+      const add = (e: string, v: number) => m.set(e, (m.get(e) ?? 0) + v)
+      for (const [e, v] of sa.b[k] as Map<string, number>) add(e, wa * v)
+      for (const [e, v] of sb.b[k] as Map<string, number>) add(e, wb * v)
+      add(MARKET, wx) // unknown, no proxy: exposure 1 to the market ETF at every level
+      if (k === 0)
+        add(MARKET, wy * betaE) // the sector ETF given: its market beta at L1
+      else add(E, wy)
+      return m
+    })
+    const D =
+      wa ** 2 * (sa.resVar as number) +
+      wb ** 2 * (sb.resVar as number) +
+      wx ** 2 * all.variance +
+      wy ** 2 * sector.variance
+    const Vk = h.map((m) => cov.form(m, m).v)
+    const V = (Vk[2] as number) + D
+    near(
+      s.volatility_ann,
+      Math.sqrt(252 * V),
+      1e-10 * Math.sqrt(252 * V),
+      'volatility with the unknown tickers',
+    )
+    near(
+      s.variance_decomposition.market,
+      (Vk[0] as number) / V,
+      1e-10,
+      'market share (β of the proxy ETF at L1)',
+    )
+    near(s.variance_decomposition.residual, D / V, 1e-10, 'residual share (the peer medians)')
+    near(s.weight_proxied, wx + wy, 1e-15, 'weight_proxied counts the unknown tickers')
+    near(s.weight_covered, Math.abs(wa) + Math.abs(wb), 1e-15, 'weight_covered stays honest')
+    const x = s.positions.find((p) => p.ticker === 'QZQZX') as PositionOut
+    const y = s.positions.find((p) => p.ticker === 'QZQZY') as PositionOut
+    for (const [p, want, resVar] of [
+      [x, { etf: MARKET, peers: all.peers, peers_of: null, given: false }, all.variance],
+      [y, { etf: E, peers: sector.peers, peers_of: E, given: true }, sector.variance],
+    ] as const) {
+      assert.equal(p.in_dataset, false)
+      assert.equal(p.covered, false)
+      assert.equal(p.risk_basis, 'proxy')
+      assert.deepEqual(p.proxy, want)
+      near(p.residual_vol_ann, Math.sqrt(252 * resVar), 1e-12, `${p.ticker} residual_vol_ann`)
+      const said = `${p.ticker} is not in the dataset: its risk is proxied by ${want.etf}`
+      assert.ok(
+        s.warnings.some((w) => w.startsWith(said)),
+        s.warnings.join('; '),
+      )
+    }
+    near(y.weight, wy, 1e-15, 'weights by the gross, the unknown ones included')
+    assert.deepEqual(s.unresolved, [])
+    // No returns of their own: the daily series are the known stocks' alone.
+    for (let t = 0; t < win.days; t++) {
+      const r = [sa, sb].map((q) => (q.w.returns_gross as ArrayLike<number>)[t] as number)
+      const want = (fin(r[0]) ? wa * (r[0] as number) : 0) + (fin(r[1]) ? wb * (r[1] as number) : 0)
+      near(body.attribution.gross[t], want, 1e-15, `gross return day ${t}`)
+    }
+    // Another ETF given (not a sector ETF): exposure 1 to it, the whole universe's median.
+    const sub = sa.subsector && sa.subsector !== E ? sa.subsector : null
+    if (sub) {
+      const z = await ok({
+        type: 'portfolio',
+        portfolio: [rows[0], { ticker: 'QZQZX', weight: 1, proxy: sub }],
+        estimator: 'sample',
+      })
+      const p = z.snapshot.positions.find((q) => q.ticker === 'QZQZX')
+      assert.deepEqual(p?.proxy, { etf: sub, peers: all.peers, peers_of: null, given: true })
+    }
+    // A proxy on a ticker the dataset knows is ignored, with a warning.
+    const known = await ok({ type: 'portfolio', portfolio: [{ ticker: a, weight: 1, proxy: 'SPY' }] })
+    assert.ok(known.snapshot.warnings.some((w) => w.includes('proxy SPY is ignored')))
+    assert.equal(known.snapshot.positions[0]?.risk_basis, 'model')
   })
 })

@@ -482,6 +482,16 @@ describe('POST /snapshot and GET /data/benchmark/{id} (synthetic store)', () => 
         404,
       ],
       ['type ticker unknown', { type: 'ticker', ticker: 'NOPEX' }, 404],
+      [
+        'proxy not an ETF',
+        p([
+          { ticker: 'MSFT', weight: 1 },
+          { ticker: 'NOPEX', weight: 1, proxy: 'NVDA' },
+        ]),
+        400,
+      ],
+      ['proxy unknown', p([{ ticker: 'NOPEX', weight: 1, proxy: 'NOPEY' }]), 400],
+      ['proxy malformed', p([{ ticker: 'NOPEX', weight: 1, proxy: 'a/b' }]), 400],
     ]
     for (const [what, body, status] of cases) {
       const r = await call(body)
@@ -493,7 +503,7 @@ describe('POST /snapshot and GET /data/benchmark/{id} (synthetic store)', () => 
       )
     }
     assert.equal(await micros(), before, 'no 4xx is charged')
-    // Some unknown: 200, listed, charged once.
+    // Some unknown: 200, a position priced by a proxy (never zero-risk cash), charged once.
     const r = await call(
       p([
         { ticker: 'MSFT', weight: 1 },
@@ -503,19 +513,35 @@ describe('POST /snapshot and GET /data/benchmark/{id} (synthetic store)', () => 
     )
     assert.equal(r.status, 200, r.text.slice(0, 300))
     const body = r.json as Body
-    assert.deepEqual(
-      body.snapshot.unresolved.map((u) => u.ticker),
-      ['NOPEX'],
-    )
-    assert.ok((body.snapshot.unresolved[0]?.detail.length ?? 0) > 0)
-    assert.deepEqual(body.snapshot.positions.map((x) => x.ticker).sort(), ['MSFT', 'NVDA'])
+    assert.deepEqual(body.snapshot.unresolved, [])
+    assert.deepEqual(body.snapshot.positions.map((x) => x.ticker).sort(), ['MSFT', 'NOPEX', 'NVDA'])
+    const nopex = body.snapshot.positions.find((x) => x.ticker === 'NOPEX')
+    assert.equal(nopex?.in_dataset, false)
+    assert.equal(nopex?.risk_basis, 'proxy')
     near(
       body.snapshot.positions.find((x) => x.ticker === 'NVDA')?.weight,
-      2 / 3,
+      2 / 4,
       1e-15,
-      'weights over the resolved positions',
+      'weights over every position, the unknown one included',
     )
     assert.equal(before - (await micros()), 250_000, 'charged once, 0.25 USD')
+    // Shares of an unknown ticker cannot be priced: listed in unresolved, the rest analysed.
+    const s = await call(
+      p([
+        { ticker: 'MSFT', shares: 10 },
+        { ticker: 'NOPEX', shares: 5 },
+      ]),
+    )
+    assert.equal(s.status, 200, s.text.slice(0, 300))
+    const sb = s.json as Body
+    assert.deepEqual(
+      sb.snapshot.unresolved.map((u) => [u.ticker, u.code]),
+      [['NOPEX', 'TICKER_NOT_FOUND']],
+    )
+    assert.deepEqual(
+      sb.snapshot.positions.map((x) => x.ticker),
+      ['MSFT'],
+    )
   })
 
   test('duplicates are summed with a warning; an uncovered position keeps its weight out of the risk', async () => {

@@ -63,7 +63,7 @@ export interface Stock {
   /** An ETF held as a position. */
   isEtf: boolean
   /** Set by expectedSnapshot for an uncovered stock it proxies: the ETF and the peer count. */
-  proxy?: { etf: string; peers: number }
+  proxy?: { etf: string; peers: number; peers_of: string | null; given: boolean }
 }
 
 export interface Window {
@@ -433,7 +433,7 @@ export async function expectedSnapshot(
     const etf = proxyEtfOf(store, p.stock)
     const peer = await peerVariance(store, win.T, etf === MARKET ? null : etf)
     if (peer.peers === 0) continue
-    p.stock.proxy = { etf, peers: peer.peers }
+    p.stock.proxy = { etf, peers: peer.peers, peers_of: etf === MARKET ? null : etf, given: false }
     inPlay.add(etf)
     proxied.push({ stock: { ...p.stock, resVar: peer.variance }, weight: p.weight })
   }
@@ -717,7 +717,8 @@ export interface PositionOut {
   covered: boolean
   reason: string | null
   risk_basis: 'model' | 'etf' | 'proxy' | 'none'
-  proxy: { etf: string; peers: number } | null
+  proxy: { etf: string; peers: number; peers_of: string | null; given: boolean } | null
+  in_dataset: boolean
   model_level: number | null
   hedge_etfs: { market: string; sector: string | null; subsector: string | null }
   l3_mkt_hr: number | null
