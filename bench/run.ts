@@ -8,6 +8,7 @@ const benches = (
     : [
         'synth',
         'build',
+        'start',
         'parquet',
         'zarr',
         'cross',

@@ -3,21 +3,21 @@
  * request, one price"). Two parts, both driven by the operation's own schemas:
  *
  * - `normaliseTickers`: every field of a request that carries tickers (`ticker`, `tickers`,
- *   `sector_filter`, at any depth: `portfolio[].ticker`, `positions[].ticker`; an array of
+ *   `sector_filter`, a position's `proxy` ETF, at any depth: `portfolio[].ticker`, `positions[].ticker`; an array of
  *   tickers or a comma-separated list) is trimmed and upper-cased before validation, so handlers,
  *   the response cache and the record of paid requests all see `MSFT` for `" msft "`.
  * - `requestIdentity`: the canonical text of a validated, defaulted request (the validator has
  *   filled the schema defaults): the operation id and its declared parts only (an undeclared
  *   query of an operation without a query schema is not part of the request), `format` left out
  *   (it is a separate part of the response cache key), a missing field with a schema default set
- *   to it (`years`, the screen's `cohort` and `window` …), a missing `teo` resolved to the data's
- *   last day, order-insensitive collections in canonical order, object keys sorted.
+ *   to it (`years`, the screen's `cohort` and `window` …), a missing `teo` or `as_of` resolved to
+ *   the data's last day, order-insensitive collections in canonical order, object keys sorted.
  */
 import type { TSchema } from 'typebox'
 import type { Operation } from './operation.ts'
 
 /** Request fields whose values are tickers (a string, an array of strings, or a comma list). */
-const TICKER_FIELDS = new Set(['ticker', 'tickers', 'sector_filter'])
+const TICKER_FIELDS = new Set(['ticker', 'tickers', 'sector_filter', 'proxy'])
 
 type RequestPartName = 'params' | 'querystring' | 'body'
 const PARTS: readonly RequestPartName[] = ['params', 'querystring', 'body']
@@ -133,7 +133,8 @@ function canonicalPart(op: Operation, part: RequestPartName, value: unknown, dat
   // A default spelled out is the request left without it, whether or not a validator filled it.
   for (const [k, sub] of Object.entries((schema as SchemaLike).properties ?? {}))
     if (o[k] === undefined && sub.default !== undefined) o[k] = sub.default
-  if (hasProperty(schema, 'teo') && (o.teo === undefined || o.teo === null)) o.teo = dataAsOf
+  for (const day of ['teo', 'as_of'])
+    if (hasProperty(schema, day) && (o[day] === undefined || o[day] === null)) o[day] = dataAsOf
   for (const [p, field] of UNORDERED[op.id] ?? [])
     if (p === part && Array.isArray(o[field]))
       o[field] = (o[field] as unknown[])
@@ -153,7 +154,7 @@ export interface ValidatedRequest {
 /**
  * The canonical text of a request's meaning: equal for equivalent spellings, different whenever
  * any validated parameter differs. `dataAsOf` is the last day of the data that answers (a
- * missing `teo` means that day).
+ * missing `teo` or `as_of` means that day).
  */
 export function requestIdentity(op: Operation, req: ValidatedRequest, dataAsOf: string): string {
   return canonicalJson({

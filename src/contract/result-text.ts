@@ -119,6 +119,22 @@ export function partialOf(body: Json): PartialResult | null {
   return { asked: answered + failed.length, answered, failed }
 }
 
+/**
+ * The positions of a book priced by a proxy (no model at as_of, or not in the dataset): an agent
+ * must not report their risk as the stock's own. Null when there are none.
+ */
+function proxiedLine(body: Json): string | null {
+  const snap = isObject(body.snapshot) ? body.snapshot : null
+  if (!snap || !Array.isArray(snap.positions)) return null
+  const parts: string[] = []
+  for (const p of snap.positions as Json[]) {
+    if (!isObject(p) || p.risk_basis !== 'proxy' || !isObject(p.proxy)) continue
+    const why = p.in_dataset === false ? 'not in the dataset' : 'no model at as_of'
+    parts.push(`${String(p.ticker)} (${why}) by ${String(p.proxy.etf)}`)
+  }
+  return parts.length ? `PROXIED: ${parts.join('; ')}; their risk is the proxy's, not their own.` : null
+}
+
 function partialLine(p: PartialResult): string {
   const byCode = new Map<string, string[]>()
   for (const f of p.failed) byCode.set(f.code, [...(byCode.get(f.code) ?? []), f.ticker])
@@ -332,6 +348,8 @@ export function summarizeResult(tool: string, body: Json, opts: SummaryOptions =
   const dataset = datasetLine(body)
   if (dataset) lines.push(dataset)
   if (partial) lines.push(partialLine(partial))
+  const proxied = proxiedLine(body)
+  if (proxied) lines.push(proxied)
   if (w.values.length) lines.push('Values:', ...valueLines(w.values))
   for (const s of w.series.slice(0, MAX_SERIES)) lines.push(...seriesLines(s))
   if (w.series.length > MAX_SERIES) lines.push(`… ${w.series.length - MAX_SERIES} more series in the JSON.`)

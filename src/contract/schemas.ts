@@ -68,12 +68,23 @@ export const riskMetadataSchema = Type.Object(
     dataset: datasetOriginSchema,
     range: Type.Optional(Type.Array(IsoDate, { minItems: 2, maxItems: 2 })),
     ticker_note: TickerNote,
+    as_of_requested: Type.Optional(IsoDate),
+    as_of_note: Type.Optional(
+      Type.String({
+        description:
+          'Present when the as_of asked was not a trading day: which trading day (the latest on or before it) answered',
+      }),
+    ),
     risk_model: Type.Optional(
       Type.Object(
         {
           version: Type.String({ description: 'The book risk model, versioned apart from model_version' }),
           estimator: Type.String(),
           estimator_description: Type.String(),
+          default_estimator: Type.String({
+            description:
+              'The estimator used when the request names none (the one the model evaluation recommends)',
+          }),
           horizon_days: Type.Integer(),
         },
         { description: 'How a book risk (POST /snapshot) was forecast from the per-stock model' },
@@ -98,14 +109,29 @@ export const riskMetadataSchema = Type.Object(
 )
 
 /**
+ * `as_of` of a per-stock state operation (/metrics, /decompose, /v4/decompose): the stored state of
+ * that trading day and nothing later (point in time).
+ */
+export const StateAsOf = Type.String({
+  format: 'date',
+  description:
+    'The day to answer for (YYYY-MM-DD, default the latest state): the stored state that day, nothing later. ' +
+    'A day that is not a trading day resolves to the latest trading day on or before it (_metadata.as_of_note ' +
+    'says so); a stock that stopped trading before it answers its last state (teo says which day); a day before ' +
+    'its first trade or outside the store is a 404 DATE_NOT_AVAILABLE',
+})
+
+/**
  * The pattern a ticker must match once trimmed and upper-cased: 1–12 characters of A–Z, 0–9, '.'
  * and '-', starting with a letter or digit (BRK.B, BRK-B). Checked before routing, so a path-like
  * value (`..`, `a/b`, `%2e%2e`) is a 400 and never reaches another route. The schema pattern also
  * admits lower case and surrounding blanks, which the normalisation removes.
  */
+export const TICKER_PATTERN = '^\\s*[A-Za-z0-9][A-Za-z0-9.\\-]{0,11}\\s*$'
+
 export const TickerParam = Type.String({
   maxLength: 32,
-  pattern: '^\\s*[A-Za-z0-9][A-Za-z0-9.\\-]{0,11}\\s*$',
+  pattern: TICKER_PATTERN,
   description:
     "Ticker, case-insensitive, surrounding blanks ignored: 1–12 characters of A–Z, 0–9, '.', '-' (BRK.B or BRK-B)",
 })

@@ -10,14 +10,15 @@ import { exists } from '../platform/atomic-dir.ts'
 import { loadConfig } from '../platform/config.ts'
 import type { Progress } from '../platform/progress.ts'
 import { homePaths } from './context.ts'
-import { ensureSandbox } from './sandbox.ts'
+import { sandboxInBackground } from './sandbox.ts'
 import { serveUntilSignal } from './server.ts'
 
 /**
  * `npm start` / `erm3 start`: the embedded pipeline with no servers. Makes sure a dataset exists
  * under ERM3_HOME (generating the default synthetic market when it does not), then builds the
  * model store when it is missing or was built from another dataset, makes sure the sandbox
- * store (test keys) exists, and serves the API until SIGINT/SIGTERM.
+ * store (test keys) exists (built on a worker thread meanwhile), and serves the API until
+ * SIGINT/SIGTERM.
  */
 export async function startLocal(
   env: Record<string, string | undefined>,
@@ -26,7 +27,33 @@ export async function startLocal(
   opts: { serve: boolean } = { serve: true },
 ): Promise<void> {
   const config = loadConfig(env)
+  const paths = homePaths(config.home)
+  // Beside the main market's stages (the synthesis uses one core); awaited before serving, and
+  // stopped if they fail.
+  const stopSandbox = new AbortController()
+  const sandbox = sandboxInBackground(paths, say, stopSandbox.signal)
+  sandbox.catch(() => undefined)
+  const store = await prepareLive(config, progress, say).catch((err: unknown) => {
+    stopSandbox.abort()
+    throw err
+  })
+  await sandbox
+  if (!opts.serve) {
+    say('API: not started (--no-serve); run `erm3 serve` to start it')
+    return
+  }
+  await serveUntilSignal(embeddedDemoEnv(env, store.dataset), { store: store.dir, progress, say })
+}
+
+/** The live market: its dataset (generated when there is none) and its model store, built when stale. */
+async function prepareLive(
+  config: ReturnType<typeof loadConfig>,
+  progress: Progress,
+  say: (line: string) => void,
+): Promise<{ dir: string; dataset: DatasetManifest }> {
   const datasetDir = join(config.home, 'dataset')
+  // A dataset generated just now is not hashed again by the build that reads it.
+  let written = false
   if (await exists(join(datasetDir, 'manifest.json'))) {
     const m = await readManifest(datasetDir)
     say(
@@ -36,6 +63,7 @@ export async function startLocal(
     say(`dataset: none under ${config.home}; generating the default synthetic market …`)
     const opts = Object.fromEntries(Object.entries(config.synth).filter(([, v]) => v !== undefined))
     const { manifest, seconds } = await synthesizeDataset(datasetDir, opts, progress)
+    written = true
     say(
       `dataset: wrote ${datasetDir} in ${seconds.toFixed(1)} s — ${manifest.counts.stocks} stocks, ${manifest.counts.etfs} ETFs, ` +
         `${manifest.calendar.days} trading days (${manifest.calendar.first} … ${manifest.calendar.last}), digest ${manifest.digest.slice(0, 12)}`,
@@ -52,18 +80,12 @@ export async function startLocal(
         ? 'model: the dataset changed since the last build; rebuilding …'
         : `model: no store under ${config.home} that this erm3 reads (none, or built by another version); building …`,
     )
-    const m = await buildStore({ dataset: datasetDir, store: storeDir }, progress)
+    const m = await buildStore({ dataset: datasetDir, store: storeDir, verify: !written }, progress)
     say(
       `model: built ${storeDir} in ${m.timings_s.total} s — ${m.model_version}, data as of ${m.data_as_of}, universe_size ${m.universe_size}`,
     )
   }
-  const paths = homePaths(config.home)
-  await ensureSandbox(paths, progress, say)
-  if (!opts.serve) {
-    say('API: not started (--no-serve); run `erm3 serve` to start it')
-    return
-  }
-  await serveUntilSignal(embeddedDemoEnv(env, dataset), { store: storeDir, progress, say })
+  return { dir: storeDir, dataset }
 }
 
 /** The sign-up credit of the embedded demo, in USD (ERM3_SIGNUP_CREDIT_USD's default under `erm3 start`). */

@@ -3,6 +3,8 @@
  * The API answers full precision; the pages round here, and write a negative with a real minus.
  */
 
+import type { ResponseOf } from '../contract/client.ts'
+
 const MINUS = '\u2212'
 
 /** `x` to `digits` decimals with a real minus sign; null for a missing value; never `−0.000`. */
@@ -44,4 +46,28 @@ export function hedgeBasket(legs: readonly HedgeLeg[], digits = 3): string | nul
       return `${w < 0 ? MINUS : '+'} ${size}`
     })
     .join(' ')
+}
+
+/** The long/short exposure of a snapshot (`snapshot.exposure`), fractions of the gross. */
+type BookExposure = Pick<
+  ResponseOf<'snapshot'>['snapshot']['exposure'],
+  'long' | 'short' | 'net' | 'gross' | 'leverage' | 'long_count' | 'short_count'
+>
+
+/**
+ * The exposure table's rows: long, short, net and gross as percent of the gross (a real minus),
+ * with the position counts, and leverage = gross ÷ |net| as `1.60×` (a net-zero book has none).
+ */
+export function exposureRows(e: BookExposure): [string, string][] {
+  const share = (x: number) => `${fixed(100 * x, 1)}%`
+  return [
+    ['Long', `${share(e.long)} (${e.long_count} position${e.long_count === 1 ? '' : 's'})`],
+    ['Short', `${share(e.short)} (${e.short_count} position${e.short_count === 1 ? '' : 's'})`],
+    ['Net', share(e.net)],
+    ['Gross', share(e.gross)],
+    [
+      'Leverage (gross ÷ |net|)',
+      e.leverage === null ? 'none: the book nets to zero' : `${fixed(e.leverage, 2)}×`,
+    ],
+  ]
 }

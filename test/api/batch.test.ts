@@ -288,6 +288,45 @@ describe('POST /batch/lstar and POST /batch/analyze', () => {
     assert.ok(d.includes(10_000) && d.includes(5_000))
   })
 
+  test('batch analyze as_of: the state of that day and series ending there (point in time)', async () => {
+    const { account, key } = await fresh()
+    const store = t.ctx.models.store('live')
+    const [a] = stocks(store, 1)
+    assert.ok(a)
+    const T = store.calendar.length - 1 - 200
+    assert.ok((await store.listedLife(a.index)).first < T - 300, 'listed well before T')
+    const as_of = store.date(T)
+    const body = (
+      await t.client.call('batchAnalyze', {
+        key,
+        body: { tickers: [a.ticker], metrics: ['returns', 'hedge_ratios', 'full_metrics'], as_of },
+      })
+    ).ok()
+    const r = body.results[a.ticker]
+    assert.ok(r?.status === 'ok')
+    assert.equal(r.teo, as_of)
+    // hedge_ratios key → the stored field it is.
+    const hr = {
+      l1_market: 'l1_mkt_hr',
+      l2_market: 'l2_mkt_hr',
+      l2_sector: 'l2_sec_hr',
+      l3_market: 'l3_mkt_hr',
+      l3_sector: 'l3_sec_hr',
+      l3_subsector: 'l3_sub_hr',
+    } as const
+    const row = await store.history(a.index, [...Object.values(hr), 'l3_res_er'], T, T + 1)
+    const at = (f: string) => n((row[f] as Float64Array)[0])
+    assert.deepEqual(r.hedge_ratios, Object.fromEntries(Object.entries(hr).map(([k, f]) => [k, at(f)])))
+    assert.equal(r.full_metrics?.l3_res_er, at('l3_res_er'))
+    assert.equal(r.returns?.dates.at(-1), as_of, 'the series end at as_of: nothing later')
+    const bad = async (extra: Record<string, string>) =>
+      (await t.client.call('batchAnalyze', { key, body: { tickers: [a.ticker], ...extra } })).status
+    assert.equal(await bad({ as_of, end: store.date(T + 1) }), 400, 'an end after as_of')
+    assert.equal(await bad({ as_of: '1900-01-02' }), 404)
+    assert.equal(await bad({ as_of: '2021-02-30' }), 400)
+    assert.deepEqual(await debits(account), [5_000], 'errors cost nothing')
+  })
+
   test('batch analyze tabular = BatchAnalyzeExportRow of successes; needs returns; bad bodies 400', async () => {
     const { key } = await fresh()
     const [a, b] = stocks(t.ctx.models.store('live'), 2)

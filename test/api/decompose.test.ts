@@ -28,9 +28,20 @@ const FIELDS = [
 const nul = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? null : x)
 
 /** Expected values straight from the store (never through the service). */
-async function expected(store: ModelStore, ticker: string) {
+async function expected(store: ModelStore, ticker: string, day?: number) {
   const i = store.resolve(ticker)
-  const { t, values } = await store.latest(i, FIELDS)
+  const { t, values } =
+    day === undefined
+      ? await store.latest(i, FIELDS)
+      : {
+          t: day,
+          values: Object.fromEntries(
+            Object.entries(await store.history(i, [...FIELDS], day, day + 1)).map(([f, a]) => [
+              f,
+              (a as ArrayLike<number>)[0] as number,
+            ]),
+          ) as Record<(typeof FIELDS)[number], number>,
+        }
   const etf = (c: number | undefined) => (c === undefined || c < 0 ? null : (store.etfs[c] ?? null))
   const v = Object.fromEntries(FIELDS.map((f) => [f, nul(values[f])])) as Record<
     (typeof FIELDS)[number],
@@ -251,6 +262,110 @@ describe('POST /decompose and POST /v4/decompose', () => {
     assert.deepEqual(Object.keys(r.body.hedge).sort(), ['SPY', sector.hedge_etf].sort())
     assert.equal(r.body.hedge[sector.hedge_etf], 0 - sector.hr + (0 - 0.25))
     assert.equal(r.body.hedge.SPY, 0 - market.hr)
+  })
+
+  test('as_of: the stored row of that day (nothing later), a non-trading day noted, 404 before the first trade', async () => {
+    const store = t.ctx.models.store('live')
+    const T = store.calendar.length - 1 - 200
+    const acct = await t.account(1)
+    const k = await t.key(acct)
+    let checked = 0
+    for (const ticker of stocks.slice(0, 8)) {
+      const life = await store.listedLife(store.resolve(ticker))
+      if (!(life.first <= T && life.last > T)) continue
+      const e = await expected(store, ticker, T)
+      const as_of = store.date(T)
+      const b = (await t.client.call('decompose', { key: k, body: { ticker, as_of } })).ok()
+      assertResponseShape('decompose', b)
+      assert.equal(b.teo, as_of)
+      assert.equal(b.data_as_of, '2021-12-31')
+      assert.deepEqual(b._metadata.range, [as_of, as_of])
+      assert.equal(b._metadata.as_of_note, undefined)
+      assert.equal(b.exposure.market.hr, e.v.l3_mkt_hr)
+      assert.equal(b.exposure.sector.er, e.v.l3_sec_er)
+      assert.equal(b.exposure.subsector.hr, e.v.l3_sub_hr)
+      assert.equal(b.exposure.residual.er, e.v.l3_res_er)
+      assert.equal(b.exposure.sector.hedge_etf, e.sector)
+      const v4 = (await t.client.call('decomposeV4', { key: k, body: { ticker, as_of } })).ok()
+      assertResponseShape('decomposeV4', v4)
+      assert.equal(v4.teo, as_of)
+      assert.equal(v4.market.beta, e.v.l1_mkt_beta)
+      assert.equal(v4.industry.sector.beta, e.v.l2_sec_beta)
+      assert.equal(v4.industry.subsector.hedge_notional, e.v.l3_sub_hr === null ? null : 0 - e.v.l3_sub_hr)
+      // The latest state is another answer.
+      const latest = (await t.client.call('decompose', { key: k, body: { ticker } })).ok()
+      assert.notEqual(latest.exposure.market.hr, b.exposure.market.hr)
+      checked++
+    }
+    assert.ok(checked >= 3, `${checked} stocks listed on ${store.date(T)}`)
+    // A weekend: the latest trading day on or before it, said in _metadata.
+    const friday = store.calendar.findIndex((d, i) => i > 10 && d - (store.calendar[i - 1] as number) > 1) - 1
+    const gap = new Date(((store.calendar[friday] as number) + 1) * 86_400_000).toISOString().slice(0, 10)
+    let listed = ''
+    for (const ticker of stocks) {
+      const life = await store.listedLife(store.resolve(ticker))
+      if (life.first <= friday && life.last > friday) {
+        listed = ticker
+        break
+      }
+    }
+    for (const id of ['decompose', 'decomposeV4'] as const) {
+      const w = (await t.client.call(id, { key: k, body: { ticker: listed, as_of: gap } })).ok()
+      assert.equal(w.teo, store.date(friday))
+      assert.equal(w._metadata.as_of_requested, gap)
+      assert.match(
+        w._metadata.as_of_note ?? '',
+        new RegExp(`${gap} is not a trading day.*${store.date(friday)}`),
+      )
+    }
+    const paid = (await debits(t, acct)).length
+    // Before the ticker's first trade, outside the store, not a date: 404 / 404 / 400, all free.
+    let young = ''
+    for (const ticker of stocks) {
+      const life = await store.listedLife(store.resolve(ticker))
+      if (life.first > 5) {
+        young = store.date(life.first - 1)
+        listed = ticker
+        break
+      }
+    }
+    assert.ok(young, 'the fixture has a stock listed after the first day')
+    for (const id of ['decompose', 'decomposeV4'] as const) {
+      const early = await t.client.call(id, { key: k, body: { ticker: listed, as_of: young } })
+      assert.equal(early.status, 404, early.text)
+      assert.equal((early.json as { code: string }).code, 'DATE_NOT_AVAILABLE')
+      const outside = await t.client.call(id, { key: k, body: { ticker: listed, as_of: '1900-01-02' } })
+      assert.equal(outside.status, 404)
+      for (const as_of of ['2021-02-30', 'yesterday', '20210104'])
+        assert.equal(
+          (await t.client.call(id, { key: k, body: { ticker: listed, as_of } })).status,
+          400,
+          as_of,
+        )
+    }
+    assert.equal((await debits(t, acct)).length, paid, 'errors cost nothing')
+    // Listed on as_of but without a model yet (its first day): the free empty answer, said why.
+    for (const id of ['decompose', 'decomposeV4'] as const) {
+      const first = await t.client.call(id, {
+        key: k,
+        body: {
+          ticker: listed,
+          as_of: store.date((await store.listedLife(store.resolve(listed))).first),
+        },
+      })
+      const b = first.ok()
+      assert.equal(b._agent.cost_usd, 0)
+      assert.match(b._metadata.nothing_to_answer?.reason ?? '', /on as_of/)
+      assert.equal(b._data_health.er_populated, false)
+    }
+    assert.equal((await debits(t, acct)).length, paid, 'a day without a model costs nothing')
+    // /metrics says the same of a non-trading day.
+    const m = await t.client.call('getMetrics', {
+      key: k,
+      params: { ticker: stocks[0] as string },
+      query: { as_of: gap },
+    })
+    assert.equal(m.ok()._metadata.as_of_requested, gap)
   })
 
   test('errors: unknown ticker 404 with suggestions, bad bodies 400, all free', async () => {

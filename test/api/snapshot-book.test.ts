@@ -3,8 +3,11 @@ import { after, before, describe, test } from 'node:test'
 import type { ModelStore } from '../../src/engine/model-store/reader.ts'
 import {
   type Body,
+  Cov,
   checkBody,
+  clip5,
   etfReturns,
+  ewmaNwCov,
   expectedSnapshot,
   fin,
   type Holding,
@@ -14,7 +17,9 @@ import {
   modelledTickers,
   near,
   type PositionOut,
+  peerVariance,
   rng,
+  sampleCov,
   sampleVar,
   snapshotCall,
 } from '../helpers/portfolio-math.ts'
@@ -26,6 +31,15 @@ import { startTestApp, type TestApp } from '../helpers/test-app.ts'
  * (point in time), long/short books normalised by the gross, ETFs as positions, the forecast
  * horizon, and the one rule for realised volatility shared with /metrics.
  */
+
+/**
+ * The book computations run twice: with `estimator: "sample"` asked explicitly (equal weights) and
+ * with no estimator, the default, checked against ewma_nw computed in test/helpers/portfolio-math.ts.
+ */
+const ESTIMATORS = [
+  { ask: { estimator: 'sample' }, expect: 'sample' },
+  { ask: {}, expect: 'ewma_nw' },
+] as const
 
 describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic store)', () => {
   let t: TestApp
@@ -67,15 +81,24 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
     const T = store.calendar.length - 1 - 300
     const rows = pick(8, 3).map((ticker, i) => ({ ticker, weight: 1 + i }))
     for (const lookback of [60, 252]) {
+      for (const e of ESTIMATORS) {
+        const body = await ok({
+          type: 'portfolio',
+          portfolio: rows,
+          lookback_days: lookback,
+          as_of: store.date(T),
+          ...e.ask,
+        })
+        const { win, holdings } = await book(rows, lookback, T)
+        const exp = await expectedSnapshot(store, holdings, win, null, e.expect)
+        checkBody(store, body, exp, `as_of ${store.date(T)} lookback ${lookback} ${e.expect}`)
+      }
       const body = await ok({
         type: 'portfolio',
         portfolio: rows,
         lookback_days: lookback,
         as_of: store.date(T),
       })
-      const { win, holdings } = await book(rows, lookback, T)
-      const exp = await expectedSnapshot(store, holdings, win)
-      checkBody(store, body, exp, `as_of ${store.date(T)} lookback ${lookback}`)
       assert.equal(body.snapshot.as_of, store.date(T))
       assert.ok(
         body.time_behavior.dates.every((d) => d <= store.date(T)),
@@ -96,10 +119,17 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
   test('a long/short book: weights by gross, signed hedges and contributions, exposure and leverage', async () => {
     const names = pick(6, 11)
     const rows = names.map((ticker, i) => ({ ticker, weight: i % 3 === 2 ? -(1 + i) : 2 + i }))
-    const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: 252 })
     const { win, holdings } = await book(rows, 252)
-    const exp = await expectedSnapshot(store, holdings, win)
-    checkBody(store, body, exp, 'long/short')
+    for (const e of ESTIMATORS) {
+      const b = await ok({ type: 'portfolio', portfolio: rows, lookback_days: 252, ...e.ask })
+      checkBody(
+        store,
+        b,
+        await expectedSnapshot(store, holdings, win, null, e.expect),
+        `long/short ${e.expect}`,
+      )
+    }
+    const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: 252 })
     const gross = rows.reduce((a, r) => a + Math.abs(r.weight), 0)
     const long = rows.filter((r) => r.weight > 0).reduce((a, r) => a + r.weight, 0) / gross
     const short = rows.filter((r) => r.weight < 0).reduce((a, r) => a + r.weight, 0) / gross
@@ -138,30 +168,31 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
         { ticker: stock, weight: 1 },
         { ticker: 'SPY', weight: -0.8 },
       ],
-    ]) {
-      const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: 252 })
-      const { win, holdings } = await book(rows, 252)
-      const exp = await expectedSnapshot(store, holdings, win)
-      checkBody(store, body, exp, JSON.stringify(rows))
-      assert.deepEqual(body.snapshot.unresolved, [], 'nothing dropped')
-      assert.equal(body.snapshot.positions.length, 2)
-      const etf = body.snapshot.positions.find((p) => p.ticker === rows[1]?.ticker) as PositionOut &
-        Record<string, unknown>
-      assert.equal(etf.asset_type, 'etf')
-      assert.equal(etf.risk_basis, 'etf')
-      near(
-        etf.weight,
-        (rows[1]?.weight as number) /
-          (Math.abs(rows[0]?.weight as number) + Math.abs(rows[1]?.weight as number)),
-        1e-15,
-        'ETF weight',
-      )
-      const g = Math.abs(rows[0]?.weight as number) + Math.abs(rows[1]?.weight as number)
-      const wc =
-        (exp.book[0]?.stock.covered ? Math.abs(rows[0]?.weight as number) : 0) +
-        Math.abs(rows[1]?.weight as number)
-      near(body.snapshot.weight_covered, wc / g, 1e-15, 'weight_covered counts the ETF')
-    }
+    ])
+      for (const e of ESTIMATORS) {
+        const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: 252, ...e.ask })
+        const { win, holdings } = await book(rows, 252)
+        const exp = await expectedSnapshot(store, holdings, win, null, e.expect)
+        checkBody(store, body, exp, `${JSON.stringify(rows)} ${e.expect}`)
+        assert.deepEqual(body.snapshot.unresolved, [], 'nothing dropped')
+        assert.equal(body.snapshot.positions.length, 2)
+        const etf = body.snapshot.positions.find((p) => p.ticker === rows[1]?.ticker) as PositionOut &
+          Record<string, unknown>
+        assert.equal(etf.asset_type, 'etf')
+        assert.equal(etf.risk_basis, 'etf')
+        near(
+          etf.weight,
+          (rows[1]?.weight as number) /
+            (Math.abs(rows[0]?.weight as number) + Math.abs(rows[1]?.weight as number)),
+          1e-15,
+          'ETF weight',
+        )
+        const g = Math.abs(rows[0]?.weight as number) + Math.abs(rows[1]?.weight as number)
+        const wc =
+          (exp.book[0]?.stock.covered ? Math.abs(rows[0]?.weight as number) : 0) +
+          Math.abs(rows[1]?.weight as number)
+        near(body.snapshot.weight_covered, wc / g, 1e-15, 'weight_covered counts the ETF')
+      }
   })
 
   test('a delisted stock is never zero-risk cash: proxied by its sector ETF and its peers, flagged', async () => {
@@ -176,19 +207,21 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
     }
     assert.ok(delisted, 'the fixture has a delisted stock with a sector')
     const rows = [...pick(2, 5).map((ticker) => ({ ticker, weight: 1 })), { ticker: delisted, weight: 1 }]
-    const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: 252 })
-    const { win, holdings } = await book(rows, 252)
-    const exp = await expectedSnapshot(store, holdings, win)
-    checkBody(store, body, exp, 'with a delisted name')
-    const p = body.snapshot.positions.find((q) => q.ticker === delisted) as PositionOut &
-      Record<string, unknown>
-    assert.equal(p.covered, false)
-    assert.equal(p.risk_basis, 'proxy')
-    assert.ok(p.proxy && p.proxy.peers > 0)
-    near(body.snapshot.weight_proxied, 1 / 3, 1e-15, 'weight_proxied')
-    near(body.snapshot.weight_covered, 2 / 3, 1e-15, 'weight_covered stays honest')
-    assert.ok(body.snapshot.warnings.some((w) => w.startsWith(`${delisted} has no model at as_of`)))
-    assert.ok((p.risk_contribution.component as number) > 0, 'it carries risk')
+    for (const e of ESTIMATORS) {
+      const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: 252, ...e.ask })
+      const { win, holdings } = await book(rows, 252)
+      const exp = await expectedSnapshot(store, holdings, win, null, e.expect)
+      checkBody(store, body, exp, `with a delisted name ${e.expect}`)
+      const p = body.snapshot.positions.find((q) => q.ticker === delisted) as PositionOut &
+        Record<string, unknown>
+      assert.equal(p.covered, false)
+      assert.equal(p.risk_basis, 'proxy')
+      assert.ok(p.proxy && p.proxy.peers > 0)
+      near(body.snapshot.weight_proxied, 1 / 3, 1e-15, 'weight_proxied')
+      near(body.snapshot.weight_covered, 2 / 3, 1e-15, 'weight_covered stays honest')
+      assert.ok(body.snapshot.warnings.some((w) => w.startsWith(`${delisted} has no model at as_of`)))
+      assert.ok((p.risk_contribution.component as number) > 0, 'it carries risk')
+    }
   })
 
   test('horizon scales the daily variance by the horizon; _metadata names the model and estimator', async () => {
@@ -197,7 +230,7 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
     const exp = await expectedSnapshot(store, holdings, win)
     assert.ok(exp.risk)
     for (const horizon of [1, 21, 63, 252]) {
-      const body = await ok({ type: 'portfolio', portfolio: rows, horizon })
+      const body = await ok({ type: 'portfolio', portfolio: rows, horizon, estimator: 'sample' })
       const f = body.snapshot.forecast ?? {}
       assert.equal(f.horizon_days, horizon)
       const want = Math.sqrt(horizon * exp.risk.V)
@@ -205,6 +238,7 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
       near(f.residual_vol, Math.sqrt(horizon * exp.risk.D), 1e-10 * want, `residual at ${horizon} days`)
       const rm = (body._metadata as unknown as { risk_model: Record<string, unknown> }).risk_model
       assert.equal(rm.estimator, 'sample')
+      assert.equal(rm.default_estimator, 'ewma_nw')
       assert.equal(rm.horizon_days, horizon)
       assert.match(String(rm.version), /^erm3-book-risk-v\d+$/)
     }
@@ -221,10 +255,8 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
     )
     const days = [...Array(win.days).keys()].filter((t) => series.every((x) => fin(x[t])))
     const cols = series.map((x) => days.map((t) => x[t] as number))
-    const vol = nwCov(cols, 42)
-    const cor = nwCov(cols, 126)
-    const S = (a: number, b: number) =>
-      a === b ? vol[a][a] : (cor[a][b] / Math.sqrt(cor[a][a] * cor[b][b])) * Math.sqrt(vol[a][a] * vol[b][b])
+    const cov = ewmaNwCov(cols)
+    const S = (a: number, b: number) => cov[a][b]
     const h = names.map((e) => holdings.reduce((acc, p) => acc + p.weight * (p.stock.b[2].get(e) ?? 0), 0))
     let V = 0
     for (let a = 0; a < names.length; a++) for (let b = 0; b < names.length; b++) V += h[a] * h[b] * S(a, b)
@@ -237,8 +269,14 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
     const rm = (body._metadata as unknown as { risk_model: Record<string, unknown> }).risk_model
     assert.equal(rm.estimator, 'ewma_nw')
     assert.match(String(rm.estimator_description), /Newey-West/)
-    const sample = await ok({ type: 'portfolio', portfolio: rows })
+    const sample = await ok({ type: 'portfolio', portfolio: rows, estimator: 'sample' })
     assert.notEqual(sample.snapshot.volatility_ann, s.volatility_ann, 'the estimator changes the figures')
+    // No estimator is ewma_nw, the default: the same figures, and _metadata says so.
+    const byDefault = await ok({ type: 'portfolio', portfolio: rows, horizon: 63 })
+    assert.equal(byDefault.snapshot.volatility_ann, s.volatility_ann, 'the default is ewma_nw')
+    const dm = (byDefault._metadata as unknown as { risk_model: Record<string, unknown> }).risk_model
+    assert.equal(dm.estimator, 'ewma_nw')
+    assert.equal(dm.default_estimator, 'ewma_nw')
   })
 
   test('an unknown estimator is a 400 that lists the estimators', async () => {
@@ -372,46 +410,106 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
     const nulls = body.time_behavior.portfolio_return.filter((x) => x === null).length
     assert.ok(nulls > 0, 'a day without a return is null, not 0')
   })
-})
 
-/** Each value clipped to median ± 5 × 1.4826 × MAD of the series' values (NaN stays NaN). */
-function clip5(x: number[]): number[] {
-  const med = (v: number[]) => {
-    const s = [...v].sort((a, b) => a - b)
-    const m = s.length >> 1
-    return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2
-  }
-  const vals = x.filter(fin)
-  const m = med(vals)
-  const mad = 1.4826 * med(vals.map((v) => Math.abs(v - m)))
-  return x.map((v) => (fin(v) ? Math.min(m + 5 * mad, Math.max(m - 5 * mad, v)) : v))
-}
-
-/**
- * Exponentially weighted covariance (half-life H, weight 0.5^((m−1−k)/H) on day k of m, oldest
- * first), weighted mean removed, divided by Σw − Σw²/Σw, plus Newey-West with 3 lags: each lag-l
- * cross-covariance (weighted by the later day) and its transpose times 1 − l/4.
- */
-function nwCov(cols: number[][], H: number): number[][] {
-  const m = (cols[0] as number[]).length
-  const w = Array.from({ length: m }, (_, k) => 0.5 ** ((m - 1 - k) / H))
-  const sw = w.reduce((a, b) => a + b, 0)
-  const norm = sw - w.reduce((a, b) => a + b * b, 0) / sw
-  const dev = cols.map((x) => {
-    const mean = x.reduce((a, v, k) => a + (w[k] as number) * v, 0) / sw
-    return x.map((v) => v - mean)
+  test('a ticker not in the dataset: the proxy ETF given (else the market ETF) plus a median specific risk', async () => {
+    const win = lookbackWindow(store, 252)
+    const [a, b] = pick(2, 23) as [string, string]
+    const sa = await loadStock(store, store.resolve(a), win)
+    const sb = await loadStock(store, store.resolve(b), win)
+    assert.ok(sa.covered && sb.covered && sa.sector, 'two stocks with a model, one with a sector')
+    const E = sa.sector as string
+    const rows = [
+      { ticker: a, weight: 1 },
+      { ticker: b, weight: -0.5 },
+      { ticker: 'QZQZX', weight: 0.75 },
+      { ticker: 'qzqzy', weight: 0.5, proxy: E.toLowerCase() },
+    ]
+    const body = await ok({ type: 'portfolio', portfolio: rows, estimator: 'sample' })
+    const s = body.snapshot
+    const G = 2.75
+    const [wa, wb, wx, wy] = rows.map((r) => r.weight / G) as [number, number, number, number]
+    // The direct computation: sample covariance of the ETFs in play over their common days.
+    const all = await peerVariance(store, win.T, null)
+    const sector = await peerVariance(store, win.T, E)
+    assert.ok(all.peers > 0 && sector.peers > 0)
+    const legsOf = (q: typeof sa) => q.b.flatMap((m) => [...m.keys()])
+    const etfs = [...new Set([MARKET, E, ...legsOf(sa), ...legsOf(sb)])]
+    const series = await Promise.all(etfs.map((e) => etfReturns(store, e, win)))
+    const days = [...Array(win.days).keys()].filter((t) => series.every((x) => fin(x[t])))
+    const cov = new Cov(etfs, sampleCov(series.map((x) => days.map((t) => x[t] as number))))
+    const betaE = cov.s(E, MARKET) / cov.s(MARKET, MARKET)
+    const h = [0, 1, 2].map((k) => {
+      const m = new Map<string, number>()
+      const add = (e: string, v: number) => m.set(e, (m.get(e) ?? 0) + v)
+      for (const [e, v] of sa.b[k] as Map<string, number>) add(e, wa * v)
+      for (const [e, v] of sb.b[k] as Map<string, number>) add(e, wb * v)
+      add(MARKET, wx) // unknown, no proxy: exposure 1 to the market ETF at every level
+      if (k === 0)
+        add(MARKET, wy * betaE) // the sector ETF given: its market beta at L1
+      else add(E, wy)
+      return m
+    })
+    const D =
+      wa ** 2 * (sa.resVar as number) +
+      wb ** 2 * (sb.resVar as number) +
+      wx ** 2 * all.variance +
+      wy ** 2 * sector.variance
+    const Vk = h.map((m) => cov.form(m, m).v)
+    const V = (Vk[2] as number) + D
+    near(
+      s.volatility_ann,
+      Math.sqrt(252 * V),
+      1e-10 * Math.sqrt(252 * V),
+      'volatility with the unknown tickers',
+    )
+    near(
+      s.variance_decomposition.market,
+      (Vk[0] as number) / V,
+      1e-10,
+      'market share (β of the proxy ETF at L1)',
+    )
+    near(s.variance_decomposition.residual, D / V, 1e-10, 'residual share (the peer medians)')
+    near(s.weight_proxied, wx + wy, 1e-15, 'weight_proxied counts the unknown tickers')
+    near(s.weight_covered, Math.abs(wa) + Math.abs(wb), 1e-15, 'weight_covered stays honest')
+    const x = s.positions.find((p) => p.ticker === 'QZQZX') as PositionOut
+    const y = s.positions.find((p) => p.ticker === 'QZQZY') as PositionOut
+    for (const [p, want, resVar] of [
+      [x, { etf: MARKET, peers: all.peers, peers_of: null, given: false }, all.variance],
+      [y, { etf: E, peers: sector.peers, peers_of: E, given: true }, sector.variance],
+    ] as const) {
+      assert.equal(p.in_dataset, false)
+      assert.equal(p.covered, false)
+      assert.equal(p.risk_basis, 'proxy')
+      assert.deepEqual(p.proxy, want)
+      near(p.residual_vol_ann, Math.sqrt(252 * resVar), 1e-12, `${p.ticker} residual_vol_ann`)
+      const said = `${p.ticker} is not in the dataset: its risk is proxied by ${want.etf}`
+      assert.ok(
+        s.warnings.some((w) => w.startsWith(said)),
+        s.warnings.join('; '),
+      )
+    }
+    near(y.weight, wy, 1e-15, 'weights by the gross, the unknown ones included')
+    assert.deepEqual(s.unresolved, [])
+    // No returns of their own: the daily series are the known stocks' alone.
+    for (let t = 0; t < win.days; t++) {
+      const r = [sa, sb].map((q) => (q.w.returns_gross as ArrayLike<number>)[t] as number)
+      const want = (fin(r[0]) ? wa * (r[0] as number) : 0) + (fin(r[1]) ? wb * (r[1] as number) : 0)
+      near(body.attribution.gross[t], want, 1e-15, `gross return day ${t}`)
+    }
+    // Another ETF given (not a sector ETF): exposure 1 to it, the whole universe's median.
+    const sub = sa.subsector && sa.subsector !== E ? sa.subsector : null
+    if (sub) {
+      const z = await ok({
+        type: 'portfolio',
+        portfolio: [rows[0], { ticker: 'QZQZX', weight: 1, proxy: sub }],
+        estimator: 'sample',
+      })
+      const p = z.snapshot.positions.find((q) => q.ticker === 'QZQZX')
+      assert.deepEqual(p?.proxy, { etf: sub, peers: all.peers, peers_of: null, given: true })
+    }
+    // A proxy on a ticker the dataset knows is ignored, with a warning.
+    const known = await ok({ type: 'portfolio', portfolio: [{ ticker: a, weight: 1, proxy: 'SPY' }] })
+    assert.ok(known.snapshot.warnings.some((w) => w.includes('proxy SPY is ignored')))
+    assert.equal(known.snapshot.positions[0]?.risk_basis, 'model')
   })
-  const g = (a: number, b: number, l: number) => {
-    let acc = 0
-    for (let k = l; k < m; k++)
-      acc += (w[k] as number) * (dev[a]?.[k] as number) * (dev[b]?.[k - l] as number)
-    return acc
-  }
-  return cols.map((_, a) =>
-    cols.map((_, b) => {
-      let c = g(a, b, 0)
-      for (let l = 1; l <= 3; l++) c += (1 - l / 4) * (g(a, b, l) + g(b, a, l))
-      return c / norm
-    }),
-  )
-}
+})

@@ -28,6 +28,7 @@ import { startTestApp, type TestApp } from '../helpers/test-app.ts'
  * test/helpers/portfolio-math.ts (docs/methodology.md §13), and economics a risk manager would
  * check: a technology-heavy book's largest sector exposure is XLK and it tracks XLK more closely
  * than XLE; a long-only book's diversification ratio is at least 1. Skips without the data.
+ * The recomputed books ask `estimator: "sample"` (lookbacks up to 2,000 days, beyond ewma_nw's 504).
  */
 
 const SECTOR_SET = new Set(Object.values(SECTOR_ETFS))
@@ -84,7 +85,13 @@ describe('POST /snapshot on real prices (../shared/data/real)', {
           : { ticker, weight: Math.round((0.1 + rand() * 5) * 1000) / 1000 },
       )
       const what = `real book ${c} (${n} stocks, lookback ${lookback}, benchmark ${benchmark})`
-      const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: lookback, benchmark })
+      const body = await ok({
+        type: 'portfolio',
+        portfolio: rows,
+        lookback_days: lookback,
+        benchmark,
+        estimator: 'sample',
+      })
       const book = await m.holdings(rows, lookback)
       let legs = null
       if (benchmark === '60:SPY,40:XLK')
@@ -125,7 +132,7 @@ describe('POST /snapshot on real prices (../shared/data/real)', {
       ...tech.map((ticker) => ({ ticker, weight: 80 / tech.length })),
       ...other.map((ticker) => ({ ticker, weight: 5 })),
     ]
-    const vsXlk = await ok({ type: 'portfolio', portfolio, benchmark: 'XLK' })
+    const vsXlk = await ok({ type: 'portfolio', portfolio, benchmark: 'XLK', estimator: 'sample' })
     const vsXle = await ok({ type: 'portfolio', portfolio, benchmark: 'XLE' })
     // L2: the sector legs themselves.
     const l2 = [...legMap(vsXlk.snapshot.hedges.L2)]

@@ -34,6 +34,8 @@ import { startTestApp, type TestApp } from '../helpers/test-app.ts'
  * contributions, the diversification ratio, benchmarks and tracking error, the daily strips and
  * their geometric totals, cumulative return, drawdown and realised volatility. Then the rules:
  * every bad input a free 400/404, duplicates, uncovered positions, tabular forms and the price.
+ * The recomputed books ask `estimator: "sample"` (the equal-weight covariance); the default,
+ * ewma_nw, is checked against its own recomputation in snapshot-book.test.ts.
  */
 
 describe('POST /snapshot and GET /data/benchmark/{id} (synthetic store)', () => {
@@ -96,7 +98,12 @@ describe('POST /snapshot and GET /data/benchmark/{id} (synthetic store)', () => 
           : { ticker, weight: Math.round((0.05 + rand() * 10) * 1000) / 1000 },
       )
       const what = `portfolio ${c} (${n} stocks, ${byShares ? 'shares' : 'weights'}, lookback ${lookback})`
-      const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: lookback })
+      const body = await ok({
+        type: 'portfolio',
+        portfolio: rows,
+        lookback_days: lookback,
+        estimator: 'sample',
+      })
       const book = await holdings(rows, lookback)
       const exp = await expectedSnapshot(store, book, lookbackWindow(store, lookback))
       assert.equal(body.metadata.lookback_days, lookback)
@@ -139,6 +146,7 @@ describe('POST /snapshot and GET /data/benchmark/{id} (synthetic store)', () => 
         type: 'portfolio',
         portfolio: [{ ticker, weight: 7 }],
         lookback_days: lookback,
+        estimator: 'sample',
       })
       const exp = await expectedSnapshot(store, [{ stock: s, weight: 1 }], lookbackWindow(store, lookback))
       checkBody(store, body, exp, `one-position ${ticker}`)
@@ -166,7 +174,12 @@ describe('POST /snapshot and GET /data/benchmark/{id} (synthetic store)', () => 
           assert.equal(body.attribution.residual[d], w.l3_rr[d])
         }
       }
-      const tk = await ok({ type: 'ticker', ticker: ticker.toLowerCase(), lookback_days: lookback })
+      const tk = await ok({
+        type: 'ticker',
+        ticker: ticker.toLowerCase(),
+        lookback_days: lookback,
+        estimator: 'sample',
+      })
       assert.equal(tk.snapshot.type, 'ticker')
       checkBody(store, tk, exp, `type ticker ${ticker}`)
       assert.equal(tk.snapshot.volatility_ann, body.snapshot.volatility_ann)
@@ -221,7 +234,13 @@ describe('POST /snapshot and GET /data/benchmark/{id} (synthetic store)', () => 
     const kinds = new Map<string, string>()
     for (const [expr, parts, kind, id] of cases) {
       const what = `benchmark ${expr}`
-      const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: lookback, benchmark: expr })
+      const body = await ok({
+        type: 'portfolio',
+        portfolio: rows,
+        lookback_days: lookback,
+        benchmark: expr,
+        estimator: 'sample',
+      })
       const exp = await expectedSnapshot(store, book, win, await benchLegs(parts, lookback))
       checkBody(store, body, exp, what)
       const b = body.snapshot.benchmark as BenchmarkOut
@@ -315,7 +334,13 @@ describe('POST /snapshot and GET /data/benchmark/{id} (synthetic store)', () => 
     }
     // A custom mix identical to the book: zero active risk.
     const same = rows.map((r) => `${r.weight}:${r.ticker}`).join(',')
-    const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: lookback, benchmark: same })
+    const body = await ok({
+      type: 'portfolio',
+      portfolio: rows,
+      lookback_days: lookback,
+      benchmark: same,
+      estimator: 'sample',
+    })
     assert.equal(body.snapshot.benchmark?.kind, 'custom')
     assert.match(body.snapshot.benchmark_context_id ?? '', /^bm_custom_/)
     const act = body.risk_summary.active
@@ -457,6 +482,16 @@ describe('POST /snapshot and GET /data/benchmark/{id} (synthetic store)', () => 
         404,
       ],
       ['type ticker unknown', { type: 'ticker', ticker: 'NOPEX' }, 404],
+      [
+        'proxy not an ETF',
+        p([
+          { ticker: 'MSFT', weight: 1 },
+          { ticker: 'NOPEX', weight: 1, proxy: 'NVDA' },
+        ]),
+        400,
+      ],
+      ['proxy unknown', p([{ ticker: 'NOPEX', weight: 1, proxy: 'NOPEY' }]), 400],
+      ['proxy malformed', p([{ ticker: 'NOPEX', weight: 1, proxy: 'a/b' }]), 400],
     ]
     for (const [what, body, status] of cases) {
       const r = await call(body)
@@ -468,7 +503,7 @@ describe('POST /snapshot and GET /data/benchmark/{id} (synthetic store)', () => 
       )
     }
     assert.equal(await micros(), before, 'no 4xx is charged')
-    // Some unknown: 200, listed, charged once.
+    // Some unknown: 200, a position priced by a proxy (never zero-risk cash), charged once.
     const r = await call(
       p([
         { ticker: 'MSFT', weight: 1 },
@@ -478,19 +513,35 @@ describe('POST /snapshot and GET /data/benchmark/{id} (synthetic store)', () => 
     )
     assert.equal(r.status, 200, r.text.slice(0, 300))
     const body = r.json as Body
-    assert.deepEqual(
-      body.snapshot.unresolved.map((u) => u.ticker),
-      ['NOPEX'],
-    )
-    assert.ok((body.snapshot.unresolved[0]?.detail.length ?? 0) > 0)
-    assert.deepEqual(body.snapshot.positions.map((x) => x.ticker).sort(), ['MSFT', 'NVDA'])
+    assert.deepEqual(body.snapshot.unresolved, [])
+    assert.deepEqual(body.snapshot.positions.map((x) => x.ticker).sort(), ['MSFT', 'NOPEX', 'NVDA'])
+    const nopex = body.snapshot.positions.find((x) => x.ticker === 'NOPEX')
+    assert.equal(nopex?.in_dataset, false)
+    assert.equal(nopex?.risk_basis, 'proxy')
     near(
       body.snapshot.positions.find((x) => x.ticker === 'NVDA')?.weight,
-      2 / 3,
+      2 / 4,
       1e-15,
-      'weights over the resolved positions',
+      'weights over every position, the unknown one included',
     )
     assert.equal(before - (await micros()), 250_000, 'charged once, 0.25 USD')
+    // Shares of an unknown ticker cannot be priced: listed in unresolved, the rest analysed.
+    const s = await call(
+      p([
+        { ticker: 'MSFT', shares: 10 },
+        { ticker: 'NOPEX', shares: 5 },
+      ]),
+    )
+    assert.equal(s.status, 200, s.text.slice(0, 300))
+    const sb = s.json as Body
+    assert.deepEqual(
+      sb.snapshot.unresolved.map((u) => [u.ticker, u.code]),
+      [['NOPEX', 'TICKER_NOT_FOUND']],
+    )
+    assert.deepEqual(
+      sb.snapshot.positions.map((x) => x.ticker),
+      ['MSFT'],
+    )
   })
 
   test('duplicates are summed with a warning; an uncovered position keeps its weight out of the risk', async () => {
@@ -501,7 +552,12 @@ describe('POST /snapshot and GET /data/benchmark/{id} (synthetic store)', () => 
       { ticker: 'NVDA', weight: 2 },
       { ticker: 'msft', weight: 3 },
     ]
-    const body = await ok({ type: 'portfolio', portfolio: rows, lookback_days: lookback })
+    const body = await ok({
+      type: 'portfolio',
+      portfolio: rows,
+      lookback_days: lookback,
+      estimator: 'sample',
+    })
     assert.deepEqual(
       body.snapshot.positions.map((x) => x.ticker),
       ['MSFT', 'NVDA'],
@@ -529,6 +585,7 @@ describe('POST /snapshot and GET /data/benchmark/{id} (synthetic store)', () => 
         { ticker: 'WP', weight: 1 },
       ],
       lookback_days: lookback,
+      estimator: 'sample',
     })
     const wpBook = await holdings(
       [

@@ -68,6 +68,7 @@ describe('three nodes behind nginx, under faults', { skip }, () => {
   let accountId: string
   let keys: string[]
 
+  const nextDataset = () => join(root, 'dataset-next')
   const nodeEnv = (i: number) => ({
     ...env,
     ERM3_HOME: join(root, `node${i}`),
@@ -94,16 +95,30 @@ describe('three nodes behind nginx, under faults', { skip }, () => {
         balanceUsd: OPENING_MICROS / 1e6,
       })
       accountId = account.id
-      keys = []
-      for (let i = 0; i < LOOPS; i++)
-        keys.push((await createKeyFor(op.ctx, { accountId, environment: 'live', tier: 'premium' })).apiKey)
+      keys = await Promise.all(
+        Array.from(
+          { length: LOOPS },
+          async () =>
+            (await createKeyFor(op.ctx, { accountId, environment: 'live', tier: 'premium' })).apiKey,
+        ),
+      )
     } finally {
       await op.close()
     }
-    for (let i = 0; i < NODES; i++) {
-      nodeHome(root, `node${i}`, fx.sandbox)
-      nodes.push(await startNode(nodeEnv(i), store))
-    }
+    for (let i = 0; i < NODES; i++) nodeHome(root, `node${i}`, fx.sandbox)
+    // The nodes start together, and the dataset of phase (d)'s new build is written meanwhile
+    // (only its build and publish belong to the faults).
+    const [started] = await Promise.all([
+      Promise.all(Array.from({ length: NODES }, (_, i) => startNode(nodeEnv(i), store))),
+      synthesizeDataset(nextDataset(), {
+        seed: 101,
+        stocks: 25,
+        start: '2019-01-02',
+        end: '2022-02-28',
+        fundamentals: true,
+      }),
+    ])
+    nodes.push(...started)
     nginx = await startNginx(
       root,
       nodes.map((n) => n.port),
@@ -180,15 +195,7 @@ describe('three nodes behind nginx, under faults', { skip }, () => {
 
     phase = 'd: new build'
     const before = outcomes.find((o) => o.status === 200)?.dataAsOf
-    const dataset = join(root, 'dataset-next')
-    await synthesizeDataset(dataset, {
-      seed: 101,
-      stocks: 25,
-      start: '2019-01-02',
-      end: '2022-02-28',
-      fundamentals: true,
-    })
-    await buildStore({ dataset, store })
+    await buildStore({ dataset: nextDataset(), store })
     const next = (await ModelStore.open(store).then(async (s) => {
       const d = s.dataAsOf
       await s.close()

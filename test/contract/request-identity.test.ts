@@ -84,6 +84,29 @@ describe('request identity', () => {
     assert.notEqual(identity(o, { query: q }), identity(o, { query: { ...q, teo: '2024-06-27' } }))
   })
 
+  test('as_of is part of the meaning: missing = the data’s last day, another day another request', () => {
+    for (const id of ['decompose', 'decomposeV4', 'snapshot']) {
+      const o = op(id)
+      const b = id === 'snapshot' ? { type: 'ticker', ticker: 'AAPL' } : { ticker: 'AAPL' }
+      assert.equal(identity(o, { body: b }), identity(o, { body: { ...b, as_of: AS_OF } }), id)
+      assert.notEqual(identity(o, { body: b }), identity(o, { body: { ...b, as_of: '2024-06-27' } }), id)
+    }
+    // A position's proxy ETF is a ticker too: any spelling is one request.
+    const snap = op('snapshot')
+    const book = (proxy: string) => ({
+      body: { type: 'portfolio', portfolio: [{ ticker: 'NEWCO', weight: 1, proxy }] },
+    })
+    assert.equal(identity(snap, book(' xlk')), identity(snap, book('XLK')))
+    assert.notEqual(identity(snap, book('XLK')), identity(snap, book('XLF')))
+    const m = op('getMetrics')
+    const params = { ticker: 'AAPL' }
+    assert.equal(identity(m, { params, query: {} }), identity(m, { params, query: { as_of: AS_OF } }))
+    assert.notEqual(
+      identity(m, { params, query: {} }),
+      identity(m, { params, query: { as_of: '2020-01-02' } }),
+    )
+  })
+
   test('a default spelled out is the request without it (service defaults included: the screen)', () => {
     const screen = op('rankingsScreen')
     const metric = fc.constantFrom('mkt_cap', 'gross_return', 'er_l3')

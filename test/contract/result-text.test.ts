@@ -95,6 +95,37 @@ describe('summarizeResult', () => {
     assert.match(text, /PARTIAL: 3 of 5 tickers answered; unknown: FOO, BAR\./)
     assert.doesNotMatch(text, /: ok\b/)
   })
+
+  test('a book with proxied positions says which, and why, so their risk is not reported as their own', () => {
+    const position = (ticker: string, extra: Record<string, unknown>) => ({
+      ticker,
+      weight: 0.25,
+      risk_basis: 'model',
+      in_dataset: true,
+      proxy: null,
+      ...extra,
+    })
+    const body = {
+      snapshot: {
+        positions: [
+          position('AAPL', {}),
+          position('NEWCO', { risk_basis: 'proxy', in_dataset: false, proxy: { etf: 'SPY' } }),
+          position('OLDCO', { risk_basis: 'proxy', proxy: { etf: 'XLE' } }),
+        ],
+        unresolved: [],
+      },
+      _metadata: metadata,
+    }
+    const text = summarizeResult('snapshot', body)
+    assert.match(
+      text,
+      /PROXIED: NEWCO \(not in the dataset\) by SPY; OLDCO \(no model at as_of\) by XLE; their risk is the proxy's/,
+    )
+    assert.doesNotMatch(
+      summarizeResult('snapshot', { snapshot: { positions: [position('AAPL', {})] } }),
+      /PROXIED/,
+    )
+  })
 })
 
 describe('previewResult', () => {

@@ -63,7 +63,7 @@ export interface Stock {
   /** An ETF held as a position. */
   isEtf: boolean
   /** Set by expectedSnapshot for an uncovered stock it proxies: the ETF and the peer count. */
-  proxy?: { etf: string; peers: number }
+  proxy?: { etf: string; peers: number; peers_of: string | null; given: boolean }
 }
 
 export interface Window {
@@ -219,6 +219,62 @@ export function sampleCov(xs: readonly number[][]): number[][] {
   return S
 }
 
+/** Each value clipped to median ± 5 × 1.4826 × MAD of the series' values (NaN stays NaN). */
+export function clip5(x: number[]): number[] {
+  const med = (v: number[]) => {
+    const s = [...v].sort((a, b) => a - b)
+    const m = s.length >> 1
+    return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2
+  }
+  const vals = x.filter(fin)
+  const m = med(vals)
+  const mad = 1.4826 * med(vals.map((v) => Math.abs(v - m)))
+  return x.map((v) => (fin(v) ? Math.min(m + 5 * mad, Math.max(m - 5 * mad, v)) : v))
+}
+
+/**
+ * Exponentially weighted covariance (half-life H, weight 0.5^((m−1−k)/H) on day k of m, oldest
+ * first), weighted mean removed, divided by Σw − Σw²/Σw, plus Newey-West with 3 lags: each lag-l
+ * cross-covariance (weighted by the later day) and its transpose times 1 − l/4.
+ */
+export function nwCov(cols: number[][], H: number): number[][] {
+  const m = (cols[0] as number[]).length
+  const w = Array.from({ length: m }, (_, k) => 0.5 ** ((m - 1 - k) / H))
+  const sw = w.reduce((a, b) => a + b, 0)
+  const norm = sw - w.reduce((a, b) => a + b * b, 0) / sw
+  const dev = cols.map((x) => {
+    const mean = x.reduce((a, v, k) => a + (w[k] as number) * v, 0) / sw
+    return x.map((v) => v - mean)
+  })
+  const g = (a: number, b: number, l: number) => {
+    let acc = 0
+    for (let k = l; k < m; k++)
+      acc += (w[k] as number) * (dev[a]?.[k] as number) * (dev[b]?.[k - l] as number)
+    return acc
+  }
+  return cols.map((_, a) =>
+    cols.map((_, b) => {
+      let c = g(a, b, 0)
+      for (let l = 1; l <= 3; l++) c += (1 - l / 4) * (g(a, b, l) + g(b, a, l))
+      return c / norm
+    }),
+  )
+}
+
+/**
+ * The ewma_nw covariance of winsorised columns (common days, oldest first): volatilities from
+ * half-life 42, correlations from half-life 126, both with Newey-West (3 lags).
+ */
+export function ewmaNwCov(cols: number[][]): number[][] {
+  const vol = nwCov(cols, 42)
+  const cor = nwCov(cols, 126)
+  const v = (a: number) => (vol[a] as number[])[a] as number
+  const c = (a: number, b: number) => (cor[a] as number[])[b] as number
+  return cols.map((_, a) =>
+    cols.map((_, b) => (a === b ? v(a) : (c(a, b) / Math.sqrt(c(a, a) * c(b, b))) * Math.sqrt(v(a) * v(b)))),
+  )
+}
+
 /** A covariance over named ETFs: quadratic and bilinear forms of ETF → amount maps. */
 export class Cov {
   readonly pos: Map<string, number>
@@ -299,6 +355,8 @@ export interface RiskOf {
 
 export interface Expected {
   win: Window
+  /** The book risk estimator the covariance was computed with. */
+  estimator: 'sample' | 'ewma_nw'
   etfs: string[]
   etfDays: number
   cov: Cov | null
@@ -365,6 +423,7 @@ export async function expectedSnapshot(
   book: Holding[],
   win: Window,
   benchmark: BenchLeg[] | null = null,
+  estimator: 'sample' | 'ewma_nw' = 'sample',
 ): Promise<Expected> {
   const inPlay = new Set<string>([MARKET])
   // Stocks without a model: proxied by their sector ETF and their peers' median specific variance.
@@ -374,7 +433,7 @@ export async function expectedSnapshot(
     const etf = proxyEtfOf(store, p.stock)
     const peer = await peerVariance(store, win.T, etf === MARKET ? null : etf)
     if (peer.peers === 0) continue
-    p.stock.proxy = { etf, peers: peer.peers }
+    p.stock.proxy = { etf, peers: peer.peers, peers_of: etf === MARKET ? null : etf, given: false }
     inPlay.add(etf)
     proxied.push({ stock: { ...p.stock, resVar: peer.variance }, weight: p.weight })
   }
@@ -388,11 +447,14 @@ export async function expectedSnapshot(
       } else inPlay.add(l.ticker)
     }
   const etfs = [...inPlay].sort()
-  const series = await Promise.all(etfs.map((e) => etfReturns(store, e, win)))
+  const raw = await Promise.all(etfs.map(async (e) => Array.from(await etfReturns(store, e, win))))
+  // ewma_nw winsorises each ETF's returns over the lookback before choosing the common days.
+  const series = estimator === 'ewma_nw' ? raw.map(clip5) : raw
   const days: number[] = []
   for (let t = 0; t < win.days; t++) if (series.every((x) => fin(x[t]))) days.push(t)
+  const cols = series.map((x) => days.map((t) => x[t] as number))
   const cov =
-    days.length >= 20 ? new Cov(etfs, sampleCov(series.map((x) => days.map((t) => x[t] as number)))) : null
+    days.length >= 20 ? new Cov(etfs, estimator === 'ewma_nw' ? ewmaNwCov(cols) : sampleCov(cols)) : null
   // Every priced position: a stock with its model, an ETF (exposure 1 to itself, no residual), a proxy.
   const covered: Holding[] = [
     ...book
@@ -580,6 +642,7 @@ export async function expectedSnapshot(
   }
   return {
     win,
+    estimator,
     etfs,
     etfDays: days.length,
     cov,
@@ -654,7 +717,8 @@ export interface PositionOut {
   covered: boolean
   reason: string | null
   risk_basis: 'model' | 'etf' | 'proxy' | 'none'
-  proxy: { etf: string; peers: number } | null
+  proxy: { etf: string; peers: number; peers_of: string | null; given: boolean } | null
+  in_dataset: boolean
   model_level: number | null
   hedge_etfs: { market: string; sector: string | null; subsector: string | null }
   l3_mkt_hr: number | null
@@ -813,6 +877,9 @@ export function checkBody(store: ModelStore, body: Body, exp: Expected, what: st
   assert.equal(body.metadata.as_of, store.date(win.T))
   assert.equal(body.metadata.data_as_of, store.dataAsOf)
   assert.equal(body.metadata.mode, 'frozen')
+  const rm = (body as unknown as { _metadata?: { risk_model?: { estimator?: string } } })._metadata
+    ?.risk_model
+  assert.equal(rm?.estimator, exp.estimator, `${what}: the answer used the estimator the computation assumes`)
   assert.deepEqual(
     s.lookback,
     { from: store.date(win.from), to: store.date(win.T), days: win.days, etf_days: exp.etfDays },

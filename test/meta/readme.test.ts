@@ -56,7 +56,7 @@ describe('README examples run', () => {
       )
       if (up) break
       if (Date.now() > deadline || server.exitCode !== null) throw new Error('erm3 start did not come up')
-      await new Promise((r) => setTimeout(r, 500))
+      await new Promise((r) => setTimeout(r, 100))
     }
   })
   after(async () => {

@@ -12,6 +12,7 @@ import {
   DEFAULT_ESTIMATOR,
   ESTIMATORS,
   forecastCovariance,
+  vixMultiplier,
 } from '../../src/engine/model/risk-forecast/estimators.ts'
 import { nearestPsd } from '../../src/engine/model/risk-forecast/psd.ts'
 import { biasStatistic, rollingMrad } from '../../src/engine/model/risk-forecast/quality.ts'
@@ -140,6 +141,25 @@ describe('risk forecast: specific risk and the regime', () => {
     close(crossSectionalBias([0.02, 0.3, Number.NaN], [0.0001, 0.0025, 0.0001]), 14.5)
     close(regimeMultiplier([1, Number.NaN, 4], 0, 3, 1), (0.25 * 1 + 4) / (0.25 + 1))
     assert.equal(regimeMultiplier([Number.NaN], 0, 1, 5), 1)
+  })
+
+  test('VIX multiplier: VIX² on the day over its EW mean; ewma_nw_vix is ewma_nw times it', () => {
+    // Half-life 1: weights 1/16, 1/8, 1/4, 1/2, 1 on days 0 … 4; day 2 has no VIX and is skipped.
+    const vix = [20, 10, Number.NaN, 40, 30]
+    const w = [1 / 16, 1 / 8, 0, 1 / 2, 1]
+    const mean =
+      vix.reduce((a, v, k) => a + (Number.isNaN(v) ? 0 : (w[k] as number) * v * v), 0) /
+      (1 / 16 + 1 / 8 + 1 / 2 + 1)
+    close(vixMultiplier(vix, 0, 4, 1), 900 / mean)
+    close(vixMultiplier(vix, 3, 4, 1), 900 / ((0.5 * 1600 + 900) / 1.5), 1e-12, 'window from day 3')
+    assert.equal(vixMultiplier(vix, 0, 2, 1), 1, 'no VIX on the day: 1')
+    const series = [X, Z]
+    const base = forecastCovariance(series, 4, { ...ESTIMATORS.ewma_nw, window: 5 })
+    const vixed = forecastCovariance(series, 4, { ...ESTIMATORS.ewma_nw_vix, window: 5 }, 1.7)
+    for (let k = 0; k < 4; k++) close(vixed.cov[k] as number, 1.7 * (base.cov[k] as number))
+    const ignored = forecastCovariance(series, 4, { ...ESTIMATORS.ewma_nw, window: 5 }, 1.7)
+    for (let k = 0; k < 4; k++)
+      close(ignored.cov[k] as number, base.cov[k] as number, 1e-15, 'ewma_nw ignores λ²')
   })
 
   test('bias statistic and rolling MRAD against direct computations', () => {

@@ -86,6 +86,16 @@ describe('incremental build', () => {
     await buildStore({ dataset: fullDir, store: reference })
   })
 
+  test('filings parsed on a worker thread, without verifying the dataset, give the same store', async () => {
+    const store = join(dir, 'store-fundamentals-thread')
+    const m = await buildStore({ dataset: fullDir, store, fundamentalsThread: true, verify: false })
+    assert.deepEqual(m.notes, [])
+    const compared = await assertSameBuild(store, reference)
+    assert.ok(compared > 100, `compared ${compared} files`)
+    const digests = [...(await files(store)).keys()].filter((rel) => rel.startsWith('fundamentals/'))
+    assert.equal(digests.length, full.fundamentals.length)
+  })
+
   // 242: the previous build ends just past a chunk boundary (514 days), the tightest tail case.
   for (const drop of [1, 7, 242, 300]) {
     test(`appending ${drop} day(s) gives a store byte-identical to a full build`, async () => {
@@ -170,7 +180,10 @@ describe('publish after an incremental build', () => {
       const progress = { start: (s: string) => stages.push(s), update() {}, stop() {} }
       const m = await buildStore({ dataset: fullDir, store, incremental: true, isolate: true }, progress)
       assert.deepEqual(m.notes, [])
-      assert.ok(stages.includes('model'), `progress forwarded from the worker: ${stages.join()}`)
+      assert.ok(
+        stages.includes('build: per-stock model (symbols)'),
+        `progress forwarded from the worker: ${stages.join()}`,
+      )
 
       // What changed, computed directly: files of the new build absent from, or not byte-equal to, the old one's.
       const now = await files(store)

@@ -87,20 +87,26 @@ describe('shared model store on S3 and HTTP', () => {
     fx = await fixtureStores()
     s3 = await s3Server(BUCKET)
     proxy = await loggingProxy(s3.endpoint)
-    const r = await publishStore(fx.live, new S3Blobs(BUCKET, PREFIX, s3Opts()))
-    liveBuild = r.build
     pubDir = await mkdtemp(join(tmpdir(), 'erm3-published-'))
-    await publishStore(fx.live, new LocalBlobs(pubDir))
+    // The two publishes are independent (another target each): run them together.
+    const [r] = await Promise.all([
+      publishStore(fx.live, new S3Blobs(BUCKET, PREFIX, s3Opts())),
+      publishStore(fx.live, new LocalBlobs(pubDir)),
+    ])
+    liveBuild = r.build
     http = await staticServer(pubDir)
     http200 = await staticServer(pubDir, { ignoreRange: true })
     const remote = (spec: string, cacheMb = 64) =>
       openBuildSource(spec, { s3: s3Opts(), timeoutMs: 10_000, cacheBytes: cacheMb * 2 ** 20 })
     s3Source = remote(`s3://${BUCKET}/${PREFIX}`)
     httpSource = remote(`${http.url}/`)
-    local = await appOn(null)
-    viaS3 = await appOn(s3Source)
-    viaHttp = await appOn(httpSource)
-    viaHttp200 = await appOn(remote(http200.url))
+    // Four independent apps (own home and database each): started together.
+    ;[local, viaS3, viaHttp, viaHttp200] = await Promise.all([
+      appOn(null),
+      appOn(s3Source),
+      appOn(httpSource),
+      appOn(remote(http200.url)),
+    ])
     tickers = (await modelledTickers(local.ctx.models.store('live'))).slice(0, 6)
     assert.ok(tickers.length >= 4)
   })
@@ -290,13 +296,17 @@ describe('shared model store on S3 and HTTP', () => {
         (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
         (e: { code: number; stdout: string; stderr: string }) => e,
       )
-    const r = await run(['publish', fx.live, `s3://${BUCKET}/cli/live`], {
-      AWS_ENDPOINT_URL_S3: s3.endpoint,
-      AWS_REGION: 'eu-west-1',
-      AWS_ACCESS_KEY_ID: 'S3RVER',
-      AWS_SECRET_ACCESS_KEY: 'S3RVER',
-      ERM3_S3_FORCE_PATH_STYLE: 'true',
-    })
+    // The refused publish touches nothing: it runs alongside the real one.
+    const [r, bad] = await Promise.all([
+      run(['publish', fx.live, `s3://${BUCKET}/cli/live`], {
+        AWS_ENDPOINT_URL_S3: s3.endpoint,
+        AWS_REGION: 'eu-west-1',
+        AWS_ACCESS_KEY_ID: 'S3RVER',
+        AWS_SECRET_ACCESS_KEY: 'S3RVER',
+        ERM3_S3_FORCE_PATH_STYLE: 'true',
+      }),
+      run(['publish', fx.live, 's3://x']),
+    ])
     assert.equal(r.code, 0, r.stderr)
     assert.match(r.stdout, new RegExp(`published build ${liveBuild} .* CURRENT switched`))
     const src = openBuildSource(`s3://${BUCKET}/cli/live`, {
@@ -306,7 +316,6 @@ describe('shared model store on S3 and HTTP', () => {
     })
     sources.push(src)
     assert.equal(await src.current(), liveBuild)
-    const bad = await run(['publish', fx.live, 's3://x'])
     assert.notEqual(bad.code, 0)
     assert.match(bad.stderr, /s3:\/\/bucket\/prefix/)
   })

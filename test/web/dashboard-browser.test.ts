@@ -265,7 +265,8 @@ describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
   test('portfolio: pasted positions → the snapshot as tables and charts, 0.25 USD', async () => {
     const before = await balance()
     await page.goto(`${origin}/app#/portfolio`)
-    await page.fill('#positions', 'AAPL 40\nMSFT 35\nJPM 25')
+    // A long/short book: JPM short.
+    await page.fill('#positions', 'AAPL 40\nMSFT 35\nJPM -25')
     await page.fill('#benchmark', '60:SPY,40:XLK')
     await page.click('#main form button[type=submit]')
     await page.waitForSelector('#chart-drawdown canvas', { timeout: 30_000 })
@@ -274,6 +275,15 @@ describe('dashboard in Chromium', { skip: chromiumSkip ?? false }, () => {
     assert.match(meta, /tracking error [0-9.]+%/)
     const rows = await page.locator('#positions-table tbody tr').count()
     assert.equal(rows, 3)
+    // Exposure of the gross 100: long 75, short −25, net 50, leverage 100 ÷ 50.
+    const exposure = await page.locator('#exposure-table tbody tr').allTextContents()
+    assert.deepEqual(exposure, [
+      'Long75.0% (2 positions)',
+      'Short\u221225.0% (1 position)',
+      'Net50.0%',
+      'Gross100.0%',
+      'Leverage (gross ÷ |net|)2.00×',
+    ])
     assert.equal(before - (await balance()), 250_000)
     await axe('portfolio')
   })

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { fixed, hedgeBasket, percentile } from '../../src/web/format.ts'
+import { exposureRows, fixed, hedgeBasket, percentile } from '../../src/web/format.ts'
 
 /** The dashboard's number formatting (pure functions; the pages use them, docs/dashboard.md). */
 
@@ -51,5 +51,36 @@ describe('numbers for people', () => {
     )
     // A first leg that is long has no sign.
     assert.equal(hedgeBasket([{ etf: 'SPY', ratio: -0.5 }]), '0.500 SPY')
+  })
+
+  test('exposure rows: shares of the gross with a real minus, leverage as gross ÷ |net|', () => {
+    // 80 long, 20 short of the gross: net 60, leverage 1 ÷ 0.6.
+    const rows = exposureRows({
+      long: 0.8,
+      short: -0.2,
+      net: 0.6,
+      gross: 1,
+      leverage: 1 / 0.6,
+      long_count: 3,
+      short_count: 1,
+    })
+    assert.deepEqual(rows, [
+      ['Long', '80.0% (3 positions)'],
+      ['Short', `${M}20.0% (1 position)`],
+      ['Net', '60.0%'],
+      ['Gross', '100.0%'],
+      ['Leverage (gross ÷ |net|)', '1.67×'],
+    ])
+    const flat = exposureRows({
+      long: 0.5,
+      short: -0.5,
+      net: 0,
+      gross: 1,
+      leverage: null,
+      long_count: 1,
+      short_count: 1,
+    })
+    assert.equal(flat[2]?.[1], '0.0%')
+    assert.equal(flat[4]?.[1], 'none: the book nets to zero')
   })
 })

@@ -256,7 +256,7 @@ OPERATIONS: dict[str, Operation] = {
         auth=("bearerKey",),
         path_params=(),
         query=(),
-        body=BodySpec("application/json", True, ("ticker",)),
+        body=BodySpec("application/json", True, ("ticker", "as_of")),
         response_types=("application/json",),
         response_fields=("_agent", "_data_health", "_metadata", "data_as_of", "exposure", "hedge", "hedge_levels", "stock_specific", "style", "symbol", "teo", "ticker"),
         idempotent=False,
@@ -270,7 +270,7 @@ OPERATIONS: dict[str, Operation] = {
         auth=("bearerKey",),
         path_params=(),
         query=(),
-        body=BodySpec("application/json", True, ("ticker",)),
+        body=BodySpec("application/json", True, ("ticker", "as_of")),
         response_types=("application/json",),
         response_fields=("_agent", "_data_health", "_metadata", "data_as_of", "industry", "market", "stock_specific", "style", "symbol", "teo", "ticker"),
         idempotent=False,
@@ -396,7 +396,7 @@ OPERATIONS: dict[str, Operation] = {
         auth=("bearerKey",),
         path_params=(),
         query=(),
-        body=BodySpec("application/json", True, ("tickers", "metrics", "limit", "cursor", "years", "start", "end", "format")),
+        body=BodySpec("application/json", True, ("tickers", "metrics", "limit", "cursor", "years", "start", "end", "as_of", "format")),
         response_types=("application/json",),
         response_fields=("_agent", "_metadata", "failed", "metrics", "next_cursor", "results", "succeeded", "total", "years"),
         idempotent=False,
@@ -1644,43 +1644,51 @@ class Operations(_Transport):
             ticker: Ticker, case-insensitive, surrounding blanks ignored: 1–12 characters of A–Z,
                 0–9, '.', '-' (BRK.B or BRK-B)
             as_of: The day to answer for (YYYY-MM-DD, default the latest state): the stored state
-                that day, nothing later. A day that is not a trading day resolves to the previous one; a
-                stock that stopped trading before it answers its last state (teo says which day); a day
-                before its first trade or outside the store is a 404
+                that day, nothing later. A day that is not a trading day resolves to the latest trading
+                day on or before it (_metadata.as_of_note says so); a stock that stopped trading before
+                it answers its last state (teo says which day); a day before its first trade or outside
+                the store is a 404 DATE_NOT_AVAILABLE
         """
         return self._invoke("getMetrics", {"ticker": ticker}, {"as_of": as_of}, None, timeout=timeout, headers=headers)
 
-    def decompose(self, *, ticker: str, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
+    def decompose(self, *, ticker: str, as_of: str | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """POST /decompose: Market/sector/subsector/residual decomposition of a ticker with its ETF hedge
 
         Price: 0.001 USD a call (GET /pricing lists every price).
 
-        Latest L3 state: exposure layers (er, hr, hedge_etf; residual hr and hedge_etf null),
-        the hedge map (ETF → −hr, summed when the subsector fell back to the sector ETF),
-        hedge_levels as in /metrics. style/stock_specific are an attribution-only split of the
-        residual variance l3_res_er: style.explained_variance = the share of the stock's
-        variance that the style ETFs (momentum MTUM, quality QUAL, low_vol USMV, value VLUE,
-        growth IWF, size IWM, dividend SCHD, moat MOAT) explain in its L3 residual — a weighted
-        no-intercept regression over the model window, jointly with the L3 ETFs, of which only
-        the style part is reported — and stock_specific.explained_variance = l3_res_er − style,
-        so the two sum to l3_res_er. style.factors lists the style ETFs that took part (one that
-        did not yet trade over the whole window is dropped); with none, style.explained_variance
-        is null, stock_specific is all of l3_res_er and style.note says why. Neither is
-        hedgeable with the factor ETFs; see /docs/methodology. _data_health.er_sum is the sum of
-        the four L3 ERs; a deviation from 1 above 0.05 is logged and still answered. A ticker
-        without a model yet answers 200 with nulls and er_populated false.
+        L3 state (the latest, or as_of a past trading day: point in time): exposure layers (er,
+        hr, hedge_etf; residual hr and hedge_etf null), the hedge map (ETF → −hr, summed when
+        the subsector fell back to the sector ETF), hedge_levels as in /metrics.
+        style/stock_specific are an attribution-only split of the residual variance l3_res_er:
+        style.explained_variance = the share of the stock's variance that the style ETFs
+        (momentum MTUM, quality QUAL, low_vol USMV, value VLUE, growth IWF, size IWM, dividend
+        SCHD, moat MOAT) explain in its L3 residual — a weighted no-intercept regression over
+        the model window, jointly with the L3 ETFs, of which only the style part is reported —
+        and stock_specific.explained_variance = l3_res_er − style, so the two sum to l3_res_er.
+        style.factors lists the style ETFs that took part (one that did not yet trade over the
+        whole window is dropped); with none, style.explained_variance is null, stock_specific is
+        all of l3_res_er and style.note says why. Neither is hedgeable with the factor ETFs; see
+        /docs/methodology. _data_health.er_sum is the sum of the four L3 ERs; a deviation from 1
+        above 0.05 is logged and still answered. A ticker without a model yet answers 200 with
+        nulls and er_populated false.
 
         Args:
             ticker: Ticker, case-insensitive, surrounding blanks ignored: 1–12 characters of A–Z,
                 0–9, '.', '-' (BRK.B or BRK-B)
+            as_of: The day to answer for (YYYY-MM-DD, default the latest state): the stored state
+                that day, nothing later. A day that is not a trading day resolves to the latest trading
+                day on or before it (_metadata.as_of_note says so); a stock that stopped trading before
+                it answers its last state (teo says which day); a day before its first trade or outside
+                the store is a 404 DATE_NOT_AVAILABLE
         """
-        return self._invoke("decompose", {}, {}, {"ticker": ticker}, timeout=timeout, headers=headers)
+        return self._invoke("decompose", {}, {}, {"ticker": ticker, "as_of": as_of}, timeout=timeout, headers=headers)
 
-    def decompose_v4(self, *, ticker: str, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
+    def decompose_v4(self, *, ticker: str, as_of: str | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """POST /v4/decompose: Named-block decomposition: market, industry (sector, subsector), style, stock-specific
 
         Price: 0.001 USD a call (GET /pricing lists every price).
 
+        The L3 state (the latest, or as_of a past trading day: point in time) in named blocks.
         Each block: etf, beta (the hierarchical beta l1_mkt_beta, l2_sec_beta, l3_sub_beta,
         named in beta_source), explained_variance (L3 ER) and hedge_notional = −hr (the L3 hedge
         ratio l3_*_hr, named in hedge_source) in ETF dollars per $1 long. The beta and the hedge
@@ -1699,8 +1707,13 @@ class Operations(_Transport):
         Args:
             ticker: Ticker, case-insensitive, surrounding blanks ignored: 1–12 characters of A–Z,
                 0–9, '.', '-' (BRK.B or BRK-B)
+            as_of: The day to answer for (YYYY-MM-DD, default the latest state): the stored state
+                that day, nothing later. A day that is not a trading day resolves to the latest trading
+                day on or before it (_metadata.as_of_note says so); a stock that stopped trading before
+                it answers its last state (teo says which day); a day before its first trade or outside
+                the store is a 404 DATE_NOT_AVAILABLE
         """
-        return self._invoke("decomposeV4", {}, {}, {"ticker": ticker}, timeout=timeout, headers=headers)
+        return self._invoke("decomposeV4", {}, {}, {"ticker": ticker, "as_of": as_of}, timeout=timeout, headers=headers)
 
     def get_ticker_returns(self, *, ticker: str, years: int | None = None, start: str | None = None, end: str | None = None, format: str | None = None, fields: str | list[str] | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """GET /ticker-returns: Daily gross returns and closes, with rolling L3 hedge ratios and ERs for stocks
@@ -1942,7 +1955,7 @@ class Operations(_Transport):
         """
         return self._invoke("getL3Decomposition", {}, {"ticker": ticker, "years": years, "start": start, "end": end, "fields": fields, "format": format}, None, timeout=timeout, headers=headers)
 
-    def batch_analyze(self, *, tickers: list[str], metrics: list[Literal["returns"] | Literal["hedge_ratios"] | Literal["full_metrics"] | Literal["l3_decomposition"]] | None = None, limit: int | None = None, cursor: str | None = None, years: int | None = None, start: str | None = None, end: str | None = None, format: str | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
+    def batch_analyze(self, *, tickers: list[str], metrics: list[Literal["returns"] | Literal["hedge_ratios"] | Literal["full_metrics"] | Literal["l3_decomposition"]] | None = None, limit: int | None = None, cursor: str | None = None, years: int | None = None, start: str | None = None, end: str | None = None, as_of: str | None = None, format: str | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """POST /batch/analyze: Returns, hedge ratios, full metrics and monthly L3 series for up to 100 tickers
 
         Price: 0.005 USD a position (GET /pricing lists every price).
@@ -1950,11 +1963,12 @@ class Operations(_Transport):
         metrics ⊆ {returns, hedge_ratios, full_metrics, l3_decomposition}, default [returns,
         hedge_ratios]; years 1–15 (default 1) sizes returns and l3_decomposition. Per ticker
         (keyed as asked): returns {dates, values = gross returns, l1/l2/l3 = rolling L3
-        market/sector/subsector HR histories}; hedge_ratios = the latest state's HRs under short
-        keys (l1_market = l1_mkt_hr … l3_subsector = l3_sub_hr); full_metrics = the MetricsV3
-        snapshot of GET /metrics/{ticker}, its level fields also under the specification's long
-        names (l1_market_hr = l1_mkt_hr … l3_residual_er = l3_res_er); l3_decomposition = the
-        monthly series of GET /l3-decomposition; teo = date of the latest state. Parquet/CSV =
+        market/sector/subsector HR histories}; hedge_ratios = the HRs of the latest state (or
+        as_of's) under short keys (l1_market = l1_mkt_hr … l3_subsector = l3_sub_hr);
+        full_metrics = the MetricsV3 snapshot of GET /metrics/{ticker}, its level fields also
+        under the specification's long names (l1_market_hr = l1_mkt_hr … l3_residual_er =
+        l3_res_er); l3_decomposition = the monthly series of GET /l3-decomposition; teo = date
+        of the state served (the latest, or as_of: point in time). Parquet/CSV =
         BatchAnalyzeExportRow (ticker, date, gross_return, l1, l2, l3) for the tickers that
         succeeded, and needs 'returns' in metrics (else 400). 0.005 USD per ticker that
         succeeded; none succeeded → 404/400 and no charge. Paged by the one cursor convention
@@ -1978,9 +1992,15 @@ class Operations(_Transport):
                 data, after the last, or after end → 400
             end: Last day (YYYY-MM-DD, inclusive); default the symbol's last priced day. Outside the
                 data → 400. With end and no start, the window is years back from end
+            as_of: The day to answer for (YYYY-MM-DD, default the latest state): hedge_ratios,
+                full_metrics and teo are the stored state that day (as GET /metrics/{ticker}?as_of=),
+                and the series end there unless end is given (an end after as_of is a 400). A day that
+                is not a trading day resolves to the latest trading day on or before it
+                (_metadata.as_of_note); outside the store a 404; a ticker not yet listed that day has a
+                null teo and null state
             format: json (default), parquet or csv; else Accept decides
         """
-        return self._invoke("batchAnalyze", {}, {}, {"tickers": tickers, "metrics": metrics, "limit": limit, "cursor": cursor, "years": years, "start": start, "end": end, "format": format}, timeout=timeout, headers=headers)
+        return self._invoke("batchAnalyze", {}, {}, {"tickers": tickers, "metrics": metrics, "limit": limit, "cursor": cursor, "years": years, "start": start, "end": end, "as_of": as_of, "format": format}, timeout=timeout, headers=headers)
 
     def get_industry_panel(self, *, level: Literal["market"] | Literal["sector"] | Literal["subsector"] | None = None, teo: str | None = None, min_peers: int | None = None, format: str | None = None, timeout: float | None = None, headers: Mapping[str, str] | None = None) -> Answer:
         """GET /industry-panel: Industry beta panel: weighted mean and variance of market, sector or subsector betas per industry
@@ -2249,18 +2269,21 @@ class Operations(_Transport):
         (dollars or fractions; negative = short) or shares (× price_close at as_of); weights are
         normalised by the gross Σ|amount|, so a short keeps its sign and every risk figure is
         per 1 of gross (snapshot.exposure: long, short, net, gross, leverage); weight and shares
-        rows must not be mixed; a ticker given twice is summed (with a warning); unknown tickers
-        are listed in snapshot.unresolved and the rest analysed (all unknown → 404). An ETF
-        position is exposure 1 to itself; a stock without a model at as_of is proxied by its
-        sector ETF plus its sector peers' median specific risk (risk_basis proxy,
-        weight_proxied). type ticker: one ticker, with ticker_meta. as_of: any past trading day
-        (point in time; default data_as_of). lookback_days 20–2000 (default 252); horizon 1, 21,
-        63 or 252 days for snapshot.forecast; mode frozen. Portfolio variance = h'Σ_etf h + Σ
-        w²σ²_res over the lookback, split by cascade layer; Euler contributions per position and
-        per ETF sum to the volatility; with a benchmark: active exposures and weights, tracking
-        error and its split. time_behavior and attribution are daily frozen-weight series (the
-        strips sum to gross). format=parquet|csv with table=positions (default), attribution or
-        time_behavior. 0.25 USD per call.
+        rows must not be mixed; a ticker given twice is summed (with a warning); a weight on a
+        ticker the dataset does not know is a position priced by a proxy (the proxy ETF given,
+        else the market ETF, plus a median specific risk; in_dataset false, a warning); a
+        malformed ticker, or shares of an unknown one, is listed in snapshot.unresolved and the
+        rest analysed (no ticker the dataset knows → 404). An ETF position is exposure 1 to
+        itself; a stock without a model at as_of is proxied by its sector ETF plus its sector
+        peers' median specific risk (risk_basis proxy, weight_proxied). type ticker: one ticker,
+        with ticker_meta. as_of: any past trading day (point in time; default data_as_of).
+        lookback_days 20–2000 (default 252); horizon 1, 21, 63 or 252 days for
+        snapshot.forecast; mode frozen. Portfolio variance = h'Σ_etf h + Σ w²σ²_res over the
+        lookback, split by cascade layer; Euler contributions per position and per ETF sum to
+        the volatility; with a benchmark: active exposures and weights, tracking error and its
+        split. time_behavior and attribution are daily frozen-weight series (the strips sum to
+        gross). format=parquet|csv with table=positions (default), attribution or time_behavior.
+        0.25 USD per call.
 
         Args:
             type: body
@@ -2277,11 +2300,11 @@ class Operations(_Transport):
             horizon: Trading days the forecast block is for (1, 21, 63 or 252; default 21): horizon
                 variance = horizon × daily variance under every estimator (under ewma_nw the daily
                 variance includes the Newey-West autocovariance terms)
-            estimator: Book risk estimator of the ETF covariance (default sample): sample = equal
-                weights over the lookback; ewma = exponential weights (volatility half-life 42 days,
-                correlation 126, inputs winsorised at 5σ) over the lookback (at most 504 days); ewma_nw
-                = ewma with Newey-West (3 lags), the one the model evaluation recommends.
-                _metadata.risk_model names the one used
+            estimator: Book risk estimator of the ETF covariance (default ewma_nw, the one the model
+                evaluation recommends): sample = equal weights over the lookback (the default before
+                risk-model v3); ewma = exponential weights (volatility half-life 42 days, correlation
+                126, inputs winsorised at 5σ) over the lookback (at most 504 days); ewma_nw = ewma with
+                Newey-West (3 lags). _metadata.risk_model names the one used
             format: json (default), parquet or csv; else Accept decides
             table: Which table a parquet/csv answer holds (default positions)
         """

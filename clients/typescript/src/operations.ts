@@ -338,12 +338,18 @@ export type RiskMetadata = {
   range?: Array<string>
   /** Present when the ticker asked is an old ticker of the security answered, which trades under another one now, e.g. "FB is now META (since 2022-06-09)". Absent for a current ticker, a reused ticker's current holder included. */
   ticker_note?: string
+  /** YYYY-MM-DD */
+  as_of_requested?: string
+  /** Present when the as_of asked was not a trading day: which trading day (the latest on or before it) answered */
+  as_of_note?: string
   /** How a book risk (POST /snapshot) was forecast from the per-stock model */
   risk_model?: {
     /** The book risk model, versioned apart from model_version */
     version: string
     estimator: string
     estimator_description: string
+    /** The estimator used when the request names none (the one the model evaluation recommends) */
+    default_estimator: string
     horizon_days: number
   }
   nothing_to_answer?: NothingToAnswer
@@ -1136,13 +1142,18 @@ export type SnapshotPosition = {
   /** Priced by its own model at as_of (a stock with a model, or an ETF) */
   covered: boolean
   reason: string | null
-  /** How it enters the risk figures: its own model; an ETF (exposure 1 to itself); proxy (no model: its sector ETF plus the median specific risk of its sector peers at as_of); none (no proxy either: left out) */
+  /** False for a ticker the dataset does not know (priced by a proxy, no returns of its own) */
+  in_dataset: boolean
+  /** How it enters the risk figures: its own model; an ETF (exposure 1 to itself); proxy (no model: its sector ETF plus the median specific risk of its sector peers at as_of; a ticker not in the dataset: the proxy ETF asked, else the market ETF, plus its sector's or the whole universe's median); none (no proxy either: left out) */
   risk_basis: "model" | "etf" | "proxy" | "none"
   proxy: {
-    /** The ETF it is proxied by (its sector ETF; the market ETF without a sector) */
+    /** The ETF it is proxied by (its sector ETF; the market ETF without a sector; for a ticker not in the dataset the proxy asked, else the market ETF) */
     etf: string
     /** Stocks whose median specific variance it is given */
     peers: number
+    peers_of: string | null
+    /** The ETF is the proxy the request gave for the position */
+    given: boolean
   } | null
   model_level: number | null
   hedge_etfs: {
@@ -1227,7 +1238,7 @@ export type SnapshotBlock = {
   covered_count: number
   /** Share of the gross priced by its own model (stocks with a model, and ETFs) */
   weight_covered: number
-  /** Share of the gross priced by a proxy (stocks without a model) */
+  /** Share of the gross priced by a proxy (stocks without a model, tickers not in the dataset) */
   weight_proxied: number
   /** Long/short exposure; every risk figure is per 1 of gross */
   exposure: {
@@ -2330,7 +2341,7 @@ export interface Requests {
       ticker: string
     }
     query?: {
-      /** The day to answer for (YYYY-MM-DD, default the latest state): the stored state that day, nothing later. A day that is not a trading day resolves to the previous one; a stock that stopped trading before it answers its last state (teo says which day); a day before its first trade or outside the store is a 404 */
+      /** The day to answer for (YYYY-MM-DD, default the latest state): the stored state that day, nothing later. A day that is not a trading day resolves to the latest trading day on or before it (_metadata.as_of_note says so); a stock that stopped trading before it answers its last state (teo says which day); a day before its first trade or outside the store is a 404 DATE_NOT_AVAILABLE */
       as_of?: string
     }
   }
@@ -2339,6 +2350,8 @@ export interface Requests {
     body: {
       /** Ticker, case-insensitive, surrounding blanks ignored: 1–12 characters of A–Z, 0–9, '.', '-' (BRK.B or BRK-B) */
       ticker: string
+      /** The day to answer for (YYYY-MM-DD, default the latest state): the stored state that day, nothing later. A day that is not a trading day resolves to the latest trading day on or before it (_metadata.as_of_note says so); a stock that stopped trading before it answers its last state (teo says which day); a day before its first trade or outside the store is a 404 DATE_NOT_AVAILABLE */
+      as_of?: string
     }
   }
   /** POST /v4/decompose: Named-block decomposition: market, industry (sector, subsector), style, stock-specific. Price: 0.001 USD a call (GET /pricing lists every price). */
@@ -2346,6 +2359,8 @@ export interface Requests {
     body: {
       /** Ticker, case-insensitive, surrounding blanks ignored: 1–12 characters of A–Z, 0–9, '.', '-' (BRK.B or BRK-B) */
       ticker: string
+      /** The day to answer for (YYYY-MM-DD, default the latest state): the stored state that day, nothing later. A day that is not a trading day resolves to the latest trading day on or before it (_metadata.as_of_note says so); a stock that stopped trading before it answers its last state (teo says which day); a day before its first trade or outside the store is a 404 DATE_NOT_AVAILABLE */
+      as_of?: string
     }
   }
   /** GET /ticker-returns: Daily gross returns and closes, with rolling L3 hedge ratios and ERs for stocks. Price: 0.005 USD a call (GET /pricing lists every price). */
@@ -2502,6 +2517,8 @@ export interface Requests {
       start?: string
       /** Last day (YYYY-MM-DD, inclusive); default the symbol's last priced day. Outside the data → 400. With end and no start, the window is years back from end */
       end?: string
+      /** The day to answer for (YYYY-MM-DD, default the latest state): hedge_ratios, full_metrics and teo are the stored state that day (as GET /metrics/{ticker}?as_of=), and the series end there unless end is given (an end after as_of is a 400). A day that is not a trading day resolves to the latest trading day on or before it (_metadata.as_of_note); outside the store a 404; a ticker not yet listed that day has a null teo and null state */
+      as_of?: string
       /** json (default), parquet or csv; else Accept decides */
       format?: string
     }
@@ -2674,6 +2691,8 @@ export interface Requests {
         weight?: number
         /** Share count, non-zero (negative = short), converted to dollars with the close at as_of (the last close before it for a stock that stopped trading) */
         shares?: number
+        /** Only for a ticker the dataset does not know (weight positions): the ETF of the store that stands in for it (exposure 1 to it; a sector ETF also gives the median specific risk of that sector's stocks). Without it such a ticker is proxied by the market ETF plus the whole universe's median specific risk. Ignored, with a warning, for a ticker the dataset knows */
+        proxy?: string
       }>
       /** type ticker only */
       ticker?: string
@@ -2686,7 +2705,7 @@ export interface Requests {
       as_of?: string
       /** Trading days the forecast block is for (1, 21, 63 or 252; default 21): horizon variance = horizon × daily variance under every estimator (under ewma_nw the daily variance includes the Newey-West autocovariance terms) */
       horizon?: 1 | 21 | 63 | 252
-      /** Book risk estimator of the ETF covariance (default sample): sample = equal weights over the lookback; ewma = exponential weights (volatility half-life 42 days, correlation 126, inputs winsorised at 5σ) over the lookback (at most 504 days); ewma_nw = ewma with Newey-West (3 lags), the one the model evaluation recommends. _metadata.risk_model names the one used */
+      /** Book risk estimator of the ETF covariance (default ewma_nw, the one the model evaluation recommends): sample = equal weights over the lookback (the default before risk-model v3); ewma = exponential weights (volatility half-life 42 days, correlation 126, inputs winsorised at 5σ) over the lookback (at most 504 days); ewma_nw = ewma with Newey-West (3 lags). _metadata.risk_model names the one used */
       estimator?: "sample" | "ewma" | "ewma_nw"
       /** json (default), parquet or csv; else Accept decides */
       format?: string
@@ -3175,8 +3194,8 @@ export const OPERATIONS = {
   createCheckout: {"method":"POST","path":"/billing/checkout","status":201,"auth":["bearerKey","sessionJwt"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["amount_usd"]},"responseTypes":["application/json"],"responseFields":["account_id","amount_usd","checkout_url","currency","expires_at","session_id"],"idempotent":false,"costUsd":null},
   stripeWebhook: {"method":"POST","path":"/billing/stripe/webhook","status":200,"auth":[],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["id","type"]},"responseTypes":["application/json"],"responseFields":["event_id","outcome","received"],"idempotent":false,"costUsd":null},
   getMetrics: {"method":"GET","path":"/metrics/{ticker}","status":200,"auth":["bearerKey"],"pathParams":["ticker"],"query":["as_of"],"body":null,"responseTypes":["application/json"],"responseFields":["_agent","_metadata","display","hedge_levels","meta","metrics","periodicity","symbol","teo","ticker"],"idempotent":true,"costUsd":0.001},
-  decompose: {"method":"POST","path":"/decompose","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["ticker"]},"responseTypes":["application/json"],"responseFields":["_agent","_data_health","_metadata","data_as_of","exposure","hedge","hedge_levels","stock_specific","style","symbol","teo","ticker"],"idempotent":false,"costUsd":0.001},
-  decomposeV4: {"method":"POST","path":"/v4/decompose","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["ticker"]},"responseTypes":["application/json"],"responseFields":["_agent","_data_health","_metadata","data_as_of","industry","market","stock_specific","style","symbol","teo","ticker"],"idempotent":false,"costUsd":0.001},
+  decompose: {"method":"POST","path":"/decompose","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["ticker","as_of"]},"responseTypes":["application/json"],"responseFields":["_agent","_data_health","_metadata","data_as_of","exposure","hedge","hedge_levels","stock_specific","style","symbol","teo","ticker"],"idempotent":false,"costUsd":0.001},
+  decomposeV4: {"method":"POST","path":"/v4/decompose","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["ticker","as_of"]},"responseTypes":["application/json"],"responseFields":["_agent","_data_health","_metadata","data_as_of","industry","market","stock_specific","style","symbol","teo","ticker"],"idempotent":false,"costUsd":0.001},
   getTickerReturns: {"method":"GET","path":"/ticker-returns","status":200,"auth":["bearerKey"],"pathParams":[],"query":["ticker","years","start","end","format","fields"],"body":null,"responseTypes":["application/json"],"responseFields":["_agent","_metadata","asset_type","data","meta","periodicity","symbol","ticker"],"idempotent":true,"costUsd":0.005},
   getReturns: {"method":"GET","path":"/returns","status":200,"auth":["bearerKey"],"pathParams":[],"query":["ticker","years","start","end","format"],"body":null,"responseTypes":["application/json"],"responseFields":["_agent","_metadata","dates","returns_gross","symbol","ticker"],"idempotent":true,"costUsd":0.005},
   getEtfReturns: {"method":"GET","path":"/etf-returns","status":200,"auth":["bearerKey"],"pathParams":[],"query":["ticker","years","start","end","format"],"body":null,"responseTypes":["application/json"],"responseFields":["_agent","_metadata","dates","returns_gross","symbol","ticker"],"idempotent":true,"costUsd":0.005},
@@ -3185,7 +3204,7 @@ export const OPERATIONS = {
   batchLstar: {"method":"POST","path":"/batch/lstar","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["tickers","limit","cursor","years","start","end","threshold","fields","format"]},"responseTypes":["application/json"],"responseFields":["_agent","_metadata","failed","next_cursor","results","succeeded","threshold_used","total","years"],"idempotent":false,"costUsd":0.005},
   getReturnsDecomposition: {"method":"GET","path":"/returns-decomposition","status":200,"auth":["bearerKey"],"pathParams":[],"query":["ticker","years","start","end","include_lstar","fields","dispatch","format"],"body":null,"responseTypes":["application/json"],"responseFields":["_agent","_metadata","dates","gross","l1_cfr","l1_fr","l1_rr","l2_cfr","l2_fr","l2_rr","l3_cfr","l3_fr","l3_rr","lstar","lstar_residual_return","symbol","ticker"],"idempotent":true,"costUsd":0.02},
   getL3Decomposition: {"method":"GET","path":"/l3-decomposition","status":200,"auth":["bearerKey"],"pathParams":[],"query":["ticker","years","start","end","fields","format"],"body":null,"responseTypes":["application/json"],"responseFields":["_agent","_metadata","dates","l3_mkt_er","l3_mkt_hr","l3_res_er","l3_sec_er","l3_sec_hr","l3_sub_er","l3_sub_hr","periodicity","sector_etf","subsector_etf","symbol","ticker"],"idempotent":true,"costUsd":0.02},
-  batchAnalyze: {"method":"POST","path":"/batch/analyze","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["tickers","metrics","limit","cursor","years","start","end","format"]},"responseTypes":["application/json"],"responseFields":["_agent","_metadata","failed","metrics","next_cursor","results","succeeded","total","years"],"idempotent":false,"costUsd":0.005},
+  batchAnalyze: {"method":"POST","path":"/batch/analyze","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["tickers","metrics","limit","cursor","years","start","end","as_of","format"]},"responseTypes":["application/json"],"responseFields":["_agent","_metadata","failed","metrics","next_cursor","results","succeeded","total","years"],"idempotent":false,"costUsd":0.005},
   getIndustryPanel: {"method":"GET","path":"/industry-panel","status":200,"auth":["bearerKey"],"pathParams":[],"query":["level","teo","min_peers","format"],"body":null,"responseTypes":["application/json"],"responseFields":["_agent","_metadata","industries","level","min_peers","teo","teo_note","teo_requested","universe_basis","weight_basis"],"idempotent":true,"costUsd":0.02},
   rankingsScreen: {"method":"POST","path":"/rankings/screen","status":200,"auth":["bearerKey"],"pathParams":[],"query":[],"body":{"mediaType":"application/json","required":true,"fields":["metric","cohort","window","min_percentile","decile","sector_filter","limit","cursor","teo","format"]},"responseTypes":["application/json"],"responseFields":["_agent","_metadata","cohort","metric","next_cursor","rows","teo","teo_note","teo_requested","total","total_matches","universe_basis","window"],"idempotent":false,"costUsd":0.02},
   getRankings: {"method":"GET","path":"/rankings/{ticker}","status":200,"auth":["bearerKey"],"pathParams":["ticker"],"query":["teo","format"],"body":null,"responseTypes":["application/json"],"responseFields":["_agent","_metadata","rankings","sector_etf","subsector_etf","symbol","teo","teo_note","teo_requested","ticker","universe_basis"],"idempotent":true,"costUsd":0.001},

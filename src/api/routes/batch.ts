@@ -56,7 +56,12 @@ export function batchRoutes({ ctx, priced }: RouteDeps): RouteFile {
         reply,
         priced('batchAnalyze'),
         done.track(() =>
-          batchAnalyze(ctx.models, p.environment, tickers, { ...spanOf(b), metrics: b.metrics, page }),
+          batchAnalyze(ctx.models, p.environment, tickers, {
+            ...spanOf(b),
+            metrics: b.metrics,
+            page,
+            asOf: b.as_of,
+          }),
         ),
         { positions: tickers.length, tabular: true, onServed: done.onServed },
       )

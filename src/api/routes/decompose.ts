@@ -14,8 +14,8 @@ export function decomposeRoutes({ ctx, priced }: RouteDeps): RouteFile {
         req,
         reply,
         priced('decompose'),
-        () => decompose(ctx.models, env, req.body.ticker, ctx.log),
-        { nothing: () => nothingToAnswer(ctx.models, env, req.body.ticker, 'model') },
+        () => decompose(ctx.models, env, req.body.ticker, ctx.log, req.body.as_of),
+        { nothing: () => nothingToAnswer(ctx.models, env, req.body.ticker, 'model', req.body.as_of) },
       )
     },
   })

@@ -16,7 +16,7 @@ export function metricsRoutes({ ctx, priced }: RouteDeps): RouteFile {
         reply,
         priced('getMetrics'),
         () => metricsSnapshot(ctx.models, env, req.params.ticker, req.query.as_of),
-        { nothing: () => nothingToAnswer(ctx.models, env, req.params.ticker, 'model') },
+        { nothing: () => nothingToAnswer(ctx.models, env, req.params.ticker, 'model', req.query.as_of) },
       )
     },
     getCorrelation: async (req, reply) => {

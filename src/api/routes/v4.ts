@@ -14,8 +14,8 @@ export function v4Routes({ ctx, priced }: RouteDeps): RouteFile {
         req,
         reply,
         priced('decomposeV4'),
-        () => decomposeV4(ctx.models, env, req.body.ticker, ctx.log),
-        { nothing: () => nothingToAnswer(ctx.models, env, req.body.ticker, 'model') },
+        () => decomposeV4(ctx.models, env, req.body.ticker, ctx.log, req.body.as_of),
+        { nothing: () => nothingToAnswer(ctx.models, env, req.body.ticker, 'model', req.body.as_of) },
       )
     },
   })

@@ -313,7 +313,7 @@ const batchAnalyze = defineOperation({
   path: '/batch/analyze',
   summary: 'Returns, hedge ratios, full metrics and monthly L3 series for up to 100 tickers',
   description:
-    "metrics ⊆ {returns, hedge_ratios, full_metrics, l3_decomposition}, default [returns, hedge_ratios]; years 1–15 (default 1) sizes returns and l3_decomposition. Per ticker (keyed as asked): returns {dates, values = gross returns, l1/l2/l3 = rolling L3 market/sector/subsector HR histories}; hedge_ratios = the latest state's HRs under short keys (l1_market = l1_mkt_hr … l3_subsector = l3_sub_hr); full_metrics = the MetricsV3 snapshot of GET /metrics/{ticker}, its level fields also under the specification's long names (l1_market_hr = l1_mkt_hr … l3_residual_er = l3_res_er); l3_decomposition = the monthly series of GET /l3-decomposition; teo = date of the latest state. Parquet/CSV = BatchAnalyzeExportRow (ticker, date, gross_return, l1, l2, l3) for the tickers that succeeded, and needs 'returns' in metrics (else 400). 0.005 USD per ticker that succeeded; none succeeded → 404/400 and no charge." +
+    "metrics ⊆ {returns, hedge_ratios, full_metrics, l3_decomposition}, default [returns, hedge_ratios]; years 1–15 (default 1) sizes returns and l3_decomposition. Per ticker (keyed as asked): returns {dates, values = gross returns, l1/l2/l3 = rolling L3 market/sector/subsector HR histories}; hedge_ratios = the HRs of the latest state (or as_of's) under short keys (l1_market = l1_mkt_hr … l3_subsector = l3_sub_hr); full_metrics = the MetricsV3 snapshot of GET /metrics/{ticker}, its level fields also under the specification's long names (l1_market_hr = l1_mkt_hr … l3_residual_er = l3_res_er); l3_decomposition = the monthly series of GET /l3-decomposition; teo = date of the state served (the latest, or as_of: point in time). Parquet/CSV = BatchAnalyzeExportRow (ticker, date, gross_return, l1, l2, l3) for the tickers that succeeded, and needs 'returns' in metrics (else 400). 0.005 USD per ticker that succeeded; none succeeded → 404/400 and no charge." +
     BATCH_PAGE_DOC,
   tags: ['data'],
   auth: 'key',
@@ -324,6 +324,17 @@ const batchAnalyze = defineOperation({
       metrics: Type.Optional(Type.Array(Metric, { minItems: 1, maxItems: 4 })),
       ...pageQueryProps(100, 100),
       ...historySpanProps(1),
+      as_of: Type.Optional(
+        Type.String({
+          format: 'date',
+          description:
+            'The day to answer for (YYYY-MM-DD, default the latest state): hedge_ratios, full_metrics and teo are the ' +
+            'stored state that day (as GET /metrics/{ticker}?as_of=), and the series end there unless end is given ' +
+            '(an end after as_of is a 400). A day that is not a trading day resolves to the latest trading day on ' +
+            'or before it (_metadata.as_of_note); outside the store a 404; a ticker not yet listed that day has a ' +
+            'null teo and null state',
+        }),
+      ),
       format: Type.Optional(Format),
     },
     { additionalProperties: false },

@@ -11,13 +11,17 @@ import {
   PageTotal,
   pageQueryProps,
   riskMetadataSchema,
+  StateAsOf,
   TickerParam,
 } from '../schemas.ts'
 import { hedgeLevelsSchema } from './metrics.ts'
 
 /** History operations: decompose, ticker/gross returns, the ticker list. */
 
-const tickerBody = Type.Object({ ticker: TickerParam }, { additionalProperties: false })
+const tickerBody = Type.Object(
+  { ticker: TickerParam, as_of: Type.Optional(StateAsOf) },
+  { additionalProperties: false },
+)
 
 const dataHealthSchema = Type.Object(
   {
@@ -95,7 +99,7 @@ const decompose = defineOperation({
   path: '/decompose',
   summary: 'Market/sector/subsector/residual decomposition of a ticker with its ETF hedge',
   description:
-    'Latest L3 state: exposure layers (er, hr, hedge_etf; residual hr and hedge_etf null), the hedge map ' +
+    'L3 state (the latest, or as_of a past trading day: point in time): exposure layers (er, hr, hedge_etf; residual hr and hedge_etf null), the hedge map ' +
     '(ETF → −hr, summed when the subsector fell back to the sector ETF), hedge_levels as in /metrics. ' +
     `${STYLE_SPLIT} _data_health.er_sum is the sum of the four L3 ERs; a deviation from 1 above 0.05 is ` +
     'logged and still answered. A ticker without a model yet answers 200 with nulls and er_populated false.',
@@ -161,7 +165,7 @@ const decomposeV4 = defineOperation({
   path: '/v4/decompose',
   summary: 'Named-block decomposition: market, industry (sector, subsector), style, stock-specific',
   description:
-    'Each block: etf, beta (the hierarchical beta l1_mkt_beta, l2_sec_beta, l3_sub_beta, named in beta_source), ' +
+    'The L3 state (the latest, or as_of a past trading day: point in time) in named blocks. Each block: etf, beta (the hierarchical beta l1_mkt_beta, l2_sec_beta, l3_sub_beta, named in beta_source), ' +
     'explained_variance (L3 ER) and hedge_notional = −hr (the L3 hedge ratio l3_*_hr, named in hedge_source) in ETF ' +
     'dollars per $1 long. The beta and the hedge ratio differ by design: the hedge ratio carries each beta through ' +
     `the cascade (docs/methodology.md §6). ${STYLE_SPLIT}`,

@@ -7,6 +7,7 @@ import {
   Nullable,
   NullableNumber,
   riskMetadataSchema,
+  StateAsOf,
   TickerParam,
 } from '../schemas.ts'
 
@@ -92,15 +93,7 @@ export const getMetrics = defineOperation({
   params: Type.Object({ ticker: TickerParam }, { additionalProperties: false }),
   querystring: Type.Object(
     {
-      as_of: Type.Optional(
-        Type.String({
-          format: 'date',
-          description:
-            'The day to answer for (YYYY-MM-DD, default the latest state): the stored state that day, nothing later. ' +
-            'A day that is not a trading day resolves to the previous one; a stock that stopped trading before it ' +
-            'answers its last state (teo says which day); a day before its first trade or outside the store is a 404',
-        }),
-      ),
+      as_of: Type.Optional(StateAsOf),
     },
     { additionalProperties: false },
   ),

@@ -6,6 +6,7 @@ import {
   Nullable,
   NullableNumber,
   riskMetadataSchema,
+  TICKER_PATTERN,
   TickerParam,
 } from '../schemas.ts'
 import { BENCHMARK_OPS, legRoleSchema, resolvedBenchmarkSchema } from './benchmark.ts'
@@ -13,7 +14,8 @@ import { BENCHMARK_OPS, legRoleSchema, resolvedBenchmarkSchema } from './benchma
 /** Horizons and estimators of the book risk model (services/analytics/snapshot/risk-model.ts keeps the same lists). */
 export const FORECAST_HORIZONS = [1, 21, 63, 252] as const
 export const ESTIMATOR_NAMES = ['sample', 'ewma', 'ewma_nw'] as const
-export const DEFAULT_ESTIMATOR: (typeof ESTIMATOR_NAMES)[number] = 'sample'
+/** The one `erm3 evaluate` recommends (docs/model-quality.md): better bias and MRAD than sample at every size. */
+export const DEFAULT_ESTIMATOR: (typeof ESTIMATOR_NAMES)[number] = 'ewma_nw'
 
 /**
  * POST /snapshot: the risk of a book (or one ticker), decomposed by layer and hedgeable, with
@@ -35,12 +37,28 @@ const Shares = Type.Number({
     'before it for a stock that stopped trading)',
 })
 
+const ProxyParam = Type.String({
+  maxLength: 32,
+  pattern: TICKER_PATTERN,
+  description:
+    'Only for a ticker the dataset does not know (weight positions): the ETF of the store that stands in for it ' +
+    "(exposure 1 to it; a sector ETF also gives the median specific risk of that sector's stocks). Without it such " +
+    "a ticker is proxied by the market ETF plus the whole universe's median specific risk. Ignored, with a " +
+    'warning, for a ticker the dataset knows',
+})
+
 const positionInput = Type.Object(
-  { ticker: TickerParam, weight: Type.Optional(Weight), shares: Type.Optional(Shares) },
+  {
+    ticker: TickerParam,
+    weight: Type.Optional(Weight),
+    shares: Type.Optional(Shares),
+    proxy: Type.Optional(ProxyParam),
+  },
   {
     additionalProperties: false,
     description:
-      'A stock or an ETF (an ETF position is exposure 1 to itself) and exactly one of weight or shares',
+      'A stock or an ETF (an ETF position is exposure 1 to itself) and exactly one of weight or shares; a ticker ' +
+      'the dataset does not know is proxied (proxy)',
   },
 )
 
@@ -83,10 +101,10 @@ const Estimator = Type.Union(
   ESTIMATOR_NAMES.map((e) => Type.Literal(e)),
   {
     description:
-      `Book risk estimator of the ETF covariance (default ${DEFAULT_ESTIMATOR}): sample = equal weights over the ` +
-      'lookback; ewma = exponential weights (volatility half-life 42 days, correlation 126, inputs winsorised at ' +
-      '5σ) over the lookback (at most 504 days); ewma_nw = ewma with Newey-West (3 lags), the one the model ' +
-      'evaluation recommends. _metadata.risk_model names the one used',
+      `Book risk estimator of the ETF covariance (default ${DEFAULT_ESTIMATOR}, the one the model evaluation ` +
+      'recommends): sample = equal weights over the lookback (the default before risk-model v3); ewma = exponential ' +
+      'weights (volatility half-life 42 days, correlation 126, inputs winsorised at 5σ) over the lookback (at most ' +
+      '504 days); ewma_nw = ewma with Newey-West (3 lags). _metadata.risk_model names the one used',
   },
 )
 
@@ -138,20 +156,33 @@ const positionSchema = Type.Object(
       description: 'Priced by its own model at as_of (a stock with a model, or an ETF)',
     }),
     reason: Nullable(Type.String({ description: 'Why a stock has no model at as_of' })),
+    in_dataset: Type.Boolean({
+      description: 'False for a ticker the dataset does not know (priced by a proxy, no returns of its own)',
+    }),
     risk_basis: Type.Union(
       [Type.Literal('model'), Type.Literal('etf'), Type.Literal('proxy'), Type.Literal('none')],
       {
         description:
           'How it enters the risk figures: its own model; an ETF (exposure 1 to itself); proxy (no model: its sector ' +
-          'ETF plus the median specific risk of its sector peers at as_of); none (no proxy either: left out)',
+          'ETF plus the median specific risk of its sector peers at as_of; a ticker not in the dataset: the proxy ETF ' +
+          "asked, else the market ETF, plus its sector's or the whole universe's median); none (no proxy either: left out)",
       },
     ),
     proxy: Nullable(
       Type.Object({
         etf: Type.String({
-          description: 'The ETF it is proxied by (its sector ETF; the market ETF without a sector)',
+          description:
+            'The ETF it is proxied by (its sector ETF; the market ETF without a sector; for a ticker not in the ' +
+            'dataset the proxy asked, else the market ETF)',
         }),
         peers: Type.Integer({ description: 'Stocks whose median specific variance it is given' }),
+        peers_of: Nullable(
+          Type.String({
+            description:
+              'The sector ETF whose stocks are the peers; null: every stock of the universe at as_of',
+          }),
+        ),
+        given: Type.Boolean({ description: 'The ETF is the proxy the request gave for the position' }),
       }),
     ),
     model_level: Nullable(Type.Integer({ description: 'Deepest level of its state at as_of (1–3)' })),
@@ -232,7 +263,8 @@ const snapshotSchema = Type.Object(
       description: 'Share of the gross priced by its own model (stocks with a model, and ETFs)',
     }),
     weight_proxied: Type.Number({
-      description: 'Share of the gross priced by a proxy (stocks without a model)',
+      description:
+        'Share of the gross priced by a proxy (stocks without a model, tickers not in the dataset)',
     }),
     exposure: Type.Object(
       {
@@ -410,8 +442,10 @@ export const snapshot = defineOperation({
     'type portfolio: 1–100 positions, each a stock or an ETF with exactly one of weight (dollars or fractions; ' +
     'negative = short) or shares (× price_close at as_of); weights are normalised by the gross Σ|amount|, so a short ' +
     'keeps its sign and every risk figure is per 1 of gross (snapshot.exposure: long, short, net, gross, leverage); ' +
-    'weight and shares rows must not be mixed; a ticker given twice is summed (with a warning); unknown tickers are ' +
-    'listed in snapshot.unresolved and the rest analysed (all unknown → 404). An ETF position is exposure 1 to ' +
+    'weight and shares rows must not be mixed; a ticker given twice is summed (with a warning); a weight on a ticker ' +
+    'the dataset does not know is a position priced by a proxy (the proxy ETF given, else the market ETF, plus a ' +
+    'median specific risk; in_dataset false, a warning); a malformed ticker, or shares of an unknown one, is listed ' +
+    'in snapshot.unresolved and the rest analysed (no ticker the dataset knows → 404). An ETF position is exposure 1 to ' +
     "itself; a stock without a model at as_of is proxied by its sector ETF plus its sector peers' median specific " +
     'risk (risk_basis proxy, weight_proxied). type ticker: one ticker, with ticker_meta. as_of: any past trading day ' +
     '(point in time; default data_as_of). lookback_days 20–2000 (default 252); horizon 1, 21, 63 or 252 days for ' +

@@ -49,6 +49,8 @@ export function marketContext(
   etf: Float64Array[],
   params: ModelParams,
   style: readonly Float64Array[] = [],
+  /** First day the stocks compute (the style basis starts at its rebase day). */
+  from = 0,
 ): MarketContext {
   const weights = windowWeights(params)
   return {
@@ -57,7 +59,7 @@ export function marketContext(
     etfObs: etfObservationCounts(etf, params.window),
     weights,
     params,
-    styleBasis: style.length > 0 ? new StyleBasis(etf[0], etf, style, weights, params) : undefined,
+    styleBasis: style.length > 0 ? new StyleBasis(etf[0], etf, style, weights, params, from) : undefined,
   }
 }
 
@@ -95,9 +97,10 @@ export async function runEngine(
         Array.from(x.etfSymbols, (s) => x.returns[s]),
         params,
         run.style,
+        run.from,
       )
   const times: EngineTimes = { kernel: 0, write_wait: 0 }
-  progress.start('model', N)
+  progress.start('build: per-stock model (symbols)', N)
   // One block is written while the next is computed: the writes run in libuv's thread pool and
   // the kernel on the pool's threads (or this one).
   let pending: Promise<void> | null = null

@@ -28,7 +28,12 @@ import { collectGarbage } from './collect.ts'
 import { type EngineBlock, type EngineRun, type EngineTimes, runEngine } from './engine.ts'
 import { factorSeries, writeFactorSeries } from './factors.ts'
 import { REVERSION_Z, writeBlockFields, writeInputFields } from './fields.ts'
-import { fundamentalsDigest, writeFundamentals } from './fundamentals.ts'
+import {
+  type FundamentalsMode,
+  fundamentalsDigest,
+  fundamentalsMode,
+  startFundamentals,
+} from './fundamentals.ts'
 import { confirmIncremental, type IncrementalPlan, planIncremental } from './incremental.ts'
 import { inputDigests } from './input-digests.ts'
 import { type BuildInputs, buildInputs, releasePrices } from './inputs.ts'
@@ -59,6 +64,16 @@ export interface BuildOptions {
    */
   isolate?: boolean
   /**
+   * Check the dataset's files against their manifest digests (default true). false only for a
+   * dataset the same process has just written (the first start's synthetic market).
+   */
+  verify?: boolean
+  /**
+   * Parse the SEC filings on a worker thread beside the per-stock model (true or false); unset:
+   * from 1,000 companies (a thread costs seconds to start).
+   */
+  fundamentalsThread?: boolean
+  /**
    * Threads for the per-stock kernel of a full build (worker threads over the symbols of each
    * block; the numbers do not depend on it); default: the available parallelism from 1,000
    * securities up, else 1 (a thread costs seconds to start).
@@ -75,9 +90,7 @@ export async function buildStore(
   progress: Progress = silentProgress,
 ): Promise<StoreManifest> {
   if (opts.isolate ?? callerHeapIsLarge()) return buildInWorker(opts, progress)
-  const params: ModelParams = { ...DEFAULT_PARAMS, ...opts.params }
-  const problems = paramProblems(params)
-  if (problems.length > 0) throw new AppError('INVALID_REQUEST', `model parameters: ${problems.join('; ')}`)
+  const params = checkedParams(opts.params)
   const timings: Record<string, number> = {}
   const started = performance.now()
   const lap = (name: string, t0: number) => {
@@ -88,24 +101,19 @@ export async function buildStore(
   const notes: string[] = []
   const fullBuild = (reason: string) => notes.push(`incremental build not possible (${reason}): full build`)
   let plan: IncrementalPlan | null = null
+  const dm0 = await readManifest(opts.dataset)
   if (opts.incremental) {
-    const dm0 = await readManifest(opts.dataset)
     const p = await planIncremental(opts.store, dm0, params, classificationDigest(dm0))
     if ('reason' in p) fullBuild(p.reason)
     else plan = p
     t = lap('incremental_check', t)
   }
-  // An incremental build reads only the tail of the panels it needs (inputFrom).
-  progress.start('read dataset', 1)
-  let { dataset: ds, manifest: dm } = await readDataset(opts.dataset, {
-    fromDay: plan?.inputFrom ?? 0,
-    fundamentals: true,
-  }).catch(async (err: unknown) => {
-    await plan?.prev.close()
-    throw err
-  })
-  progress.update(1)
-  progress.stop()
+  let fundMode = fundamentalsMode(
+    dm0,
+    plan?.prev.manifest.fundamentals_digest ?? null,
+    opts.fundamentalsThread,
+  )
+  let { dataset: ds, manifest: dm } = await readForBuild(opts, plan, fundMode, progress)
   t = lap('read_dataset', t)
   let x = buildInputs(ds)
   t = lap('inputs', t)
@@ -119,7 +127,8 @@ export async function buildStore(
       fullBuild(reason)
       await plan.prev.close()
       plan = null
-      ;({ dataset: ds, manifest: dm } = await readDataset(opts.dataset, { fundamentals: true }))
+      fundMode = fundamentalsMode(dm, null, opts.fundamentalsThread)
+      ;({ dataset: ds, manifest: dm } = await readForBuild(opts, null, fundMode, silentProgress))
       x = buildInputs(ds)
     }
     t = lap('incremental_confirm', t)
@@ -127,7 +136,17 @@ export async function buildStore(
   // Once per build, from the inputs the products are computed from (docs/methodology.md §11).
   const basis = defaultUniverseBasis(x)
   const digests = inputDigests(ds, dm)
+  // The inputs hold what the build reads of the prices from here on (the stages below keep `ds`).
+  ds = releasePrices(ds)
   const writer = await StoreBuildWriter.begin(opts.store)
+  const verify = opts.verify ?? true
+  const fund = startFundamentals(fundMode, writer, {
+    datasetDir: opts.dataset,
+    dm,
+    ds,
+    verify,
+    prevDir: plan?.prev.dir ?? null,
+  })
   try {
     await writer.writeMeta(x.calendar, symbolMeta(ds, x.symbols), x.etfTickers, x.industries)
     const link = plan ? { prevDir: plan.prev.dir, fromDay: plan.from } : undefined
@@ -140,7 +159,6 @@ export async function buildStore(
     prelude.catch(() => {}) // awaited below; a failure must not surface as unhandled first
     const inputFields = prelude.then(() => collectGarbage())
     x = { ...x, close: [], marketCap: [], volume: null }
-    ds = releasePrices(ds)
     collectGarbage()
     const factors = factorSeries(ds, x)
     const style =
@@ -153,25 +171,51 @@ export async function buildStore(
     const products = await writeProducts(writer, x, active, basis, progress, plan)
     await writeFactorSeries(writer, factors, plan)
     t = lap('products', t)
-    const fundDigest = fundamentalsDigest(dm.files)
-    const reuse =
-      plan && plan.prev.manifest.fundamentals_digest === fundDigest ? { prevDir: plan.prev.dir } : null
-    await writeFundamentals(writer, ds, notes, progress, reuse)
+    await fund.finish(notes, progress)
     t = lap('fundamentals', t)
     timings.total = Math.round(performance.now() - started) / 1000
     const manifest = storeManifest(ds, dm.digest, classification, x, params, { ...products, basis }, timings)
     manifest.incremental_from = plan ? isoFromDay(x.calendar[plan.from]) : null
     manifest.input_digests = digests
     manifest.notes = notes
-    manifest.fundamentals_digest = fundDigest
+    manifest.fundamentals_digest = fundamentalsDigest(dm.files)
     await plan?.prev.close()
     await writer.commit(manifest)
     return manifest
   } catch (err) {
+    await fund.cancel()
     await plan?.prev.close()
     await writer.abort()
     throw err
   }
+}
+
+/** Reads the dataset for the build (the tail of the panels an incremental plan needs), as a stage. */
+async function readForBuild(
+  opts: BuildOptions,
+  plan: IncrementalPlan | null,
+  mode: FundamentalsMode,
+  progress: Progress,
+): Promise<{ dataset: Dataset; manifest: DatasetManifest }> {
+  progress.start('build: read dataset', 1)
+  const read = await readDataset(opts.dataset, {
+    fromDay: plan?.inputFrom ?? 0,
+    fundamentals: mode === 'inline',
+    verify: opts.verify,
+  }).catch(async (err: unknown) => {
+    await plan?.prev.close()
+    throw err
+  })
+  progress.update(1)
+  progress.stop()
+  return read
+}
+
+function checkedParams(given: Partial<ModelParams> | undefined): ModelParams {
+  const params: ModelParams = { ...DEFAULT_PARAMS, ...given }
+  const problems = paramProblems(params)
+  if (problems.length > 0) throw new AppError('INVALID_REQUEST', `model parameters: ${problems.join('; ')}`)
+  return params
 }
 
 /**

@@ -87,7 +87,7 @@ export class KernelPool {
   private shareStyleBasis(x: BuildInputs, params: ModelParams, style: readonly Float64Array[]): void {
     if (style.length === 0) return
     const etf = Array.from(x.etfSymbols, (s) => x.returns[s])
-    const basis = new StyleBasis(etf[0], etf, style, windowWeights(params), params, sharedArray)
+    const basis = new StyleBasis(etf[0], etf, style, windowWeights(params), params, 0, sharedArray)
     for (const key of stylePairs(x)) basis.pair(Math.floor(key / 65536), (key % 65536) - 1)
     const message: KernelPairs = { pairs: basis.computed }
     for (const w of this.workers) w.postMessage(message)

@@ -101,7 +101,7 @@ export async function writeProducts(
   // holding the first new day keeps the earlier days' bytes.
   const start = inc ? inc.from : 0
   // Three steps: reversion deciles, industry panel, rankings.
-  progress.start('cross-sections', 3)
+  progress.start('build: cross-sections (steps)', 3)
   const reader = await openBuildReader(dir)
   try {
     // Residual reversion: z was written per block; deciles and quality quintiles for every day.

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { parse } from 'csv-parse/sync'
 import { parseIsoDay } from '../../platform/dates.ts'
-import { sha256File } from '../../platform/digest.ts'
+import { sha256File, sha256Hex } from '../../platform/digest.ts'
 import { AppError } from '../../platform/errors.ts'
 import { decodeSource, readMeta, readParquetFile, withFileSource } from '../parquet/index.ts'
 
@@ -264,9 +264,32 @@ async function readTruth(dir: string, calendar: Int32Array): Promise<Truth> {
 
 async function readAllFundamentals(dir: string, manifest: DatasetManifest): Promise<FundamentalsFile[]> {
   const out: FundamentalsFile[] = []
+  for (const { cik, path } of fundamentalsFiles(manifest))
+    out.push({ cik, gzipped: new Uint8Array(await readFile(join(dir, path))) })
+  return out
+}
+
+/** The dataset's companyfacts documents (CIK and path), in manifest order. */
+export function fundamentalsFiles(manifest: DatasetManifest): { cik: number; path: string }[] {
+  const out: { cik: number; path: string }[] = []
   for (const path of Object.keys(manifest.files)) {
     const m = /^fundamentals\/CIK(\d{10})\.json\.gz$/.exec(path)
-    if (m) out.push({ cik: Number(m[1]), gzipped: new Uint8Array(await readFile(join(dir, path))) })
+    if (m) out.push({ cik: Number(m[1]), path })
   }
   return out
+}
+
+/** One companyfacts document of the dataset, checked against its manifest digest (unless `verify` is false). */
+export async function readFundamentalsFile(
+  dir: string,
+  manifest: DatasetManifest,
+  path: string,
+  verify = true,
+): Promise<Uint8Array> {
+  const bytes = new Uint8Array(await readFile(join(dir, path)))
+  if (!verify) return bytes
+  const want = manifest.files[path]
+  if (!want || sha256Hex(bytes) !== want.sha256 || bytes.length !== want.bytes)
+    fail(dir, `${path} does not match its manifest digest`)
+  return bytes
 }

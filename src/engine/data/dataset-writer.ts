@@ -66,7 +66,7 @@ export async function writeDataset(
       ),
     )
     const fields = PRICE_FIELDS.filter((f) => ds.prices[f] !== null)
-    progress.start('write prices', fields.length)
+    progress.start('dataset: write price panels', fields.length)
     for (const [i, field] of fields.entries()) {
       const panel = ds.prices[field] as Panel
       const path = DATASET_FILES.price(field)
@@ -92,12 +92,15 @@ export async function writeDataset(
     }
     if (ds.truth) {
       await mkdir(join(dir, 'truth'))
-      for (const field of TRUTH_FIELDS) {
+      progress.start('dataset: write truth panels', TRUTH_FIELDS.length)
+      for (const [i, field] of TRUTH_FIELDS.entries()) {
         const cols = ds.truth.fields[field].map(
           (v, i): ParquetColumn => ({ name: ds.symbols[i], type: 'FLOAT', values: v }),
         )
         await writeParquet(DATASET_FILES.truth(field), { columns: [dateColumn(ds), ...cols], metadata: meta })
+        progress.update(i + 1)
       }
+      progress.stop()
       await put(DATASET_FILES.truthParams, `${JSON.stringify(ds.truth.params, null, 2)}\n`)
     }
     if (ds.report) await put(DATASET_FILES.report, `${JSON.stringify(ds.report, null, 2)}\n`)
@@ -183,7 +186,7 @@ async function writeFundamentals(
   progress: Progress,
   put: (path: string, data: Uint8Array) => Promise<void>,
 ): Promise<void> {
-  progress.start('write fundamentals', ds.fundamentals.length)
+  progress.start('dataset: write filings (companies)', ds.fundamentals.length)
   let done = 0
   // Bounded parallelism: thousands of small files, the disk is faster with a few writes in flight.
   const queue = [...ds.fundamentals]

@@ -39,9 +39,15 @@ export type BasisAlloc = <C>(ctor: new (length: number) => C, length: number) =>
 
 const plainAlloc: BasisAlloc = (ctor, length) => new ctor(length)
 
-/** Style factorisations per ETF pair, computed on first use over the whole calendar. */
+/**
+ * Style factorisations per ETF pair, computed on first use over the calendar from the last
+ * scheduled rebase day at or before `from` (an incremental run's stocks replay from that day, so
+ * they read no earlier day; a rebase there gives the full run's values bit for bit).
+ */
 export class StyleBasis {
   private readonly pairs = new Map<number, PairBasis>()
+  /** First day factorised (days before it are left zero). */
+  private readonly start: number
 
   constructor(
     readonly m: Float64Array,
@@ -49,8 +55,10 @@ export class StyleBasis {
     readonly style: readonly Float64Array[],
     readonly weights: Float64Array,
     readonly params: ModelParams,
+    from = 0,
     private readonly alloc: BasisAlloc = plainAlloc,
   ) {
+    this.start = from - (from % params.rebaseEvery)
     if (style.length > MAX_STYLE) throw new RangeError(`at most ${MAX_STYLE} style factors`)
     const ns = style.length
     const T = m.length
@@ -112,8 +120,8 @@ export class StyleBasis {
     const cols = new Int32Array(p)
     const full = new Float64Array(stride)
     const tol = this.params.degenerateTol
-    for (let t = 0; t < T; t++) {
-      if (t % this.params.rebaseEvery === 0) mm.rebase(vars, t)
+    for (let t = this.start; t < T; t++) {
+      if (t === this.start || t % this.params.rebaseEvery === 0) mm.rebase(vars, t)
       else mm.advance(vars, t)
       out.count[t] = mm.count
       if (mm.count === 0) continue

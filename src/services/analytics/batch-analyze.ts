@@ -5,7 +5,7 @@ import { AppError } from '../../platform/errors.ts'
 import type { ModelEnvironment, ModelRegistry } from '../models.ts'
 import { type BatchPage, pageFields, perTicker, unionRange } from './batch.ts'
 import { type L3Monthly, l3Monthly } from './l3-decomposition.ts'
-import { metricsSnapshot } from './metrics.ts'
+import { metricsSnapshot, stateDay, stateOn } from './metrics.ts'
 import { dateColumn, doubleColumn, type Num, nullable, num, seriesConfidence, textColumn } from './series.ts'
 import type { ResolvedTicker } from './tickers.ts'
 import { type HistorySpan, historyWindow, spanLabel } from './window.ts'
@@ -48,13 +48,31 @@ export async function batchAnalyze(
     end?: string | undefined
     metrics?: readonly BatchMetric[] | undefined
     page?: BatchPage | undefined
+    /** The day of the state (point in time); undefined = the latest. */
+    asOf?: string | undefined
   },
 ) {
   const years = opts.years ?? 1
-  const span = { years, start: opts.start, end: opts.end }
-  const wanted = new Set(opts.metrics ?? DEFAULT_BATCH_METRICS)
   const store = models.store(env)
-  const job: BatchJob = { models, env, store, span, wanted, ranges: [], populated: 0, counted: 0 }
+  const { day, note } = stateDay(store, opts.asOf)
+  const span = { years, start: opts.start, end: opts.end ?? (day === null ? undefined : store.date(day)) }
+  if (day !== null && opts.end !== undefined && opts.end > store.date(day))
+    throw new AppError('INVALID_REQUEST', `end ${opts.end} is after as_of ${store.date(day)}`, {
+      fields: [{ field: 'body.end', message: 'after as_of' }],
+    })
+  const wanted = new Set(opts.metrics ?? DEFAULT_BATCH_METRICS)
+  const job: BatchJob = {
+    models,
+    env,
+    store,
+    span,
+    wanted,
+    ranges: [],
+    populated: 0,
+    counted: 0,
+    day,
+    asOf: opts.asOf,
+  }
   const { results, ok } = await perTicker(store, tickers, (r) => analyzeOne(job, r), opts.page)
   const { populated, counted } = job
   const range = unionRange(job.ranges)
@@ -67,7 +85,7 @@ export async function batchAnalyze(
       failed: tickers.length - ok.length,
       ...pageFields(tickers, opts.page),
       results,
-      _metadata: models.metadata(store, range),
+      _metadata: { ...models.metadata(store, range), ...note },
     },
     store,
     confidence: seriesConfidence(populated, counted, range?.[1] === store.dataAsOf),
@@ -85,15 +103,25 @@ interface BatchJob {
   span: HistorySpan
   wanted: Set<BatchMetric>
   ranges: ([string, string] | null)[]
-  /** Tickers with an L1 hedge ratio today, of those counted. */
+  /** Tickers with an L1 hedge ratio on the day served, of those counted. */
   populated: number
   counted: number
+  /** as_of as a calendar index (null: the latest state), and as asked. */
+  day: number | null
+  asOf: string | undefined
+}
+
+/** The hedge fields on the day served; a ticker not yet listed that day has none (t = −1). */
+async function hedgeState(store: ModelStore, index: number, day: number | null) {
+  if (day !== null && day < (await store.listedLife(index)).first)
+    return { t: -1, values: {} as Record<(typeof HEDGE_FIELDS)[number], number | undefined> }
+  return stateOn(store, index, day, HEDGE_FIELDS)
 }
 
 /** One ticker's answer: the parts asked for, each from the same store. */
 async function analyzeOne(job: BatchJob, r: ResolvedTicker): Promise<Analyzed> {
   const { models, env, store, span, wanted, ranges } = job
-  const latest = await store.latest(r.index, HEDGE_FIELDS)
+  const latest = await hedgeState(store, r.index, job.day)
   const out: Analyzed = {
     ticker: r.ticker,
     symbol: r.symbol,
@@ -125,9 +153,9 @@ async function analyzeOne(job: BatchJob, r: ResolvedTicker): Promise<Analyzed> {
       l3_subsector: num(v.l3_sub_hr),
     }
   }
-  if (wanted.has('full_metrics')) {
-    // The same snapshot GET /metrics/{ticker} serves, not a copy of its logic.
-    const m = (await metricsSnapshot(models, env, r.ticker)).body.metrics
+  if (wanted.has('full_metrics') && (job.day === null || latest.t >= 0)) {
+    // The same snapshot GET /metrics/{ticker} serves (on as_of too), not a copy of its logic.
+    const m = (await metricsSnapshot(models, env, r.ticker, job.asOf)).body.metrics
     out.full_metrics = {
       ...m,
       ...Object.fromEntries(FULL_METRICS_ALIASES.map(([short, long]) => [long, m[short]])),

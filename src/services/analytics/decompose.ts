@@ -4,11 +4,12 @@ import type { Logger } from '../../platform/logger.ts'
 import { BETA_FIELDS, LEVEL_FIELDS } from '../../platform/metric-fields.ts'
 import type { ModelEnvironment, ModelRegistry } from '../models.ts'
 import { etfOf, hedgeLevelsBlock, type Num, num } from './hedge-levels.ts'
-import { confidenceOf } from './metrics.ts'
+import { confidenceOf, stateDay, stateOn } from './metrics.ts'
 import { resolveTicker } from './tickers.ts'
 
 /**
- * POST /decompose and POST /v4/decompose: one latest L3 state, two shapes.
+ * POST /decompose and POST /v4/decompose: one L3 state (the latest, or as_of a past day, read as
+ * /metrics reads it), two shapes.
  *
  * Style / stock-specific split (attribution only, never a hedge): the build splits the residual
  * variance l3_res_er into l3_style_er, the share of the stock's variance the style ETFs explain
@@ -33,10 +34,18 @@ const FIELDS = [
 /** −HR as a hedge position; `0 - x` keeps a zero HR a plain 0 (not −0). */
 const hedgeOf = (hr: Num): Num => (hr === null ? null : 0 - hr)
 
-async function latestState(models: ModelRegistry, env: ModelEnvironment, rawTicker: string, log: Logger) {
+/** The L3 state on as_of (point in time; undefined = the latest), as /metrics reads it. */
+async function stateAt(
+  models: ModelRegistry,
+  env: ModelEnvironment,
+  rawTicker: string,
+  asOf: string | undefined,
+  log: Logger,
+) {
   const store = models.store(env)
-  const r = resolveTicker(store, rawTicker)
-  const { t, values } = await store.latest(r.index, FIELDS)
+  const { day, note } = stateDay(store, asOf)
+  const r = resolveTicker(store, rawTicker, day === null ? undefined : store.calendar[day])
+  const { t, values } = await stateOn(store, r.index, day, FIELDS)
   const m: Record<string, Num> = {}
   for (const f of FIELDS) m[f] = num(values[f])
   const sectorEtf = etfOf(store, values.sector_etf)
@@ -57,8 +66,8 @@ async function latestState(models: ModelRegistry, env: ModelEnvironment, rawTick
     subsectorEtf,
     teo,
     health: { er_populated: populated, er_sum: erSum },
-    confidence: confidenceOf(m, teo === store.dataAsOf),
-    metadata: models.metadata(store, [teo, teo], r),
+    confidence: confidenceOf(m, teo === (day === null ? store.dataAsOf : store.date(day))),
+    metadata: { ...models.metadata(store, [teo, teo], r), ...note },
     styleMask: typeof values.style_factors === 'number' ? values.style_factors : 0,
     etf: store.symbols[r.index]?.asset_type === 'etf',
   }
@@ -96,8 +105,9 @@ export async function decompose(
   env: ModelEnvironment,
   rawTicker: string,
   log: Logger,
+  asOf?: string,
 ) {
-  const s = await latestState(models, env, rawTicker, log)
+  const s = await stateAt(models, env, rawTicker, asOf, log)
   const { m } = s
   const exposure = {
     market: { er: m.l3_mkt_er ?? null, hr: m.l3_mkt_hr ?? null, hedge_etf: MARKET_ETF },
@@ -133,8 +143,9 @@ export async function decomposeV4(
   env: ModelEnvironment,
   rawTicker: string,
   log: Logger,
+  asOf?: string,
 ) {
-  const s = await latestState(models, env, rawTicker, log)
+  const s = await stateAt(models, env, rawTicker, asOf, log)
   const { m } = s
   // beta is the hierarchical beta; hedge_notional the L3 hedge ratio: each says which field it is.
   const block = (etf: string | null, beta: Num, er: Num, hr: Num, src: [string, string] | null = null) => ({

@@ -1,6 +1,6 @@
 import { METRICS_V3_FIELDS } from '../../contract/ops/metrics.ts'
 import { etfName, MARKET_ETF } from '../../engine/data/etf-registry.ts'
-import type { ModelStore } from '../../engine/model-store/reader.ts'
+import type { ModelStore, StoreField } from '../../engine/model-store/reader.ts'
 import { AppError } from '../../platform/errors.ts'
 import type { ModelEnvironment, ModelRegistry } from '../models.ts'
 import { etfOf, hedgeLevelsBlock, type Num, num } from './hedge-levels.ts'
@@ -11,22 +11,44 @@ const LEVEL_CODE_FIELDS = ['lstar_level', 'recommended_level', 'sector_etf', 'su
 const FIELDS = [...METRICS_V3_FIELDS, ...LEVEL_CODE_FIELDS]
 
 /**
- * The fields on `day` (null: the latest state). Point in time: a stock listed that day answers
+ * The `fields` on `day` (null: the latest state). Point in time: a stock listed that day answers
  * that day's row; one that stopped trading before answers its last state; one not yet listed is a 404.
  */
-async function stateOn(store: ModelStore, index: number, day: number | null) {
+export async function stateOn<F extends string>(
+  store: ModelStore,
+  index: number,
+  day: number | null,
+  fields: readonly F[],
+) {
   const life = await store.listedLife(index)
-  if (day === null || day >= life.last) return store.latest(index, FIELDS)
+  if (day === null || day >= life.last) return store.latest(index, fields as unknown as StoreField[])
   if (day < life.first)
     throw new AppError(
       'DATE_NOT_AVAILABLE',
       `${store.symbols[index]?.symbol} first traded on ${store.date(life.first)}, after as_of ${store.date(day)}`,
     )
-  const row = await store.history(index, FIELDS, day, day + 1)
+  const row = await store.history(index, fields as unknown as StoreField[], day, day + 1)
   return {
     t: day,
-    values: Object.fromEntries(FIELDS.map((f) => [f, (row[f] as ArrayLike<number>)[0] as number])),
+    values: Object.fromEntries(fields.map((f) => [f, (row[f] as ArrayLike<number>)[0] as number])),
   }
+}
+
+/**
+ * `as_of` of a per-stock state operation resolved: the calendar index (null = the latest state)
+ * and the `_metadata` note when the day asked was not a trading day.
+ */
+export function stateDay(store: ModelStore, asOf: string | undefined) {
+  if (asOf === undefined) return { day: null, note: {} }
+  const x = resolveTeo(store, asOf, 'as_of')
+  const note =
+    x.requested === null
+      ? {}
+      : {
+          as_of_requested: x.requested,
+          as_of_note: `as_of ${x.requested} is not a trading day: the latest trading day on or before it, ${x.teo}, is used`,
+        }
+  return { day: x.t, note }
 }
 
 /** A confidence in [0, 1] per factor and overall (their minimum); defined in the AgentMeta schema (contract/schemas.ts). */
@@ -53,10 +75,10 @@ export async function metricsSnapshot(
   asOf?: string,
 ) {
   const store = models.store(env)
-  const day = asOf === undefined ? null : resolveTeo(store, asOf, 'as_of').t
+  const { day, note } = stateDay(store, asOf)
   const r = resolveTicker(store, rawTicker, day === null ? undefined : store.calendar[day])
   const meta = store.symbols[r.index]
-  const { t, values } = await stateOn(store, r.index, day)
+  const { t, values } = await stateOn(store, r.index, day, FIELDS)
   const metrics: Record<string, Num> = {}
   for (const f of METRICS_V3_FIELDS) metrics[f] = num(values[f])
   const lstar = values.lstar_level
@@ -82,7 +104,7 @@ export async function metricsSnapshot(
     display,
     meta: { sector_etf: sectorEtf, asset_type: meta?.asset_type ?? null },
     hedge_levels: hedgeLevels,
-    _metadata: models.metadata(store, [teo, teo], r),
+    _metadata: { ...models.metadata(store, [teo, teo], r), ...note },
   }
   return {
     body,

@@ -1,11 +1,12 @@
 import { STORE_FILES } from '../../engine/model-store/layout.ts'
 import type { ModelStore } from '../../engine/model-store/reader.ts'
 import type { ModelEnvironment, ModelRegistry, NothingToAnswer } from '../models.ts'
+import { stateDay, stateOn } from './metrics.ts'
 import { resolveTicker } from './tickers.ts'
 
 /**
  * What an operation has to answer about a ticker (docs/decisions/empty-answers.md): the factor
- * model (`model`: metrics, decompositions, Lstar, rankings) or the company's SEC filings
+ * model (`model`: metrics, decompositions, Lstar, rankings; on `as_of` when the request gives one) or the company's SEC filings
  * (`filings`: fundamentals) or the stock universe's cross-section (`rankings`: a stock too short
  * for the model is still ranked by size and return; an ETF is not ranked). When there is nothing, the answer is served free, the reason in
  * `_metadata.nothing_to_answer`. Decided from what the build already holds (the symbol's kind,
@@ -25,10 +26,18 @@ const ETF_REASON: Record<AnswerSource, string> = {
   rankings: ETF_RANKINGS,
 }
 
-async function modelState(store: ModelStore, index: number, symbol: string): Promise<NothingToAnswer | null> {
-  const { t, values } = await store.latest(index, ['l1_mkt_hr'])
+/** The model state on `day` (null: its last priced day), read as the answer reads it (metrics.ts). */
+async function modelState(
+  store: ModelStore,
+  index: number,
+  symbol: string,
+  day: number | null,
+): Promise<NothingToAnswer | null> {
+  const { t, values } = await stateOn(store, index, day, ['l1_mkt_hr'] as const)
   if (t >= 0 && Number.isFinite(values.l1_mkt_hr)) return null
-  const when = t >= 0 ? `on its last priced day (${store.date(t)})` : '(it has no price in this dataset)'
+  const on =
+    day !== null && t === day ? `on as_of (${store.date(t)})` : `on its last priced day (${store.date(t)})`
+  const when = t >= 0 ? on : '(it has no price in this dataset)'
   return {
     asset_type: 'stock',
     reason: `${symbol} has too short a price history for the model ${when}: no factor decomposition; see /returns for its returns`,
@@ -62,11 +71,15 @@ export async function nothingToAnswer(
   env: ModelEnvironment,
   rawTicker: string,
   source: AnswerSource,
+  asOf?: string,
 ): Promise<NothingToAnswer | null> {
   const store = models.store(env)
-  const r = resolveTicker(store, rawTicker)
+  const { day } = stateDay(store, asOf)
+  const r = resolveTicker(store, rawTicker, day === null ? undefined : store.calendar[day])
   if (store.symbols[r.index]?.asset_type === 'etf')
     return { asset_type: 'etf', reason: ETF_REASON[source], see: '/etf-returns' }
   if (source === 'rankings') return null
-  return source === 'model' ? modelState(store, r.index, r.symbol) : filingsState(store, r.index, r.symbol)
+  return source === 'model'
+    ? modelState(store, r.index, r.symbol, day)
+    : filingsState(store, r.index, r.symbol)
 }

@@ -2,8 +2,12 @@ import type { ResponseOf } from '../../contract/client.ts'
 import { data, requireSession } from '../api.ts'
 import { bars, lineChart, pct } from '../charts.ts'
 import { el, errorMessage, message, num, table } from '../dom.ts'
+import { exposureRows } from '../format.ts'
 
-/** Paste positions (ticker and weight or shares per line); the snapshot as charts and tables. */
+/**
+ * Paste positions (ticker and weight or shares per line, negative = short); the snapshot as charts
+ * and tables, with the book's long/short exposure and leverage.
+ */
 
 type Snapshot = ResponseOf<'snapshot'>
 
@@ -16,8 +20,10 @@ function parsePositions(
   for (const [i, raw] of text.split('\n').entries()) {
     const line = raw.trim()
     if (!line || line.startsWith('#')) continue
-    const m = /^([A-Za-z0-9.-]+)[\s,;:]+([0-9]*\.?[0-9]+)\s*%?$/.exec(line)
-    if (!m) throw new Error(`line ${i + 1}: write a ticker and a number, e.g. "AAPL 40"`)
+    // A negative amount is a short.
+    const m = /^([A-Za-z0-9.-]+)[\s,;:]+(-?[0-9]*\.?[0-9]+)\s*%?$/.exec(line)
+    if (!m)
+      throw new Error(`line ${i + 1}: write a ticker and a number, e.g. "AAPL 40" (or "TSLA -10" short)`)
     const value = Number(m[2])
     rows.push(
       mode === 'weight'
@@ -79,6 +85,16 @@ function withId<T extends HTMLElement>(id: string, e: T): T {
   return e
 }
 
+const exposureCaption =
+  'Exposure: long, short and net as shares of the gross (every risk figure is per 1 of gross)'
+
+/** Covered, or why not and what prices it instead (a proxy ETF). */
+function coveredCell(p: Snapshot['snapshot']['positions'][number]): string {
+  if (p.covered) return 'yes'
+  const why = p.in_dataset ? (p.reason ?? 'no model') : 'not in the dataset'
+  return p.proxy ? `no (${why}): proxied by ${p.proxy.etf}` : `no: ${why}`
+}
+
 function render(out: HTMLElement, b: Snapshot, cost: number, cache: string | null): void {
   const s = b.snapshot
   const split = el('section', { class: 'card', id: 'variance-bars' })
@@ -92,11 +108,16 @@ function render(out: HTMLElement, b: Snapshot, cost: number, cache: string | nul
         `As of ${s.as_of}: volatility ${s.volatility_ann === null ? 'n/a' : pct(s.volatility_ann)} a year, ` +
         `diversification ratio ${num(s.diversification_ratio, 2) ?? 'n/a'}, ` +
         `${pct(s.weight_covered)} of the book covered` +
+        (s.weight_proxied > 0 ? `, ${pct(s.weight_proxied)} priced by a proxy` : '') +
         (te === undefined || te === null ? '' : `, tracking error ${pct(te)}`) +
         `. This call cost ${cost.toFixed(2)} USD${cache === 'HIT' ? ' (cached: free)' : ''}.`,
     }),
     ...s.unresolved.map((u) => message(`${u.ticker}: ${u.detail}`, 'error')),
     ...[...s.warnings, ...b.risk_summary.concentration.flags].map((w) => message(w)),
+    withId(
+      'exposure-table',
+      table(['Measure', 'Share of the gross'], exposureRows(s.exposure), exposureCaption),
+    ),
     split,
     withId(
       'positions-table',
@@ -109,7 +130,7 @@ function render(out: HTMLElement, b: Snapshot, cost: number, cache: string | nul
           p.l3_res_er === null ? null : pct(p.l3_res_er),
           p.vol_23d === null ? null : pct(p.vol_23d),
           p.risk_contribution.percent === null ? null : pct(p.risk_contribution.percent),
-          p.covered ? 'yes' : `no: ${p.reason}`,
+          coveredCell(p),
         ]),
         'Positions',
       ),

@@ -59,7 +59,7 @@ export function generateSynthetic(
   const fundamentals: FundamentalsFile[] = []
   if (o.fundamentals) {
     const frng = root.fork(13)
-    progress.start('fundamentals', companies.length)
+    progress.start('dataset: generate SEC filings (companies)', companies.length)
     companies.forEach((c, i) => {
       const inputs = {
         calendar,

@@ -49,7 +49,7 @@ export function simulateMarket(
   const T = calendar.length
   const m = marketState(rng, calendar, companies)
   const { factors, adjB, blocks, vix } = m
-  progress.start('simulate market', T)
+  progress.start('dataset: simulate market (trading days)', T)
   for (let t = 0; t < T; t++) {
     if (t === 0 || monthOf(calendar[t]) !== monthOf(calendar[t - 1])) {
       rebalanceStyles(m.styles, companies, m.capPrev, m.bm, m.index, m.indexSnapshots, t)

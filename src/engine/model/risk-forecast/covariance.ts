@@ -28,6 +28,8 @@ export interface WeightedCovarianceOptions {
   halfLife: number
   /** Newey-West lags (0: none): adds Σ_l (1 − l/(L+1))·(Γ_l + Γ_l'). */
   lags?: number
+  /** Only the variances (the diagonal; the off-diagonal entries stay 0). */
+  diagonalOnly?: boolean
 }
 
 /**
@@ -67,7 +69,7 @@ export function weightedCovariance(
   const lags = Math.min(o.lags ?? 0, m - 1)
   for (let l = 0; l <= lags; l++) {
     const bartlett = l === 0 ? 1 : 1 - l / (lags + 1)
-    addLagged(cov, dev, w, n, m, l, bartlett / norm)
+    addLagged(cov, { dev, w, n, m, diagonalOnly: o.diagonalOnly === true }, l, bartlett / norm)
   }
   return { cov, days: m }
 }
@@ -81,16 +83,21 @@ function deviations(series: readonly Float64Array[], days: number[], mean: Float
   return dev
 }
 
-/** cov += scale·Σ_k w_k·x_k·x_{k−l}' (+ its transpose when l > 0), symmetric. */
-function addLagged(
-  cov: Float64Array,
-  dev: Float64Array,
-  w: Float64Array,
-  n: number,
-  m: number,
-  l: number,
-  scale: number,
-): void {
+/** Deviations dev[k·n + j] over m common days, their weights, and whether only the diagonal is wanted. */
+interface Lagged {
+  dev: Float64Array
+  w: Float64Array
+  n: number
+  m: number
+  diagonalOnly: boolean
+}
+
+/**
+ * cov += scale·Σ_k w_k·x_k·x_{k−l}' (+ its transpose when l > 0), symmetric; with `diagonalOnly`
+ * only the diagonal entries (the same operations in the same order).
+ */
+function addLagged(cov: Float64Array, x: Lagged, l: number, scale: number): void {
+  const { dev, w, n, m, diagonalOnly } = x
   const g = new Float64Array(n * n)
   for (let k = l; k < m; k++) {
     const wk = w[k]
@@ -99,13 +106,17 @@ function addLagged(
     for (let a = 0; a < n; a++) {
       const da = wk * dev[a0 + a]
       if (da === 0) continue
-      for (let b = 0; b < n; b++) g[a * n + b] += da * dev[b0 + b]
+      const lo = diagonalOnly ? a : 0
+      const hi = diagonalOnly ? a + 1 : n
+      for (let b = lo; b < hi; b++) g[a * n + b] += da * dev[b0 + b]
     }
   }
-  for (let a = 0; a < n; a++)
-    for (let b = 0; b < n; b++) {
+  for (let a = 0; a < n; a++) {
+    const lo = diagonalOnly ? a : 0
+    const hi = diagonalOnly ? a + 1 : n
+    for (let b = lo; b < hi; b++)
       cov[a * n + b] += scale * (l === 0 ? g[a * n + b] : g[a * n + b] + g[b * n + a])
-    }
+  }
 }
 
 export interface FactorCovarianceOptions {
@@ -131,7 +142,11 @@ export function factorCovariance(
   const n = series.length
   const corr = weightedCovariance(series, from, to, { halfLife: o.corrHalfLife, lags: o.lags })
   if (o.volHalfLife === o.corrHalfLife || corr.days < 2) return corr
-  const vol = weightedCovariance(series, from, to, { halfLife: o.volHalfLife, lags: o.lags })
+  const vol = weightedCovariance(series, from, to, {
+    halfLife: o.volHalfLife,
+    lags: o.lags,
+    diagonalOnly: true,
+  })
   const cov = new Float64Array(n * n)
   for (let a = 0; a < n; a++)
     for (let b = 0; b < n; b++) {

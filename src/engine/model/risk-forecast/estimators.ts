@@ -3,7 +3,7 @@ import { nearestPsd, type PsdResult } from './psd.ts'
 
 /**
  * The named risk-forecast estimators (docs/methodology.md §13 "Risk forecast") and the factor
- * covariance each forecasts at a day. `sample_252` is the covariance /snapshot uses today; the
+ * covariance each forecasts at a day. `sample_252` is /snapshot's `sample` (its default up to v2); the
  * others weight recent days more and add, one at a time, the Newey-West and volatility-regime
  * adjustments. `erm3 evaluate` measures them out of sample (docs/model-quality.md).
  */
@@ -20,6 +20,11 @@ export interface EstimatorSpec {
   /** Scale by the recent cross-sectional bias of standardised returns. */
   regime: boolean
   regimeHalfLife: number
+  /**
+   * Scale by the implied-volatility level: the VIX² on the day over its exponentially weighted
+   * mean (half-life `volHalfLife`) over the window (`vixMultiplier`).
+   */
+  vix: boolean
   /** Clip returns at median ± k robust standard deviations before estimating (Infinity: none). */
   winsorise: number
   /** Specific variance: half-life, and shrinkage toward peers for short histories. */
@@ -27,7 +32,14 @@ export interface EstimatorSpec {
   shrink: boolean
 }
 
-export const ESTIMATOR_NAMES = ['sample_252', 'ewma', 'ewma_nw', 'ewma_vra', 'ewma_nw_vra'] as const
+export const ESTIMATOR_NAMES = [
+  'sample_252',
+  'ewma',
+  'ewma_nw',
+  'ewma_vra',
+  'ewma_nw_vra',
+  'ewma_nw_vix',
+] as const
 export type EstimatorName = (typeof ESTIMATOR_NAMES)[number]
 
 /**
@@ -43,6 +55,7 @@ const EWMA = {
   lags: 0,
   regime: false,
   regimeHalfLife: 21,
+  vix: false,
   winsorise: 5,
   specificHalfLife: 42,
   shrink: true,
@@ -51,13 +64,15 @@ const EWMA = {
 export const ESTIMATORS: Readonly<Record<EstimatorName, EstimatorSpec>> = {
   sample_252: {
     name: 'sample_252',
-    description: 'equal-weight sample covariance and residual variance over the last 252 days (today)',
+    description:
+      "equal-weight sample covariance and residual variance over the last 252 days (/snapshot's sample)",
     window: 252,
     volHalfLife: Number.POSITIVE_INFINITY,
     corrHalfLife: Number.POSITIVE_INFINITY,
     lags: 0,
     regime: false,
     regimeHalfLife: 21,
+    vix: false,
     winsorise: Number.POSITIVE_INFINITY,
     specificHalfLife: Number.POSITIVE_INFINITY,
     shrink: false,
@@ -82,13 +97,44 @@ export const ESTIMATORS: Readonly<Record<EstimatorName, EstimatorSpec>> = {
     lags: 3,
     regime: true,
   },
+  ewma_nw_vix: {
+    name: 'ewma_nw_vix',
+    description:
+      'ewma_nw scaled by the VIX level: × VIX² on the day ÷ its exponentially weighted mean (half-life 42 days)',
+    ...EWMA,
+    lags: 3,
+    vix: true,
+  },
+}
+
+/**
+ * The implied-volatility multiplier λ² at day T: VIX_T² over the exponentially weighted mean
+ * (half-life `halfLife`) of VIX² over the non-null days of [from, T], the same weighting as the
+ * covariance's volatilities. The ratio is free of the level's premium over realised volatility;
+ * 1 when the VIX has no value on T.
+ */
+export function vixMultiplier(vix: ArrayLike<number>, from: number, T: number, halfLife: number): number {
+  const now = vix[T] as number
+  if (!(now > 0)) return 1
+  const decay = 0.5 ** (1 / halfLife)
+  let num = 0
+  let den = 0
+  for (let t = Math.max(0, from); t <= T; t++) {
+    num *= decay
+    den *= decay
+    const v = vix[t] as number
+    if (!(v > 0)) continue
+    num += v * v
+    den += 1
+  }
+  return (now * now) / (num / den)
 }
 
 /**
  * The daily factor covariance an estimator forecasts after the close of day T from `series`
  * (full-history factor returns): over the `window` days ending at T, winsorised, D·R·D with the
  * spec's half-lives and Newey-West lags, times the regime multiplier `lambda2` (1 without the
- * adjustment), made positive semi-definite.
+ * adjustment or the VIX scale), made positive semi-definite.
  */
 export function forecastCovariance(
   series: readonly Float64Array[],
@@ -106,6 +152,6 @@ export function forecastCovariance(
     corrHalfLife: spec.corrHalfLife,
     lags: spec.lags,
   })
-  if (spec.regime && lambda2 !== 1) for (let k = 0; k < cov.length; k++) cov[k] *= lambda2
+  if ((spec.regime || spec.vix) && lambda2 !== 1) for (let k = 0; k < cov.length; k++) cov[k] *= lambda2
   return { ...nearestPsd(cov, series.length, days), days }
 }

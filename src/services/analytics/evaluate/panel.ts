@@ -17,6 +17,8 @@ export interface EvalPanel {
   /** Per store.etfs code: the ETF's returns (all NaN when it is not in the store). */
   etfRet: Float64Array[]
   market: number
+  /** The VIX level per day (factors/vix_level; all NaN when not read or not in the store). */
+  vix: Float64Array
 }
 
 async function fullField(store: ModelStore, field: string, n: number, days: number): Promise<Float64Array[]> {
@@ -25,7 +27,7 @@ async function fullField(store: ModelStore, field: string, n: number, days: numb
   return targets
 }
 
-export async function loadPanel(store: ModelStore): Promise<EvalPanel> {
+export async function loadPanel(store: ModelStore, withVix = false): Promise<EvalPanel> {
   const days = store.calendar.length
   const n = store.symbols.length
   const [ret, res] = await Promise.all([
@@ -42,7 +44,12 @@ export async function loadPanel(store: ModelStore): Promise<EvalPanel> {
       ? (ret[i] as Float64Array)
       : new Float64Array(days).fill(Number.NaN)
   })
-  return { days, ret, res, stocks, etfRet, market: store.etfs.indexOf(MARKET_ETF) }
+  // A build made before the factor series has no VIX: the VIX scale is then 1.
+  const vix =
+    withVix && store.factors !== null
+      ? Float64Array.from(await store.vixLevel())
+      : new Float64Array(days).fill(Number.NaN)
+  return { days, ret, res, stocks, etfRet, market: store.etfs.indexOf(MARKET_ETF), vix }
 }
 
 /** The hedge state of every symbol after the close of day t. */

@@ -5,6 +5,7 @@ import {
   type EstimatorName,
   type EstimatorSpec,
   forecastCovariance,
+  vixMultiplier,
 } from '../../../engine/model/risk-forecast/estimators.ts'
 import { regimeMultiplier, specificVariance } from '../../../engine/model/risk-forecast/specific.ts'
 import type { ModelStore } from '../../../engine/model-store/reader.ts'
@@ -73,7 +74,10 @@ export async function evaluateStore(
   progress: Progress = silentProgress,
 ): Promise<EvaluationResult> {
   const started = Date.now()
-  const panel = await loadPanel(store)
+  const panel = await loadPanel(
+    store,
+    o.estimators.some((e) => ESTIMATORS[e].vix),
+  )
   const specs = o.estimators.map((e) => ESTIMATORS[e])
   const maxWindow = Math.max(...specs.map((s) => s.window))
   const regimes = new Map<EstimatorSpec, RegimeSeries>()
@@ -203,7 +207,11 @@ async function evaluateDate(
   const specificCache = new Map<string, Map<number, number>>()
   for (const spec of specs) {
     const reg = regimes.get(spec)
-    const lf = reg ? regimeMultiplier(reg.factor, t - spec.window + 1, t + 1, spec.regimeHalfLife) : 1
+    const lf = reg
+      ? regimeMultiplier(reg.factor, t - spec.window + 1, t + 1, spec.regimeHalfLife)
+      : spec.vix
+        ? vixMultiplier(panel.vix, t - spec.window + 1, t, spec.volHalfLife)
+        : 1
     const ls = reg ? regimeMultiplier(reg.specific, t - spec.window + 1, t + 1, spec.regimeHalfLife) : 1
     const { cov } = forecastCovariance(series, t, spec, lf)
     const key = `${spec.specificHalfLife}|${spec.window}|${spec.shrink}`

@@ -64,8 +64,12 @@ export interface Holding {
    * by proxies.ts); none (no proxy either: left out, said in the warnings).
    */
   basis: 'model' | 'etf' | 'proxy' | 'none'
-  /** The proxy of an uncovered stock (null otherwise). */
-  proxy: { etf: string; peers: number } | null
+  /** The proxy of an uncovered stock (null otherwise); peers_of null = every stock of the universe. */
+  proxy: { etf: string; peers: number; peers_of: string | null; given: boolean } | null
+  /** False for a ticker the dataset does not know (no state, no returns). */
+  inDataset: boolean
+  /** The proxy ETF the request gave for a ticker the dataset does not know. */
+  requestedProxy: string | null
 }
 
 const SECTOR_ETF_SET: ReadonlySet<string> = new Set(Object.values(SECTOR_ETFS))
@@ -168,6 +172,42 @@ export async function loadHolding(
     reason,
     basis: reason === null ? 'model' : 'none',
     proxy: null,
+    inDataset: true,
+    requestedProxy: null,
+  }
+}
+
+/**
+ * A ticker the dataset does not know: no state, no returns (every day of the series is missing,
+ * so the daily series leave it out), uncovered until proxies.ts gives it a proxy.
+ */
+export function unknownHolding(index: number, days: number, proxy: string | null): Holding {
+  const none = () => new Float64Array(days).fill(Number.NaN)
+  return {
+    index,
+    state: emptyState(),
+    series: {
+      returns_gross: none(),
+      l1_fr: none(),
+      l2_fr: none(),
+      l3_fr: none(),
+      l1_rr: none(),
+      l2_rr: none(),
+      l3_rr: none(),
+    },
+    level: null,
+    legs: [[], [], []],
+    recommended: [],
+    sectorEtf: null,
+    subsectorEtf: null,
+    residualVar: Number.NaN,
+    residualDays: 0,
+    covered: false,
+    reason: 'not in the dataset',
+    basis: 'none',
+    proxy: null,
+    inDataset: false,
+    requestedProxy: proxy,
   }
 }
 

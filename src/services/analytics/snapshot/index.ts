@@ -6,7 +6,7 @@ import { levelName } from '../series.ts'
 import { resolveTeo } from '../trading-day.ts'
 import { type ResolvedBenchmark, resolveBenchmark } from './benchmark.ts'
 import { consistencyNotes, exposureBlock, forecastBlock } from './book.ts'
-import { attributeDay, etfRole, type Holding, loadHolding } from './holdings.ts'
+import { attributeDay, etfRole, type Holding, loadHolding, unknownHolding } from './holdings.ts'
 import { loadEtfHolding, PeerRisk, type PendingBeta, proxyHolding, settleBetas } from './proxies.ts'
 import { resolveBook, type SnapshotOptions, type SnapshotRequest, snapshotOptions } from './request.ts'
 import {
@@ -143,8 +143,9 @@ async function resolveHoldings(store: ModelStore, o: SnapshotOptions, win: Lookb
   const pending: PendingBeta[] = []
   await Promise.all(
     entries.map(async (e) => {
-      const h =
-        e.asset_type === 'etf'
+      const h = !e.inDataset
+        ? unknownHolding(e.index, days, e.proxy)
+        : e.asset_type === 'etf'
           ? await loadEtfHolding(store, e.index, from, T, pending)
           : await loadHolding(store, e.index, from, T)
       holdings.set(e.index, h)
@@ -165,11 +166,7 @@ async function resolveHoldings(store: ModelStore, o: SnapshotOptions, win: Lookb
     const h = p.holding
     if (h.covered) continue
     await proxyHolding(store, h, peers, pending)
-    warnings.push(
-      h.proxy
-        ? `${p.ticker} has no model at as_of (${h.reason}): its risk is proxied by ${h.proxy.etf} plus the median specific risk of its ${h.proxy.peers} sector peers`
-        : `${p.ticker} is left out of the risk figures: ${h.reason}`,
-    )
+    warnings.push(proxyWarning(p.ticker, h))
   }
   const amounts = {
     gross,
@@ -194,6 +191,19 @@ async function resolveHoldings(store: ModelStore, o: SnapshotOptions, win: Lookb
   // Every position the risk figures price: its own model, an ETF, or a proxy.
   const priced = positions.filter((p) => p.holding.basis !== 'none')
   return { positions, priced, unresolved, warnings, benchmark, holdings, pending, amounts }
+}
+
+/** What a warning says of an uncovered position: its proxy, or why it is left out. */
+function proxyWarning(ticker: string, h: Holding): string {
+  if (!h.proxy) return `${ticker} is left out of the risk figures: ${h.reason}`
+  const { etf, peers, peers_of } = h.proxy
+  if (h.inDataset)
+    return `${ticker} has no model at as_of (${h.reason}): its risk is proxied by ${etf} plus the median specific risk of its ${peers} sector peers`
+  const of = peers_of === null ? `all ${peers} stocks of the universe` : `the ${peers} stocks of ${peers_of}`
+  return (
+    `${ticker} is not in the dataset: its risk is proxied by ${etf}${h.proxy.given ? ' (the proxy given)' : ''} plus ` +
+    `the median specific risk of ${of}; it has no returns, so the daily series leave it out`
+  )
 }
 
 type EtfCovariance = Awaited<ReturnType<typeof etfCovariance>>

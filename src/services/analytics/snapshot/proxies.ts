@@ -75,6 +75,8 @@ export async function loadEtfHolding(
     reason: null,
     basis: 'etf',
     proxy: null,
+    inDataset: true,
+    requestedProxy: null,
   }
 }
 
@@ -130,7 +132,9 @@ export class PeerRisk {
  * Turns an uncovered stock into a proxy: exposure 1 to its sector ETF (its sector at as_of, else
  * its classification's), or to the market ETF when it has none, with the median specific
  * variance of that sector's stocks at as_of. Its own daily series stay (the attribution is
- * realised). Without peers it stays out of the risk figures.
+ * realised). Without peers it stays out of the risk figures. A ticker the dataset does not know
+ * is exposure 1 to the proxy ETF the request gave (else the market ETF), with the median of that
+ * ETF's sector stocks when it is a sector ETF with any, else of every stock.
  */
 export async function proxyHolding(
   store: ModelStore,
@@ -138,16 +142,24 @@ export async function proxyHolding(
   peers: PeerRisk,
   pending: PendingBeta[],
 ): Promise<void> {
+  const given = h.requestedProxy
   const sector = store.symbols[h.index]?.sector
-  const candidate = h.sectorEtf ?? (sector ? (SECTOR_ETFS[sector] ?? null) : null)
+  const candidate = given ?? h.sectorEtf ?? (sector ? (SECTOR_ETFS[sector] ?? null) : null)
   const etf = candidate !== null && store.resolve(candidate) >= 0 ? candidate : null
-  const peer = await peers.of(etf)
+  // Peers: the sector of a sector ETF (a given one only if it has stocks), else every stock.
+  const sectorOf = given === null ? etf : etfRole(given) === 'sector' ? given : null
+  let peer = await peers.of(sectorOf)
+  let peersOf = sectorOf
+  if (given !== null && sectorOf !== null && !(peer.peers > 0 && peer.variance >= 0)) {
+    peer = await peers.of(null)
+    peersOf = null
+  }
   if (!(peer.variance >= 0) || peer.peers === 0) return
   h.legs = etfLegs(etf ?? MARKET_ETF, pending)
   h.recommended = []
   h.residualVar = peer.variance
   h.basis = 'proxy'
-  h.proxy = { etf: etf ?? MARKET_ETF, peers: peer.peers }
+  h.proxy = { etf: etf ?? MARKET_ETF, peers: peer.peers, peers_of: peersOf, given: given !== null }
 }
 
 /**

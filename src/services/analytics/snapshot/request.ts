@@ -22,6 +22,8 @@ export interface PositionInput {
   ticker: string
   weight?: number
   shares?: number
+  /** For a ticker the dataset does not know: the ETF standing in for it. */
+  proxy?: string
 }
 
 export interface SnapshotRequest {
@@ -129,13 +131,19 @@ export interface BookEntry {
   amount: number
   shares: number | null
   price: number | null
+  /** False for a ticker the dataset does not know (index < 0): priced by a proxy. */
+  inDataset: boolean
+  /** The proxy ETF the request gave for an unknown ticker (null: none given). */
+  proxy: string | null
 }
 
 /**
- * Resolves the positions as of day T: unknown tickers go to `unresolved`, a symbol given twice
- * is summed (with a warning); all unresolved → the first error is the answer (404 for an
- * unknown ticker). Share counts are priced at T's close (the last close before T for a stock
- * that stopped trading; a stock not yet listed at T cannot be priced).
+ * Resolves the positions as of day T: a weight on a ticker the dataset does not know is an
+ * entry of its own (index < 0, `inDataset` false: proxied later), malformed tickers and shares of
+ * unknown ones go to `unresolved`, a symbol given twice is summed (with a warning); no ticker the
+ * dataset knows → the first error is the answer (404 for an unknown ticker). Share counts are
+ * priced at T's close (the last close before T for a stock that stopped trading; a stock not yet
+ * listed at T cannot be priced). A proxy ETF that is not an ETF of the store is a 400.
  */
 export async function resolveBook(
   store: ModelStore,
@@ -156,16 +164,25 @@ export async function resolveBook(
       ...(suggestions ? { suggestions } : {}),
     })
   }
-  for (const p of positions) {
+  const unknown = new Map<string, BookEntry>()
+  let unknownError: AppError | null = null
+  for (const [i, p] of positions.entries()) {
     const asked = p.ticker.trim().toUpperCase()
+    const proxy = proxyEtf(store, p, i)
     let r: ReturnType<typeof resolveTicker>
     try {
       r = resolveTicker(store, p.ticker, store.calendar[T])
     } catch (e) {
       if (!(e instanceof AppError)) throw e
-      fail(asked, e)
+      if (e.code !== 'TICKER_NOT_FOUND' || p.weight === undefined) fail(asked, e)
+      else {
+        unknownError ??= e
+        addUnknown(unknown, asked, p.weight, proxy, e, warnings)
+      }
       continue
     }
+    if (proxy !== null)
+      warnings.push(`${asked}: proxy ${proxy} is ignored (it is for a ticker the dataset does not know)`)
     let amount = p.weight ?? 0
     let price: number | null = null
     if (p.shares !== undefined) {
@@ -201,15 +218,67 @@ export async function resolveBook(
       amount,
       shares: p.shares ?? null,
       price,
+      inDataset: true,
+      proxy: null,
     })
   }
-  if (bySymbol.size === 0) throw firstError ?? new AppError('INVALID_INPUT', 'no position resolved')
-  const entries = [...bySymbol.values()]
+  if (bySymbol.size === 0)
+    throw firstError ?? unknownError ?? new AppError('INVALID_INPUT', 'no position resolved')
+  const entries = [...bySymbol.values(), ...unknown.values()]
   for (const e of entries)
     if (e.amount === 0) warnings.push(`${e.ticker}: its rows net to zero, so it is not in the book`)
   const kept = entries.filter((e) => e.amount !== 0)
   if (kept.length === 0) throw new AppError('INVALID_INPUT', 'every position nets to zero: the book is empty')
   return { entries: kept, unresolved, warnings }
+}
+
+/** The position's proxy ETF, upper-cased; one that is not an ETF of the store is a 400. */
+function proxyEtf(store: ModelStore, p: PositionInput, i: number): string | null {
+  if (p.proxy === undefined) return null
+  const etf = p.proxy.trim().toUpperCase()
+  const k = store.resolve(etf)
+  if (k < 0 || store.symbols[k]?.asset_type !== 'etf')
+    throw invalid(
+      `portfolio[${i}] (${p.ticker}): proxy ${etf} is not an ETF of this dataset`,
+      `portfolio/${i}/proxy`,
+    )
+  return store.symbols[k]?.symbol ?? etf
+}
+
+/**
+ * A weight on a ticker the dataset does not know: a position of its own, priced by a proxy
+ * (index.ts warns of the proxy; here, the suggestions of the 404 it would otherwise be).
+ */
+function addUnknown(
+  unknown: Map<string, BookEntry>,
+  asked: string,
+  weight: number,
+  proxy: string | null,
+  e: AppError,
+  warnings: string[],
+) {
+  const known = unknown.get(asked)
+  if (known) {
+    known.amount += weight
+    known.proxy ??= proxy
+    warnings.push(`${asked} is given more than once: its weights are summed`)
+    return
+  }
+  // A typo is worth a word: the suggestions the 404 would have carried.
+  const suggestions = (e.extra.suggestions as string[] | undefined) ?? []
+  if (suggestions.length > 0)
+    warnings.push(`${asked} is not in the dataset; did you mean ${suggestions.slice(0, 3).join(', ')}?`)
+  unknown.set(asked, {
+    ticker: asked,
+    symbol: asked,
+    index: -1 - unknown.size,
+    asset_type: 'stock',
+    amount: weight,
+    shares: null,
+    price: null,
+    inDataset: false,
+    proxy,
+  })
 }
 
 /** The close on day T, or the last close before it (a stock that stopped trading); null before its first. */

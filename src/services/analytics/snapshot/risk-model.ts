@@ -14,7 +14,8 @@ import {
  * (`estimator` on the request; `_metadata.risk_model` names the one used).
  */
 
-const RISK_MODEL_VERSION = 'erm3-book-risk-v2'
+/** v3: the default estimator is ewma_nw (the evaluation's recommendation); v2 defaulted to sample. */
+const RISK_MODEL_VERSION = 'erm3-book-risk-v3'
 
 export { FORECAST_HORIZONS }
 export type ForecastHorizon = (typeof FORECAST_HORIZONS)[number]
@@ -44,7 +45,10 @@ export interface BookRiskEstimator {
   horizonVariance(daily: number, horizon: ForecastHorizon): number
 }
 
-/** The estimator every snapshot used before estimators existed: equal weights over the lookback, √h scaling. */
+/**
+ * The estimator every snapshot used before estimators existed (the default up to risk model v2):
+ * equal weights over the lookback, √h scaling.
+ */
 const sample: BookRiskEstimator = {
   description:
     'sample covariance (n − 1, equal weights) of the ETF returns over the lookback days on which all of them ' +
@@ -97,6 +101,7 @@ export function riskModelMetadata(name: EstimatorName, horizon: ForecastHorizon)
     version: RISK_MODEL_VERSION,
     estimator: name,
     estimator_description: ESTIMATORS[name].description,
+    default_estimator: DEFAULT_ESTIMATOR,
     horizon_days: horizon,
   }
 }

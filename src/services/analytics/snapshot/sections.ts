@@ -92,6 +92,7 @@ export function positionRow(store: ModelStore, p: Position, c: Contribution, sta
     market_value: p.shares !== null && p.price !== null ? p.shares * p.price : null,
     covered: h.covered,
     reason: h.reason,
+    in_dataset: h.inDataset,
     risk_basis: h.basis,
     proxy: h.proxy,
     model_level: h.level,
