@@ -37,6 +37,11 @@ export interface EngineRun {
   style?: readonly Float64Array[]
   /** Kernel threads (KernelPool); 1 or unset: the calling thread. */
   threads?: number
+  /**
+   * Awaited before the second block's buffers are taken: the caller's memory that the engine's
+   * blocks should not sit beside is freed by then (the build's input-field writes).
+   */
+  gate?: Promise<void>
 }
 
 /** The shared inputs of the kernel: ETF returns (index 0 the market), their window counts, the style basis. */
@@ -105,6 +110,7 @@ export async function runEngine(
     for (let first = 0; first < N; first += run.blockSize) {
       const count = Math.min(run.blockSize, N - first)
       let t0 = performance.now()
+      if (first > 0 && run.gate) await run.gate
       const block = run.prior
         ? await run.prior(first, count, buffers)
         : emptyBlock(first, count, T, x.isStock, buffers)

@@ -6,38 +6,33 @@ import type { StoreBuildWriter } from '../model-store/writer.ts'
 import type { Column } from '../zarr/index.ts'
 import type { EngineBlock } from './engine.ts'
 import type { BuildInputs } from './inputs.ts'
+import { reversionFrom } from './tail.ts'
 
-/** Panels the cross-sectional stage needs after the per-stock engine (kept while blocks stream). */
-export const KEPT_FIELDS = [
-  'l1_mkt_er',
-  'l2_mkt_er',
-  'l2_sec_er',
-  'l3_res_er',
-  'l3_sub_er',
-  'l2_rr',
-  'l3_rr',
-  'l1_mkt_beta',
-  'l2_sec_beta',
-  'l3_sub_beta',
-] as const satisfies readonly StockField[]
-type KeptField = (typeof KEPT_FIELDS)[number]
+/** The reversion z array, written block by block with the fields (products.ts reads it back). */
+export const REVERSION_Z = 'products/reversion_z'
 
-export interface Kept {
-  fields: Record<KeptField, Panel>
-  subEff: Int16Array[]
-  lstar: Int8Array[]
-}
-
-export function emptyKept(): Kept {
-  const fields = {} as Record<KeptField, Panel>
-  for (const f of KEPT_FIELDS) fields[f] = []
-  return { fields, subEff: [], lstar: [] }
-}
-
+/** Stored fields that are build inputs, not kernel outputs. */
 const INPUT_FIELDS: Partial<Record<FloatField, (x: BuildInputs) => Panel>> = {
   returns_gross: (x) => x.returns,
   price_close: (x) => x.close,
   market_cap: (x) => x.marketCap,
+}
+
+/**
+ * Writes the stored fields that are build inputs (returns, close, market cap), block by block as
+ * the engine would. A build starts this before the engine and then drops the close panel, which
+ * nothing after it reads.
+ */
+export async function writeInputFields(
+  w: StoreBuildWriter,
+  x: BuildInputs,
+  blockSize: number,
+): Promise<void> {
+  for (const [f, panel] of Object.entries(INPUT_FIELDS)) {
+    const cols = panel(x)
+    for (let first = 0; first < cols.length; first += blockSize)
+      await w.writeBlock(`fields/${f}`, first, cols.slice(first, first + blockSize))
+  }
 }
 
 /** Small-integer codes from a kernel series: levels 1..3 (0 = null) or style masks (0 = none). */
@@ -50,18 +45,22 @@ function codesOf<A extends Int8Array | Int16Array>(series: Float64Array[], make:
   })
 }
 
-/** Writes every stored field of one engine block and keeps what the cross-sectional stage needs. */
+/**
+ * Writes every stored field of one engine block but the inputs (writeInputFields), and the block's residual reversion z (a
+ * product that depends only on each stock's own l3_rr, valid from day `start` on: tail.ts), so
+ * no panel outlives its block; the rest of the cross-sectional stage reads the fields back from
+ * the store (products.ts).
+ */
 export async function writeBlockFields(
   w: StoreBuildWriter,
   x: BuildInputs,
   b: EngineBlock,
-  kept: Kept,
+  start: number,
 ): Promise<void> {
   const range = <T>(p: T[]) => p.slice(b.first, b.first + b.count)
   for (const f of STORED_FLOAT_FIELDS) {
-    const fromInputs = INPUT_FIELDS[f]
-    const cols = fromInputs ? range(fromInputs(x)) : b.fields[f as StockField]
-    await w.writeBlock(`fields/${f}`, b.first, cols)
+    if (INPUT_FIELDS[f]) continue
+    await w.writeBlock(`fields/${f}`, b.first, b.fields[f as StockField])
   }
   const int8 = (n: number) => new Int8Array(n)
   const lstar = codesOf(b.fields.lstar_level, int8)
@@ -73,7 +72,5 @@ export async function writeBlockFields(
     style_factors: codesOf(b.fields.style_factors, (n) => new Int16Array(n)),
   }
   for (const c of CODE_FIELDS) await w.writeBlock(`codes/${c}`, b.first, codes[c])
-  for (const f of KEPT_FIELDS) kept.fields[f].push(...b.fields[f])
-  kept.subEff.push(...b.subEff)
-  kept.lstar.push(...lstar)
+  await w.writeBlock(REVERSION_Z, b.first, reversionFrom(b.fields.l3_rr, start))
 }

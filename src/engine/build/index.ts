@@ -24,9 +24,10 @@ import {
   syntheticNotice,
 } from '../model-store/layout.ts'
 import { StoreBuildWriter } from '../model-store/writer.ts'
-import { runEngine } from './engine.ts'
+import { collectGarbage } from './collect.ts'
+import { type EngineBlock, type EngineRun, type EngineTimes, runEngine } from './engine.ts'
 import { factorSeries, writeFactorSeries } from './factors.ts'
-import { emptyKept, KEPT_FIELDS, writeBlockFields } from './fields.ts'
+import { REVERSION_Z, writeBlockFields, writeInputFields } from './fields.ts'
 import {
   type FundamentalsMode,
   fundamentalsDigest,
@@ -35,10 +36,10 @@ import {
 } from './fundamentals.ts'
 import { confirmIncremental, type IncrementalPlan, planIncremental } from './incremental.ts'
 import { inputDigests } from './input-digests.ts'
-import { type BuildInputs, buildInputs } from './inputs.ts'
+import { type BuildInputs, buildInputs, releasePrices } from './inputs.ts'
 import { buildInWorker, callerHeapIsLarge } from './isolated.ts'
 import { priorLoader } from './prior.ts'
-import { writeProducts } from './products.ts'
+import { type Membership, writeProducts, writeUniverses } from './products.ts'
 
 /** Below this many securities a full build's kernel runs on the calling thread (by default). */
 const POOL_MIN_SYMBOLS = 1000
@@ -134,6 +135,9 @@ export async function buildStore(
   }
   // Once per build, from the inputs the products are computed from (docs/methodology.md §11).
   const basis = defaultUniverseBasis(x)
+  const digests = inputDigests(ds, dm)
+  // The inputs hold what the build reads of the prices from here on (the stages below keep `ds`).
+  ds = releasePrices(ds)
   const writer = await StoreBuildWriter.begin(opts.store)
   const verify = opts.verify ?? true
   const fund = startFundamentals(fundMode, writer, {
@@ -147,23 +151,24 @@ export async function buildStore(
     await writer.writeMeta(x.calendar, symbolMeta(ds, x.symbols), x.etfTickers, x.industries)
     const link = plan ? { prevDir: plan.prev.dir, fromDay: plan.from } : undefined
     await createStoreArrays(writer, x.calendar.length, x.symbols.length, link)
-    const kept = emptyKept()
-    const blockSize = opts.blockSize ?? 256
-    // Only the panels the cross-sectional stage reads outlive their block; the rest are pooled.
-    const keep = new Set<StockField>(KEPT_FIELDS)
+    // So that the engine's blocks never sit beside more of the prices than it reads
+    // (docs/performance.md): the universes (the last reader of the volume) and the input fields
+    // (of the close and the market cap, which the products read back) are written while the
+    // kernel threads start and compute the first block; the second block waits for them (gate).
+    const prelude = writePrelude(writer, x, basis, plan, opts.blockSize ?? 256)
+    prelude.catch(() => {}) // awaited below; a failure must not surface as unhandled first
+    const inputFields = prelude.then(() => collectGarbage())
+    x = { ...x, close: [], marketCap: [], volume: null }
+    collectGarbage()
     const factors = factorSeries(ds, x)
     const style =
       opts.style === false ? [] : factors.returns.filter((_, j) => factors.meta[j].group === 'style')
-    // A kernel thread costs seconds to start (it loads the modules): worth it on a large market only.
-    const threads = opts.threads ?? (x.symbols.length >= POOL_MIN_SYMBOLS ? availableParallelism() : 1)
-    const run = plan
-      ? { from: plan.from, prior: priorLoader(plan, x), blockSize, kept: keep, style, threads }
-      : { from: 0, blockSize, kept: keep, style, threads }
-    const engine = await runEngine(x, params, run, (b) => writeBlockFields(writer, x, b, kept), progress)
+    const engine = await engineStage(writer, x, params, opts, plan, style, inputFields, progress)
+    const active = await prelude
     t = lap('engine_and_fields', t)
     timings.engine_kernel = Math.round(engine.kernel * 1000) / 1000
     timings.engine_write_wait = Math.round(engine.write_wait * 1000) / 1000
-    const products = await writeProducts(writer, x, kept, basis, progress, plan)
+    const products = await writeProducts(writer, x, active, basis, progress, plan)
     await writeFactorSeries(writer, factors, plan)
     t = lap('products', t)
     await fund.finish(notes, progress)
@@ -171,7 +176,7 @@ export async function buildStore(
     timings.total = Math.round(performance.now() - started) / 1000
     const manifest = storeManifest(ds, dm.digest, classification, x, params, { ...products, basis }, timings)
     manifest.incremental_from = plan ? isoFromDay(x.calendar[plan.from]) : null
-    manifest.input_digests = inputDigests(ds, dm)
+    manifest.input_digests = digests
     manifest.notes = notes
     manifest.fundamentals_digest = fundamentalsDigest(dm.files)
     await plan?.prev.close()
@@ -214,6 +219,62 @@ function checkedParams(given: Partial<ModelParams> | undefined): ModelParams {
 }
 
 /**
+ * Writes the universes and the stored input fields, from the next turn of the event loop on (the
+ * engine starts first), then collects the panels only they read; returns the membership.
+ */
+async function writePrelude(
+  writer: StoreBuildWriter,
+  x: BuildInputs,
+  basis: DefaultUniverseBasis,
+  plan: IncrementalPlan | null,
+  blockSize: number,
+): Promise<Membership> {
+  await new Promise((resolve) => setImmediate(resolve))
+  const active = await writeUniverses(writer, x, basis, plan)
+  await writeInputFields(writer, x, blockSize)
+  return active
+}
+
+/**
+ * Runs the per-stock engine over every block, writing each block's fields (and its reversion z)
+ * as it finishes; the input fields' writes (`inputFields`) must end before the second block.
+ */
+async function engineStage(
+  writer: StoreBuildWriter,
+  x: BuildInputs,
+  params: ModelParams,
+  opts: BuildOptions,
+  plan: IncrementalPlan | null,
+  style: readonly Float64Array[],
+  inputFields: Promise<void>,
+  progress: Progress,
+): Promise<EngineTimes> {
+  // No panel outlives its block: every block buffer is pooled (products.ts reads fields back).
+  const kept = new Set<StockField>()
+  // A kernel thread costs seconds to start (it loads the modules): worth it on a large market only.
+  const threads = opts.threads ?? (x.symbols.length >= POOL_MIN_SYMBOLS ? availableParallelism() : 1)
+  const start = plan?.from ?? 0
+  const run: EngineRun = {
+    from: start,
+    ...(plan ? { prior: priorLoader(plan, x) } : {}),
+    blockSize: opts.blockSize ?? 256,
+    kept,
+    style,
+    threads,
+    gate: inputFields,
+  }
+  const sink = async (b: EngineBlock) => {
+    await inputFields
+    await writeBlockFields(writer, x, b, start)
+  }
+  const engine = await runEngine(x, params, run, sink, progress)
+  await inputFields
+  // The engine's blocks, before the products allocate theirs.
+  collectGarbage()
+  return engine
+}
+
+/**
  * Creates every per-stock array of the store, T days by N symbols: the float fields, and the
  * code fields (ETF codes and style factor masks int16, −1 for no ETF; the rest int8). An
  * incremental build links the previous build's days before `fromDay`.
@@ -237,6 +298,7 @@ async function createStoreArrays(
     }
     await writer.createArray(STORE_FILES.code(c), spec, link)
   }
+  await writer.createArray(REVERSION_Z, { dtype: 'float64', days: T, symbols: N }, link)
 }
 
 /** Identity of the classification inputs (securities and factor registry). */

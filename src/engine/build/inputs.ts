@@ -129,6 +129,15 @@ export function buildInputs(ds: Dataset): BuildInputs {
 }
 
 /**
+ * The dataset without its price panels, for the rest of a build once the inputs are derived
+ * (and the input digests taken): whatever the inputs still reference stays alive through them,
+ * the rest can be collected before the engine allocates its blocks.
+ */
+export function releasePrices(ds: Dataset): Dataset {
+  return { ...ds, prices: { adj_close: [], close: null, volume: null, shares_out: null } }
+}
+
+/**
  * Calendar index ranges [from, to) of each classification window. Days before the first
  * window take the first window's classification and days after the last take the last (a
  * snapshot applies to every date; rows before a listing still show the assignment).

@@ -2,14 +2,19 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { runStock, STOCK_FIELDS, type StockOutput } from '../model/stock-kernel.ts'
 import { marketContext } from './engine.ts'
-import type { KernelInit, KernelJob, KernelReply } from './kernel-pool.ts'
+import type { KernelInit, KernelJob, KernelPairs, KernelReply } from './kernel-pool.ts'
 
 const port = parentPort
 if (port) {
   const init = (workerData as { data: KernelInit }).data
   const etf = Array.from(init.etfSymbols, (s) => init.returns[s])
   const ctx = marketContext(etf, init.params, init.style)
-  port.on('message', (job: KernelJob) => {
+  port.on('message', (m: KernelJob | KernelPairs) => {
+    if ('pairs' in m) {
+      ctx.styleBasis?.adopt(m.pairs)
+      return
+    }
+    const job = m
     const reply: KernelReply = { id: job.id }
     try {
       const count = job.subEff.length

@@ -9,6 +9,7 @@ import {
   rankAllMetrics,
   reversionDeciles,
   type WeightBasis,
+  WINDOW_DAYS,
 } from '../model/cross/index.ts'
 import type { StoreBuildWriter } from '../model-store/writer.ts'
 import {
@@ -19,10 +20,11 @@ import {
   writeArray2DIncremental,
 } from '../zarr/index.ts'
 import { columnsOf } from './columns.ts'
-import type { Kept } from './fields.ts'
+import { REVERSION_Z } from './fields.ts'
 import type { IncrementalPlan } from './incremental.ts'
 import type { BuildInputs } from './inputs.ts'
-import { reversionFrom, universesFrom } from './tail.ts'
+import { type BuildReader, dayRanges, openBuildReader, READ_BACK_DAYS, readDays } from './read-back.ts'
+import { universesFrom } from './tail.ts'
 
 /**
  * Writes a [day, ·] array; incrementally (old day-chunks hard-linked) when a plan is given, in
@@ -37,15 +39,56 @@ function writer2D(w: StoreBuildWriter, inc: IncrementalPlan | null) {
 
 const LEVELS: PanelLevel[] = ['market', 'sector', 'subsector']
 
+const spec = (dtype: 'int16' | 'uint8' | 'int8' | 'float64', days: number, symbols: number) => ({
+  dtype,
+  days,
+  symbols,
+})
+
+/** Default-universe membership of (symbol, day) (cross/universe.ts defaultMember). */
+export type Membership = (i: number, t: number) => boolean
+
 /**
- * The cross-sectional products of docs/methodology.md §11–§12, computed from the finished per-stock
- * panels and written under universe/, products/ and rankings/, over the default universe of
- * `basis` (defaultUniverseBasis of the same inputs).
+ * The universes of docs/methodology.md §11, written under universe/ before the engine runs: they
+ * need only the inputs, and once written the build no longer holds the volume panel (the only
+ * other reader of it). Returns the default universe's membership, over `basis`.
+ */
+export async function writeUniverses(
+  w: StoreBuildWriter,
+  x: BuildInputs,
+  basis: DefaultUniverseBasis,
+  inc: IncrementalPlan | null = null,
+): Promise<Membership> {
+  const T = x.calendar.length
+  const N = x.symbols.length
+  const write2D = writer2D(w, inc)
+  const u = universesFrom(x, inc ? inc.from : 0)
+  await write2D('universe/mc_rank', u.mcRank, spec('int16', T, N))
+  await write2D('universe/dv_rank', u.dvRank, spec('int16', T, N))
+  await write2D('universe/valid', u.valid, spec('uint8', T, N))
+  await writeArray1D(w.dir, 'universe/mask_as_of', u.maskAsOf, {
+    attributes: { units: 'days since 1970-01-01; -1 = no month-end yet' },
+  })
+  // One byte per stock-day instead of the ranks and validity it is read from (which are dropped).
+  const member = defaultMember(u, basis.universe_basis)
+  const start = inc ? inc.from : 0
+  const bits = columnsOf(Uint8Array, N, T)
+  for (let i = 0; i < N; i++) for (let t = start; t < T; t++) bits[i][t] = member(i, t) ? 1 : 0
+  return (i, t) => bits[i][t] === 1
+}
+
+/**
+ * The cross-sectional products of docs/methodology.md §11–§12 besides the universes
+ * (writeUniverses), computed from the finished per-stock fields and written under products/ and
+ * rankings/, over the default universe `active` of `basis` (defaultUniverseBasis of the same
+ * inputs). The reversion z was written with the fields (fields.ts); what needs whole
+ * cross-sections reads the fields back from the new store one range of days at a time
+ * (read-back.ts), so no per-stock panel is held whole.
  */
 export async function writeProducts(
   w: StoreBuildWriter,
   x: BuildInputs,
-  kept: Kept,
+  active: Membership,
   basis: DefaultUniverseBasis,
   progress: Progress = silentProgress,
   inc: IncrementalPlan | null = null,
@@ -57,43 +100,22 @@ export async function writeProducts(
   // An incremental build computes only the new days: older chunks are linked, and the chunk
   // holding the first new day keeps the earlier days' bytes.
   const start = inc ? inc.from : 0
-  // Five steps: universes, reversion z, deciles, industry panel, rankings.
-  progress.start('build: cross-sections (steps)', 5)
-  const u = universesFrom(x, start)
-  const spec = (dtype: 'int16' | 'uint8' | 'int8' | 'float64', days = T, symbols = N) => ({
-    dtype,
-    days,
-    symbols,
-  })
-  await write2D('universe/mc_rank', u.mcRank, spec('int16'))
-  await write2D('universe/dv_rank', u.dvRank, spec('int16'))
-  await write2D('universe/valid', u.valid, spec('uint8'))
-  await writeArray1D(dir, 'universe/mask_as_of', u.maskAsOf, {
-    attributes: { units: 'days since 1970-01-01; -1 = no month-end yet' },
-  })
-  const active = defaultMember(u, basis.universe_basis)
-  progress.update(1)
-
-  // Residual reversion: z for every stock-day, deciles and quality quintiles for every day.
-  const z = reversionFrom(kept.fields.l3_rr, start)
-  await write2D('products/reversion_z', z, spec('float64'))
-  progress.update(2)
-  const decile = columnsOf(Int8Array, N, T)
-  const quality = columnsOf(Int8Array, N, T)
-  for (let t = start; t < T; t++) {
-    const d = reversionDeciles(z, kept.fields.l3_sub_er, t, (i) => active(i, t))
-    for (let i = 0; i < N; i++) {
-      decile[i][t] = d.decile[i]
-      quality[i][t] = d.qualityQuintile[i]
-    }
+  // Three steps: reversion deciles, industry panel, rankings.
+  progress.start('build: cross-sections (steps)', 3)
+  const reader = await openBuildReader(dir)
+  try {
+    // Residual reversion: z was written per block; deciles and quality quintiles for every day.
+    const { decile, quality } = await reversionBuckets(reader, x, active, start)
+    await write2D('products/reversion_decile', decile, spec('int8', T, N))
+    await write2D('products/quality_quintile', quality, spec('int8', T, N))
+    progress.update(1)
+    await writeIndustryPanel(reader, x, active, basis.weight_basis, start, write2D)
+    progress.update(2)
+    await writeRankings(w, reader, x, active)
+  } finally {
+    await reader.close()
   }
-  await write2D('products/reversion_decile', decile, spec('int8'))
-  await write2D('products/quality_quintile', quality, spec('int8'))
   progress.update(3)
-  await writeIndustryPanel(x, kept, active, basis.weight_basis, start, write2D)
-  progress.update(4)
-  await writeRankings(w, x, kept, active)
-  progress.update(5)
   progress.stop()
   let universeSize = 0
   for (let i = 0; i < N; i++) if (active(i, T - 1)) universeSize++
@@ -103,27 +125,46 @@ export async function writeProducts(
   }
 }
 
+/**
+ * Deciles of z and quality quintiles of l3_sub_er for every day from `start` on, each day from
+ * its own cross-section (docs/methodology.md §12), read back one range of days at a time.
+ */
+async function reversionBuckets(
+  reader: BuildReader,
+  x: BuildInputs,
+  active: Membership,
+  start: number,
+): Promise<{ decile: Int8Array[]; quality: Int8Array[] }> {
+  const T = x.calendar.length
+  const N = x.symbols.length
+  const decile = columnsOf(Int8Array, N, T)
+  const quality = columnsOf(Int8Array, N, T)
+  for (const [a, b] of dayRanges(start, T)) {
+    const z = await readDays(reader, REVERSION_Z, Float64Array, N, a, b)
+    const subEr = await readDays(reader, 'fields/l3_sub_er', Float64Array, N, a, b)
+    for (let t = a; t < b; t++) {
+      const d = reversionDeciles(z, subEr, t, (i) => active(i, t))
+      for (let i = 0; i < N; i++) {
+        decile[i][t] = d.decile[i]
+        quality[i][t] = d.qualityQuintile[i]
+      }
+    }
+  }
+  return { decile, quality }
+}
+
 /** Per level and day, each industry's weighted beta stats, stored as [day, industry] arrays. */
 async function writeIndustryPanel(
+  reader: BuildReader,
   x: BuildInputs,
-  kept: Kept,
-  active: (i: number, t: number) => boolean,
+  active: Membership,
   weightBasis: WeightBasis,
   start: number,
   write2D: ReturnType<typeof writer2D>,
 ): Promise<void> {
   const T = x.calendar.length
+  const N = x.symbols.length
   const nInd = x.industries.length
-  const input = {
-    industry: x.industry,
-    nIndustries: nInd,
-    marketCap: x.marketCap,
-    l1MktBeta: kept.fields.l1_mkt_beta,
-    l2SecBeta: kept.fields.l2_sec_beta,
-    l3SubBeta: kept.fields.l3_sub_beta,
-    active,
-    weightBasis,
-  }
   // Days before start come from the previous build, so only the rest is computed.
   const series = LEVELS.map(() => ({
     beta_mean: columnsOf(Float64Array, nInd, T),
@@ -131,7 +172,30 @@ async function writeIndustryPanel(
     total_log_mcap_weight: columnsOf(Float64Array, nInd, T),
     n_companies: columnsOf(Int32Array, nInd, T),
   }))
-  industryPanelSeries(input, LEVELS, start, series)
+  // Every (day, industry) sums its members in symbol order on its own, so the panel computed one
+  // range of days at a time is the whole-panel computation's bit for bit.
+  for (const [a, b] of dayRanges(start, T)) {
+    const field = (f: string) => readDays(reader, `fields/${f}`, Float64Array, N, a, b)
+    const upTo = <C extends Float64Array | Int16Array | Int32Array>(cols: C[]) =>
+      cols.map((c) => c.subarray(0, b) as C)
+    const input = {
+      industry: upTo(x.industry),
+      nIndustries: nInd,
+      marketCap: await field('market_cap'),
+      l1MktBeta: await field('l1_mkt_beta'),
+      l2SecBeta: await field('l2_sec_beta'),
+      l3SubBeta: await field('l3_sub_beta'),
+      active,
+      weightBasis,
+    }
+    const out = series.map((o) => ({
+      beta_mean: upTo(o.beta_mean),
+      beta_variance: upTo(o.beta_variance),
+      total_log_mcap_weight: upTo(o.total_log_mcap_weight),
+      n_companies: upTo(o.n_companies),
+    }))
+    industryPanelSeries(input, LEVELS, a, out)
+  }
   for (const [l, level] of LEVELS.entries()) {
     const p = series[l]
     const base = `products/industry_panel/${level}`
@@ -153,22 +217,28 @@ async function writeIndustryPanel(
  */
 async function writeRankings(
   w: StoreBuildWriter,
+  reader: BuildReader,
   x: BuildInputs,
-  kept: Kept,
-  active: (i: number, t: number) => boolean,
+  active: Membership,
 ): Promise<void> {
   const T = x.calendar.length
+  const N = x.symbols.length
+  // The longest window ends at T - 1; read from a day-chunk boundary before it (the window
+  // kernels' 16-day blocks are on the calendar index, which the read-back columns keep).
+  const longest = Math.max(...Object.values(WINDOW_DAYS))
+  const from = Math.max(0, Math.floor((T - longest) / READ_BACK_DAYS) * READ_BACK_DAYS)
+  const field = (f: string) => readDays(reader, `fields/${f}`, Float64Array, N, from, T)
   const input = {
     returns: x.returns,
-    marketCap: x.marketCap,
-    l2Rr: kept.fields.l2_rr,
-    l3Rr: kept.fields.l3_rr,
-    l1MktEr: kept.fields.l1_mkt_er,
-    l2MktEr: kept.fields.l2_mkt_er,
-    l2SecEr: kept.fields.l2_sec_er,
-    l3ResEr: kept.fields.l3_res_er,
+    marketCap: await field('market_cap'),
+    l2Rr: await field('l2_rr'),
+    l3Rr: await field('l3_rr'),
+    l1MktEr: await field('l1_mkt_er'),
+    l2MktEr: await field('l2_mkt_er'),
+    l2SecEr: await field('l2_sec_er'),
+    l3ResEr: await field('l3_res_er'),
     sectorEtf: x.sec,
-    subsectorEtf: kept.subEff,
+    subsectorEtf: await readDays(reader, 'codes/subsector_etf', Int16Array, N, from, T),
     active,
   }
   const attributes = { day: T - 1, date: isoFromDay(x.calendar[T - 1]) }

@@ -34,6 +34,11 @@ export interface PairBasis {
   nx: number
 }
 
+/** Allocates a pair basis's arrays: plain, or on SharedArrayBuffers to share them across threads. */
+export type BasisAlloc = <C>(ctor: new (length: number) => C, length: number) => C
+
+const plainAlloc: BasisAlloc = (ctor, length) => new ctor(length)
+
 /**
  * Style factorisations per ETF pair, computed on first use over the calendar from the last
  * scheduled rebase day at or before `from` (an incremental run's stocks replay from that day, so
@@ -51,6 +56,7 @@ export class StyleBasis {
     readonly weights: Float64Array,
     readonly params: ModelParams,
     from = 0,
+    private readonly alloc: BasisAlloc = plainAlloc,
   ) {
     this.start = from - (from % params.rebaseEvery)
     if (style.length > MAX_STYLE) throw new RangeError(`at most ${MAX_STYLE} style factors`)
@@ -68,6 +74,19 @@ export class StyleBasis {
    * the running <r, f> sums (CrossSums).
    */
   readonly styleZ: Float64Array
+
+  /** Every pair basis computed (or adopted) so far, by pair key. */
+  get computed(): ReadonlyMap<number, PairBasis> {
+    return this.pairs
+  }
+
+  /**
+   * Takes pair bases another StyleBasis of the same inputs computed (the same numbers: a pair's
+   * factorisation depends only on the shared inputs), so threads can share one copy of them.
+   */
+  adopt(pairs: ReadonlyMap<number, PairBasis>): void {
+    for (const [key, b] of pairs) if (!this.pairs.has(key)) this.pairs.set(key, b)
+  }
 
   /** u = -1: the subsector fell back to the sector ETF (ETFs m, s). */
   pair(sec: number, u: number): PairBasis {
@@ -88,11 +107,11 @@ export class StyleBasis {
     const p = nx + ns
     const stride = (p * (p + 1)) / 2
     const out: PairBasis = {
-      count: new Int32Array(T),
-      mask: new Int16Array(T),
-      etfKept: new Int8Array(T),
-      styleKept: new Int16Array(T),
-      l: new Float64Array(T * stride),
+      count: this.alloc(Int32Array, T),
+      mask: this.alloc(Int16Array, T),
+      etfKept: this.alloc(Int8Array, T),
+      styleKept: this.alloc(Int16Array, T),
+      l: this.alloc(Float64Array, T * stride),
       stride,
       nx,
     }

@@ -1,0 +1,69 @@
+/**
+ * Reads back, day range by day range, what the build has just written: the cross-sectional stage
+ * (products.ts) needs whole cross-sections of a few per-stock fields, and reading them from the
+ * new store keeps only one range of days of them in memory instead of whole panels. Everything
+ * the stage reads goes through `readDays`, so a change of the store's layout or encoding changes
+ * only this file.
+ */
+import { DERIVATIONS, deriveInto, isDerived } from '../model-store/derived.ts'
+import { type Column, openZarrStore, type ZarrStoreReader } from '../zarr/index.ts'
+import type { Ctor } from './columns.ts'
+
+/** Days read back at once: one day-chunk of the store (a whole chunk file per 256 symbols). */
+export const READ_BACK_DAYS = 256
+
+export type BuildReader = ZarrStoreReader
+
+/** A reader of the build directory, without a piece cache (each range is read once). */
+export function openBuildReader(dir: string): Promise<BuildReader> {
+  return openZarrStore(dir, { cacheBytes: 1 })
+}
+
+/**
+ * Days [from, to) of the [day, symbol] array at `path`, every symbol: column j holds symbol j's
+ * values at their calendar index, so kernels index them with t as they would the whole panel.
+ * Only days [from, to) are meaningful: the columns are overlapping views of one buffer of
+ * symbols × (to − from) + from values, and index t < from holds another symbol's days.
+ */
+export async function readDays<C extends Column>(
+  reader: BuildReader,
+  path: string,
+  ctor: Ctor<C>,
+  symbols: number,
+  from: number,
+  to: number,
+): Promise<C[]> {
+  const L = to - from
+  const buf = new ctor(symbols * L + from) as C
+  const cols = Array.from({ length: symbols }, (_, j) => buf.subarray(j * L, j * L + to) as C)
+  const field = path.startsWith('fields/') ? path.slice('fields/'.length) : ''
+  if (!isDerived(field)) {
+    await reader.readInto(path, 0, from, to, cols)
+    return cols
+  }
+  // Not stored: computed from its stored inputs as the model store's reader does (derived.ts).
+  const d = DERIVATIONS[field]
+  if (d.lagged || !(buf instanceof Float64Array)) throw new Error(`read-back: ${path} is not supported`)
+  const inputs = await Promise.all(
+    d.inputs.map((f) => readDays(reader, `fields/${f}`, Float64Array, symbols, from, to)),
+  )
+  cols.forEach((out, j) => {
+    deriveInto(
+      field,
+      inputs.map((c) => c[j]),
+      null,
+      from,
+      to,
+      out as Float64Array,
+    )
+  })
+  return cols
+}
+
+/** Chunk-aligned day ranges covering [start, days): the first may start mid-chunk. */
+export function dayRanges(start: number, days: number): [number, number][] {
+  const out: [number, number][] = []
+  for (let a = start; a < days; a = (Math.floor(a / READ_BACK_DAYS) + 1) * READ_BACK_DAYS)
+    out.push([a, Math.min(days, (Math.floor(a / READ_BACK_DAYS) + 1) * READ_BACK_DAYS)])
+  return out
+}
