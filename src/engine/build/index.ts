@@ -157,11 +157,10 @@ export async function buildStore(
     // kernel threads start and compute the first block; the second block waits for them (gate).
     const prelude = writePrelude(writer, x, basis, plan, opts.blockSize ?? 256)
     prelude.catch(() => {}) // awaited below; a failure must not surface as unhandled first
-    // An incremental build holds ~0.5 GB: a forced collection costs it more time than it saves memory.
-    const collect = plan ? () => {} : collectGarbage
-    const inputFields = prelude.then(collect)
+    // Not in an incremental build (~0.5 GB): a forced collection costs it more than it saves.
+    const inputFields = prelude.then(() => (plan ? undefined : collectGarbage()))
     x = { ...x, close: [], marketCap: [], volume: null }
-    collect()
+    if (!plan) collectGarbage()
     const factors = factorSeries(ds, x)
     const style =
       opts.style === false ? [] : factors.returns.filter((_, j) => factors.meta[j].group === 'style')
