@@ -35,12 +35,20 @@ export async function writeInputFields(
   }
 }
 
-/** Small-integer codes from a kernel series: levels 1..3 (0 = null) or style masks (0 = none). */
-function codesOf<A extends Int8Array | Int16Array>(series: Float64Array[], make: (n: number) => A): A[] {
+/**
+ * Small-integer codes from a kernel series: levels 1..3 (0 = null) or style masks (0 = none), for
+ * days from `start` on (an incremental build's arrays take their earlier days from the previous
+ * build: BlockArray appends).
+ */
+function codesOf<A extends Int8Array | Int16Array>(
+  series: Float64Array[],
+  make: (n: number) => A,
+  start: number,
+): A[] {
   // NaN converts to 0 in an integer typed array.
   return series.map((s) => {
     const out = make(s.length)
-    for (let t = 0; t < s.length; t++) out[t] = s[t]
+    for (let t = start; t < s.length; t++) out[t] = s[t]
     return out
   })
 }
@@ -63,13 +71,13 @@ export async function writeBlockFields(
     await w.writeBlock(`fields/${f}`, b.first, b.fields[f as StockField])
   }
   const int8 = (n: number) => new Int8Array(n)
-  const lstar = codesOf(b.fields.lstar_level, int8)
+  const lstar = codesOf(b.fields.lstar_level, int8, start)
   const codes: Record<CodeField, Column[]> = {
     lstar_level: lstar,
-    recommended_level: codesOf(b.fields.recommended_level, int8),
+    recommended_level: codesOf(b.fields.recommended_level, int8, start),
     sector_etf: range(x.sec),
     subsector_etf: b.subEff,
-    style_factors: codesOf(b.fields.style_factors, (n) => new Int16Array(n)),
+    style_factors: codesOf(b.fields.style_factors, (n) => new Int16Array(n), start),
   }
   for (const c of CODE_FIELDS) await w.writeBlock(`codes/${c}`, b.first, codes[c])
   await w.writeBlock(REVERSION_Z, b.first, reversionFrom(b.fields.l3_rr, start))
