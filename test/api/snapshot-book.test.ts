@@ -8,6 +8,8 @@ import {
   clip5,
   etfReturns,
   ewmaNwCov,
+  ewmaSpecific,
+  ewVar,
   expectedSnapshot,
   fin,
   type Holding,
@@ -18,6 +20,7 @@ import {
   near,
   type PositionOut,
   peerVariance,
+  residualsOf,
   rng,
   sampleCov,
   sampleVar,
@@ -260,9 +263,21 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
     const h = names.map((e) => holdings.reduce((acc, p) => acc + p.weight * (p.stock.b[2].get(e) ?? 0), 0))
     let V = 0
     for (let a = 0; a < names.length; a++) for (let b = 0; b < names.length; b++) V += h[a] * h[b] * S(a, b)
-    V += holdings.reduce((acc, p) => acc + p.weight ** 2 * (p.stock.resVar as number), 0)
+    // Specific variance: each residual's exponentially weighted variance (half-life 42); 252 days ≥ 126: no shrinkage.
+    const spec = await Promise.all(holdings.map((p) => ewmaSpecific(store, p.stock, win)))
+    holdings.forEach((p, i) => {
+      const e = spec[i] as { v: number; m: number; variance: number }
+      assert.ok(e.m >= 126, `${p.stock.ticker}: a long history (${e.m} residual returns)`)
+      near(e.variance, ewVar(residualsOf(p.stock, win.days), 42), 0, `${p.stock.ticker} own estimate alone`)
+      V += p.weight ** 2 * e.variance
+    })
     const body = await ok({ type: 'portfolio', portfolio: rows, estimator: 'ewma_nw', horizon: 63 })
     const s = body.snapshot
+    for (const p of s.positions) {
+      const e = spec[holdings.findIndex((h) => h.stock.ticker === p.ticker)] as { variance: number }
+      near(p.residual_vol_ann, Math.sqrt(252 * e.variance), 1e-12, `${p.ticker} residual_vol_ann`)
+      assert.equal(p.specific_shrinkage, 0, `${p.ticker}: no shrinkage for a long history`)
+    }
     near(s.volatility_ann, Math.sqrt(252 * V), 1e-10 * Math.sqrt(252 * V), 'annualised volatility')
     near(s.forecast?.volatility, Math.sqrt(63 * V), 1e-10 * Math.sqrt(63 * V), '63-day forecast: 63 × daily')
     assert.ok(!s.warnings.some((w) => /eigenvalue|outnumber/.test(w)), s.warnings.join('; '))
@@ -277,6 +292,33 @@ describe('POST /snapshot: as_of, long/short, ETF positions, horizon (synthetic s
     const dm = (byDefault._metadata as unknown as { risk_model: Record<string, unknown> }).risk_model
     assert.equal(dm.estimator, 'ewma_nw')
     assert.equal(dm.default_estimator, 'ewma_nw')
+  })
+
+  test('ewma_nw shrinks a short history toward its sector peers; sample keeps the sample variance', async () => {
+    // A 60-day lookback gives every stock fewer than 126 residual returns: γ = (m − 20)/106.
+    for (const ticker of pick(3, 5)) {
+      const { win, holdings } = await book([{ ticker, weight: 1 }], 60)
+      const st = (holdings[0] as Holding).stock
+      const xs = residualsOf(st, win.days)
+      const m = xs.length
+      assert.ok(m >= 20 && m < 126, `${ticker}: ${m} residual returns`)
+      const gamma = (m - 20) / (126 - 20)
+      const prior = (await peerVariance(store, win.T, st.sector)).variance
+      assert.ok(prior > 0, `${ticker}: a peer prior`)
+      const want = gamma * ewVar(xs, 42) + (1 - gamma) * prior
+      const body = await ok({ type: 'ticker', ticker, lookback_days: 60, estimator: 'ewma_nw' })
+      const p = body.snapshot.positions[0] as PositionOut
+      near(p.residual_vol_ann, Math.sqrt(252 * want), 1e-12, `${ticker} residual_vol_ann (shrunk)`)
+      near(p.specific_shrinkage, 1 - gamma, 1e-15, `${ticker} specific_shrinkage`)
+      const rm = (body as unknown as { _metadata: { risk_model: { estimator_description: string } } })
+        ._metadata
+      assert.match(rm.risk_model.estimator_description, /shrunk toward the median specific variance/)
+      const sample = await ok({ type: 'ticker', ticker, lookback_days: 60, estimator: 'sample' })
+      const q = sample.snapshot.positions[0] as PositionOut
+      const sv = sampleVar(xs) as number
+      near(q.residual_vol_ann, Math.sqrt(252 * sv), 1e-12, `${ticker} sample residual_vol_ann`)
+      assert.equal(q.specific_shrinkage, 0, `${ticker}: sample never shrinks`)
+    }
   })
 
   test('an unknown estimator is a 400 that lists the estimators', async () => {

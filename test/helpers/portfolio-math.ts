@@ -56,9 +56,13 @@ export interface Stock {
   at: Record<string, number>
   /** Fields over W (index 0 = first day of W). */
   w: Record<string, ArrayLike<number>>
-  /** Non-null residual returns l{d}_rr in W, and their sample variance (null below 2). */
+  /**
+   * Non-null residual returns l{d}_rr in W, and their sample variance (null below 2); under
+   * ewma_nw expectedSnapshot replaces resVar by ewmaSpecific's and sets specShrink.
+   */
   nRes: number
   resVar: number | null
+  specShrink?: number
   covered: boolean
   /** An ETF held as a position. */
   isEtf: boolean
@@ -175,6 +179,50 @@ export async function peerVariance(
         ? (xs[(n - 1) / 2] as number)
         : ((xs[n / 2 - 1] as number) + (xs[n / 2] as number)) / 2
   return { variance: median, peers: n }
+}
+
+/** A stock's non-null deepest-level residuals over lookback days [from, days) (oldest first). */
+export function residualsOf(s: Stock, days: number, from = 0): number[] {
+  const rr = s.w[`l${Math.max(s.level, 1)}_rr`] as ArrayLike<number>
+  const out: number[] = []
+  for (let t = from; t < days; t++) if (fin(rr[t])) out.push(rr[t] as number)
+  return out
+}
+
+/** Exponentially weighted variance of x (oldest first, weight 0.5^((m−1−k)/H) on k), weighted mean removed, over Σw − Σw²/Σw. */
+export function ewVar(x: readonly number[], H: number): number {
+  const m = x.length
+  const w = x.map((_, k) => 0.5 ** ((m - 1 - k) / H))
+  const sw = w.reduce((a, b) => a + b, 0)
+  const mean = x.reduce((a, v, k) => a + (w[k] as number) * v, 0) / sw
+  const ss = x.reduce((a, v, k) => a + (w[k] as number) * (v - mean) ** 2, 0)
+  return ss / (sw - w.reduce((a, b) => a + b * b, 0) / sw)
+}
+
+/**
+ * A modelled stock's specific variance under ewma/ewma_nw: its non-null residuals over the last
+ * min(days, 504) lookback days (m of them), v = ewVar(·, 42); with m < 126, shrunk toward its
+ * sector's peerVariance at T: γ = clamp((m − 20)/(126 − 20), 0, 1), γ·v + (1 − γ)·prior.
+ */
+export async function ewmaSpecific(
+  store: ModelStore,
+  s: Stock,
+  win: Window,
+): Promise<{ variance: number; shrinkage: number; m: number; v: number; prior: number }> {
+  const xs = residualsOf(s, win.days, Math.max(0, win.days - 504))
+  const m = xs.length
+  const v = ewVar(xs, 42)
+  if (m >= 126) return { variance: v, shrinkage: 0, m, v, prior: Number.NaN }
+  const prior = (await peerVariance(store, win.T, s.sector)).variance
+  const gamma = Math.min(1, Math.max(0, (m - 20) / (126 - 20)))
+  return { variance: gamma * v + (1 - gamma) * prior, shrinkage: 1 - gamma, m, v, prior }
+}
+
+/** A modelled stock with ewmaSpecific's variance as its resVar (ETFs and uncovered stocks as they are). */
+async function withEwmaSpecific(store: ModelStore, s: Stock, win: Window): Promise<Stock> {
+  if (!s.covered || s.isEtf) return s
+  const e = await ewmaSpecific(store, s, win)
+  return { ...s, resVar: e.variance, specShrink: e.shrinkage }
 }
 
 /** The ETF a stock without a model is proxied by: its sector ETF at T, else its classification's; else the market. */
@@ -425,6 +473,17 @@ export async function expectedSnapshot(
   benchmark: BenchLeg[] | null = null,
   estimator: 'sample' | 'ewma_nw' = 'sample',
 ): Promise<Expected> {
+  if (estimator === 'ewma_nw') {
+    book = await Promise.all(
+      book.map(async (p) => ({ ...p, stock: await withEwmaSpecific(store, p.stock, win) })),
+    )
+    if (benchmark)
+      benchmark = await Promise.all(
+        benchmark.map(async (l) =>
+          l.stock ? { ...l, stock: await withEwmaSpecific(store, l.stock, win) } : l,
+        ),
+      )
+  }
   const inPlay = new Set<string>([MARKET])
   // Stocks without a model: proxied by their sector ETF and their peers' median specific variance.
   const proxied: Holding[] = []
@@ -731,6 +790,7 @@ export interface PositionOut {
   recommended_level: string | null
   vol_23d: number | null
   residual_vol_ann: number | null
+  specific_shrinkage: number | null
   standalone_vol_ann: number | null
   risk_contribution: Contribution
 }
@@ -963,6 +1023,8 @@ export function checkBody(store: ModelStore, body: Body, exp: Expected, what: st
         1e-10 * Math.sqrt(252 * (h.stock.resVar as number)),
         `${pw} residual_vol_ann`,
       )
+      // Under ewma_nw a short history's specific variance leans on its peers; sample never does.
+      near(p.specific_shrinkage, h.stock.specShrink ?? 0, 1e-12, `${pw} specific_shrinkage`)
       near(
         p.standalone_vol_ann,
         Math.sqrt(252 * e.sigma2),

@@ -1171,6 +1171,7 @@ export type SnapshotPosition = {
   recommended_level: ("L1" | "L2" | "L3") | null
   vol_23d: number | null
   residual_vol_ann: number | null
+  specific_shrinkage: number | null
   residual_vol_model_ann: number | null
   standalone_vol_ann: number | null
   risk_contribution: {

@@ -203,8 +203,16 @@ const positionSchema = Type.Object(
     residual_vol_ann: Nullable(
       Type.Number({
         description:
-          'Annualised sample volatility of its residual over the lookback (the variance the book uses); a proxy: the ' +
-          'peer median; an ETF: 0',
+          'Annualised volatility of its residual, the specific variance the book uses: under sample the sample ' +
+          'variance over the lookback; under ewma and ewma_nw the exponentially weighted variance, shrunk toward its ' +
+          'sector peers for a short history (specific_shrinkage); a proxy: the peer median; an ETF: 0',
+      }),
+    ),
+    specific_shrinkage: Nullable(
+      Type.Number({
+        description:
+          'Share 1 − γ of the sector peers’ median specific variance in its own (ewma, ewma_nw: > 0 with fewer than ' +
+          '126 residual returns in the window, 1 below 20); 0 under sample or with a long history; null without a model',
       }),
     ),
     residual_vol_model_ann: Nullable(

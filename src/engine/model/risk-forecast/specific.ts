@@ -14,6 +14,9 @@ export interface SpecificOptions {
   fullDays: number
 }
 
+/** The shrinkage days of the exponentially weighted estimators (`erm3 evaluate` and POST /snapshot alike). */
+export const SPECIFIC_DAYS = { minDays: 20, fullDays: 126 } as const
+
 /**
  * A stock's specific variance over [from, to): the weighted variance v of its non-null residuals
  * (weighted mean removed, normalised as in `weightedCovariance`), shrunk toward the peers' `prior`

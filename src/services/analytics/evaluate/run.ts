@@ -7,7 +7,11 @@ import {
   forecastCovariance,
   vixMultiplier,
 } from '../../../engine/model/risk-forecast/estimators.ts'
-import { regimeMultiplier, specificVariance } from '../../../engine/model/risk-forecast/specific.ts'
+import {
+  regimeMultiplier,
+  SPECIFIC_DAYS,
+  specificVariance,
+} from '../../../engine/model/risk-forecast/specific.ts'
 import type { ModelStore } from '../../../engine/model-store/reader.ts'
 import { type Progress, silentProgress } from '../../../platform/progress.ts'
 import { type DayState, dayState, type EvalPanel, type Legs, loadPanel, stockLegs } from './panel.ts'
@@ -45,7 +49,7 @@ export const DEFAULT_EVALUATE: EvaluateOptions = {
 
 /** Residual returns a stock needs in the last 252 days to be drawn (as /snapshot covers a position). */
 const MIN_RESIDUAL_DAYS = 20
-const SPECIFIC = { minDays: 20, fullDays: 126 }
+const SPECIFIC = SPECIFIC_DAYS
 
 export interface DateRecord {
   t: number

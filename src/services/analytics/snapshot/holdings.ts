@@ -53,9 +53,14 @@ export interface Holding {
   recommended: Leg[]
   sectorEtf: string | null
   subsectorEtf: string | null
-  /** Sample variance of the deepest level's residual over its non-null window days. */
+  /**
+   * Specific variance: the sample variance of the deepest level's residual over its non-null
+   * window days, replaced under an exponentially weighted estimator by specific.ts's (index.ts).
+   */
   residualVar: number
   residualDays: number
+  /** The weight 1 − γ of the peer prior in residualVar (0: its own estimate alone). */
+  specificShrinkage: number
   covered: boolean
   reason: string | null
   /**
@@ -168,6 +173,7 @@ export async function loadHolding(
     subsectorEtf,
     residualVar: variance,
     residualDays: n,
+    specificShrinkage: 0,
     covered: reason === null,
     reason,
     basis: reason === null ? 'model' : 'none',
@@ -202,6 +208,7 @@ export function unknownHolding(index: number, days: number, proxy: string | null
     subsectorEtf: null,
     residualVar: Number.NaN,
     residualDays: 0,
+    specificShrinkage: 0,
     covered: false,
     reason: 'not in the dataset',
     basis: 'none',

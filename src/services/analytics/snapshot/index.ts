@@ -7,7 +7,14 @@ import { resolveTeo } from '../trading-day.ts'
 import { type ResolvedBenchmark, resolveBenchmark } from './benchmark.ts'
 import { consistencyNotes, exposureBlock, forecastBlock } from './book.ts'
 import { attributeDay, etfRole, type Holding, loadHolding, unknownHolding } from './holdings.ts'
-import { loadEtfHolding, PeerRisk, type PendingBeta, proxyHolding, settleBetas } from './proxies.ts'
+import {
+  loadEtfHolding,
+  PeerRisk,
+  type PendingBeta,
+  proxyHolding,
+  settleBetas,
+  weightSpecificRisk,
+} from './proxies.ts'
 import { resolveBook, type SnapshotOptions, type SnapshotRequest, snapshotOptions } from './request.ts'
 import {
   annualVol,
@@ -188,6 +195,8 @@ async function resolveHoldings(store: ModelStore, o: SnapshotOptions, win: Lookb
       if (!holdings.has(i)) holdings.set(i, await loadHolding(store, i, from, T))
     }),
   )
+  const { specific, maxDays } = estimatorOf(o.estimator)
+  if (specific) await weightSpecificRisk(holdings.values(), peers, specific, maxDays)
   // Every position the risk figures price: its own model, an ETF, or a proxy.
   const priced = positions.filter((p) => p.holding.basis !== 'none')
   return { positions, priced, unresolved, warnings, benchmark, holdings, pending, amounts }

@@ -1,4 +1,5 @@
 import { MARKET_ETF, SECTOR_ETFS } from '../../../engine/data/etf-registry.ts'
+import { type SpecificOptions, specificVariance } from '../../../engine/model/risk-forecast/specific.ts'
 import type { ModelStore } from '../../../engine/model-store/reader.ts'
 import { emptyState, etfRole, type Holding, type Leg } from './holdings.ts'
 
@@ -71,6 +72,7 @@ export async function loadEtfHolding(
     subsectorEtf: role === 'subsector' ? etf : null,
     residualVar: 0,
     residualDays: n,
+    specificShrinkage: 0,
     covered: true,
     reason: null,
     basis: 'etf',
@@ -125,6 +127,32 @@ export class PeerRisk {
     const out = { variance: median, peers: xs.length }
     this.memo.set(key, out)
     return out
+  }
+}
+
+/**
+ * Under an exponentially weighted estimator: each stock with its own model gets as specific
+ * variance `specificVariance` of its deepest level's residual over the last `maxDays` lookback
+ * days, with the peer prior (its sector's median above; every stock's without a sector) read
+ * only for a history shorter than `o.fullDays`. Where that has no value (under two residual
+ * returns in those days and no peers) the sample variance stays.
+ */
+export async function weightSpecificRisk(
+  holdings: Iterable<Holding>,
+  peers: PeerRisk,
+  o: SpecificOptions,
+  maxDays: number,
+): Promise<void> {
+  for (const h of holdings) {
+    if (h.basis !== 'model' || h.level === null) continue
+    const res = h.series[`l${h.level}_rr`]
+    const from = Math.max(0, res.length - maxDays)
+    const own = specificVariance(res, from, res.length, Number.NaN, o)
+    const prior = own.n < o.fullDays ? (await peers.of(h.sectorEtf)).variance : Number.NaN
+    const s = Number.isNaN(prior) ? own : specificVariance(res, from, res.length, prior, o)
+    if (Number.isNaN(s.variance)) continue
+    h.residualVar = s.variance
+    h.specificShrinkage = s.shrinkage
   }
 }
 

@@ -4,6 +4,7 @@ import {
   ESTIMATORS as FORECAST_SPECS,
   forecastCovariance,
 } from '../../../engine/model/risk-forecast/estimators.ts'
+import { SPECIFIC_DAYS, type SpecificOptions } from '../../../engine/model/risk-forecast/specific.ts'
 
 /**
  * The book risk model of POST /snapshot (docs/methodology.md §13 "Portfolio risk"), versioned on
@@ -15,7 +16,8 @@ import {
  */
 
 /** v3: the default estimator is ewma_nw (the evaluation's recommendation); v2 defaulted to sample. */
-const RISK_MODEL_VERSION = 'erm3-book-risk-v3'
+/** v4: ewma and ewma_nw weight each stock's specific variance and shrink short histories toward peers. */
+const RISK_MODEL_VERSION = 'erm3-book-risk-v4'
 
 export { FORECAST_HORIZONS }
 export type ForecastHorizon = (typeof FORECAST_HORIZONS)[number]
@@ -43,6 +45,12 @@ export interface BookRiskEstimator {
   covariance(returns: readonly Float64Array[], days: number): CovarianceEstimate
   /** Variance over `horizon` trading days from a daily variance. */
   horizonVariance(daily: number, horizon: ForecastHorizon): number
+  /**
+   * A stock's specific variance: null, the sample variance of its residual over the lookback;
+   * else `specificVariance` with these options over the last `maxDays` days, shrunk toward its
+   * sector peers' median for a short history.
+   */
+  specific: SpecificOptions | null
 }
 
 /**
@@ -56,6 +64,7 @@ const sample: BookRiskEstimator = {
   maxDays: Number.POSITIVE_INFINITY,
   covariance: (returns, days) => ({ ...sampleCovariance(returns, 0, days), clipped: 0 }),
   horizonVariance: (daily, horizon) => horizon * daily,
+  specific: null,
 }
 
 /**
@@ -68,13 +77,17 @@ const sample: BookRiskEstimator = {
 function forecast(name: 'ewma' | 'ewma_nw', horizonRule: string): BookRiskEstimator {
   const spec = FORECAST_SPECS[name]
   return {
-    description: `${spec.description}; over the lookback days (at most ${spec.window}); ${horizonRule}`,
+    description:
+      `${spec.description}; over the lookback days (at most ${spec.window}); ${horizonRule}; specific variance: ` +
+      `the residual's exponentially weighted variance (half-life ${spec.specificHalfLife} days), shrunk toward the ` +
+      `median specific variance of its sector peers when it has fewer than ${SPECIFIC_DAYS.fullDays} residual returns`,
     maxDays: spec.window,
     covariance: (returns, days) => {
       const { cov, days: used, clipped } = forecastCovariance(returns, days - 1, spec)
       return { cov, days: used, clipped }
     },
     horizonVariance: (daily, horizon) => horizon * daily,
+    specific: { halfLife: spec.specificHalfLife, ...SPECIFIC_DAYS },
   }
 }
 

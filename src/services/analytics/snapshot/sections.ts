@@ -107,6 +107,7 @@ export function positionRow(store: ModelStore, p: Position, c: Contribution, sta
     recommended_level: levelName(s.recommended_level),
     vol_23d: num(s.vol_23d),
     residual_vol_ann: h.basis !== 'none' ? annualVol(h.residualVar) : null,
+    specific_shrinkage: h.basis === 'model' ? h.specificShrinkage : null,
     residual_vol_model_ann:
       h.basis === 'model' && s.vol_23d >= 0 && s.l3_res_er >= 0 ? s.vol_23d * Math.sqrt(s.l3_res_er) : null,
     standalone_vol_ann: standalone,
