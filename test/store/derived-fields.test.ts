@@ -17,8 +17,8 @@ import { ModelStore } from '../../src/engine/model-store/reader.ts'
 import { zarritaRead } from './zarr-arb.ts'
 
 /**
- * The fields the store no longer holds (vol_23d, l{1,2,3}_fr, l{1,2,3}_rr, lstar_rr, l1_res_er,
- * l2_res_er, l1_mkt_hr, l2_sec_hr) are derived
+ * The fields the store no longer holds (stock_var, vol_23d, l{1,2,3}_cfr, l{1,2,3}_fr,
+ * l{1,2,3}_rr, lstar_rr, l{1,2,3}_res_er, l1_mkt_hr, l2_sec_hr, l3_sub_hr) are derived
  * when read: every value served must be bit for bit the kernel's own output, NaN included. The
  * kernel runs here directly on the same dataset, and every read path of the store is compared
  * with it with Object.is.
@@ -68,11 +68,20 @@ describe('fields derived at read time', () => {
     const stored = FLOAT_FIELDS.filter((f) => !(DERIVED_FIELDS as string[]).includes(f))
     assert.deepEqual(onDisk, [...stored].sort())
     assert.deepEqual(store.manifest.float_fields, stored)
-    assert.equal(DERIVED_FIELDS.length, 12)
+    assert.equal(DERIVED_FIELDS.length, 18)
     // The inputs the derivations read are the kernel's, bit for bit (so the comparison below is fair).
-    for (const f of ['stock_var', 'l1_cfr', 'l2_cfr', 'l3_cfr', 'l1_mkt_er', 'l2_sec_beta'] as const) {
+    for (const f of [
+      'l3_mkt_hr',
+      'l3_sub_beta',
+      'l1_mkt_er',
+      'l2_sec_beta',
+      'l3_sub_er',
+      'l3_style_er',
+    ] as const) {
       for (let i = 0; i < N; i++) same((await store.history(i, [f]))[f], kernel[f][i], `${f} of ${i}`)
     }
+    for (let i = 0; i < N; i++)
+      same((await store.history(i, ['returns_gross'])).returns_gross, x.returns[i], `returns of ${i}`)
   })
 
   test('history: every symbol, whole calendar and a window, equals the kernel', async () => {
@@ -93,7 +102,7 @@ describe('fields derived at read time', () => {
       [1, 2, 3].every((l) => levels.has(l)),
       `L* levels seen: ${[...levels]}`,
     )
-    assert.ok(finite > 12 * 25 * 1000, `${finite} finite derived values`)
+    assert.ok(finite > 18 * 25 * 1000, `${finite} finite derived values`)
   })
 
   test('cross-sections (day 0, day 1, any day) equal the kernel', async () => {
@@ -124,20 +133,20 @@ describe('fields derived at read time', () => {
     }
   })
 
-  test('zarrita reads the stored arrays; a version-1 store is refused', async () => {
-    const z = await zarritaRead(store.dir, 'fields/l3_cfr')
+  test('zarrita reads the stored arrays; a version-2 store is refused', async () => {
+    const z = await zarritaRead(store.dir, 'fields/l3_sub_beta')
     assert.deepEqual(z.shape, [T, N])
     for (const [t, i] of [
       [T - 1, 5],
       [400, N - 1],
     ])
-      assert.ok(Object.is(z.at([t, i]), kernel.l3_cfr[i][t]), `zarrita l3_cfr[${t}, ${i}]`)
+      assert.ok(Object.is(z.at([t, i]), kernel.l3_sub_beta[i][t]), `zarrita l3_sub_beta[${t}, ${i}]`)
     const manifest = JSON.parse(await readFile(join(store.dir, 'manifest.json'), 'utf8'))
-    assert.equal(manifest.store_version, 2)
-    // A version-1 store (the derived fields stored) is refused, never read with this layout.
+    assert.equal(manifest.store_version, 3)
+    // A version-2 store (six of the derived fields stored) is refused, never read with this layout.
     const old = join(work, 'old-build')
     await cp(store.dir, old, { recursive: true })
-    await writeFile(join(old, 'manifest.json'), JSON.stringify({ ...manifest, store_version: 1 }))
-    await assert.rejects(ModelStore.open(old), /store_version 1 is not supported.*rebuild the store/)
+    await writeFile(join(old, 'manifest.json'), JSON.stringify({ ...manifest, store_version: 2 }))
+    await assert.rejects(ModelStore.open(old), /store_version 2 is not supported.*rebuild the store/)
   })
 })

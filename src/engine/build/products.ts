@@ -102,7 +102,7 @@ export async function writeProducts(
   const start = inc ? inc.from : 0
   // Three steps: reversion deciles, industry panel, rankings.
   progress.start('build: cross-sections (steps)', 3)
-  const reader = await openBuildReader(dir)
+  const reader = await openBuildReader(dir, x)
   try {
     // Residual reversion: z was written per block; deciles and quality quintiles for every day.
     const { decile, quality } = await reversionBuckets(reader, x, active, start)

@@ -5,25 +5,42 @@
  * the stage reads goes through `readDays`, so a change of the store's layout or encoding changes
  * only this file.
  */
-import { DERIVATIONS, deriveInto, isDerived } from '../model-store/derived.ts'
+import { DerivedReader } from '../model-store/derive-read.ts'
+import { isDerived } from '../model-store/derived.ts'
 import { type Column, openZarrStore, type ZarrStoreReader } from '../zarr/index.ts'
 import type { Ctor } from './columns.ts'
+import type { BuildInputs } from './inputs.ts'
 
 /** Days read back at once: one day-chunk of the store (a whole chunk file per 256 symbols). */
 export const READ_BACK_DAYS = 256
 
-export type BuildReader = ZarrStoreReader
+/** The build directory's arrays, and the fields it derives instead of holding (derived.ts). */
+export interface BuildReader {
+  zarr: ZarrStoreReader
+  derived: DerivedReader
+  close(): Promise<void>
+}
 
 /** A reader of the build directory, without a piece cache (each range is read once). */
-export function openBuildReader(dir: string): Promise<BuildReader> {
-  return openZarrStore(dir, { cacheBytes: 1 })
+export async function openBuildReader(
+  dir: string,
+  x: Pick<BuildInputs, 'isStock' | 'etfSymbols'>,
+): Promise<BuildReader> {
+  const zarr = await openZarrStore(dir, { cacheBytes: 1 })
+  const derived = new DerivedReader({
+    zarr,
+    isStock: (i) => x.isStock[i] === 1,
+    etfSymbols: [...x.etfSymbols],
+  })
+  return { zarr, derived, close: () => zarr.close() }
 }
 
 /**
  * Days [from, to) of the [day, symbol] array at `path`, every symbol: column j holds symbol j's
  * values at their calendar index, so kernels index them with t as they would the whole panel.
  * Only days [from, to) are meaningful: the columns are overlapping views of one buffer of
- * symbols × (to − from) + from values, and index t < from holds another symbol's days.
+ * symbols × (to − from) + from values, and index t < from holds another symbol's days. A field
+ * the store derives is derived from its stored inputs as the model store's reader does.
  */
 export async function readDays<C extends Column>(
   reader: BuildReader,
@@ -37,26 +54,8 @@ export async function readDays<C extends Column>(
   const buf = new ctor(symbols * L + from) as C
   const cols = Array.from({ length: symbols }, (_, j) => buf.subarray(j * L, j * L + to) as C)
   const field = path.startsWith('fields/') ? path.slice('fields/'.length) : ''
-  if (!isDerived(field)) {
-    await reader.readInto(path, 0, from, to, cols)
-    return cols
-  }
-  // Not stored: computed from its stored inputs as the model store's reader does (derived.ts).
-  const d = DERIVATIONS[field]
-  if (d.lagged || !(buf instanceof Float64Array)) throw new Error(`read-back: ${path} is not supported`)
-  const inputs = await Promise.all(
-    d.inputs.map((f) => readDays(reader, `fields/${f}`, Float64Array, symbols, from, to)),
-  )
-  cols.forEach((out, j) => {
-    deriveInto(
-      field,
-      inputs.map((c) => c[j]),
-      null,
-      from,
-      to,
-      out as Float64Array,
-    )
-  })
+  if (isDerived(field)) await reader.derived.readInto(field, 0, from, to, cols)
+  else await reader.zarr.readInto(path, 0, from, to, cols)
   return cols
 }
 

@@ -2,24 +2,36 @@ import { type CodeField, FLOAT_FIELDS, type FloatField } from './layout.ts'
 
 /**
  * Float fields the kernel computes as exact functions of other stored values
- * (engine/model/stock-kernel.ts, writeVols and decompose). The store does not hold them: the
+ * (engine/model/stock-kernel.ts, engine/model/cascade.ts). The store does not hold them: the
  * reader computes them from their inputs with the very same floating-point operations, so the
- * values served are bit for bit the kernel's (docs/performance.md, "Build speed and footprint").
+ * values served are bit for bit the kernel's (docs/model-store.md, "Fields derived when read").
  *
+ * Same day (elementwise, so a cross-section derives them across symbols):
+ * - l1_res_er = 1 − l1_mkt_er, l2_res_er = 1 − l2_mkt_er − l2_sec_er,
+ *   l3_res_er = 1 − l3_mkt_er − l3_sec_er − l3_sub_er (cascade.ts closes the sum with
+ *   1 − erM − erS − erU, a level's absent legs are exactly 0, and the subsector fallback copies
+ *   L2 with l3_sub_er = 0)
+ * - l1_mkt_hr = l1_mkt_beta + 0, l2_sec_hr = l2_sec_beta, l3_sub_hr = l3_sub_beta (cascade.ts's
+ *   hedge ratios with the absent legs' exact zeros: hrM = βm − 0 − 0 + 0, whose + 0 turns −0 into
+ *   +0; hrS = βs − 0; hrU = βu). On a subsector-fallback day l3_sub_beta is null and l3_sub_hr is
+ *   0; a day without an L3 model has both null, and then l3_mkt_hr is null too (an L3 solved
+ *   with a null βu has a null hrM, which carries the term βu·λum).
  * - vol_23d = √(252 · stock_var)
- * - l1_fr = l1_cfr, l2_fr = l2_cfr − l1_cfr, l3_fr = l3_cfr − l2_cfr
- * - lN_rr = returns_gross − lN_cfr
+ * Over earlier days:
+ * - stock_var on day t: the sample variance of the non-null returns of days t − 22 … t when
+ *   there are at least 20 (stocks only; engine/model/stock-kernel.ts writeVols)
+ * - l1_cfr, l2_cfr, l3_cfr on day t: the hedge ratios of day t − 1 times day t's ETF returns,
+ *   the ETFs those of day t − 1 (codes sector_etf and subsector_etf), when the stock has a
+ *   return on day t and t > 0 (stock-kernel.ts decompose)
+ * - l1_fr = l1_cfr, l2_fr = l2_cfr − l1_cfr, l3_fr = l3_cfr − l2_cfr; lN_rr = returns_gross − lN_cfr
  * - lstar_rr on day t = lN_rr on day t, N the L* level of day t − 1 (code 0, or day 0: null)
- * - l1_res_er = 1 − l1_mkt_er, l2_res_er = 1 − l2_mkt_er − l2_sec_er (engine/model/cascade.ts
- *   closes the sum with 1 − erM − erS − erU, and a level's absent legs are exactly 0)
- * - l1_mkt_hr = l1_mkt_beta + 0, l2_sec_hr = l2_sec_beta (cascade.ts's hedge ratios with the
- *   absent legs' exact zeros: hrM = βm − 0 − 0 + 0, whose + 0 turns −0 into +0; hrS = βs − 0)
- *
- * l3_res_er stays stored although it is 1 − l3_mkt_er − l3_sec_er − l3_sub_er: it is the field
- * read most across symbols (one day's cross-section), which one read keeps as fast as before.
  */
 export type DerivedField =
   | 'vol_23d'
+  | 'stock_var'
+  | 'l1_cfr'
+  | 'l2_cfr'
+  | 'l3_cfr'
   | 'l1_fr'
   | 'l2_fr'
   | 'l3_fr'
@@ -29,90 +41,205 @@ export type DerivedField =
   | 'lstar_rr'
   | 'l1_res_er'
   | 'l2_res_er'
+  | 'l3_res_er'
   | 'l1_mkt_hr'
   | 'l2_sec_hr'
+  | 'l3_sub_hr'
 
-type Input = Exclude<FloatField, DerivedField> | CodeField
+export type StoredFloatField = Exclude<FloatField, DerivedField>
+/** What a derivation reads: stored fields, codes, or other derived fields. */
+export type DerivationInput = FloatField | CodeField
+
+/** What a fill knows besides its inputs (derivations over earlier days only). */
+export interface FillContext {
+  /** Calendar index of entry 0. */
+  day0: number
+  /** The symbol is a stock: ETF rows carry no model fields. */
+  stock: boolean
+  /** Each ETF's daily returns over the whole calendar, by ETF index (0 = the market ETF). */
+  etf: readonly ArrayLike<number>[]
+}
 
 /**
- * Writes entries [from, to) of `out` from the inputs `v` (same offsets) and, for lstar_rr, the L*
- * code of the day before each entry. One plain loop per formula: reads of whole panels derive
- * millions of values.
+ * Writes entries [0, n) of `out` from the inputs `v` (same offsets, n = out.length). An entry's
+ * lookback (Derivation.back) may reach before entry 0: those entries are then not the field's
+ * (callers read enough earlier days, derivedLookback, and discard them).
  */
-type Fill = (
-  v: readonly ArrayLike<number>[],
-  prevCodes: ArrayLike<number>,
-  from: number,
-  to: number,
-  out: Float64Array,
-) => void
+type Fill = (v: readonly ArrayLike<number>[], ctx: FillContext, out: Float64Array) => void
 
 interface Derivation {
-  /** Inputs read on the same day. */
-  inputs: readonly Input[]
-  /** The L* code of the day before (lstar_rr only). */
-  lagged?: 'lstar_level'
+  inputs: readonly DerivationInput[]
+  /**
+   * Days before an entry its fill reads: 0 = the same entry of every input only, so the fill is
+   * elementwise and derives a cross-section across symbols as well as days of one symbol.
+   */
+  back: number
+  /** The fill reads ETF returns (FillContext.etf). */
+  etf?: true
   fill: Fill
 }
 
-const copy: Fill = (v, _c, from, to, out) => {
+const copy: Fill = (v, _c, out) => {
   const a = v[0]
-  for (let t = from; t < to; t++) out[t] = a[t]
+  for (let t = 0; t < out.length; t++) out[t] = a[t]
 }
-const difference: Fill = (v, _c, from, to, out) => {
+const difference: Fill = (v, _c, out) => {
   const a = v[0]
   const b = v[1]
-  for (let t = from; t < to; t++) out[t] = a[t] - b[t]
+  for (let t = 0; t < out.length; t++) out[t] = a[t] - b[t]
+}
+
+/** Days of the 23-day variance window before its last day (stock-kernel.ts writeVols). */
+const VAR_BACK = 22
+const VAR_MIN_OBS = 20
+
+/** stock_var: the kernel's direct two-pass variance of the last 23 days' non-null returns. */
+const stockVar: Fill = (v, ctx, out) => {
+  const r = v[0]
+  if (!ctx.stock) {
+    out.fill(Number.NaN)
+    return
+  }
+  for (let t = 0; t < out.length; t++) {
+    const first = Math.max(0, t - VAR_BACK)
+    let n = 0
+    let sum = 0
+    for (let d = first; d <= t; d++) {
+      if (!Number.isNaN(r[d])) {
+        n++
+        sum += r[d]
+      }
+    }
+    if (n >= VAR_MIN_OBS) {
+      const mean = sum / n
+      let ss = 0
+      for (let d = first; d <= t; d++) if (!Number.isNaN(r[d])) ss += (r[d] - mean) ** 2
+      out[t] = ss / (n - 1)
+    } else out[t] = Number.NaN
+  }
+}
+
+/** ETF `e`'s return on calendar day `day`, NaN when e is none (−1; a null code reads as NaN). */
+function etfReturn(ctx: FillContext, e: number, day: number): number {
+  return e >= 0 ? ctx.etf[e][day] : Number.NaN
+}
+
+/**
+ * The combined factor return of level 1, 2 or 3 (stock-kernel.ts decompose): the hedge ratios
+ * of day t − 1 times day t's ETF returns. Inputs: returns_gross, then the level's hedge ratios
+ * (market, sector, subsector), then the level's ETF codes (sector, subsector).
+ */
+function combined(level: 1 | 2 | 3): Fill {
+  return (v, ctx, out) => {
+    const r = v[0]
+    const hm = v[1]
+    const hs = level >= 2 ? v[2] : null
+    const hu = level === 3 ? v[3] : null
+    const sec = level >= 2 ? v[level + 1] : null
+    const sub = level === 3 ? v[5] : null
+    const m = ctx.etf[0]
+    out[0] = Number.NaN
+    for (let i = 1; i < out.length; i++) {
+      const t = ctx.day0 + i
+      if (Number.isNaN(r[i])) {
+        out[i] = Number.NaN
+        continue
+      }
+      const y = i - 1
+      let c = hm[y] * m[t]
+      if (hs && sec) {
+        const sv = etfReturn(ctx, sec[y], t)
+        c = c + hs[y] * sv
+        if (hu && sub) c = c + hu[y] * etfReturn(ctx, sub[y], t)
+      }
+      out[i] = c
+    }
+  }
 }
 
 export const DERIVATIONS: Readonly<Record<DerivedField, Derivation>> = {
+  stock_var: { inputs: ['returns_gross'], back: VAR_BACK, fill: stockVar },
   vol_23d: {
     inputs: ['stock_var'],
-    fill: (v, _c, from, to, out) => {
+    back: 0,
+    fill: (v, _c, out) => {
       const a = v[0]
-      for (let t = from; t < to; t++) out[t] = Math.sqrt(252 * a[t])
+      for (let t = 0; t < out.length; t++) out[t] = Math.sqrt(252 * a[t])
     },
   },
-  l1_fr: { inputs: ['l1_cfr'], fill: copy },
-  l2_fr: { inputs: ['l2_cfr', 'l1_cfr'], fill: difference },
-  l3_fr: { inputs: ['l3_cfr', 'l2_cfr'], fill: difference },
-  l1_rr: { inputs: ['returns_gross', 'l1_cfr'], fill: difference },
-  l2_rr: { inputs: ['returns_gross', 'l2_cfr'], fill: difference },
-  l3_rr: { inputs: ['returns_gross', 'l3_cfr'], fill: difference },
+  l1_mkt_hr: {
+    inputs: ['l1_mkt_beta'],
+    back: 0,
+    fill: (v, _c, out) => {
+      const a = v[0]
+      for (let t = 0; t < out.length; t++) out[t] = a[t] + 0
+    },
+  },
+  l2_sec_hr: { inputs: ['l2_sec_beta'], back: 0, fill: copy },
+  l3_sub_hr: {
+    inputs: ['l3_sub_beta', 'l3_mkt_hr'],
+    back: 0,
+    fill: (v, _c, out) => {
+      const [b, m] = v
+      for (let t = 0; t < out.length; t++)
+        out[t] = !Number.isNaN(b[t]) ? b[t] : Number.isNaN(m[t]) ? Number.NaN : 0
+    },
+  },
+  l1_cfr: { inputs: ['returns_gross', 'l1_mkt_hr'], back: 1, etf: true, fill: combined(1) },
+  l2_cfr: {
+    inputs: ['returns_gross', 'l2_mkt_hr', 'l2_sec_hr', 'sector_etf'],
+    back: 1,
+    etf: true,
+    fill: combined(2),
+  },
+  l3_cfr: {
+    inputs: ['returns_gross', 'l3_mkt_hr', 'l3_sec_hr', 'l3_sub_hr', 'sector_etf', 'subsector_etf'],
+    back: 1,
+    etf: true,
+    fill: combined(3),
+  },
+  l1_fr: { inputs: ['l1_cfr'], back: 0, fill: copy },
+  l2_fr: { inputs: ['l2_cfr', 'l1_cfr'], back: 0, fill: difference },
+  l3_fr: { inputs: ['l3_cfr', 'l2_cfr'], back: 0, fill: difference },
+  l1_rr: { inputs: ['returns_gross', 'l1_cfr'], back: 0, fill: difference },
+  l2_rr: { inputs: ['returns_gross', 'l2_cfr'], back: 0, fill: difference },
+  l3_rr: { inputs: ['returns_gross', 'l3_cfr'], back: 0, fill: difference },
   lstar_rr: {
-    inputs: ['returns_gross', 'l1_cfr', 'l2_cfr', 'l3_cfr'],
-    lagged: 'lstar_level',
-    fill: (v, codes, from, to, out) => {
-      const [r, c1, c2, c3] = v
-      for (let t = from; t < to; t++) {
-        const ls = codes[t]
-        out[t] = ls === 1 ? r[t] - c1[t] : ls === 2 ? r[t] - c2[t] : ls === 3 ? r[t] - c3[t] : Number.NaN
+    inputs: ['l1_rr', 'l2_rr', 'l3_rr', 'lstar_level'],
+    back: 1,
+    fill: (v, _c, out) => {
+      const [r1, r2, r3, codes] = v
+      out[0] = Number.NaN
+      for (let t = 1; t < out.length; t++) {
+        const ls = codes[t - 1]
+        out[t] = ls === 1 ? r1[t] : ls === 2 ? r2[t] : ls === 3 ? r3[t] : Number.NaN
       }
     },
   },
   l1_res_er: {
     inputs: ['l1_mkt_er'],
-    fill: (v, _c, from, to, out) => {
+    back: 0,
+    fill: (v, _c, out) => {
       const a = v[0]
-      for (let t = from; t < to; t++) out[t] = 1 - a[t]
+      for (let t = 0; t < out.length; t++) out[t] = 1 - a[t]
     },
   },
   l2_res_er: {
     inputs: ['l2_mkt_er', 'l2_sec_er'],
-    fill: (v, _c, from, to, out) => {
-      const a = v[0]
-      const b = v[1]
-      for (let t = from; t < to; t++) out[t] = 1 - a[t] - b[t]
+    back: 0,
+    fill: (v, _c, out) => {
+      const [a, b] = v
+      for (let t = 0; t < out.length; t++) out[t] = 1 - a[t] - b[t]
     },
   },
-  l1_mkt_hr: {
-    inputs: ['l1_mkt_beta'],
-    fill: (v, _c, from, to, out) => {
-      const a = v[0]
-      for (let t = from; t < to; t++) out[t] = a[t] + 0
+  l3_res_er: {
+    inputs: ['l3_mkt_er', 'l3_sec_er', 'l3_sub_er'],
+    back: 0,
+    fill: (v, _c, out) => {
+      const [a, b, c] = v
+      for (let t = 0; t < out.length; t++) out[t] = 1 - a[t] - b[t] - c[t]
     },
   },
-  l2_sec_hr: { inputs: ['l2_sec_beta'], fill: copy },
 }
 
 export const DERIVED_FIELDS = Object.keys(DERIVATIONS) as DerivedField[]
@@ -122,26 +249,65 @@ export function isDerived(field: string): field is DerivedField {
 }
 
 /** The float fields the store holds (manifest.float_fields), in FLOAT_FIELDS order. */
-export const STORED_FLOAT_FIELDS = FLOAT_FIELDS.filter((f) => !isDerived(f)) as Exclude<
-  FloatField,
-  DerivedField
->[]
+export const STORED_FLOAT_FIELDS = FLOAT_FIELDS.filter((f) => !isDerived(f)) as StoredFloatField[]
 
-/** lstar_rr's codes stand in for every other field's (which read none). */
-const NO_CODES: ArrayLike<number> = { length: 0 }
+/** Days before the first wanted day whose inputs a derived field reads, through its whole chain. */
+export function derivedLookback(field: DerivedField): number {
+  const d = DERIVATIONS[field]
+  let deepest = 0
+  for (const i of d.inputs) if (isDerived(i)) deepest = Math.max(deepest, derivedLookback(i))
+  return d.back + deepest
+}
+
+/** Whether deriving `order` reads ETF returns. */
+export function readsEtfs(order: readonly DerivedField[]): boolean {
+  return order.some((f) => DERIVATIONS[f].etf === true)
+}
 
 /**
- * Entries [from, to) of a derived field into `out`. `inputs` hold the derivation's inputs at the
- * same offsets (days of one symbol, or one day's symbols); `prevCodes` (lstar_rr only) holds at
- * each offset the L* code of the day before (0 when there is none).
+ * What deriving `fields` takes: the derived fields in an order where each comes after its
+ * derived inputs, and the stored arrays (fields and codes) they read.
  */
-export function deriveInto(
-  field: DerivedField,
-  inputs: readonly ArrayLike<number>[],
-  prevCodes: ArrayLike<number> | null,
-  from: number,
-  to: number,
-  out: Float64Array,
-): void {
-  DERIVATIONS[field].fill(inputs, prevCodes ?? NO_CODES, from, to, out)
+export function derivationPlan(fields: readonly DerivedField[]): {
+  order: DerivedField[]
+  stored: Exclude<DerivationInput, DerivedField>[]
+} {
+  const order: DerivedField[] = []
+  const stored = new Set<Exclude<DerivationInput, DerivedField>>()
+  const visit = (f: DerivedField) => {
+    if (order.includes(f)) return
+    for (const i of DERIVATIONS[f].inputs) {
+      if (isDerived(i)) visit(i)
+      else stored.add(i)
+    }
+    order.push(f)
+  }
+  for (const f of fields) visit(f)
+  return { order, stored: [...stored] }
+}
+
+/**
+ * Derives `order` (derivationPlan) into fresh arrays of `n` entries from the stored arrays in
+ * `read` (entry i = the same day of every array). With a lookback, the first entries are not
+ * the fields' (see Fill).
+ */
+export function deriveAll(
+  order: readonly DerivedField[],
+  read: Readonly<Record<string, ArrayLike<number>>>,
+  ctx: FillContext,
+  n: number,
+): Record<string, Float64Array> {
+  const all: Record<string, ArrayLike<number>> = { ...read }
+  const out: Record<string, Float64Array> = {}
+  for (const f of order) {
+    const col = new Float64Array(n)
+    DERIVATIONS[f].fill(
+      DERIVATIONS[f].inputs.map((i) => all[i]),
+      ctx,
+      col,
+    )
+    all[f] = col
+    out[f] = col
+  }
+  return out
 }

@@ -20,7 +20,7 @@ export const STORE_FORMAT = 'erm3-model-store'
  * of another version is refused (`rebuild the store`): `erm3 start` and the sandbox rebuild it, and
  * an incremental build becomes a full one.
  */
-export const STORE_VERSION = 2
+export const STORE_VERSION = 3
 /** The methodology and model versions live in platform (one source for code and docs). */
 export { METHODOLOGY_VERSION, MODEL_VERSION } from '../../platform/model-version.ts'
 export const FACTOR_SET_ID = 'SPY_uni_mc_3000'

@@ -4,7 +4,8 @@ import { isoFromDay, parseIsoDay } from '../../platform/dates.ts'
 import { AppError } from '../../platform/errors.ts'
 import type { BlobReader } from '../object-store/types.ts'
 import { type Column, openRemoteZarrStore, openZarrStore, type ZarrStoreReader } from '../zarr/index.ts'
-import { DERIVATIONS, type DerivedField, deriveInto, isDerived } from './derived.ts'
+import { DerivedReader } from './derive-read.ts'
+import { type DerivedField, isDerived } from './derived.ts'
 import {
   CODE_FIELDS,
   type CodeField,
@@ -21,8 +22,6 @@ import {
 import { currentBuild } from './writer.ts'
 
 export type StoreField = FloatField | CodeField
-/** Symbols per batch when a derived field is read for many symbols (readInto). */
-const DERIVE_BATCH = 256
 
 /** The derived field a `fields/<name>` path names, or null (engine/model-store/derived.ts). */
 function derivedAt(path: string): DerivedField | null {
@@ -30,18 +29,6 @@ function derivedAt(path: string): DerivedField | null {
   return isDerived(name) ? name : null
 }
 
-function inputsOf(field: DerivedField, read: Record<string, Column>): Column[] {
-  return DERIVATIONS[field].inputs.map((f) => read[f])
-}
-
-/**
- * `n` views whose days [from, from + len) are their own `len` values of one buffer (readInto
- * writes day d at view[d]; the days before `from` overlap the previous view and are never written).
- */
-function dayViews(n: number, from: number, len: number): Float64Array[] {
-  const buf = new Float64Array(from + n * len)
-  return Array.from({ length: n }, (_, i) => buf.subarray(i * len, from + (i + 1) * len))
-}
 /** Parsed build documents kept in memory (a company's fundamentals digest is ≈ 10–200 KB). */
 const DOCUMENT_CACHE = 512
 
@@ -112,6 +99,8 @@ export class ModelStore {
 
   /** When this build was opened (ms since the epoch): /health's loaded_at. */
   readonly openedAt = Date.now()
+  /** Reads the fields the store derives instead of holding (derived.ts). */
+  private readonly derived: DerivedReader
 
   private constructor(
     /** The build directory (a URL for a remote store). */
@@ -139,6 +128,12 @@ export class ModelStore {
         })
         this.tickerIndex.set(w.ticker, list)
       }
+    })
+    const keys = new Map(symbols.map((s, i) => [s.symbol, i]))
+    this.derived = new DerivedReader({
+      zarr,
+      isStock: (i) => symbols[i].asset_type === 'stock',
+      etfSymbols: etfs.map((t) => keys.get(t) ?? this.resolve(t)),
     })
   }
 
@@ -266,37 +261,15 @@ export class ModelStore {
     to = this.calendar.length,
   ): Promise<Record<string, Column>> {
     const derived = fields.filter(isDerived)
-    const stored = new Set(fields.filter((f) => !isDerived(f)))
-    for (const f of derived) for (const i of DERIVATIONS[f].inputs) stored.add(i)
-    const read: Record<string, Column> = {}
-    let prevCodes: Column | null = null
-    await Promise.all([
-      ...[...stored].map(async (f) => {
-        read[f] = await this.zarr.readColumn(this.path(f), symbol, from, to)
-      }),
-      derived.includes('lstar_rr') &&
-        this.previousCodes(symbol, from, to).then((c) => {
-          prevCodes = c
-        }),
-    ])
+    const stored = fields.filter((f) => !isDerived(f))
+    if (derived.length > 0) return this.derived.history(symbol, derived, stored, from, to)
     const out: Record<string, Column> = {}
-    for (const f of fields) {
-      if (!isDerived(f)) out[f] = read[f]
-      else {
-        const col = new Float64Array(to - from)
-        deriveInto(f, inputsOf(f, read), f === 'lstar_rr' ? prevCodes : null, 0, to - from, col)
-        out[f] = col
-      }
-    }
+    await Promise.all(
+      stored.map(async (f) => {
+        out[f] = await this.zarr.readColumn(this.path(f), symbol, from, to)
+      }),
+    )
     return out
-  }
-
-  /** The L* code of the day before each of days [from, to) of a symbol (0 before day 0). */
-  private async previousCodes(symbol: number, from: number, to: number): Promise<Column> {
-    if (from > 0) return this.zarr.readColumn(this.path('lstar_level'), symbol, from - 1, to - 1)
-    const codes = new Int8Array(to)
-    if (to > 1) codes.set(await this.zarr.readColumn(this.path('lstar_level'), symbol, 0, to - 1), 1)
-    return codes
   }
 
   /**
@@ -412,15 +385,7 @@ export class ModelStore {
   /** One day's values of a field across all symbols. */
   async crossSection(field: StoreField, t: number): Promise<Column> {
     if (!isDerived(field)) return this.zarr.readRow(this.path(field), t)
-    const d = DERIVATIONS[field]
-    const n = this.symbols.length
-    const [codes, ...rows] = await Promise.all([
-      d.lagged && t > 0 ? this.zarr.readRow(this.path(d.lagged), t - 1) : null,
-      ...d.inputs.map((f) => this.zarr.readRow(this.path(f), t)),
-    ])
-    const out = new Float64Array(n)
-    deriveInto(field, rows as Column[], codes ?? (d.lagged ? new Int8Array(n) : null), 0, n, out)
-    return out
+    return this.derived.crossSection(field, t, this.symbols.length)
   }
 
   /** Any array of the build (products, rankings) by path. */
@@ -450,42 +415,7 @@ export class ModelStore {
   async readInto(path: string, first: number, from: number, to: number, targets: Column[]): Promise<void> {
     const derived = derivedAt(path)
     if (!derived) return this.zarr.readInto(path, first, from, to, targets)
-    if (to <= from) return
-    // A batch of symbols at a time, so the inputs of a whole-store read never sit in memory at once.
-    for (let b = 0; b < targets.length; b += DERIVE_BATCH) {
-      const batch = targets.slice(b, b + DERIVE_BATCH)
-      await this.deriveBatch(derived, first + b, from, to, batch)
-    }
-  }
-
-  private async deriveBatch(
-    field: DerivedField,
-    first: number,
-    from: number,
-    to: number,
-    targets: Column[],
-  ): Promise<void> {
-    const d = DERIVATIONS[field]
-    const len = to - from
-    const inputs = d.inputs.map(() => dayViews(targets.length, from, len))
-    // codes[k][t] is the L* code of day t − 1: day d is read into codes[k][d + 1].
-    const codes = d.lagged ? targets.map(() => new Int8Array(to + 1)) : null
-    await Promise.all([
-      ...d.inputs.map((f, i) => this.zarr.readInto(this.path(f), first, from, to, inputs[i])),
-      codes && to - 1 > Math.max(0, from - 1)
-        ? this.zarr.readInto(
-            this.path('lstar_level'),
-            first,
-            Math.max(0, from - 1),
-            to - 1,
-            codes.map((c) => c.subarray(1)),
-          )
-        : null,
-    ])
-    targets.forEach((out, k) => {
-      const ins = inputs.map((views) => views[k])
-      deriveInto(field, ins, codes ? codes[k] : null, from, to, out as Float64Array)
-    })
+    return this.derived.readInto(derived, first, from, to, targets)
   }
 
   close(): Promise<void> {

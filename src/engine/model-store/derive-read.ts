@@ -1,0 +1,183 @@
+/**
+ * Reads fields the store does not hold (derived.ts) by reading their stored inputs and deriving
+ * them: for one symbol's days, for many symbols' days (readInto), and for one day's
+ * cross-section. A field whose derivation reads earlier days (a lookback) is derived from inputs
+ * read that many days earlier, so every served day is the kernel's. The model store's reader and
+ * the build's read-back both read through here.
+ */
+import type { Column, ZarrStoreReader } from '../zarr/index.ts'
+import {
+  type DerivationInput,
+  type DerivedField,
+  derivationPlan,
+  deriveAll,
+  derivedLookback,
+  type FillContext,
+  readsEtfs,
+} from './derived.ts'
+import { CODE_FIELDS, STORE_FILES } from './layout.ts'
+
+const EMPTY = new Float64Array(0)
+
+/** Symbols per batch when a derived field is read for many symbols (readInto). */
+const DERIVE_BATCH = 256
+
+export function storedPath(field: DerivationInput): string {
+  return (CODE_FIELDS as readonly string[]).includes(field)
+    ? STORE_FILES.code(field)
+    : STORE_FILES.field(field)
+}
+
+/**
+ * `n` views whose days [from, from + len) are their own `len` values of one buffer (readInto
+ * writes day d at view[d]; the days before `from` overlap the previous view and are never written).
+ */
+function dayViews(n: number, from: number, len: number): Float64Array[] {
+  const buf = new Float64Array(from + n * len)
+  return Array.from({ length: n }, (_, i) => buf.subarray(i * len, from + (i + 1) * len))
+}
+
+export interface DerivedSource {
+  zarr: ZarrStoreReader
+  /** Whether symbol i is a stock (ETF rows carry no model fields). */
+  isStock(symbol: number): boolean
+  /** The symbol index of each ETF index (meta/etfs.json order). */
+  etfSymbols: readonly number[]
+}
+
+export class DerivedReader {
+  /** Each ETF's returns over the whole calendar, by ETF index, read once when first needed. */
+  private readonly etfReturns = new Map<number, Promise<Column>>()
+
+  constructor(private readonly src: DerivedSource) {}
+
+  /**
+   * The returns of the market ETF and of every ETF the codes in `read` name (the ETFs a
+   * combined factor return reads), by ETF index; other entries are empty.
+   */
+  private async etf(read: Readonly<Record<string, (ArrayLike<number> | undefined)[]>>): Promise<Column[]> {
+    const wanted = new Set([0])
+    for (const code of ['sector_etf', 'subsector_etf'])
+      for (const c of read[code] ?? []) {
+        if (c) for (let t = 0; t < c.length; t++) if (c[t] >= 0) wanted.add(c[t])
+      }
+    const out: Column[] = this.src.etfSymbols.map(() => EMPTY)
+    await Promise.all(
+      [...wanted].map(async (e) => {
+        out[e] = await this.etfColumn(e)
+      }),
+    )
+    return out
+  }
+
+  private etfColumn(e: number): Promise<Column> {
+    let p = this.etfReturns.get(e)
+    if (!p) {
+      p = this.src.zarr.readColumn(STORE_FILES.field('returns_gross'), this.src.etfSymbols[e])
+      this.etfReturns.set(e, p)
+      p.catch(() => this.etfReturns.delete(e))
+    }
+    return p
+  }
+
+  /**
+   * Days [from, to) of `fields` (derived) and `stored` (stored arrays, read alongside so a field
+   * both asked for and needed as an input is read once) for one symbol.
+   */
+  async history(
+    symbol: number,
+    fields: readonly DerivedField[],
+    stored: readonly Exclude<DerivationInput, DerivedField>[],
+    from: number,
+    to: number,
+  ): Promise<Record<string, Column>> {
+    const plan = derivationPlan(fields)
+    const back = Math.max(0, ...fields.map(derivedLookback))
+    const start = Math.max(0, from - back)
+    const leaves = [...new Set([...plan.stored, ...stored])]
+    const read: Record<string, Column> = {}
+    await Promise.all(
+      leaves.map(async (f) => {
+        read[f] = await this.src.zarr.readColumn(storedPath(f), symbol, start, to)
+      }),
+    )
+    const etf = readsEtfs(plan.order)
+      ? await this.etf({ sector_etf: [read.sector_etf], subsector_etf: [read.subsector_etf] })
+      : []
+    const ctx = { day0: start, stock: this.src.isStock(symbol), etf }
+    const all = { ...read, ...deriveAll(plan.order, read, ctx, to - start) }
+    const out: Record<string, Column> = {}
+    for (const f of [...fields, ...stored]) out[f] = all[f].subarray(from - start)
+    return out
+  }
+
+  /** One day's values of a derived field across all `n` symbols. */
+  async crossSection(field: DerivedField, t: number, n: number): Promise<Float64Array> {
+    const back = derivedLookback(field)
+    if (back > 0) {
+      const out = new Float64Array(n)
+      const targets = dayViews(n, t, 1)
+      await this.readInto(field, 0, t, t + 1, targets)
+      targets.forEach((c, i) => {
+        out[i] = c[t]
+      })
+      return out
+    }
+    // Elementwise all the way down: derive across the symbols of one row of each input.
+    const plan = derivationPlan([field])
+    const read: Record<string, Column> = {}
+    await Promise.all(
+      plan.stored.map(async (f) => {
+        read[f] = await this.src.zarr.readRow(storedPath(f), t)
+      }),
+    )
+    const ctx: FillContext = { day0: t, stock: true, etf: [] }
+    return deriveAll(plan.order, read, ctx, n)[field]
+  }
+
+  /** Days [from, to) of symbols [first, first + targets.length) into `targets` (at day offsets). */
+  async readInto(
+    field: DerivedField,
+    first: number,
+    from: number,
+    to: number,
+    targets: Column[],
+  ): Promise<void> {
+    if (to <= from) return
+    // A batch of symbols at a time, so the inputs of a whole-store read never sit in memory at once.
+    for (let b = 0; b < targets.length; b += DERIVE_BATCH) {
+      await this.readBatch(field, first + b, from, to, targets.slice(b, b + DERIVE_BATCH))
+    }
+  }
+
+  private async readBatch(
+    field: DerivedField,
+    first: number,
+    from: number,
+    to: number,
+    targets: Column[],
+  ): Promise<void> {
+    const plan = derivationPlan([field])
+    const start = Math.max(0, from - derivedLookback(field))
+    const len = to - start
+    const inputs: Record<string, Float64Array[]> = {}
+    await Promise.all(
+      plan.stored.map((f) => {
+        const views = dayViews(targets.length, start, len)
+        inputs[f] = views
+        return this.src.zarr.readInto(storedPath(f), first, start, to, views)
+      }),
+    )
+    const days = (f: string) => inputs[f]?.map((v) => v.subarray(start)) ?? []
+    const etf = readsEtfs(plan.order)
+      ? await this.etf({ sector_etf: days('sector_etf'), subsector_etf: days('subsector_etf') })
+      : []
+    targets.forEach((out, k) => {
+      const read: Record<string, ArrayLike<number>> = {}
+      for (const f of plan.stored) read[f] = inputs[f][k].subarray(start)
+      const ctx = { day0: start, stock: this.src.isStock(first + k), etf }
+      const col = deriveAll(plan.order, read, ctx, len)[field]
+      out.set(col.subarray(from - start), from)
+    })
+  }
+}
