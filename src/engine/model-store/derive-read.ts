@@ -12,6 +12,7 @@ import {
   derivationPlan,
   deriveAll,
   derivedLookback,
+  deriveRunner,
   type FillContext,
   readsEtfs,
 } from './derived.ts'
@@ -55,7 +56,9 @@ export class DerivedReader {
    * The returns of the market ETF and of every ETF the codes in `read` name (the ETFs a
    * combined factor return reads), by ETF index; other entries are empty.
    */
-  private async etf(read: Readonly<Record<string, (ArrayLike<number> | undefined)[]>>): Promise<Column[]> {
+  private async etf(
+    read: Readonly<Record<string, readonly (ArrayLike<number> | undefined)[]>>,
+  ): Promise<Column[]> {
     const wanted = new Set([0])
     for (const code of ['sector_etf', 'subsector_etf'])
       for (const c of read[code] ?? []) {
@@ -105,34 +108,50 @@ export class DerivedReader {
       ? await this.etf({ sector_etf: [read.sector_etf], subsector_etf: [read.subsector_etf] })
       : []
     const ctx = { day0: start, stock: this.src.isStock(symbol), etf }
-    const all = { ...read, ...deriveAll(plan.order, read, ctx, to - start) }
+    const all = { ...read, ...deriveAll(plan.order, read, ctx, to - start, from - start) }
     const out: Record<string, Column> = {}
     for (const f of [...fields, ...stored]) out[f] = all[f].subarray(from - start)
     return out
   }
 
-  /** One day's values of a derived field across all `n` symbols. */
+  /**
+   * One day's values of a derived field across all `n` symbols, from rows of its inputs (rows
+   * read whole chunks, which the reader caches, so the earlier days of a lookback cost little).
+   */
   async crossSection(field: DerivedField, t: number, n: number): Promise<Float64Array> {
-    const back = derivedLookback(field)
-    if (back > 0) {
-      const out = new Float64Array(n)
-      const targets = dayViews(n, t, 1)
-      await this.readInto(field, 0, t, t + 1, targets)
-      targets.forEach((c, i) => {
-        out[i] = c[t]
-      })
-      return out
-    }
-    // Elementwise all the way down: derive across the symbols of one row of each input.
     const plan = derivationPlan([field])
-    const read: Record<string, Column> = {}
+    const back = derivedLookback(field)
+    const start = Math.max(0, t - back)
+    const len = t + 1 - start
+    const rows: Record<string, Column[]> = {}
     await Promise.all(
       plan.stored.map(async (f) => {
-        read[f] = await this.src.zarr.readRow(storedPath(f), t)
+        const days = Array.from({ length: len }, (_, k) => start + k)
+        rows[f] = await Promise.all(days.map((d) => this.src.zarr.readRow(storedPath(f), d)))
       }),
     )
-    const ctx: FillContext = { day0: t, stock: true, etf: [] }
-    return deriveAll(plan.order, read, ctx, n)[field]
+    if (back === 0) {
+      // Elementwise all the way down: derive across the symbols of one row of each input.
+      const read = Object.fromEntries(plan.stored.map((f) => [f, rows[f][0]]))
+      return deriveAll(plan.order, read, { day0: t, stock: true, etf: [] }, n)[field]
+    }
+    const ctx = { day0: start, stock: true, etf: readsEtfs(plan.order) ? await this.etf(rows) : [] }
+    const out = new Float64Array(n)
+    const read: Record<string, Float64Array> = {}
+    for (const f of plan.stored) read[f] = new Float64Array(len)
+    const runner = deriveRunner(plan.order, len, len - 1)
+    const result = runner.out[field]
+    for (let i = 0; i < n; i++) {
+      for (const f of plan.stored) {
+        const days = read[f]
+        const r = rows[f]
+        for (let k = 0; k < len; k++) days[k] = r[k][i]
+      }
+      ctx.stock = this.src.isStock(i)
+      runner.run(read, ctx)
+      out[i] = result[len - 1]
+    }
+    return out
   }
 
   /** Days [from, to) of symbols [first, first + targets.length) into `targets` (at day offsets). */
@@ -172,12 +191,15 @@ export class DerivedReader {
     const etf = readsEtfs(plan.order)
       ? await this.etf({ sector_etf: days('sector_etf'), subsector_etf: days('subsector_etf') })
       : []
+    const runner = deriveRunner(plan.order, len, from - start)
+    const col = runner.out[field].subarray(from - start)
+    const ctx = { day0: start, stock: true, etf }
     targets.forEach((out, k) => {
       const read: Record<string, ArrayLike<number>> = {}
       for (const f of plan.stored) read[f] = inputs[f][k].subarray(start)
-      const ctx = { day0: start, stock: this.src.isStock(first + k), etf }
-      const col = deriveAll(plan.order, read, ctx, len)[field]
-      out.set(col.subarray(from - start), from)
+      ctx.stock = this.src.isStock(first + k)
+      runner.run(read, ctx)
+      out.set(col, from)
     })
   }
 }

@@ -61,11 +61,11 @@ export interface FillContext {
 }
 
 /**
- * Writes entries [0, n) of `out` from the inputs `v` (same offsets, n = out.length). An entry's
- * lookback (Derivation.back) may reach before entry 0: those entries are then not the field's
- * (callers read enough earlier days, derivedLookback, and discard them).
+ * Writes entries [from, n) of `out` from the inputs `v` (same offsets, n = out.length). An
+ * entry's lookback (Derivation.back) may reach before entry 0: those entries are then not the
+ * field's (callers read enough earlier days, derivedLookback, and discard them).
  */
-type Fill = (v: readonly ArrayLike<number>[], ctx: FillContext, out: Float64Array) => void
+type Fill = (v: readonly ArrayLike<number>[], ctx: FillContext, out: Float64Array, from: number) => void
 
 interface Derivation {
   inputs: readonly DerivationInput[]
@@ -79,14 +79,14 @@ interface Derivation {
   fill: Fill
 }
 
-const copy: Fill = (v, _c, out) => {
+const copy: Fill = (v, _c, out, from) => {
   const a = v[0]
-  for (let t = 0; t < out.length; t++) out[t] = a[t]
+  for (let t = from; t < out.length; t++) out[t] = a[t]
 }
-const difference: Fill = (v, _c, out) => {
+const difference: Fill = (v, _c, out, from) => {
   const a = v[0]
   const b = v[1]
-  for (let t = 0; t < out.length; t++) out[t] = a[t] - b[t]
+  for (let t = from; t < out.length; t++) out[t] = a[t] - b[t]
 }
 
 /** Days of the 23-day variance window before its last day (stock-kernel.ts writeVols). */
@@ -94,13 +94,13 @@ const VAR_BACK = 22
 const VAR_MIN_OBS = 20
 
 /** stock_var: the kernel's direct two-pass variance of the last 23 days' non-null returns. */
-const stockVar: Fill = (v, ctx, out) => {
+const stockVar: Fill = (v, ctx, out, from) => {
   const r = v[0]
   if (!ctx.stock) {
-    out.fill(Number.NaN)
+    out.fill(Number.NaN, from)
     return
   }
-  for (let t = 0; t < out.length; t++) {
+  for (let t = from; t < out.length; t++) {
     const first = Math.max(0, t - VAR_BACK)
     let n = 0
     let sum = 0
@@ -130,7 +130,7 @@ function etfReturn(ctx: FillContext, e: number, day: number): number {
  * (market, sector, subsector), then the level's ETF codes (sector, subsector).
  */
 function combined(level: 1 | 2 | 3): Fill {
-  return (v, ctx, out) => {
+  return (v, ctx, out, from) => {
     const r = v[0]
     const hm = v[1]
     const hs = level >= 2 ? v[2] : null
@@ -138,8 +138,8 @@ function combined(level: 1 | 2 | 3): Fill {
     const sec = level >= 2 ? v[level + 1] : null
     const sub = level === 3 ? v[5] : null
     const m = ctx.etf[0]
-    out[0] = Number.NaN
-    for (let i = 1; i < out.length; i++) {
+    if (from === 0) out[0] = Number.NaN
+    for (let i = Math.max(1, from); i < out.length; i++) {
       const t = ctx.day0 + i
       if (Number.isNaN(r[i])) {
         out[i] = Number.NaN
@@ -162,26 +162,26 @@ export const DERIVATIONS: Readonly<Record<DerivedField, Derivation>> = {
   vol_23d: {
     inputs: ['stock_var'],
     back: 0,
-    fill: (v, _c, out) => {
+    fill: (v, _c, out, from) => {
       const a = v[0]
-      for (let t = 0; t < out.length; t++) out[t] = Math.sqrt(252 * a[t])
+      for (let t = from; t < out.length; t++) out[t] = Math.sqrt(252 * a[t])
     },
   },
   l1_mkt_hr: {
     inputs: ['l1_mkt_beta'],
     back: 0,
-    fill: (v, _c, out) => {
+    fill: (v, _c, out, from) => {
       const a = v[0]
-      for (let t = 0; t < out.length; t++) out[t] = a[t] + 0
+      for (let t = from; t < out.length; t++) out[t] = a[t] + 0
     },
   },
   l2_sec_hr: { inputs: ['l2_sec_beta'], back: 0, fill: copy },
   l3_sub_hr: {
     inputs: ['l3_sub_beta', 'l3_mkt_hr'],
     back: 0,
-    fill: (v, _c, out) => {
+    fill: (v, _c, out, from) => {
       const [b, m] = v
-      for (let t = 0; t < out.length; t++)
+      for (let t = from; t < out.length; t++)
         out[t] = !Number.isNaN(b[t]) ? b[t] : Number.isNaN(m[t]) ? Number.NaN : 0
     },
   },
@@ -207,10 +207,10 @@ export const DERIVATIONS: Readonly<Record<DerivedField, Derivation>> = {
   lstar_rr: {
     inputs: ['l1_rr', 'l2_rr', 'l3_rr', 'lstar_level'],
     back: 1,
-    fill: (v, _c, out) => {
+    fill: (v, _c, out, from) => {
       const [r1, r2, r3, codes] = v
-      out[0] = Number.NaN
-      for (let t = 1; t < out.length; t++) {
+      if (from === 0) out[0] = Number.NaN
+      for (let t = Math.max(1, from); t < out.length; t++) {
         const ls = codes[t - 1]
         out[t] = ls === 1 ? r1[t] : ls === 2 ? r2[t] : ls === 3 ? r3[t] : Number.NaN
       }
@@ -219,25 +219,25 @@ export const DERIVATIONS: Readonly<Record<DerivedField, Derivation>> = {
   l1_res_er: {
     inputs: ['l1_mkt_er'],
     back: 0,
-    fill: (v, _c, out) => {
+    fill: (v, _c, out, from) => {
       const a = v[0]
-      for (let t = 0; t < out.length; t++) out[t] = 1 - a[t]
+      for (let t = from; t < out.length; t++) out[t] = 1 - a[t]
     },
   },
   l2_res_er: {
     inputs: ['l2_mkt_er', 'l2_sec_er'],
     back: 0,
-    fill: (v, _c, out) => {
+    fill: (v, _c, out, from) => {
       const [a, b] = v
-      for (let t = 0; t < out.length; t++) out[t] = 1 - a[t] - b[t]
+      for (let t = from; t < out.length; t++) out[t] = 1 - a[t] - b[t]
     },
   },
   l3_res_er: {
     inputs: ['l3_mkt_er', 'l3_sec_er', 'l3_sub_er'],
     back: 0,
-    fill: (v, _c, out) => {
+    fill: (v, _c, out, from) => {
       const [a, b, c] = v
-      for (let t = 0; t < out.length; t++) out[t] = 1 - a[t] - b[t] - c[t]
+      for (let t = from; t < out.length; t++) out[t] = 1 - a[t] - b[t] - c[t]
     },
   },
 }
@@ -286,28 +286,58 @@ export function derivationPlan(fields: readonly DerivedField[]): {
   return { order, stored: [...stored] }
 }
 
+/** Derives a plan's fields into arrays it keeps and reuses: one symbol after another. */
+export interface DeriveRunner {
+  /** Each field of the plan's order, overwritten by every run. */
+  readonly out: Readonly<Record<string, Float64Array>>
+  /** Derives from the stored arrays in `read` (entry i = the same day of every array). */
+  run(read: Readonly<Record<string, ArrayLike<number>>>, ctx: FillContext): void
+}
+
 /**
- * Derives `order` (derivationPlan) into fresh arrays of `n` entries from the stored arrays in
- * `read` (entry i = the same day of every array). With a lookback, the first entries are not
+ * A runner of `order` (derivationPlan) over `n` entries: entries [from, n) of every field of
+ * `order`, and of its inputs the entries those read. With a lookback, the first entries are not
  * the fields' (see Fill).
  */
+export function deriveRunner(order: readonly DerivedField[], n: number, from = 0): DeriveRunner {
+  // The first entry each field needs: its consumers' first entries less their lookbacks.
+  const first = new Map<string, number>(order.map((f) => [f, from]))
+  for (let k = order.length - 1; k >= 0; k--) {
+    const d = DERIVATIONS[order[k]]
+    const need = Math.max(0, (first.get(order[k]) ?? from) - d.back)
+    for (const i of d.inputs) if (first.has(i)) first.set(i, Math.min(first.get(i) ?? need, need))
+  }
+  const out: Record<string, Float64Array> = {}
+  for (const f of order) out[f] = new Float64Array(n)
+  const all: Record<string, ArrayLike<number>> = { ...out }
+  const steps = order.map((f) => ({
+    d: DERIVATIONS[f],
+    args: DERIVATIONS[f].inputs.map(() => out[f] as ArrayLike<number>),
+    col: out[f],
+    from: first.get(f) ?? from,
+  }))
+  return {
+    out,
+    run(read, ctx) {
+      for (const k of Object.keys(read)) all[k] = read[k]
+      for (const s of steps) {
+        const inputs = s.d.inputs
+        for (let j = 0; j < inputs.length; j++) s.args[j] = all[inputs[j]]
+        s.d.fill(s.args, ctx, s.col, s.from)
+      }
+    },
+  }
+}
+
+/** deriveRunner's fields into fresh arrays, for one run. */
 export function deriveAll(
   order: readonly DerivedField[],
   read: Readonly<Record<string, ArrayLike<number>>>,
   ctx: FillContext,
   n: number,
-): Record<string, Float64Array> {
-  const all: Record<string, ArrayLike<number>> = { ...read }
-  const out: Record<string, Float64Array> = {}
-  for (const f of order) {
-    const col = new Float64Array(n)
-    DERIVATIONS[f].fill(
-      DERIVATIONS[f].inputs.map((i) => all[i]),
-      ctx,
-      col,
-    )
-    all[f] = col
-    out[f] = col
-  }
-  return out
+  from = 0,
+): Readonly<Record<string, Float64Array>> {
+  const r = deriveRunner(order, n, from)
+  r.run(read, ctx)
+  return r.out
 }
