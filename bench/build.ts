@@ -61,12 +61,19 @@ const rnd = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return see
 for (let k = 0; k < 20; k++) await s.history(stocks[rnd(stocks.length)], fields, from, T)
 const hist = []
 for (let k = 0; k < 200; k++) { const t0 = performance.now(); await s.history(stocks[rnd(stocks.length)], fields, from, T); hist.push(performance.now() - t0) }
+const RESIDUALS = ['l1_rr', 'l2_rr', 'l3_rr', 'lstar_rr']
+for (let k = 0; k < 20; k++) await s.history(stocks[rnd(stocks.length)], RESIDUALS, from, T)
+const histRr = []
+for (let k = 0; k < 200; k++) { const t0 = performance.now(); await s.history(stocks[rnd(stocks.length)], RESIDUALS, from, T); histRr.push(performance.now() - t0) }
+const { STORE_FIELDS } = await import(${src('src/engine/model-store/reader.ts')})
+const latest = []
+for (let k = 0; k < 200; k++) { const t0 = performance.now(); await s.history(stocks[rnd(stocks.length)], STORE_FIELDS, T - 1, T); latest.push(performance.now() - t0) }
 for (let k = 0; k < 20; k++) await s.crossSection('l3_res_er', rnd(T))
 const row = []
 for (let k = 0; k < 200; k++) { const t0 = performance.now(); await s.crossSection('l3_res_er', rnd(T)); row.push(performance.now() - t0) }
 const med = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1]
 const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)]
-console.log(JSON.stringify({ historyMs: med(hist), historyP90: p90(hist), rowMs: med(row), rowP90: p90(row) }))`
+console.log(JSON.stringify({ historyMs: med(hist), historyP90: p90(hist), historyRrMs: med(histRr), latestMs: med(latest), rowMs: med(row), rowP90: p90(row) }))`
 
 function duBytes(dir: string): number {
   let n = 0
@@ -137,7 +144,7 @@ console.log(
   `baseline: writing ${(storeBytes / 1e9).toFixed(2)} GB with fs.writeFile took ${rawSeconds.toFixed(1)} s → build/baseline ${(fullS / rawSeconds).toFixed(1)}×`,
 )
 console.log(
-  `reads (warm): 15-year history of 10 fields median ${Number(reads.historyMs).toFixed(2)} ms (p90 ${Number(reads.historyP90).toFixed(2)}), one day's cross-section median ${Number(reads.rowMs).toFixed(2)} ms (p90 ${Number(reads.rowP90).toFixed(2)})`,
+  `reads (warm): 15-year history of 10 fields median ${Number(reads.historyMs).toFixed(2)} ms (p90 ${Number(reads.historyP90).toFixed(2)}), one day's cross-section median ${Number(reads.rowMs).toFixed(2)} ms (p90 ${Number(reads.rowP90).toFixed(2)}); 15-year history of the four residual returns median ${Number(reads.historyRrMs).toFixed(2)} ms; every field of a symbol's last day (the cold path of /metrics) median ${Number(reads.latestMs).toFixed(2)} ms`,
 )
 const fullStages = Object.keys(builds[0] ?? {}).filter((k) => k.startsWith('t_') && k !== 't_total')
 console.log(
@@ -155,6 +162,8 @@ const figures: Record<string, number> = {
   peak_rss_mb: peak,
   store_gb: storeGB,
   history_ms: history,
+  history_residuals_ms: Number(reads.historyRrMs),
+  latest_all_fields_ms: Number(reads.latestMs),
   row_ms: row,
 }
 for (const k of fullStages) figures[`stage_${k.slice(2)}_s`] = median(builds.map((b) => Number(b[k])))

@@ -23,7 +23,7 @@ const EMPTY = new Float64Array(0)
 /** Symbols per batch when a derived field is read for many symbols (readInto). */
 const DERIVE_BATCH = 256
 
-export function storedPath(field: DerivationInput): string {
+function storedPath(field: DerivationInput): string {
   return (CODE_FIELDS as readonly string[]).includes(field)
     ? STORE_FILES.code(field)
     : STORE_FILES.field(field)

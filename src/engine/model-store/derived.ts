@@ -157,7 +157,7 @@ function combined(level: 1 | 2 | 3): Fill {
   }
 }
 
-export const DERIVATIONS: Readonly<Record<DerivedField, Derivation>> = {
+const DERIVATIONS: Readonly<Record<DerivedField, Derivation>> = {
   stock_var: { inputs: ['returns_gross'], back: VAR_BACK, fill: stockVar },
   vol_23d: {
     inputs: ['stock_var'],
