@@ -54,7 +54,7 @@ export async function readDays<C extends Column>(
   const buf = new ctor(symbols * L + from) as C
   const cols = Array.from({ length: symbols }, (_, j) => buf.subarray(j * L, j * L + to) as C)
   const field = path.startsWith('fields/') ? path.slice('fields/'.length) : ''
-  if (isDerived(field)) await reader.derived.readInto(field, 0, from, to, cols)
+  if (isDerived(field)) await reader.derived.readInto([field], 0, from, to, [cols])
   else await reader.zarr.readInto(path, 0, from, to, cols)
   return cols
 }

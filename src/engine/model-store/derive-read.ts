@@ -59,16 +59,27 @@ export class DerivedReader {
   private async etf(
     read: Readonly<Record<string, readonly (ArrayLike<number> | undefined)[]>>,
   ): Promise<Column[]> {
-    const wanted = new Set([0])
+    const n = this.src.etfSymbols.length
+    const wanted = new Uint8Array(n)
+    if (n > 0) wanted[0] = 1
     for (const code of ['sector_etf', 'subsector_etf'])
       for (const c of read[code] ?? []) {
-        if (c) for (let t = 0; t < c.length; t++) if (c[t] >= 0) wanted.add(c[t])
+        if (!c) continue
+        // Codes run for months at a time: look at each run once.
+        let last = -1
+        for (let t = 0; t < c.length; t++) {
+          const e = c[t]
+          if (e !== last && e >= 0 && e < n) wanted[e] = 1
+          last = e
+        }
       }
     const out: Column[] = this.src.etfSymbols.map(() => EMPTY)
     await Promise.all(
-      [...wanted].map(async (e) => {
-        out[e] = await this.etfColumn(e)
-      }),
+      [...wanted.keys()]
+        .filter((e) => wanted[e] === 1)
+        .map(async (e) => {
+          out[e] = await this.etfColumn(e)
+        }),
     )
     return out
   }
@@ -154,35 +165,41 @@ export class DerivedReader {
     return out
   }
 
-  /** Days [from, to) of symbols [first, first + targets.length) into `targets` (at day offsets). */
+  /**
+   * Days [from, to) of symbols [first, first + n) of each field into its `targets` (n columns
+   * each, at day offsets). The fields' inputs are read once for all of them.
+   */
   async readInto(
-    field: DerivedField,
+    fields: readonly DerivedField[],
     first: number,
     from: number,
     to: number,
-    targets: Column[],
+    targets: readonly Column[][],
   ): Promise<void> {
-    if (to <= from) return
+    const n = targets[0]?.length ?? 0
+    if (to <= from || n === 0) return
     // A batch of symbols at a time, so the inputs of a whole-store read never sit in memory at once.
-    for (let b = 0; b < targets.length; b += DERIVE_BATCH) {
-      await this.readBatch(field, first + b, from, to, targets.slice(b, b + DERIVE_BATCH))
+    for (let b = 0; b < n; b += DERIVE_BATCH) {
+      const batch = targets.map((t) => t.slice(b, b + DERIVE_BATCH))
+      await this.readBatch(fields, first + b, from, to, batch)
     }
   }
 
   private async readBatch(
-    field: DerivedField,
+    fields: readonly DerivedField[],
     first: number,
     from: number,
     to: number,
-    targets: Column[],
+    targets: readonly Column[][],
   ): Promise<void> {
-    const plan = derivationPlan([field])
-    const start = Math.max(0, from - derivedLookback(field))
+    const plan = derivationPlan(fields)
+    const start = Math.max(0, from - Math.max(...fields.map(derivedLookback)))
     const len = to - start
+    const count = targets[0].length
     const inputs: Record<string, Float64Array[]> = {}
     await Promise.all(
       plan.stored.map((f) => {
-        const views = dayViews(targets.length, start, len)
+        const views = dayViews(count, start, len)
         inputs[f] = views
         return this.src.zarr.readInto(storedPath(f), first, start, to, views)
       }),
@@ -192,14 +209,14 @@ export class DerivedReader {
       ? await this.etf({ sector_etf: days('sector_etf'), subsector_etf: days('subsector_etf') })
       : []
     const runner = deriveRunner(plan.order, len, from - start)
-    const col = runner.out[field].subarray(from - start)
+    const cols = fields.map((f) => runner.out[f].subarray(from - start))
     const ctx = { day0: start, stock: true, etf }
-    targets.forEach((out, k) => {
-      const read: Record<string, ArrayLike<number>> = {}
+    const read: Record<string, ArrayLike<number>> = {}
+    for (let k = 0; k < count; k++) {
       for (const f of plan.stored) read[f] = inputs[f][k].subarray(start)
       ctx.stock = this.src.isStock(first + k)
       runner.run(read, ctx)
-      out.set(col, from)
-    })
+      fields.forEach((_, j) => targets[j][k].set(cols[j], from))
+    }
   }
 }

@@ -412,10 +412,33 @@ export class ModelStore {
   }
 
   /** Days [from, to) of symbols [first, first + targets.length) into `targets`. */
-  async readInto(path: string, first: number, from: number, to: number, targets: Column[]): Promise<void> {
-    const derived = derivedAt(path)
-    if (!derived) return this.zarr.readInto(path, first, from, to, targets)
-    return this.derived.readInto(derived, first, from, to, targets)
+  readInto(path: string, first: number, from: number, to: number, targets: Column[]): Promise<void> {
+    return this.readManyInto([path], first, from, to, [targets])
+  }
+
+  /**
+   * readInto of several arrays at once (`targets[j]` for `paths[j]`): the fields the store
+   * derives share the reads of their inputs.
+   */
+  async readManyInto(
+    paths: readonly string[],
+    first: number,
+    from: number,
+    to: number,
+    targets: readonly Column[][],
+  ): Promise<void> {
+    const derived: DerivedField[] = []
+    const into: Column[][] = []
+    const reads: Promise<void>[] = []
+    paths.forEach((p, j) => {
+      const d = derivedAt(p)
+      if (d) {
+        derived.push(d)
+        into.push(targets[j])
+      } else reads.push(this.zarr.readInto(p, first, from, to, targets[j]))
+    })
+    if (derived.length > 0) reads.push(this.derived.readInto(derived, first, from, to, into))
+    await Promise.all(reads)
   }
 
   close(): Promise<void> {

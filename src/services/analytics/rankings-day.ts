@@ -138,11 +138,19 @@ export async function rankingInputAt(
   const len = t - from + 1
   const at = t - from
   const panels = {} as Record<keyof typeof SERIES, Float64Array[]>
-  const reads: Promise<unknown>[] = Object.entries(SERIES).map(async ([key, field]) => {
+  const windows = Object.entries(SERIES).map(([key, field]) => {
     const p = windowPanel(n, from, len, scratch)
-    await store.readInto(`fields/${field}`, 0, from, t + 1, p.targets)
     panels[key as keyof typeof SERIES] = p.series
+    return { path: `fields/${field}`, targets: p.targets }
   })
+  // One read for all: the fields the store derives share their inputs' reads.
+  const reads = store.readManyInto(
+    windows.map((w) => w.path),
+    0,
+    from,
+    t + 1,
+    windows.map((w) => w.targets),
+  )
   const rows = Promise.all([
     store.crossSection('market_cap', t),
     store.crossSection('sector_etf', t),
@@ -151,7 +159,7 @@ export async function rankingInputAt(
     store.readRow('universe/dv_rank', t),
     store.readRow('universe/valid', t),
   ])
-  await Promise.all(reads)
+  await reads
   const [cap, sec, sub, mc, dv, valid] = await rows
   const u: Universes = {
     mcRank: onlyAt(mc as Int16Array, len, at, 0, scratch),
