@@ -13,7 +13,6 @@ import {
   deriveAll,
   derivedLookback,
   deriveRunner,
-  type FillContext,
   readsEtfs,
 } from './derived.ts'
 import { CODE_FIELDS, STORE_FILES } from './layout.ts'
@@ -216,7 +215,7 @@ export class DerivedReader {
       for (const f of plan.stored) read[f] = inputs[f][k].subarray(start)
       ctx.stock = this.src.isStock(first + k)
       runner.run(read, ctx)
-      fields.forEach((_, j) => targets[j][k].set(cols[j], from))
+      for (let j = 0; j < fields.length; j++) targets[j][k].set(cols[j], from)
     }
   }
 }
