@@ -5,7 +5,7 @@ import { AppError } from '../../platform/errors.ts'
 import { type Progress, silentProgress } from '../../platform/progress.ts'
 import { readDataset, readManifest } from '../data/dataset-reader.ts'
 import type { Dataset, DatasetManifest } from '../data/format.ts'
-import { type DefaultUniverseBasis, defaultUniverseBasis } from '../model/cross/index.ts'
+import type { DefaultUniverseBasis } from '../model/cross/index.ts'
 import { DEFAULT_PARAMS, type ModelParams, paramProblems } from '../model/params.ts'
 import type { StockField } from '../model/stock-kernel.ts'
 import { STORED_FLOAT_FIELDS } from '../model-store/derived.ts'
@@ -36,7 +36,7 @@ import {
 } from './fundamentals.ts'
 import { confirmIncremental, type IncrementalPlan, planIncremental } from './incremental.ts'
 import { inputDigests } from './input-digests.ts'
-import { type BuildInputs, buildInputs, releasePrices } from './inputs.ts'
+import { type BuildInputs, buildInputs, inputsBasis, releasePrices } from './inputs.ts'
 import { buildInWorker, callerHeapIsLarge } from './isolated.ts'
 import { priorLoader } from './prior.ts'
 import { type Membership, writeProducts, writeUniverses } from './products.ts'
@@ -122,7 +122,7 @@ export async function buildStore(
     const reason =
       dm.digest !== plan.datasetDigest
         ? 'the dataset changed while it was read'
-        : confirmIncremental(plan, ds, x, defaultUniverseBasis(x))
+        : confirmIncremental(plan, ds, x, inputsBasis(x))
     if (reason) {
       fullBuild(reason)
       await plan.prev.close()
@@ -134,7 +134,7 @@ export async function buildStore(
     t = lap('incremental_confirm', t)
   }
   // Once per build, from the inputs the products are computed from (docs/methodology.md §11).
-  const basis = defaultUniverseBasis(x)
+  const basis = inputsBasis(x)
   const digests = inputDigests(ds, dm)
   // The inputs hold what the build reads of the prices from here on (the stages below keep `ds`).
   ds = releasePrices(ds)
@@ -270,8 +270,8 @@ async function engineStage(
   }
   const engine = await runEngine(x, params, run, sink, progress)
   await inputFields
-  // The engine's blocks, before the products allocate theirs.
-  collectGarbage()
+  // The engine's blocks, before the products allocate theirs (not in an incremental build: see above).
+  if (!plan) collectGarbage()
   return engine
 }
 

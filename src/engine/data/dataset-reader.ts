@@ -39,7 +39,7 @@ export interface ReadOptions {
   truth?: boolean
   /**
    * Decode the price and series panels only from the row group holding this calendar index on
-   * (a tail read: `Dataset.panelsFrom` says where they start; earlier days are NaN). Only the
+   * (a tail read: `Dataset.panelsFrom` says where they start; earlier days are unspecified). Only the
    * parts read are verified. Version 1 datasets, which have no parts, are read whole.
    */
   fromDay?: number
@@ -166,7 +166,32 @@ export async function readCalendar(dir: string): Promise<Int32Array> {
 
 async function readCsv(dir: string, path: string): Promise<CsvRow[]> {
   const text = await readFile(join(dir, path), 'utf8')
-  return parse(text, { columns: true, skip_empty_lines: true }) as CsvRow[]
+  return plainCsv(text) ?? (parse(text, { columns: true, skip_empty_lines: true }) as CsvRow[])
+}
+
+/**
+ * The rows of a CSV without quotes (what the dataset writer writes for calendar, securities and
+ * rates: csvLine), split directly: several times faster than the general parser, which an
+ * incremental build would otherwise spend a noticeable part of its time in. null for anything
+ * else (quotes, a stray CR, a row of another width): the general parser reads it, or reports it.
+ */
+function plainCsv(text: string): CsvRow[] | null {
+  if (text.includes('"')) return null
+  const eol = text.includes('\r\n') ? '\r\n' : '\n'
+  const lines = text.split(eol)
+  if (eol === '\n' ? text.includes('\r') : lines.some((l) => l.includes('\r') || l.includes('\n')))
+    return null
+  const header = lines[0].split(',')
+  const rows: CsvRow[] = []
+  for (let k = 1; k < lines.length; k++) {
+    if (lines[k] === '') continue
+    const cells = lines[k].split(',')
+    if (cells.length !== header.length) return null
+    const row: CsvRow = {}
+    for (let j = 0; j < header.length; j++) row[header[j]] = cells[j]
+    rows.push(row)
+  }
+  return rows
 }
 
 function dayOrFail(dir: string, s: string | undefined): number {
@@ -211,7 +236,8 @@ async function readPanel(
   const table = tail
     ? await withFileSource(file, async (raw) => {
         const src = tail.parts ? verifiedParts(raw, tail.parts, (m) => fail(dir, `${path}: ${m}`)) : raw
-        return decodeSource(src, await readMeta(src, { fromRow: tail.fromDay }), { fromRow: tail.fromDay })
+        const fromRow = tail.fromDay
+        return decodeSource(src, await readMeta(src, { fromRow }), { fromRow, skippedRows: 'untouched' })
       })
     : await readParquetFile(file)
   const [date, ...rest] = table.columns
