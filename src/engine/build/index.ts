@@ -278,7 +278,8 @@ async function engineStage(
 /**
  * Creates every per-stock array of the store, T days by N symbols: the float fields, and the
  * code fields (ETF codes and style factor masks int16, −1 for no ETF; the rest int8). An
- * incremental build links the previous build's days before `fromDay`.
+ * incremental build links the previous build's days before `fromDay`; the arrays are set up
+ * concurrently (their directory creations overlap on the thread pool: linkChunks).
  */
 async function createStoreArrays(
   writer: StoreBuildWriter,
@@ -286,8 +287,9 @@ async function createStoreArrays(
   N: number,
   link: { prevDir: string; fromDay: number } | undefined,
 ): Promise<void> {
+  const made: Promise<void>[] = []
   for (const f of STORED_FLOAT_FIELDS) {
-    await writer.createArray(STORE_FILES.field(f), { dtype: 'float64', days: T, symbols: N }, link)
+    made.push(writer.createArray(STORE_FILES.field(f), { dtype: 'float64', days: T, symbols: N }, link))
   }
   for (const c of CODE_FIELDS) {
     const etfCode = c === 'sector_etf' || c === 'subsector_etf'
@@ -297,9 +299,11 @@ async function createStoreArrays(
       symbols: N,
       fillValue: etfCode ? -1 : 0,
     }
-    await writer.createArray(STORE_FILES.code(c), spec, link)
+    made.push(writer.createArray(STORE_FILES.code(c), spec, link))
   }
-  await writer.createArray(REVERSION_Z, { dtype: 'float64', days: T, symbols: N }, link)
+  made.push(writer.createArray(REVERSION_Z, { dtype: 'float64', days: T, symbols: N }, link))
+  // Every creation settles before a failure is reported, so none outlives the build's abort.
+  for (const r of await Promise.allSettled(made)) if (r.status === 'rejected') throw r.reason
 }
 
 /** Identity of the classification inputs (securities and factor registry). */
