@@ -259,6 +259,8 @@ async function engineStage(
     from: start,
     ...(plan ? { prior: priorLoader(plan, x) } : {}),
     blockSize: opts.blockSize ?? 256,
+    // The prior loader's earliest day: nothing of a block is read or written before it.
+    firstDay: plan?.loadFrom ?? 0,
     kept,
     style,
     threads,
