@@ -31,6 +31,11 @@ export interface EngineRun {
   /** Earlier outputs of the block (an incremental build reads them from the previous store). */
   prior?: (first: number, count: number, buffers: BlockBuffers) => Promise<EngineBlock>
   blockSize: number
+  /**
+   * First day of the block columns anything reads or writes (an incremental build's earliest
+   * loaded day; default 0): earlier days are shared with other columns (BlockBuffers).
+   */
+  firstDay?: number
   /** Fields whose arrays outlive their block (the cross-sectional stage reads them); default all. */
   kept?: ReadonlySet<StockField>
   /** Style ETF returns for the style split (none: the split is null). */
@@ -105,7 +110,7 @@ export async function runEngine(
   // the kernel on the pool's threads (or this one).
   let pending: Promise<void> | null = null
   let previous: EngineBlock | null = null
-  const buffers = new BlockBuffers(N, T, run.blockSize, run.kept ?? new Set(STOCK_FIELDS))
+  const buffers = new BlockBuffers(N, T, run.blockSize, run.kept ?? new Set(STOCK_FIELDS), run.firstDay)
   try {
     for (let first = 0; first < N; first += run.blockSize) {
       const count = Math.min(run.blockSize, N - first)

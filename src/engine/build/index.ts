@@ -5,7 +5,7 @@ import { AppError } from '../../platform/errors.ts'
 import { type Progress, silentProgress } from '../../platform/progress.ts'
 import { readDataset, readManifest } from '../data/dataset-reader.ts'
 import type { Dataset, DatasetManifest } from '../data/format.ts'
-import { type DefaultUniverseBasis, defaultUniverseBasis } from '../model/cross/index.ts'
+import type { DefaultUniverseBasis } from '../model/cross/index.ts'
 import { DEFAULT_PARAMS, type ModelParams, paramProblems } from '../model/params.ts'
 import type { StockField } from '../model/stock-kernel.ts'
 import { STORED_FLOAT_FIELDS } from '../model-store/derived.ts'
@@ -36,7 +36,7 @@ import {
 } from './fundamentals.ts'
 import { confirmIncremental, type IncrementalPlan, planIncremental } from './incremental.ts'
 import { inputDigests } from './input-digests.ts'
-import { type BuildInputs, buildInputs, releasePrices } from './inputs.ts'
+import { type BuildInputs, buildInputs, inputsBasis, releasePrices } from './inputs.ts'
 import { buildInWorker, callerHeapIsLarge } from './isolated.ts'
 import { priorLoader } from './prior.ts'
 import { type Membership, writeProducts, writeUniverses } from './products.ts'
@@ -122,7 +122,7 @@ export async function buildStore(
     const reason =
       dm.digest !== plan.datasetDigest
         ? 'the dataset changed while it was read'
-        : confirmIncremental(plan, ds, x, defaultUniverseBasis(x))
+        : confirmIncremental(plan, ds, x, inputsBasis(x))
     if (reason) {
       fullBuild(reason)
       await plan.prev.close()
@@ -134,7 +134,7 @@ export async function buildStore(
     t = lap('incremental_confirm', t)
   }
   // Once per build, from the inputs the products are computed from (docs/methodology.md §11).
-  const basis = defaultUniverseBasis(x)
+  const basis = inputsBasis(x)
   const digests = inputDigests(ds, dm)
   // The inputs hold what the build reads of the prices from here on (the stages below keep `ds`).
   ds = releasePrices(ds)
@@ -259,6 +259,8 @@ async function engineStage(
     from: start,
     ...(plan ? { prior: priorLoader(plan, x) } : {}),
     blockSize: opts.blockSize ?? 256,
+    // The prior loader's earliest day: nothing of a block is read or written before it.
+    firstDay: plan?.loadFrom ?? 0,
     kept,
     style,
     threads,
@@ -270,15 +272,16 @@ async function engineStage(
   }
   const engine = await runEngine(x, params, run, sink, progress)
   await inputFields
-  // The engine's blocks, before the products allocate theirs.
-  collectGarbage()
+  // The engine's blocks, before the products allocate theirs (not in an incremental build: see above).
+  if (!plan) collectGarbage()
   return engine
 }
 
 /**
  * Creates every per-stock array of the store, T days by N symbols: the float fields, and the
  * code fields (ETF codes and style factor masks int16, −1 for no ETF; the rest int8). An
- * incremental build links the previous build's days before `fromDay`.
+ * incremental build links the previous build's days before `fromDay`; the arrays are set up
+ * concurrently (their directory creations overlap on the thread pool: linkChunks).
  */
 async function createStoreArrays(
   writer: StoreBuildWriter,
@@ -286,8 +289,9 @@ async function createStoreArrays(
   N: number,
   link: { prevDir: string; fromDay: number } | undefined,
 ): Promise<void> {
+  const made: Promise<void>[] = []
   for (const f of STORED_FLOAT_FIELDS) {
-    await writer.createArray(STORE_FILES.field(f), { dtype: 'float64', days: T, symbols: N }, link)
+    made.push(writer.createArray(STORE_FILES.field(f), { dtype: 'float64', days: T, symbols: N }, link))
   }
   for (const c of CODE_FIELDS) {
     const etfCode = c === 'sector_etf' || c === 'subsector_etf'
@@ -297,9 +301,11 @@ async function createStoreArrays(
       symbols: N,
       fillValue: etfCode ? -1 : 0,
     }
-    await writer.createArray(STORE_FILES.code(c), spec, link)
+    made.push(writer.createArray(STORE_FILES.code(c), spec, link))
   }
-  await writer.createArray(REVERSION_Z, { dtype: 'float64', days: T, symbols: N }, link)
+  made.push(writer.createArray(REVERSION_Z, { dtype: 'float64', days: T, symbols: N }, link))
+  // Every creation settles before a failure is reported, so none outlives the build's abort.
+  for (const r of await Promise.allSettled(made)) if (r.status === 'rejected') throw r.reason
 }
 
 /** Identity of the classification inputs (securities and factor registry). */

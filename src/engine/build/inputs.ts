@@ -2,6 +2,7 @@ import { parseIsoDay } from '../../platform/dates.ts'
 import { AppError } from '../../platform/errors.ts'
 import { MARKET_ETF } from '../data/etf-registry.ts'
 import type { Dataset, SecurityRow } from '../data/format.ts'
+import { type DefaultUniverseBasis, defaultUniverseBasis } from '../model/cross/index.ts'
 import type { Panel } from '../model/panel.ts'
 import { columnsOf } from './columns.ts'
 
@@ -29,11 +30,19 @@ export interface BuildInputs {
   /** Per symbol: industry index per day (-1 none). */
   industry: Int16Array[]
   industries: string[]
+  /**
+   * A tail read's first day (Dataset.panelsFrom): the per-symbol panels hold nothing meaningful
+   * before it (never-touched zeros), and nothing may read them there. Absent or 0: complete.
+   */
+  panelsFrom?: number
 }
 
-/** Returns into `r`; prices before `from` are unknown (a tail read), so are those returns. */
+/**
+ * Returns into `r`; prices before `from` are unknown (a tail read): the return of day `from` is
+ * null, and earlier days are left untouched (unspecified, see BuildInputs.panelsFrom).
+ */
 function returnsInto(adj: Float64Array, r: Float64Array, from: number): void {
-  r.fill(Number.NaN, 0, from + 1)
+  r.fill(Number.NaN, from, from + 1)
   // A missing price on either side gives a null return: a multi-day move is never booked on one day.
   for (let t = from + 1; t < adj.length; t++) r[t] = adj[t] / adj[t - 1] - 1
 }
@@ -51,7 +60,8 @@ export function buildInputs(ds: Dataset): BuildInputs {
   const rows = new Map<string, SecurityRow[]>()
   for (const row of ds.securities) rows.set(row.symbol, [...(rows.get(row.symbol) ?? []), row])
   const isStock = Uint8Array.from(symbols, (s) => ((rows.get(s) ?? [])[0]?.assetType === 'stock' ? 1 : 0))
-  // Panels come from one buffer each (see columnsOf); a tail read leaves days before `from` NaN.
+  // Panels come from one buffer each (see columnsOf): the pages of days before a tail read's
+  // first day are never written, so they cost neither time nor memory.
   const known = ds.panelsFrom ?? 0
   // Shared: the kernel's worker threads read returns, sec and sub in place (KernelPool).
   const returns = columnsOf(Float64Array, N, T, true)
@@ -64,8 +74,8 @@ export function buildInputs(ds: Dataset): BuildInputs {
   close.forEach((c, i) => {
     const cap = marketCap[i]
     const sh = shares?.[i]
-    cap.fill(Number.NaN, 0, sh ? known : T)
     if (sh) for (let t = known; t < T; t++) cap[t] = c[t] * sh[t]
+    else cap.fill(Number.NaN, known, T)
   })
 
   const market = ds.factors.find((f) => f.role === 'market')?.ticker ?? MARKET_ETF
@@ -89,7 +99,8 @@ export function buildInputs(ds: Dataset): BuildInputs {
 
   const minusOnes = () => {
     const cols = columnsOf(Int16Array, N, T, true)
-    if (N > 0) new Int16Array(cols[0].buffer).fill(-1)
+    if (known === 0 && N > 0) new Int16Array(cols[0].buffer).fill(-1)
+    else for (const c of cols) c.fill(-1, known, T)
     return cols
   }
   const sec = minusOnes()
@@ -104,9 +115,9 @@ export function buildInputs(ds: Dataset): BuildInputs {
         const se = row.sector ? (sectorEtf.get(row.sector) ?? -1) : -1
         const ue = row.industry ? (subEtf.get(row.industry) ?? -1) : -1
         const ie = row.industry ? (industryIdx.get(row.industry) ?? -1) : -1
-        s.fill(se, from, to)
-        u.fill(ue, from, to)
-        ind.fill(ie, from, to)
+        s.fill(se, Math.max(from, known), to)
+        u.fill(ue, Math.max(from, known), to)
+        ind.fill(ie, Math.max(from, known), to)
       }
     }
   }
@@ -125,7 +136,23 @@ export function buildInputs(ds: Dataset): BuildInputs {
     sub,
     industry,
     industries,
+    panelsFrom: known,
   }
+}
+
+/**
+ * The default universe's basis of the inputs (defaultUniverseBasis), scanning only the days the
+ * panels hold (from BuildInputs.panelsFrom on).
+ */
+export function inputsBasis(x: BuildInputs): DefaultUniverseBasis {
+  const from = x.panelsFrom ?? 0
+  const cut = (p: Panel) => (from === 0 ? p : p.map((c) => c.subarray(from)))
+  return defaultUniverseBasis({
+    isStock: x.isStock,
+    close: cut(x.close),
+    marketCap: cut(x.marketCap),
+    volume: x.volume ? cut(x.volume) : null,
+  })
 }
 
 /**

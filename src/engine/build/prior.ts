@@ -40,8 +40,9 @@ export function priorLoader(plan: IncrementalPlan, x: BuildInputs) {
     const recyclable: Float64Array[] = []
     for (const f of STOCK_FIELDS) {
       const cols = buffers.columns(f, first, count, recyclable)
+      // Not before loadFrom: the block's columns share their earlier days (BlockBuffers).
       cols.forEach((a, k) => {
-        if (!x.isStock[first + k]) a.fill(Number.NaN)
+        if (!x.isStock[first + k]) a.fill(Number.NaN, plan.loadFrom)
       })
       const from = TAIL_FIELDS.has(f) ? plan.loadFrom : SEAM_FIELDS.has(f) ? plan.from - 1 : plan.from
       if (from < plan.from) await loadField(plan, x, f, first, cols, from, T)

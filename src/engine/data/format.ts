@@ -127,7 +127,8 @@ export interface Dataset {
   report: ImportReport | null
   /**
    * Set by a tail read (ReadOptions.fromDay): the price and series panels hold values only from
-   * this calendar index on, and are NaN before it. Absent or 0: complete.
+   * this calendar index on; days before it are unspecified (zeros, in pages never touched: no
+   * reader of a tail read may look at them). Absent or 0: complete.
    */
   panelsFrom?: number
 }

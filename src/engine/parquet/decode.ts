@@ -69,7 +69,7 @@ export async function decodeSource(
     const whole = meta.rowGroups.some((rg) => rg.chunks.length === 0) ? await readMeta(src) : meta
     await decodeWithHyparquet(src, whole, slow)
   }
-  for (const col of columns) blankRows(col, firstRow)
+  if (opts?.skippedRows !== 'untouched') for (const col of columns) blankRows(col, firstRow)
   return { numRows: meta.numRows, columns, metadata: meta.metadata, firstRow }
 }
 

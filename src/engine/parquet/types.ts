@@ -11,7 +11,10 @@ export interface ParquetTable {
   numRows: number
   columns: ParquetColumn[]
   metadata: Record<string, string>
-  /** First row decoded (see DecodeOptions.fromRow); earlier rows hold NaN, 0 or null. */
+  /**
+   * First row decoded (see DecodeOptions.fromRow); earlier rows hold NaN, 0 or null (or, with
+   * DecodeOptions.skippedRows 'untouched', whatever a fresh buffer holds: zeros or null).
+   */
   firstRow: number
 }
 
@@ -39,6 +42,13 @@ export interface DecodeOptions {
    * NaN (floating point), 0 (integers, dates) or null (strings). Default 0: every row.
    */
   fromRow?: number
+  /**
+   * 'untouched': leave the rows of skipped groups as allocated (zeros, or null for strings)
+   * instead of writing NaN into them. The column buffers are large, so the OS zeroes their pages
+   * lazily and pages never written cost neither time nor memory: for callers that never read the
+   * skipped rows (a tail read of a long panel). Default 'missing'.
+   */
+  skippedRows?: 'missing' | 'untouched'
 }
 
 // Values copied verbatim between typed arrays and file bytes assume the file's little-endian layout.

@@ -7,7 +7,7 @@
  * fresh write would have written before `fromDay` (the incremental build's contract).
  */
 import { closeSync, copyFileSync, linkSync, mkdirSync, openSync, readdirSync, readSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+import { mkdir, readFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { chunkCount, chunkFile, encodeChunk2D, type Grid2D, normalizePath } from './layout.ts'
 import { parseNodeJson } from './metadata.ts'
@@ -136,10 +136,12 @@ function sameLayout(prev: ArrayMeta, g: Grid2D): boolean {
 }
 
 /**
- * Links every existing chunk file (i < dayChunks, reusable k) of the previous array. Synchronous
- * on purpose: thousands of link(2) calls on cached metadata take microseconds each, far less
- * than a thread-pool round trip per call (docs/performance.md), and nothing else runs while a
- * build sets up its arrays.
+ * Links every existing chunk file (i < dayChunks, reusable k) of the previous array. The links
+ * are synchronous on purpose: thousands of link(2) calls on cached metadata take microseconds
+ * each, far less than a thread-pool round trip per call (docs/performance.md). A directory
+ * creation costs far more (a new inode, a directory block): the day directories are made in
+ * parallel on the thread pool, each with one mkdir(2), and builds set up their arrays
+ * concurrently, so one array's links run while another's directories are being made.
  */
 export async function linkChunks(
   prevDir: string,
@@ -149,6 +151,7 @@ export async function linkChunks(
   reusableK: (k: number) => boolean,
 ): Promise<void> {
   const nk = chunkCount(g.symbols, g.cs)
+  const days: [number, number[]][] = []
   for (let i = 0; i < dayChunks; i++) {
     // A missing chunk file was all fill; the fresh write would skip it too.
     let names: string[]
@@ -160,10 +163,13 @@ export async function linkChunks(
     const ks = names
       .map((name) => (/^\d+$/.test(name) ? Number(name) : -1))
       .filter((k) => k >= 0 && k < nk && reusableK(k))
-    if (ks.length === 0) continue
-    mkdirSync(join(dir, 'c', String(i)), { recursive: true })
-    for (const k of ks) linkOrCopy(chunkFile(prevDir, [i, k]), chunkFile(dir, [i, k]))
+    if (ks.length > 0) days.push([i, ks])
   }
+  if (days.length === 0) return
+  mkdirSync(join(dir, 'c'), { recursive: true })
+  await Promise.all(days.map(([i]) => mkdir(join(dir, 'c', String(i)))))
+  for (const [i, ks] of days)
+    for (const k of ks) linkOrCopy(chunkFile(prevDir, [i, k]), chunkFile(dir, [i, k]))
 }
 
 function linkOrCopy(from: string, to: string): void {
