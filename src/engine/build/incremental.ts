@@ -1,7 +1,13 @@
 import type { Dataset, DatasetManifest } from '../data/format.ts'
 import { type DefaultUniverseBasis, DOLLAR_VOLUME_DAYS, monthEnds } from '../model/cross/index.ts'
 import type { ModelParams } from '../model/params.ts'
-import { type InputDigests, MODEL_VERSION, STORE_VERSION } from '../model-store/layout.ts'
+import {
+  chunkSymbolsFor,
+  type InputDigests,
+  MODEL_VERSION,
+  STORE_FILES,
+  STORE_VERSION,
+} from '../model-store/layout.ts'
 import { ModelStore } from '../model-store/reader.ts'
 import { restatedGroups, restatedPartial } from './input-digests.ts'
 import type { BuildInputs } from './inputs.ts'
@@ -57,6 +63,10 @@ export async function planIncremental(
   if (m.model_version !== MODEL_VERSION || m.store_version !== STORE_VERSION)
     return no('the current build was made by another model or store version')
   if (prev.factors === null) return no('the current build predates the factor series')
+  // The same symbols are chunked alike (the symbol list is checked in confirmIncremental).
+  const chunks = prev.arrayMeta(STORE_FILES.code('lstar_level')).chunks
+  if (chunks[1] !== chunkSymbolsFor(prev.symbols.length))
+    return no(`the current build's symbol chunks (${chunks[1]}) are not those of this erm3`)
   if (JSON.stringify(m.parameters) !== JSON.stringify(params)) return no('model parameters changed')
   if (m.dataset.classification !== classificationDigest) return no('securities or factor registry changed')
   const T0 = prev.calendar.length

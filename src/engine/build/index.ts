@@ -11,6 +11,7 @@ import type { StockField } from '../model/stock-kernel.ts'
 import { STORED_FLOAT_FIELDS } from '../model-store/derived.ts'
 import {
   CODE_FIELDS,
+  chunkSymbolsFor,
   type DatasetOrigin,
   datasetOrigin,
   FACTOR_SET_ID,
@@ -48,7 +49,10 @@ export interface BuildOptions {
   dataset: string
   store: string
   params?: Partial<ModelParams>
-  /** Symbols per engine block (a multiple of the store's 256-symbol chunks). */
+  /**
+   * Symbols per engine block: a multiple of the store's symbol chunk (chunkSymbolsFor, at most
+   * 256), which is the default, so that a block is whole chunk columns.
+   */
   blockSize?: number
   /** Append the dataset's new days to the current build instead of rebuilding everything. */
   incremental?: boolean
@@ -155,7 +159,7 @@ export async function buildStore(
     // (docs/performance.md): the universes (the last reader of the volume) and the input fields
     // (of the close and the market cap, which the products read back) are written while the
     // kernel threads start and compute the first block; the second block waits for them (gate).
-    const prelude = writePrelude(writer, x, basis, plan, opts.blockSize ?? 256)
+    const prelude = writePrelude(writer, x, basis, plan, engineBlockSize(opts, x.symbols.length))
     prelude.catch(() => {}) // awaited below; a failure must not surface as unhandled first
     // Not in an incremental build (~0.5 GB): a forced collection costs it more than it saves.
     const inputFields = prelude.then(() => (plan ? undefined : collectGarbage()))
@@ -212,6 +216,18 @@ async function readForBuild(
   return read
 }
 
+/** The engine's block size: a whole number of the store's symbol chunks (BuildOptions.blockSize). */
+function engineBlockSize(opts: BuildOptions, symbols: number): number {
+  const chunk = chunkSymbolsFor(symbols)
+  const size = opts.blockSize ?? chunk
+  if (!Number.isSafeInteger(size) || size < chunk || size % chunk !== 0)
+    throw new AppError(
+      'INVALID_REQUEST',
+      `blockSize ${size} is not a multiple of the store's ${chunk}-symbol chunks`,
+    )
+  return size
+}
+
 function checkedParams(given: Partial<ModelParams> | undefined): ModelParams {
   const params: ModelParams = { ...DEFAULT_PARAMS, ...given }
   const problems = paramProblems(params)
@@ -258,7 +274,7 @@ async function engineStage(
   const run: EngineRun = {
     from: start,
     ...(plan ? { prior: priorLoader(plan, x) } : {}),
-    blockSize: opts.blockSize ?? 256,
+    blockSize: engineBlockSize(opts, x.symbols.length),
     // The prior loader's earliest day: nothing of a block is read or written before it.
     firstDay: plan?.loadFrom ?? 0,
     kept,
@@ -278,10 +294,11 @@ async function engineStage(
 }
 
 /**
- * Creates every per-stock array of the store, T days by N symbols: the float fields, and the
- * code fields (ETF codes and style factor masks int16, −1 for no ETF; the rest int8). An
- * incremental build links the previous build's days before `fromDay`; the arrays are set up
- * concurrently (their directory creations overlap on the thread pool: linkChunks).
+ * Creates every per-stock array of the store, T days by N symbols in chunks of 256 days ×
+ * chunkSymbolsFor(N) symbols (BlockArray): the float fields, and the code fields (ETF codes and
+ * style factor masks int16, −1 for no ETF; the rest int8). An incremental build links the
+ * previous build's days before `fromDay`; the arrays are set up concurrently (their directory
+ * creations overlap on the thread pool: linkChunks).
  */
 async function createStoreArrays(
   writer: StoreBuildWriter,

@@ -11,6 +11,7 @@ import {
   type WeightBasis,
   WINDOW_DAYS,
 } from '../model/cross/index.ts'
+import { chunkSymbolsFor } from '../model-store/layout.ts'
 import type { StoreBuildWriter } from '../model-store/writer.ts'
 import {
   type Array2DSpec,
@@ -39,10 +40,12 @@ function writer2D(w: StoreBuildWriter, inc: IncrementalPlan | null) {
 
 const LEVELS: PanelLevel[] = ['market', 'sector', 'subsector']
 
+/** A [day, symbol] array in the store's symbol chunks (chunkSymbolsFor). */
 const spec = (dtype: 'int16' | 'uint8' | 'int8' | 'float64', days: number, symbols: number) => ({
   dtype,
   days,
   symbols,
+  chunkSymbols: chunkSymbolsFor(symbols),
 })
 
 /** Default-universe membership of (symbol, day) (cross/universe.ts defaultMember). */

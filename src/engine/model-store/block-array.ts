@@ -10,10 +10,12 @@ import {
   writeArrayJson2D,
   writeChunks2D,
 } from '../zarr/writer.ts'
+import { chunkSymbolsFor } from './layout.ts'
 
 /**
  * A 2-D [day, symbol] array written one block of symbols at a time, so a build never holds the
- * whole panel of a field in memory. Blocks must start on a chunk boundary of the symbol axis;
+ * whole panel of a field in memory. Its symbol chunk is the store's (chunkSymbolsFor) unless the
+ * spec names one. Blocks must start on a chunk boundary of the symbol axis;
  * the chunk files a block writes are exactly those of a one-shot write of the same data.
  */
 export class BlockArray {
@@ -69,7 +71,7 @@ export class BlockArray {
       spec.days,
       spec.fillValue ?? (spec.dtype.startsWith('float') ? Number.NaN : 0),
     )
-    const full = { ...spec, chunkSymbols: spec.chunkSymbols ?? 256 }
+    const full = { ...spec, chunkSymbols: spec.chunkSymbols ?? chunkSymbolsFor(spec.symbols) }
     const g = resolveGrid(
       Array.from({ length: spec.symbols }, () => filler),
       full,

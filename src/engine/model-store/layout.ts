@@ -50,6 +50,20 @@ export const STORE_FILES = {
   rates: 'meta/rates.json',
 } as const
 
+/** The most symbols in one chunk of a [day, symbol] array. */
+const MAX_CHUNK_SYMBOLS = 256
+
+/**
+ * Symbols per chunk of every [day, symbol] array of a store of `n` symbols: the fewest chunks of
+ * at most MAX_CHUNK_SYMBOLS, filled evenly, so the last one pads fewer than one symbol per chunk
+ * (3,383 symbols: 14 chunks of 242, 5 padding; 257: 2 of 129). The build's engine blocks are one
+ * chunk column each. Readers take the shape from each array's zarr.json.
+ */
+export function chunkSymbolsFor(n: number): number {
+  if (n <= 0) return MAX_CHUNK_SYMBOLS
+  return Math.ceil(n / Math.ceil(n / MAX_CHUNK_SYMBOLS))
+}
+
 /**
  * One column of `factors/returns` (meta/factors.json, in column order): the macro and style
  * factors of docs/methodology.md §13. `present` is false when the dataset has no series for the proxy

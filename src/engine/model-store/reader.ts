@@ -3,7 +3,13 @@ import { join } from 'node:path'
 import { isoFromDay, parseIsoDay } from '../../platform/dates.ts'
 import { AppError } from '../../platform/errors.ts'
 import type { BlobReader } from '../object-store/types.ts'
-import { type Column, openRemoteZarrStore, openZarrStore, type ZarrStoreReader } from '../zarr/index.ts'
+import {
+  type Column,
+  type DType,
+  openRemoteZarrStore,
+  openZarrStore,
+  type ZarrStoreReader,
+} from '../zarr/index.ts'
 import { DerivedReader } from './derive-read.ts'
 import { type DerivedField, isDerived } from './derived.ts'
 import {
@@ -393,6 +399,12 @@ export class ModelStore {
     const derived = derivedAt(path)
     if (!derived) return this.zarr.readColumn(path, symbol, from, to)
     return (await this.history(symbol, [derived], from, to))[derived]
+  }
+
+  /** An array's shape, dtype and chunk shape, as its zarr.json gives them. */
+  arrayMeta(path: string): { shape: number[]; dtype: DType; chunks: number[] } {
+    const { shape, dtype, chunks } = this.zarr.meta(path)
+    return { shape, dtype, chunks }
   }
 
   /** A whole 1-D array of the build (e.g. universe/mask_as_of), read once and kept. */

@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict'
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join, relative } from 'node:path'
+import { after, describe, test } from 'node:test'
+import { buildStore } from '../../src/engine/build/index.ts'
+import { synthesizeDataset } from '../../src/engine/data/synthesize.ts'
+import { chunkSymbolsFor } from '../../src/engine/model-store/layout.ts'
+
+const dir = await mkdtemp(join(tmpdir(), 'erm3-chunk-layout-'))
+after(() => rm(dir, { recursive: true, force: true }))
+
+const window = { seed: 41, start: '2015-01-02', end: '2016-06-30', fundamentals: false } as const
+// 163 stocks make a market of exactly 257 symbols (with the ETFs and the renamed or relisted).
+const datasetDir = join(dir, 'dataset')
+await synthesizeDataset(datasetDir, { ...window, stocks: 163 })
+
+async function build(store: string, blockSize?: number): Promise<string> {
+  await buildStore({ dataset: datasetDir, store, blockSize })
+  const cur = JSON.parse(await readFile(join(store, 'CURRENT'), 'utf8')).build as string
+  return join(store, 'builds', cur)
+}
+
+/** Every [day, symbol] array of a build (one column per symbol) with its chunk shape. */
+async function daySymbolArrays(
+  root: string,
+  symbols: number,
+): Promise<Map<string, { chunks: number[]; dir: string }>> {
+  const out = new Map<string, { chunks: number[]; dir: string }>()
+  const walk = async (d: string): Promise<void> => {
+    for (const e of await readdir(d, { withFileTypes: true })) {
+      const p = join(d, e.name)
+      if (e.isDirectory()) {
+        if (e.name !== 'c') await walk(p)
+      } else if (e.name === 'zarr.json') {
+        const meta = JSON.parse(await readFile(p, 'utf8'))
+        if (meta.shape?.length === 2 && meta.shape[1] === symbols)
+          out.set(relative(root, d), { chunks: meta.chunk_grid.configuration.chunk_shape, dir: d })
+      }
+    }
+  }
+  await walk(root)
+  return out
+}
+
+async function filesOf(root: string): Promise<Map<string, Buffer>> {
+  const out = new Map<string, Buffer>()
+  const walk = async (d: string): Promise<void> => {
+    for (const e of await readdir(d, { withFileTypes: true })) {
+      const p = join(d, e.name)
+      if (e.isDirectory()) await walk(p)
+      else if (e.name !== 'manifest.json') out.set(relative(root, p), await readFile(p))
+    }
+  }
+  await walk(root)
+  return out
+}
+
+describe('symbol chunks fitted to the universe', () => {
+  test('chunkSymbolsFor: the fewest chunks of at most 256 symbols, evenly filled', () => {
+    assert.equal(chunkSymbolsFor(3383), 242)
+    assert.equal(Math.ceil(3383 / 242) * 242 - 3383, 5)
+    assert.equal(chunkSymbolsFor(257), 129)
+    assert.equal(chunkSymbolsFor(256), 256)
+    assert.equal(chunkSymbolsFor(133), 133)
+    assert.equal(chunkSymbolsFor(1), 1)
+    for (let n = 1; n <= 3000; n++) {
+      const c = chunkSymbolsFor(n)
+      const chunks = Math.ceil(n / c)
+      assert.ok(c <= 256 && chunks === Math.ceil(n / 256), `${n}: ${c}`)
+      assert.ok(chunks * c - n < chunks, `${n}: padding ${chunks * c - n}`)
+    }
+  })
+
+  test('a store of 257 symbols is 2 chunks of 129 in every [day, symbol] array', async () => {
+    const root = await build(join(dir, 'store'))
+    const manifest = JSON.parse(await readFile(join(root, 'manifest.json'), 'utf8'))
+    assert.equal(manifest.counts.symbols, 257)
+    const arrays = await daySymbolArrays(root, 257)
+    for (const p of [
+      'fields/returns_gross',
+      'codes/sector_etf',
+      'universe/mc_rank',
+      'products/reversion_decile',
+    ])
+      assert.ok(arrays.has(p), `${p} is a [day, symbol] array`)
+    assert.ok(arrays.size > 20, `${arrays.size} arrays`)
+    for (const [p, a] of arrays) {
+      assert.deepEqual(a.chunks, [256, 129], p)
+      for (const i of await readdir(join(a.dir, 'c')))
+        for (const k of await readdir(join(a.dir, 'c', i)))
+          assert.ok(k === '0' || k === '1', `${p}: chunk ${i}/${k}`)
+    }
+    // Engine blocks of two chunk columns write the same store; a block of part of a chunk is refused.
+    assert.deepEqual(await filesOf(await build(join(dir, 'store-258'), 258)), await filesOf(root))
+    await assert.rejects(
+      build(join(dir, 'store-100'), 100),
+      /not a multiple of the store's 129-symbol chunks/,
+    )
+  })
+})
