@@ -1,7 +1,14 @@
+import { FACTORS } from '../data/factors.ts'
 import type { Panel } from '../model/panel.ts'
 import type { StockField } from '../model/stock-kernel.ts'
 import { STORED_FLOAT_FIELDS } from '../model-store/derived.ts'
-import { CODE_FIELDS, type CodeField, type FloatField } from '../model-store/layout.ts'
+import {
+  CODE_FIELDS,
+  type CodeDType,
+  type CodeField,
+  codeDType,
+  type FloatField,
+} from '../model-store/layout.ts'
 import type { StoreBuildWriter } from '../model-store/writer.ts'
 import type { Column } from '../zarr/index.ts'
 import type { EngineBlock } from './engine.ts'
@@ -35,19 +42,28 @@ export async function writeInputFields(
   }
 }
 
+const STYLE_FACTORS = FACTORS.filter((f) => f.group === 'style').length
+
+/** The type of each code array of the build of `x` (codeDType): by its ETF and style factor counts. */
+export function codeDTypes(x: Pick<BuildInputs, 'etfTickers'>): Record<CodeField, CodeDType> {
+  const counts = { etfs: x.etfTickers.length, styleFactors: STYLE_FACTORS }
+  return Object.fromEntries(CODE_FIELDS.map((c) => [c, codeDType(c, counts)])) as Record<CodeField, CodeDType>
+}
+
+const CODE_ARRAYS = { int8: Int8Array, uint8: Uint8Array, int16: Int16Array } as const
+
 /**
- * Small-integer codes from a kernel series: levels 1..3 (0 = null) or style masks (0 = none), for
- * days from `start` on (an incremental build's arrays take their earlier days from the previous
- * build: BlockArray appends).
+ * Codes of type `dtype` from a kernel series (levels 1..3, 0 = null; style masks, 0 = none) or
+ * from codes of another type (ETF codes), for days from `start` on (an incremental build's
+ * arrays take their earlier days from the previous build: BlockArray appends). Columns already
+ * of the type are returned as they are.
  */
-function codesOf<A extends Int8Array | Int16Array>(
-  series: Float64Array[],
-  make: (n: number) => A,
-  start: number,
-): A[] {
+function codesOf(series: (Float64Array | Int16Array)[], dtype: CodeDType, start: number): Column[] {
+  const Ctor = CODE_ARRAYS[dtype]
   // NaN converts to 0 in an integer typed array.
   return series.map((s) => {
-    const out = make(s.length)
+    if (s instanceof Ctor) return s
+    const out = new Ctor(s.length)
     for (let t = start; t < s.length; t++) out[t] = s[t]
     return out
   })
@@ -70,14 +86,14 @@ export async function writeBlockFields(
     if (INPUT_FIELDS[f]) continue
     await w.writeBlock(`fields/${f}`, b.first, b.fields[f as StockField])
   }
-  const int8 = (n: number) => new Int8Array(n)
-  const lstar = codesOf(b.fields.lstar_level, int8, start)
+  const dtypes = codeDTypes(x)
   const codes: Record<CodeField, Column[]> = {
-    lstar_level: lstar,
-    recommended_level: codesOf(b.fields.recommended_level, int8, start),
-    sector_etf: range(x.sec),
-    subsector_etf: b.subEff,
-    style_factors: codesOf(b.fields.style_factors, (n) => new Int16Array(n), start),
+    lstar_level: codesOf(b.fields.lstar_level, dtypes.lstar_level, start),
+    recommended_level: codesOf(b.fields.recommended_level, dtypes.recommended_level, start),
+    // Every day, as before the types were narrowed (an append keeps the earlier days anyway).
+    sector_etf: codesOf(range(x.sec), dtypes.sector_etf, 0),
+    subsector_etf: codesOf(b.subEff, dtypes.subsector_etf, 0),
+    style_factors: codesOf(b.fields.style_factors, dtypes.style_factors, start),
   }
   for (const c of CODE_FIELDS) await w.writeBlock(`codes/${c}`, b.first, codes[c])
   await w.writeBlock(REVERSION_Z, b.first, reversionFrom(b.fields.l3_rr, start))

@@ -2,6 +2,7 @@ import type { Dataset, DatasetManifest } from '../data/format.ts'
 import { type DefaultUniverseBasis, DOLLAR_VOLUME_DAYS, monthEnds } from '../model/cross/index.ts'
 import type { ModelParams } from '../model/params.ts'
 import {
+  CODE_FIELDS,
   chunkSymbolsFor,
   type InputDigests,
   MODEL_VERSION,
@@ -9,6 +10,7 @@ import {
   STORE_VERSION,
 } from '../model-store/layout.ts'
 import { ModelStore } from '../model-store/reader.ts'
+import { codeDTypes } from './fields.ts'
 import { restatedGroups, restatedPartial } from './input-digests.ts'
 import type { BuildInputs } from './inputs.ts'
 
@@ -63,10 +65,6 @@ export async function planIncremental(
   if (m.model_version !== MODEL_VERSION || m.store_version !== STORE_VERSION)
     return no('the current build was made by another model or store version')
   if (prev.factors === null) return no('the current build predates the factor series')
-  // The same symbols are chunked alike (the symbol list is checked in confirmIncremental).
-  const chunks = prev.arrayMeta(STORE_FILES.code('lstar_level')).chunks
-  if (chunks[1] !== chunkSymbolsFor(prev.symbols.length))
-    return no(`the current build's symbol chunks (${chunks[1]}) are not those of this erm3`)
   if (JSON.stringify(m.parameters) !== JSON.stringify(params)) return no('model parameters changed')
   if (m.dataset.classification !== classificationDigest) return no('securities or factor registry changed')
   const T0 = prev.calendar.length
@@ -127,9 +125,28 @@ export function confirmIncremental(
   for (let t = 0; t < T0; t++) if (prev.calendar[t] !== x.calendar[t]) return 'the calendar history changed'
   if (prev.symbols.length !== x.symbols.length || prev.symbols.some((s, i) => s.symbol !== x.symbols[i]))
     return 'the symbol list changed (new listings)'
+  const layout = layoutChange(prev, x)
+  if (layout) return layout
   const m = prev.manifest
   if (m.universe_basis !== basis.universe_basis || m.weight_basis !== basis.weight_basis)
     return `the default universe's basis changed (${m.universe_basis} in the current build, ${basis.universe_basis} in the days read)`
   const recorded = prev.manifest.input_digests
   return recorded ? restatedPartial(recorded, ds) : 'the current build has no input digests'
+}
+
+/**
+ * Why the previous build's per-stock arrays cannot be appended to (BlockArray links their chunks
+ * as they are), or null: the same symbols give the same symbol chunk (chunkSymbolsFor), and the
+ * same ETFs the same code types (codeDTypes), but a build made by an erm3 that chunked or typed
+ * them otherwise has others.
+ */
+function layoutChange(prev: ModelStore, x: BuildInputs): string | null {
+  const dtypes = codeDTypes(x)
+  const chunk = chunkSymbolsFor(x.symbols.length)
+  for (const c of CODE_FIELDS) {
+    const a = prev.arrayMeta(STORE_FILES.code(c))
+    if (a.chunks[1] !== chunk) return `the current build's symbol chunks (${a.chunks[1]}) are not ${chunk}`
+    if (a.dtype !== dtypes[c]) return `the current build's codes/${c} is ${a.dtype}, not ${dtypes[c]}`
+  }
+  return null
 }

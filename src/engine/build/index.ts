@@ -11,6 +11,8 @@ import type { StockField } from '../model/stock-kernel.ts'
 import { STORED_FLOAT_FIELDS } from '../model-store/derived.ts'
 import {
   CODE_FIELDS,
+  type CodeDType,
+  type CodeField,
   chunkSymbolsFor,
   type DatasetOrigin,
   datasetOrigin,
@@ -28,7 +30,7 @@ import { StoreBuildWriter } from '../model-store/writer.ts'
 import { collectGarbage } from './collect.ts'
 import { type EngineBlock, type EngineRun, type EngineTimes, runEngine } from './engine.ts'
 import { factorSeries, writeFactorSeries } from './factors.ts'
-import { REVERSION_Z, writeBlockFields, writeInputFields } from './fields.ts'
+import { codeDTypes, REVERSION_Z, writeBlockFields, writeInputFields } from './fields.ts'
 import {
   type FundamentalsMode,
   fundamentalsDigest,
@@ -154,7 +156,7 @@ export async function buildStore(
   try {
     await writer.writeMeta(x.calendar, symbolMeta(ds, x.symbols), x.etfTickers, x.industries)
     const link = plan ? { prevDir: plan.prev.dir, fromDay: plan.from } : undefined
-    await createStoreArrays(writer, x.calendar.length, x.symbols.length, link)
+    await createStoreArrays(writer, x.calendar.length, x.symbols.length, codeDTypes(x), link)
     // So that the engine's blocks never sit beside more of the prices than it reads
     // (docs/performance.md): the universes (the last reader of the volume) and the input fields
     // (of the close and the market cap, which the products read back) are written while the
@@ -295,15 +297,16 @@ async function engineStage(
 
 /**
  * Creates every per-stock array of the store, T days by N symbols in chunks of 256 days ×
- * chunkSymbolsFor(N) symbols (BlockArray): the float fields, and the code fields (ETF codes and
- * style factor masks int16, −1 for no ETF; the rest int8). An incremental build links the
- * previous build's days before `fromDay`; the arrays are set up concurrently (their directory
- * creations overlap on the thread pool: linkChunks).
+ * chunkSymbolsFor(N) symbols (BlockArray): the float fields, and the code fields of the types
+ * `dtypes` (codeDTypes; −1 for no ETF). An incremental build links the previous build's days
+ * before `fromDay`; the arrays are set up concurrently (their directory creations overlap on
+ * the thread pool: linkChunks).
  */
 async function createStoreArrays(
   writer: StoreBuildWriter,
   T: number,
   N: number,
+  dtypes: Record<CodeField, CodeDType>,
   link: { prevDir: string; fromDay: number } | undefined,
 ): Promise<void> {
   const made: Promise<void>[] = []
@@ -311,14 +314,10 @@ async function createStoreArrays(
     made.push(writer.createArray(STORE_FILES.field(f), { dtype: 'float64', days: T, symbols: N }, link))
   }
   for (const c of CODE_FIELDS) {
-    const etfCode = c === 'sector_etf' || c === 'subsector_etf'
-    const spec = {
-      dtype: etfCode || c === 'style_factors' ? ('int16' as const) : ('int8' as const),
-      days: T,
-      symbols: N,
-      fillValue: etfCode ? -1 : 0,
-    }
-    made.push(writer.createArray(STORE_FILES.code(c), spec, link))
+    const fillValue = c === 'sector_etf' || c === 'subsector_etf' ? -1 : 0
+    made.push(
+      writer.createArray(STORE_FILES.code(c), { dtype: dtypes[c], days: T, symbols: N, fillValue }, link),
+    )
   }
   made.push(writer.createArray(REVERSION_Z, { dtype: 'float64', days: T, symbols: N }, link))
   // Every creation settles before a failure is reported, so none outlives the build's abort.

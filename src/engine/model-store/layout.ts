@@ -109,6 +109,21 @@ export const CODE_FIELDS = [
 ] as const
 export type CodeField = (typeof CODE_FIELDS)[number]
 
+/** The integer types a code array is stored as. */
+export type CodeDType = 'int8' | 'uint8' | 'int16'
+
+/**
+ * The narrowest type of a code array of a build with `etfs` ETF codes (meta/etfs.json) and
+ * `styleFactors` style factors: ETF codes (0..etfs − 1, −1 = none) int8 up to 127 ETFs, else
+ * int16; style masks (bit j per style factor) uint8 up to 8 style factors, else int16; levels
+ * int8. Readers take the type from each array's zarr.json.
+ */
+export function codeDType(field: CodeField, counts: { etfs: number; styleFactors: number }): CodeDType {
+  if (field === 'sector_etf' || field === 'subsector_etf') return counts.etfs <= 127 ? 'int8' : 'int16'
+  if (field === 'style_factors') return counts.styleFactors <= 8 ? 'uint8' : 'int16'
+  return 'int8'
+}
+
 export interface SymbolMeta {
   symbol: string
   /** Ticker windows, oldest first; `to` null = current. */

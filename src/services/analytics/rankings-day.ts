@@ -171,8 +171,9 @@ export async function rankingInputAt(
   const input: RankingInput = {
     ...panels,
     marketCap: onlyAt(cap as Float64Array, len, at, Number.NaN, scratch),
-    sectorEtf: onlyAt(sec as Int16Array, len, at, -1, scratch),
-    subsectorEtf: onlyAt(sub as Int16Array, len, at, -1, scratch),
+    // int8 or int16 in the store (codeDType): the kernel takes int16.
+    sectorEtf: onlyAt(Int16Array.from(sec), len, at, -1, scratch),
+    subsectorEtf: onlyAt(Int16Array.from(sub), len, at, -1, scratch),
     active: defaultMember(u, universeBasisOf(store).universe_basis),
   }
   return { input, at }

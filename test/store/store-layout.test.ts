@@ -5,9 +5,9 @@ import { join, relative } from 'node:path'
 import { after, describe, test } from 'node:test'
 import { buildStore } from '../../src/engine/build/index.ts'
 import { synthesizeDataset } from '../../src/engine/data/synthesize.ts'
-import { chunkSymbolsFor } from '../../src/engine/model-store/layout.ts'
+import { chunkSymbolsFor, codeDType } from '../../src/engine/model-store/layout.ts'
 
-const dir = await mkdtemp(join(tmpdir(), 'erm3-chunk-layout-'))
+const dir = await mkdtemp(join(tmpdir(), 'erm3-store-layout-'))
 after(() => rm(dir, { recursive: true, force: true }))
 
 const window = { seed: 41, start: '2015-01-02', end: '2016-06-30', fundamentals: false } as const
@@ -56,7 +56,7 @@ async function filesOf(root: string): Promise<Map<string, Buffer>> {
   return out
 }
 
-describe('symbol chunks fitted to the universe', () => {
+describe('store layout: fitted symbol chunks, narrow codes', () => {
   test('chunkSymbolsFor: the fewest chunks of at most 256 symbols, evenly filled', () => {
     assert.equal(chunkSymbolsFor(3383), 242)
     assert.equal(Math.ceil(3383 / 242) * 242 - 3383, 5)
@@ -70,6 +70,16 @@ describe('symbol chunks fitted to the universe', () => {
       assert.ok(c <= 256 && chunks === Math.ceil(n / 256), `${n}: ${c}`)
       assert.ok(chunks * c - n < chunks, `${n}: padding ${chunks * c - n}`)
     }
+  })
+
+  test('codeDType: the narrowest type the codes fit', () => {
+    const t = (etfs: number, styleFactors: number) =>
+      ['sector_etf', 'subsector_etf', 'style_factors', 'lstar_level'].map((c) =>
+        codeDType(c as Parameters<typeof codeDType>[0], { etfs, styleFactors }),
+      )
+    assert.deepEqual(t(83, 8), ['int8', 'int8', 'uint8', 'int8'])
+    assert.deepEqual(t(127, 8), ['int8', 'int8', 'uint8', 'int8'])
+    assert.deepEqual(t(128, 9), ['int16', 'int16', 'int16', 'int8'])
   })
 
   test('a store of 257 symbols is 2 chunks of 129 in every [day, symbol] array', async () => {
@@ -91,6 +101,12 @@ describe('symbol chunks fitted to the universe', () => {
         for (const k of await readdir(join(a.dir, 'c', i)))
           assert.ok(k === '0' || k === '1', `${p}: chunk ${i}/${k}`)
     }
+    const dtype = async (p: string) =>
+      JSON.parse(await readFile(join(root, p, 'zarr.json'), 'utf8')).data_type
+    assert.ok(JSON.parse(await readFile(join(root, 'meta/etfs.json'), 'utf8')).length <= 127)
+    for (const c of ['sector_etf', 'subsector_etf', 'lstar_level', 'recommended_level'])
+      assert.equal(await dtype(`codes/${c}`), 'int8', c)
+    assert.equal(await dtype('codes/style_factors'), 'uint8')
     // Engine blocks of two chunk columns write the same store; a block of part of a chunk is refused.
     assert.deepEqual(await filesOf(await build(join(dir, 'store-258'), 258)), await filesOf(root))
     await assert.rejects(
