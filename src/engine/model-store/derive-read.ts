@@ -19,7 +19,7 @@ import { CODE_FIELDS, STORE_FILES } from './layout.ts'
 
 const EMPTY = new Float64Array(0)
 
-/** Symbols per batch when a derived field is read for many symbols (readInto). */
+/** Symbols per batch of a derived read of many symbols when the store's chunks do not say. */
 const DERIVE_BATCH = 256
 
 function storedPath(field: DerivationInput): string {
@@ -177,10 +177,14 @@ export class DerivedReader {
   ): Promise<void> {
     const n = targets[0]?.length ?? 0
     if (to <= from || n === 0) return
-    // A batch of symbols at a time, so the inputs of a whole-store read never sit in memory at once.
-    for (let b = 0; b < n; b += DERIVE_BATCH) {
-      const batch = targets.map((t) => t.slice(b, b + DERIVE_BATCH))
+    // A chunk's symbols at a time (each input chunk is read once), so the inputs of a
+    // whole-store read never sit in memory at once.
+    const width = this.src.zarr.meta(STORE_FILES.field('returns_gross')).chunks[1] ?? DERIVE_BATCH
+    for (let b = 0; b < n; ) {
+      const end = Math.min(n, (Math.floor((first + b) / width) + 1) * width - first)
+      const batch = targets.map((t) => t.slice(b, end))
       await this.readBatch(fields, first + b, from, to, batch)
+      b = end
     }
   }
 
