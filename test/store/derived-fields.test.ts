@@ -115,6 +115,13 @@ describe('fields derived at read time', () => {
     }
   })
 
+  test('a kept cross-section is served as a copy: writing into one answer spoils no other', async () => {
+    const want = Float64Array.from({ length: N }, (_, i) => kernel.stock_var[i][T - 1])
+    const first = await store.crossSection('stock_var', T - 1)
+    first.fill(42)
+    same(await store.crossSection('stock_var', T - 1), want, 'stock_var on the last day, again')
+  })
+
   test('readInto (whole panel, and a window into offset targets) equals the kernel', async () => {
     for (const f of DERIVED_FIELDS) {
       const whole = Array.from({ length: N }, () => new Float64Array(T))

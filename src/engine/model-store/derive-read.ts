@@ -18,6 +18,8 @@ import {
 import { CODE_FIELDS, STORE_FILES } from './layout.ts'
 
 const EMPTY = new Float64Array(0)
+/** Cross-sections with a lookback kept per store (27 KB each in the default market). */
+const SECTION_CACHE = 64
 
 /** Symbols per batch of a derived read of many symbols when the store's chunks do not say. */
 const DERIVE_BATCH = 256
@@ -46,6 +48,8 @@ export interface DerivedSource {
 }
 
 export class DerivedReader {
+  /** Cross-sections of fields with a lookback, oldest first (see crossSection). */
+  private readonly sections = new Map<string, Promise<Float64Array>>()
   /** Each ETF's returns over the whole calendar, by ETF index, read once when first needed. */
   private readonly etfReturns = new Map<number, Promise<Column>>()
 
@@ -127,8 +131,26 @@ export class DerivedReader {
   /**
    * One day's values of a derived field across all `n` symbols, from rows of its inputs (rows
    * read whole chunks, which the reader caches, so the earlier days of a lookback cost little).
+   * A build never changes, so the last cross-sections with a lookback are kept (a copy is
+   * returned: callers may write into it).
    */
   async crossSection(field: DerivedField, t: number, n: number): Promise<Float64Array> {
+    if (derivedLookback(field) === 0) return this.deriveCrossSection(field, t, n)
+    const key = `${field}@${t}`
+    let hit = this.sections.get(key)
+    if (!hit) {
+      hit = this.deriveCrossSection(field, t, n)
+      this.sections.set(key, hit)
+      hit.catch(() => this.sections.delete(key))
+      if (this.sections.size > SECTION_CACHE) {
+        const oldest = this.sections.keys().next().value
+        if (oldest !== undefined) this.sections.delete(oldest)
+      }
+    }
+    return (await hit).slice()
+  }
+
+  private async deriveCrossSection(field: DerivedField, t: number, n: number): Promise<Float64Array> {
     const plan = derivationPlan([field])
     const back = derivedLookback(field)
     const start = Math.max(0, t - back)
