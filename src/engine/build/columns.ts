@@ -7,16 +7,26 @@ export function sharedArray<C>(ctor: Ctor<C>, length: number): C {
 }
 
 /**
- * `count` columns of `days` values carved from one buffer. A large buffer is zeroed lazily by the
- * OS, so pages a tail-only build never touches cost nothing (thousands of small arrays would each
+ * `count` columns of `days` values carved from one buffer (thousands of small arrays would each
  * be zeroed, and V8 would collect them). `shared`: on a SharedArrayBuffer (sharedArray).
+ *
+ * `firstDay` > 0 (a tail-only build): each column owns only days [firstDay, days). The columns are
+ * overlapping views, `days` long and spaced days − firstDay apart, so index t < firstDay of one
+ * column holds another's days: callers must neither read nor write a day before firstDay. The
+ * buffer is count × (days − firstDay) + firstDay values, all of them touched: a first write to
+ * a page costs a page fault (about 13 µs on the 2-core virtual machines of docs/performance.md),
+ * so the pages a column's tail spans, not the bytes, set the cost.
  */
 export function columnsOf<C extends Float64Array | Int32Array | Int16Array | Int8Array | Uint8Array>(
   ctor: Ctor<C>,
   count: number,
   days: number,
   shared = false,
+  firstDay = 0,
 ): C[] {
-  const buf = shared ? sharedArray(ctor, count * days) : new ctor(count * days)
-  return Array.from({ length: count }, (_, j) => buf.subarray(j * days, (j + 1) * days) as C)
+  const first = Math.min(Math.max(0, firstDay), days)
+  const L = days - first
+  const length = count === 0 ? 0 : count * L + first
+  const buf = shared ? sharedArray(ctor, length) : new ctor(length)
+  return Array.from({ length: count }, (_, j) => buf.subarray(j * L, j * L + days) as C)
 }

@@ -11,6 +11,7 @@ import {
 } from '../model-store/layout.ts'
 import type { StoreBuildWriter } from '../model-store/writer.ts'
 import type { Column } from '../zarr/index.ts'
+import { columnsOf } from './columns.ts'
 import type { EngineBlock } from './engine.ts'
 import type { BuildInputs } from './inputs.ts'
 import { reversionFrom } from './tail.ts'
@@ -60,13 +61,20 @@ const CODE_ARRAYS = { int8: Int8Array, uint8: Uint8Array, int16: Int16Array } as
  */
 function codesOf(series: (Float64Array | Int16Array)[], dtype: CodeDType, start: number): Column[] {
   const Ctor = CODE_ARRAYS[dtype]
+  if (series.every((s) => s instanceof Ctor)) return series as Column[]
+  const out = columnsOf<Column & (Int8Array | Uint8Array | Int16Array)>(
+    Ctor,
+    series.length,
+    series[0]?.length ?? 0,
+    false,
+    start,
+  )
   // NaN converts to 0 in an integer typed array.
-  return series.map((s) => {
-    if (s instanceof Ctor) return s
-    const out = new Ctor(s.length)
-    for (let t = start; t < s.length; t++) out[t] = s[t]
-    return out
+  series.forEach((s, j) => {
+    const o = out[j]
+    for (let t = start; t < s.length; t++) o[t] = s[t]
   })
+  return out
 }
 
 /**
@@ -90,9 +98,8 @@ export async function writeBlockFields(
   const codes: Record<CodeField, Column[]> = {
     lstar_level: codesOf(b.fields.lstar_level, dtypes.lstar_level, start),
     recommended_level: codesOf(b.fields.recommended_level, dtypes.recommended_level, start),
-    // Every day, as before the types were narrowed (an append keeps the earlier days anyway).
-    sector_etf: codesOf(range(x.sec), dtypes.sector_etf, 0),
-    subsector_etf: codesOf(b.subEff, dtypes.subsector_etf, 0),
+    sector_etf: codesOf(range(x.sec), dtypes.sector_etf, start),
+    subsector_etf: codesOf(b.subEff, dtypes.subsector_etf, start),
     style_factors: codesOf(b.fields.style_factors, dtypes.style_factors, start),
   }
   for (const c of CODE_FIELDS) await w.writeBlock(`codes/${c}`, b.first, codes[c])

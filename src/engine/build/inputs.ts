@@ -32,7 +32,8 @@ export interface BuildInputs {
   industries: string[]
   /**
    * A tail read's first day (Dataset.panelsFrom): the per-symbol panels hold nothing meaningful
-   * before it (never-touched zeros), and nothing may read them there. Absent or 0: complete.
+   * before it (other columns' days: columnsOf), and nothing may read or write them there. Absent
+   * or 0: complete.
    */
   panelsFrom?: number
 }
@@ -60,17 +61,16 @@ export function buildInputs(ds: Dataset): BuildInputs {
   const rows = new Map<string, SecurityRow[]>()
   for (const row of ds.securities) rows.set(row.symbol, [...(rows.get(row.symbol) ?? []), row])
   const isStock = Uint8Array.from(symbols, (s) => ((rows.get(s) ?? [])[0]?.assetType === 'stock' ? 1 : 0))
-  // Panels come from one buffer each (see columnsOf): the pages of days before a tail read's
-  // first day are never written, so they cost neither time nor memory.
+  // Panels come from one buffer each (see columnsOf), holding only the days of a tail read.
   const known = ds.panelsFrom ?? 0
   // Shared: the kernel's worker threads read returns, sec and sub in place (KernelPool).
-  const returns = columnsOf(Float64Array, N, T, true)
+  const returns = columnsOf(Float64Array, N, T, true, known)
   pick(ds.prices.adj_close).forEach((adj, i) => {
     returnsInto(adj, returns[i], known)
   })
   const close = pick(ds.prices.close ?? ds.prices.adj_close)
   const shares = ds.prices.shares_out ? pick(ds.prices.shares_out) : null
-  const marketCap = columnsOf(Float64Array, N, T)
+  const marketCap = columnsOf(Float64Array, N, T, false, known)
   close.forEach((c, i) => {
     const cap = marketCap[i]
     const sh = shares?.[i]
@@ -98,7 +98,7 @@ export function buildInputs(ds: Dataset): BuildInputs {
   const industryIdx = new Map(industries.map((c, k) => [c, k]))
 
   const minusOnes = () => {
-    const cols = columnsOf(Int16Array, N, T, true)
+    const cols = columnsOf(Int16Array, N, T, true, known)
     if (known === 0 && N > 0) new Int16Array(cols[0].buffer).fill(-1)
     else for (const c of cols) c.fill(-1, known, T)
     return cols

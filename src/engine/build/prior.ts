@@ -48,8 +48,9 @@ export function priorLoader(plan: IncrementalPlan, x: BuildInputs) {
       if (from < plan.from) await loadField(plan, x, f, first, cols, from, T)
       fields[f] = cols
     }
-    // subEff needs no loading: the replay rewrites it from the rebase day, which is chunkStart.
-    const subEff = columnsOf(Int16Array, count, T)
+    // subEff needs no loading: the replay rewrites it from the day before its rebase day, after
+    // the first day of the inputs, and nothing reads it before (columnsOf's firstDay).
+    const subEff = columnsOf(Int16Array, count, T, false, plan.inputFrom)
     if (count > 0) new Int16Array(subEff[0].buffer).fill(-1)
     return { first, count, fields, subEff, recyclable }
   }
@@ -66,7 +67,7 @@ async function loadField(
   T: number,
 ): Promise<void> {
   if (LEVEL_CODES.has(f)) {
-    const codes = columnsOf(Int8Array, cols.length, plan.from)
+    const codes = columnsOf(Int8Array, cols.length, plan.from, false, from)
     await plan.prev.readInto(`codes/${f}`, first, from, plan.from, codes)
     cols.forEach((c, k) => {
       if (!x.isStock[first + k]) return

@@ -18,14 +18,14 @@ import type { Panel } from '../model/panel.ts'
 import { type Ctor, columnsOf } from './columns.ts'
 import type { BuildInputs } from './inputs.ts'
 
-/** Full-length columns holding `tail` (days [from, days)) at their calendar index. */
+/** Full-length columns holding `tail` (days [from, days)) at their calendar index (columnsOf's firstDay). */
 function embed<C extends Float64Array | Int16Array | Uint8Array>(
   ctor: Ctor<C>,
   tail: C[],
   from: number,
   days: number,
 ): C[] {
-  const out = columnsOf(ctor, tail.length, days)
+  const out = columnsOf(ctor, tail.length, days, false, from)
   for (const [j, c] of tail.entries()) out[j].set(c, from)
   return out
 }

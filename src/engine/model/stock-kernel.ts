@@ -100,6 +100,9 @@ export function runStock(
   const basis = ctx.styleBasis
   const sd = basis ? StyleDays.scratch(T) : null
   let prevFallback = false
+  // The decomposition of day `start` reads the subsector ETF in effect the day before, which no
+  // replayed day writes when `from` is itself a rebase day.
+  if (start > 0) out.subEff[start - 1] = effectiveSub(ctx, s, start - 1)
   for (let t = start; t < T; t++) {
     const scheduled = t === start || t % p.rebaseEvery === 0
     const sec = s.sec[t]
@@ -169,6 +172,14 @@ export function runStock(
     f.l3_style_er.fill(Number.NaN, from, T)
     f.style_factors.fill(0, from, T)
   }
+}
+
+/** The ETF of level 3 on day t: the subsector's, or the sector's when the subsector falls back (as in runStock). */
+function effectiveSub(ctx: MarketContext, s: StockSeries, t: number): number {
+  const sec = s.sec[t]
+  const reg = s.sub[t]
+  if (sec < 0) return -1
+  return reg >= 0 && ctx.etfObs[reg][t] >= ctx.params.minObs ? reg : sec
 }
 
 function readMoments(mm: WindowMoments, level: 1 | 2 | 3, q: Moments): void {

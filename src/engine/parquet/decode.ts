@@ -57,7 +57,8 @@ export async function decodeSource(
   const firstRow = firstGroupRow(meta, opts?.fromRow ?? 0)
   const columns: ParquetColumn[] = []
   const slow: { top: TopColumn; col: ParquetColumn }[] = []
-  const alloc = columnAllocator(selected, meta.numRows)
+  const tailOnly = opts?.skippedRows === 'untouched' ? firstRow : 0
+  const alloc = columnAllocator(selected, meta.numRows, tailOnly)
   for (const top of selected) {
     const col = alloc(targetType(top), top.name)
     columns.push(col)
@@ -66,6 +67,8 @@ export async function decodeSource(
   // hyparquet rewrites every row, including any a half-done fast-path attempt left behind; its
   // page screening needs every group's chunks, which a footer parsed from a row may lack.
   if (slow.length > 0) {
+    // It writes whole columns, which overlapping tail-only views (columnAllocator) cannot take.
+    if (tailOnly > 0) for (const { col } of slow) col.values = alloc(col.type, col.name, true).values
     const whole = meta.rowGroups.some((rg) => rg.chunks.length === 0) ? await readMeta(src) : meta
     await decodeWithHyparquet(src, whole, slow)
   }
@@ -142,31 +145,41 @@ function decoded(rg: RowGroupMeta, end: number, firstRow: number): boolean {
 /**
  * Allocates the result columns: numeric ones as views into one buffer per type. Thousands of
  * separately allocated arrays (a wide panel) cost more in allocation and garbage collection than
- * the decoding itself; one large buffer is a single allocation the OS zeroes lazily.
+ * the decoding itself.
+ *
+ * `tailOnly` > 0 (skippedRows 'untouched' from that row): the numeric columns are overlapping
+ * views spaced rows − tailOnly apart, each owning only rows [tailOnly, rows), so the buffers hold
+ * the decoded rows and nothing more (rows before tailOnly read as other columns' values). A tail
+ * read of a long, wide panel then touches as many pages as it decodes values, where disjoint
+ * full-length columns touch one or two partial pages per column on top: on a machine where a
+ * page fault costs microseconds, that was most of the decoding. `own`: a disjoint column.
  */
-function columnAllocator(selected: TopColumn[], rows: number) {
+function columnAllocator(selected: TopColumn[], rows: number, tailOnly = 0) {
   const counts = new Map<ColumnType, number>()
   for (const top of selected) counts.set(targetType(top), (counts.get(targetType(top)) ?? 0) + 1)
   const used = new Map<ColumnType, number>()
-  const f64 = new Float64Array(rows * (counts.get('DOUBLE') ?? 0))
-  const f32 = new Float32Array(rows * (counts.get('FLOAT') ?? 0))
-  const i32 = new Int32Array(rows * ((counts.get('INT32') ?? 0) + (counts.get('DATE') ?? 0)))
+  const first = Math.min(tailOnly, rows)
+  const span = rows - first
+  const size = (n: number) => (n === 0 ? 0 : n * span + first)
+  const f64 = new Float64Array(size(counts.get('DOUBLE') ?? 0))
+  const f32 = new Float32Array(size(counts.get('FLOAT') ?? 0))
+  const i32 = new Int32Array(size((counts.get('INT32') ?? 0) + (counts.get('DATE') ?? 0)))
   const next = (type: ColumnType): [number, number] => {
     // INT32 and DATE share one buffer.
     const key = type === 'DATE' ? 'INT32' : type
     const k = used.get(key) ?? 0
     used.set(key, k + 1)
-    return [k * rows, (k + 1) * rows]
+    return [k * span, k * span + rows]
   }
-  return (type: ColumnType, name: string): ParquetColumn => {
+  return (type: ColumnType, name: string, own = false): ParquetColumn => {
     switch (type) {
       case 'DOUBLE':
-        return { name, type, values: f64.subarray(...next(type)) }
+        return { name, type, values: own ? new Float64Array(rows) : f64.subarray(...next(type)) }
       case 'FLOAT':
-        return { name, type, values: f32.subarray(...next(type)) }
+        return { name, type, values: own ? new Float32Array(rows) : f32.subarray(...next(type)) }
       case 'INT32':
       case 'DATE':
-        return { name, type, values: i32.subarray(...next(type)) }
+        return { name, type, values: own ? new Int32Array(rows) : i32.subarray(...next(type)) }
       case 'STRING':
         return { name, type, values: new Array<string | null>(rows).fill(null) }
     }

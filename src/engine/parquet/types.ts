@@ -13,7 +13,7 @@ export interface ParquetTable {
   metadata: Record<string, string>
   /**
    * First row decoded (see DecodeOptions.fromRow); earlier rows hold NaN, 0 or null (or, with
-   * DecodeOptions.skippedRows 'untouched', whatever a fresh buffer holds: zeros or null).
+   * DecodeOptions.skippedRows 'untouched', unspecified: other columns' rows or null).
    */
   firstRow: number
 }
@@ -43,10 +43,10 @@ export interface DecodeOptions {
    */
   fromRow?: number
   /**
-   * 'untouched': leave the rows of skipped groups as allocated (zeros, or null for strings)
-   * instead of writing NaN into them. The column buffers are large, so the OS zeroes their pages
-   * lazily and pages never written cost neither time nor memory: for callers that never read the
-   * skipped rows (a tail read of a long panel). Default 'missing'.
+   * 'untouched': the rows of skipped groups are unspecified (numeric columns are overlapping
+   * views that own only the rows decoded, so those rows hold other columns' values; strings hold
+   * null), and no memory is spent on them: for callers that never read or write the skipped rows
+   * (a tail read of a long panel). Default 'missing'.
    */
   skippedRows?: 'missing' | 'untouched'
 }

@@ -21,7 +21,7 @@ import {
 } from './layout.ts'
 import { ZarrFormatError } from './metadata.ts'
 import { runBounded } from './pool.ts'
-import { type ArrayMeta, allocColumn, assertLittleEndian, bytesOf, type Column } from './types.ts'
+import { type ArrayMeta, allocColumn, assertLittleEndian, bytesOf, type Column, ColumnPool } from './types.ts'
 import { type ArrayNode, type StoreTree, walkListing, walkStore } from './walk.ts'
 
 export interface ZarrStoreReader {
@@ -147,6 +147,7 @@ class StoreReader implements ZarrStoreReader {
     private readonly cache: ByteLru<Column>,
     private readonly io: ChunkIo,
   ) {}
+  private readonly scratch = new ColumnPool()
 
   meta(path: string): ArrayMeta {
     return this.node(path).meta
@@ -238,26 +239,21 @@ class StoreReader implements ZarrStoreReader {
     const i1 = Math.floor((stop - 1) / g.cd)
     const jobs: [number, number][] = []
     for (let i = i0; i <= i1; i++) for (let k = k0; k <= k1; k++) jobs.push([i, k])
-    await runBounded(
-      jobs.length,
-      READ_ALL_CONCURRENCY,
-      () => allocColumn(g.dtype, g.cd * g.cs),
-      async (scratch, n) => {
-        const [i, k] = jobs[n]
-        const chunk = await this.chunk(a, [i, k], scratch)
-        const d0 = Math.max(from, i * g.cd)
-        const d1 = Math.min(stop, (i + 1) * g.cd)
-        for (let j = Math.max(first, k * g.cs); j < Math.min(last, (k + 1) * g.cs); j++) {
-          const target = targets[j - first]
-          if (!chunk) {
-            target.fill(g.fill, d0, d1)
-            continue
-          }
-          const base = (j - k * g.cs) * g.cd - i * g.cd
-          target.set(chunk.subarray(base + d0, base + d1), d0)
+    await this.withScratch(jobs.length, g.dtype, g.cd * g.cs, async (scratch, n) => {
+      const [i, k] = jobs[n]
+      const chunk = await this.chunk(a, [i, k], scratch)
+      const d0 = Math.max(from, i * g.cd)
+      const d1 = Math.min(stop, (i + 1) * g.cd)
+      for (let j = Math.max(first, k * g.cs); j < Math.min(last, (k + 1) * g.cs); j++) {
+        const target = targets[j - first]
+        if (!chunk) {
+          target.fill(g.fill, d0, d1)
+          continue
         }
-      },
-    )
+        const base = (j - k * g.cs) * g.cd - i * g.cd
+        target.set(chunk.subarray(base + d0, base + d1), d0)
+      }
+    })
   }
 
   async readAll2D(path: string): Promise<Column[]> {
@@ -266,17 +262,12 @@ class StoreReader implements ZarrStoreReader {
     const columns: Column[] = []
     for (let j = 0; j < g.symbols; j++) columns.push(allocColumn(g.dtype, g.days, g.fill))
     const nk = chunkCount(g.symbols, g.cs)
-    await runBounded(
-      chunkCount(g.days, g.cd) * nk,
-      READ_ALL_CONCURRENCY,
-      () => allocColumn(g.dtype, g.cd * g.cs),
-      async (scratch, n) => {
-        const i = Math.floor(n / nk)
-        const k = n % nk
-        const chunk = await this.chunk(a, [i, k], scratch)
-        if (chunk) decodeChunk2D(chunk, g, i, k, columns)
-      },
-    )
+    await this.withScratch(chunkCount(g.days, g.cd) * nk, g.dtype, g.cd * g.cs, async (scratch, n) => {
+      const i = Math.floor(n / nk)
+      const k = n % nk
+      const chunk = await this.chunk(a, [i, k], scratch)
+      if (chunk) decodeChunk2D(chunk, g, i, k, columns)
+    })
     return columns
   }
 
@@ -356,6 +347,24 @@ class StoreReader implements ZarrStoreReader {
    * (bulk reads reuse buffers and bypass the cache, which they would only flush), else into a
    * new buffer that is cached.
    */
+  /** runBounded over chunk-sized scratch buffers the reader keeps for its next bulk read (ColumnPool). */
+  private async withScratch(
+    count: number,
+    dtype: ArrayMeta['dtype'],
+    length: number,
+    work: (scratch: Column, n: number) => Promise<void>,
+  ): Promise<void> {
+    const used: Column[] = []
+    const take = () => {
+      const buf = this.scratch.take(dtype, length)
+      used.push(buf)
+      return buf
+    }
+    await runBounded(count, READ_ALL_CONCURRENCY, take, work)
+    // Not after a failure: a worker still reading into its buffer may outlive the rejection.
+    this.scratch.give(used)
+  }
+
   private async chunk(a: ArrayNode, idx: number[], scratch?: Column): Promise<Column | null> {
     const key = chunkCacheKey(a, idx)
     const hit = this.cache.get(key)

@@ -14,6 +14,7 @@ import {
   assertLittleEndian,
   bytesOf,
   type Column,
+  ColumnPool,
   DTYPES,
   defaultFill,
   dtypeOf,
@@ -127,20 +128,8 @@ export type ChunkEncoder = (i: number, k: number, out: Column) => boolean | Prom
  * the blocks before it nor allocates (and leaves V8 to collect) buffers of its own. Writes that
  * share one must not run concurrently with more than WRITE_CONCURRENCY buffers each in flight.
  */
-export class ChunkScratch {
+export class ChunkScratch extends ColumnPool {
   readonly made = new DirMaker()
-  private readonly free = new Map<string, Column[]>()
-  take(dtype: Grid2D['dtype'], length: number): Column {
-    return this.free.get(`${dtype}:${length}`)?.pop() ?? allocColumn(dtype, length)
-  }
-  give(bufs: Column[]): void {
-    for (const b of bufs) {
-      const key = `${dtypeOf(b)}:${b.length}`
-      const list = this.free.get(key)
-      if (list) list.push(b)
-      else this.free.set(key, [b])
-    }
-  }
 }
 
 /** Encodes and writes every chunk (i, k) for which `want(i, k)`, skipping all-fill chunks. */
