@@ -17,13 +17,9 @@ export function sharedArray<C>(ctor: Ctor<C>, length: number): C {
  * a page costs a page fault (about 13 µs on the 2-core virtual machines of docs/performance.md),
  * so the pages a column's tail spans, not the bytes, set the cost.
  */
-export function columnsOf<C extends Float64Array | Int32Array | Int16Array | Int8Array | Uint8Array>(
-  ctor: Ctor<C>,
-  count: number,
-  days: number,
-  shared = false,
-  firstDay = 0,
-): C[] {
+export function columnsOf<
+  C extends Float64Array | Float32Array | Int32Array | Int16Array | Int8Array | Uint8Array,
+>(ctor: Ctor<C>, count: number, days: number, shared = false, firstDay = 0): C[] {
   const first = Math.min(Math.max(0, firstDay), days)
   const L = days - first
   const length = count === 0 ? 0 : count * L + first

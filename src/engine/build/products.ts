@@ -24,7 +24,7 @@ import { columnsOf } from './columns.ts'
 import { REVERSION_Z } from './fields.ts'
 import type { IncrementalPlan } from './incremental.ts'
 import type { BuildInputs } from './inputs.ts'
-import { type BuildReader, dayRanges, openBuildReader, READ_BACK_DAYS, readDays } from './read-back.ts'
+import { type BuildReader, dayRanges, openBuildReader, readDays } from './read-back.ts'
 import { universesFrom } from './tail.ts'
 
 /**
@@ -75,7 +75,7 @@ export async function writeUniverses(
   // One byte per stock-day instead of the ranks and validity it is read from (which are dropped).
   const member = defaultMember(u, basis.universe_basis)
   const start = inc ? inc.from : 0
-  const bits = columnsOf(Uint8Array, N, T)
+  const bits = columnsOf(Uint8Array, N, T, false, start)
   for (let i = 0; i < N; i++) for (let t = start; t < T; t++) bits[i][t] = member(i, t) ? 1 : 0
   return (i, t) => bits[i][t] === 1
 }
@@ -140,8 +140,8 @@ async function reversionBuckets(
 ): Promise<{ decile: Int8Array[]; quality: Int8Array[] }> {
   const T = x.calendar.length
   const N = x.symbols.length
-  const decile = columnsOf(Int8Array, N, T)
-  const quality = columnsOf(Int8Array, N, T)
+  const decile = columnsOf(Int8Array, N, T, false, start)
+  const quality = columnsOf(Int8Array, N, T, false, start)
   for (const [a, b] of dayRanges(start, T)) {
     const z = await readDays(reader, REVERSION_Z, Float64Array, N, a, b)
     const subEr = await readDays(reader, 'fields/l3_sub_er', Float64Array, N, a, b)
@@ -170,10 +170,10 @@ async function writeIndustryPanel(
   const nInd = x.industries.length
   // Days before start come from the previous build, so only the rest is computed.
   const series = LEVELS.map(() => ({
-    beta_mean: columnsOf(Float64Array, nInd, T),
-    beta_variance: columnsOf(Float64Array, nInd, T),
-    total_log_mcap_weight: columnsOf(Float64Array, nInd, T),
-    n_companies: columnsOf(Int32Array, nInd, T),
+    beta_mean: columnsOf(Float64Array, nInd, T, false, start),
+    beta_variance: columnsOf(Float64Array, nInd, T, false, start),
+    total_log_mcap_weight: columnsOf(Float64Array, nInd, T, false, start),
+    n_companies: columnsOf(Int32Array, nInd, T, false, start),
   }))
   // Every (day, industry) sums its members in symbol order on its own, so the panel computed one
   // range of days at a time is the whole-panel computation's bit for bit.
@@ -226,10 +226,10 @@ async function writeRankings(
 ): Promise<void> {
   const T = x.calendar.length
   const N = x.symbols.length
-  // The longest window ends at T - 1; read from a day-chunk boundary before it (the window
+  // The longest window ends at T - 1 and a single day's sweep reads no day before it (the window
   // kernels' 16-day blocks are on the calendar index, which the read-back columns keep).
   const longest = Math.max(...Object.values(WINDOW_DAYS))
-  const from = Math.max(0, Math.floor((T - longest) / READ_BACK_DAYS) * READ_BACK_DAYS)
+  const from = Math.max(0, T - longest)
   const field = (f: string) => readDays(reader, `fields/${f}`, Float64Array, N, from, T)
   const input = {
     returns: x.returns,

@@ -8,7 +8,7 @@
 import { DerivedReader } from '../model-store/derive-read.ts'
 import { isDerived } from '../model-store/derived.ts'
 import { type Column, openZarrStore, type ZarrStoreReader } from '../zarr/index.ts'
-import type { Ctor } from './columns.ts'
+import { type Ctor, columnsOf } from './columns.ts'
 import type { BuildInputs } from './inputs.ts'
 
 /** Days read back at once: one day-chunk of the store (a whole chunk file per symbol chunk). */
@@ -38,8 +38,8 @@ export async function openBuildReader(
 /**
  * Days [from, to) of the [day, symbol] array at `path`, every symbol: column j holds symbol j's
  * values at their calendar index, so kernels index them with t as they would the whole panel.
- * Only days [from, to) are meaningful: the columns are overlapping views of one buffer of
- * symbols × (to − from) + from values, and index t < from holds another symbol's days. A field
+ * Only days [from, to) are meaningful: the columns are overlapping views of one buffer
+ * (columnsOf's firstDay), and index t < from holds another symbol's days. A field
  * the store derives is derived from its stored inputs as the model store's reader does.
  */
 export async function readDays<C extends Column>(
@@ -50,9 +50,7 @@ export async function readDays<C extends Column>(
   from: number,
   to: number,
 ): Promise<C[]> {
-  const L = to - from
-  const buf = new ctor(symbols * L + from) as C
-  const cols = Array.from({ length: symbols }, (_, j) => buf.subarray(j * L, j * L + to) as C)
+  const cols = columnsOf(ctor, symbols, to, false, from)
   const field = path.startsWith('fields/') ? path.slice('fields/'.length) : ''
   if (isDerived(field)) await reader.derived.readInto([field], 0, from, to, [cols])
   else await reader.zarr.readInto(path, 0, from, to, cols)

@@ -28,7 +28,7 @@ import {
   type TruthField,
 } from './format.ts'
 import { DATASET_FILES } from './layout.ts'
-import { verifiedParts } from './verified-parts.ts'
+import { ByteArena, verifiedParts } from './verified-parts.ts'
 
 export interface ReadOptions {
   /** Check every file against the manifest digests (default true). */
@@ -111,11 +111,13 @@ export async function readDataset(
     !byParts(path)
   if (verify) await verifyDataset(dir, manifest, loads)
   const calendar = await readCalendar(dir)
+  // Panels are read one after another: they share the arena of their parts.
+  const arena = new ByteArena()
   const panel = (path: string) => {
     if (!byParts(path)) return readPanel(dir, path, calendar)
     const parts = manifest.files[path]?.parts
     if (!parts) fail(dir, `${path} has no part digests in the manifest`)
-    return readPanel(dir, path, calendar, { fromDay: tail ?? 0, parts: verify ? parts : null })
+    return readPanel(dir, path, calendar, { fromDay: tail ?? 0, parts: verify ? parts : null, arena })
   }
   const adj = await panel(DATASET_FILES.price('adj_close'))
   const symbols = adj.names
@@ -273,14 +275,24 @@ async function readPanel(
   dir: string,
   path: string,
   calendar: Int32Array,
-  tail?: { fromDay: number; parts: FileDigest['parts'] | null },
+  tail?: { fromDay: number; parts: FileDigest['parts'] | null; arena: ByteArena },
 ): Promise<{ names: string[]; values: Panel; firstRow: number }> {
   const file = join(dir, path)
   const table = tail
     ? await withFileSource(file, async (raw) => {
-        const src = tail.parts ? verifiedParts(raw, tail.parts, (m) => fail(dir, `${path}: ${m}`)) : raw
+        const src = tail.parts
+          ? verifiedParts(raw, tail.parts, (m) => fail(dir, `${path}: ${m}`), tail.arena)
+          : raw
         const fromRow = tail.fromDay
-        return decodeSource(src, await readMeta(src, { fromRow }), { fromRow, skippedRows: 'untouched' })
+        try {
+          return await decodeSource(src, await readMeta(src, { fromRow }), {
+            fromRow,
+            skippedRows: 'untouched',
+          })
+        } finally {
+          // The decoded columns are copies: the next panel may reuse the parts' memory.
+          tail.arena.reset()
+        }
       })
     : await readParquetFile(file)
   const [date, ...rest] = table.columns

@@ -9,7 +9,39 @@ type Parts = NonNullable<FileDigest['parts']>
  * (manifest byte ranges) it touches, once, and compares each with its digest. A tail read of a
  * panel thus verifies its footer and the row groups it decodes, and nothing it skips.
  */
-export function verifiedParts(src: ByteSource, parts: Parts, fail: (message: string) => never): ByteSource {
+/**
+ * Part buffers by bump allocation, reset between files: the parts a tail read loads from four
+ * wide panels (tens of MB) then reuse one file's pages for the next, where a fresh buffer's first
+ * write costs a page fault per page (docs/performance.md).
+ */
+export class ByteArena {
+  private buf = new Uint8Array(0)
+  private used = 0
+  take(n: number): Uint8Array {
+    if (this.used + n > this.buf.length) {
+      this.buf = new Uint8Array(Math.max(n, 2 * this.buf.length, 1 << 20))
+      this.used = 0
+    }
+    const out = this.buf.subarray(this.used, this.used + n)
+    this.used += n
+    return out
+  }
+  /** Every buffer taken so far may be overwritten from here on. */
+  reset(): void {
+    this.used = 0
+  }
+}
+
+/**
+ * `arena`: where the parts are loaded (when the source can read into a buffer); the caller
+ * resets it only once nothing read through this view is used any more.
+ */
+export function verifiedParts(
+  src: ByteSource,
+  parts: Parts,
+  fail: (message: string) => never,
+  arena?: ByteArena,
+): ByteSource {
   const starts: number[] = []
   let end = 0
   for (const p of parts) {
@@ -21,7 +53,9 @@ export function verifiedParts(src: ByteSource, parts: Parts, fail: (message: str
   const part = async (n: number): Promise<Uint8Array> => {
     const hit = loaded.get(n)
     if (hit) return hit
-    const bytes = await src.read(starts[n], starts[n] + parts[n].bytes)
+    const [from, to] = [starts[n], starts[n] + parts[n].bytes]
+    const bytes =
+      arena && src.readInto ? await src.readInto(from, to, arena.take(to - from)) : await src.read(from, to)
     if (createHash('sha256').update(bytes).digest('hex') !== parts[n].sha256)
       fail(`part ${n} (bytes ${starts[n]}..${starts[n] + parts[n].bytes}) does not match its manifest digest`)
     loaded.set(n, bytes)
@@ -32,7 +66,7 @@ export function verifiedParts(src: ByteSource, parts: Parts, fail: (message: str
     async read(start, stop) {
       if (start < 0 || stop > src.size || stop < start)
         fail(`read of bytes ${start}..${stop} outside a ${src.size}-byte file`)
-      const out = new Uint8Array(stop - start)
+      let out: Uint8Array | null = null
       // The last part starting at or before `start`, then onwards until `stop` is covered.
       let n = 0
       while (n + 1 < parts.length && starts[n + 1] <= start) n++
@@ -41,10 +75,11 @@ export function verifiedParts(src: ByteSource, parts: Parts, fail: (message: str
         const from = at - starts[n]
         const take = Math.min(stop, starts[n] + bytes.length) - at
         if (take === stop - start) return bytes.subarray(from, from + take)
+        out ??= new Uint8Array(stop - start)
         out.set(bytes.subarray(from, from + take), at - start)
         at += take
       }
-      return out
+      return out ?? new Uint8Array(0)
     },
   }
 }
