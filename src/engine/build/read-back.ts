@@ -12,7 +12,7 @@ import { type Ctor, columnsOf } from './columns.ts'
 import type { BuildInputs } from './inputs.ts'
 
 /** Days read back at once: one day-chunk of the store (a whole chunk file per symbol chunk). */
-export const READ_BACK_DAYS = 256
+const READ_BACK_DAYS = 256
 
 /** The build directory's arrays, and the fields it derives instead of holding (derived.ts). */
 export interface BuildReader {
