@@ -20,7 +20,10 @@ const CHUNK_DAYS = 256
  * t % 60 == 0 from the 60-day window, so a day depends on at most 59 + 59 earlier days.
  */
 const REVERSION_TAIL = 128
-/** History the data_as_of rankings need (252-day windows, with margin). */
+/**
+ * Days of returns before the last the data_as_of rankings read from the inputs (252-day windows,
+ * with margin); their per-stock fields they read back from the new store (products.ts).
+ */
 const RANKING_TAIL = 256
 /** The kernel's vol_252d_ann window, whatever the estimation window. */
 const VOL_DAYS = 252
@@ -34,7 +37,7 @@ export interface IncrementalPlan {
   from: number
   /** First day of the first day-chunk that is rewritten; earlier chunks are hard-linked. */
   chunkStart: number
-  /** First day of the reversion/ranking inputs loaded back. */
+  /** First day of the reversion inputs loaded back into the engine's blocks. */
   loadFrom: number
 }
 
@@ -78,26 +81,26 @@ export async function planIncremental(
   if (restated) return no(restated)
   const from = T0
   const chunkStart = Math.floor(T0 / CHUNK_DAYS) * CHUNK_DAYS
-  const loadFrom = Math.max(0, Math.min(T0 - REVERSION_TAIL, T - 1 - RANKING_TAIL))
+  const loadFrom = Math.max(0, T0 - REVERSION_TAIL)
   // The new days' universe masks rank on the last month-end before them; the old calendar shows
   // every month-end before its last day (which is one only if the next day opens a new month).
   const ends = monthEnds(prev.calendar)
   const lastEnd = ends.length > 0 ? ends[ends.length - 1] : 0
-  const first = inputFrom(params, from, loadFrom, lastEnd, recorded)
+  const first = inputFrom(params, from, Math.min(loadFrom, T - 1 - RANKING_TAIL), lastEnd, recorded)
   return { prev, from, chunkStart, loadFrom, inputFrom: first, datasetDigest: dm.digest }
 }
 
 /**
  * The first day of the price panels the build reads. The replay from the rebase day reads a
- * window of returns before it (the 252-day volatility too); the rankings' returns start at
- * loadFrom; the universes of the new days rank on the last month-end before them, with
+ * window of returns before it (the 252-day volatility too); the reversion inputs loaded back
+ * and the rankings' returns start at `loaded`; the universes of the new days rank on the last month-end before them, with
  * DOLLAR_VOLUME_DAYS of dollar volume; and the restatement check reads the recorded incomplete
  * row group. One more day for each, as a return needs the previous close.
  */
 function inputFrom(
   params: ModelParams,
   from: number,
-  loadFrom: number,
+  loaded: number,
   lastMonthEnd: number,
   recorded: InputDigests,
 ): number {
@@ -105,7 +108,7 @@ function inputFrom(
   const replay = rebase - Math.max(params.window, VOL_DAYS)
   const universes = lastMonthEnd - DOLLAR_VOLUME_DAYS
   const partial = Math.floor(recorded.days / recorded.row_group_days) * recorded.row_group_days
-  return Math.max(0, Math.min(replay, loadFrom, universes, partial + 1) - 1)
+  return Math.max(0, Math.min(replay, loaded, universes, partial + 1) - 1)
 }
 
 /**
