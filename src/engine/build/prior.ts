@@ -38,16 +38,37 @@ export function priorLoader(plan: IncrementalPlan, x: BuildInputs) {
   return async (first: number, count: number, buffers: BlockBuffers): Promise<EngineBlock> => {
     const fields = {} as Record<StockField, Float64Array[]>
     const recyclable: Float64Array[] = []
+    // Fields by the first day they load (codes apart): one readManyInto each, all in flight at
+    // once, so the fields derived from the same stored inputs share their reads.
+    const byFrom = new Map<number, StockField[]>()
+    const codes: [StockField, number][] = []
     for (const f of STOCK_FIELDS) {
       const cols = buffers.columns(f, first, count, recyclable)
       // Not before loadFrom: the block's columns share their earlier days (BlockBuffers).
       cols.forEach((a, k) => {
         if (!x.isStock[first + k]) a.fill(Number.NaN, plan.loadFrom)
       })
-      const from = TAIL_FIELDS.has(f) ? plan.loadFrom : SEAM_FIELDS.has(f) ? plan.from - 1 : plan.from
-      if (from < plan.from) await loadField(plan, x, f, first, cols, from, T)
       fields[f] = cols
+      const from = TAIL_FIELDS.has(f) ? plan.loadFrom : SEAM_FIELDS.has(f) ? plan.from - 1 : plan.from
+      if (from >= plan.from) continue
+      if (LEVEL_CODES.has(f)) codes.push([f, from])
+      else byFrom.set(from, [...(byFrom.get(from) ?? []), f])
     }
+    // What the store holds for the other symbols (ETFs) is not wanted: their columns stay NaN.
+    const discard = new Float64Array(T)
+    const stocks = (cols: Float64Array[]) => cols.map((c, k) => (x.isStock[first + k] ? c : discard))
+    await Promise.all([
+      ...[...byFrom].map(([from, fs]) =>
+        plan.prev.readManyInto(
+          fs.map((f) => `fields/${f}`),
+          first,
+          from,
+          plan.from,
+          fs.map((f) => stocks(fields[f])),
+        ),
+      ),
+      ...codes.map(([f, from]) => loadCodes(plan, x, f, first, fields[f], from)),
+    ])
     // subEff needs no loading: the replay rewrites it from the day before its rebase day, after
     // the first day of the inputs, and nothing reads it before (columnsOf's firstDay).
     const subEff = columnsOf(Int16Array, count, T, false, plan.inputFrom)
@@ -56,25 +77,19 @@ export function priorLoader(plan: IncrementalPlan, x: BuildInputs) {
   }
 }
 
-/** Days [from, plan.from) of field f of the block's stocks, from the previous build. */
-async function loadField(
+/** Days [from, plan.from) of the level code field f of the block's stocks, from the previous build. */
+async function loadCodes(
   plan: IncrementalPlan,
   x: BuildInputs,
   f: StockField,
   first: number,
   cols: Float64Array[],
   from: number,
-  T: number,
 ): Promise<void> {
-  if (LEVEL_CODES.has(f)) {
-    const codes = columnsOf(Int8Array, cols.length, plan.from, false, from)
-    await plan.prev.readInto(`codes/${f}`, first, from, plan.from, codes)
-    cols.forEach((c, k) => {
-      if (!x.isStock[first + k]) return
-      for (let t = from; t < plan.from; t++) c[t] = codes[k][t] === 0 ? Number.NaN : codes[k][t]
-    })
-    return
-  }
-  const stocks = cols.map((c, k) => (x.isStock[first + k] ? c : new Float64Array(T)))
-  await plan.prev.readInto(`fields/${f}`, first, from, plan.from, stocks)
+  const codes = columnsOf(Int8Array, cols.length, plan.from, false, from)
+  await plan.prev.readInto(`codes/${f}`, first, from, plan.from, codes)
+  cols.forEach((c, k) => {
+    if (!x.isStock[first + k]) return
+    for (let t = from; t < plan.from; t++) c[t] = codes[k][t] === 0 ? Number.NaN : codes[k][t]
+  })
 }
