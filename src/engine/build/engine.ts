@@ -111,14 +111,27 @@ export async function runEngine(
   let pending: Promise<void> | null = null
   let previous: EngineBlock | null = null
   const buffers = new BlockBuffers(N, T, run.blockSize, run.kept ?? new Set(STOCK_FIELDS), run.firstDay)
+  const load = async (first: number): Promise<EngineBlock> => {
+    const count = Math.min(run.blockSize, N - first)
+    if (first > 0 && run.gate) await run.gate
+    return run.prior
+      ? await run.prior(first, count, buffers)
+      : emptyBlock(first, count, T, x.isStock, buffers)
+  }
+  // An incremental build's blocks load the previous build's days (reads in libuv's pool): the
+  // next block loads while this one computes. Its blocks hold only their tail, so a third one
+  // in memory costs a few MB; a full build's would cost a whole block of panels, so it does not.
+  let next: Promise<EngineBlock> | null = null
   try {
     for (let first = 0; first < N; first += run.blockSize) {
       const count = Math.min(run.blockSize, N - first)
       let t0 = performance.now()
-      if (first > 0 && run.gate) await run.gate
-      const block = run.prior
-        ? await run.prior(first, count, buffers)
-        : emptyBlock(first, count, T, x.isStock, buffers)
+      const block = await (next ?? load(first))
+      next = null
+      if (run.prior && first + count < N) {
+        next = load(first + count)
+        next.catch(() => {}) // awaited on the next turn; a failure must not surface as unhandled first
+      }
       if (pool) await pool.run(block, run.from, T)
       else if (ctx) runBlock(ctx, x, block, run.from, T)
       times.kernel += performance.now() - t0
