@@ -7,7 +7,7 @@ import type { Progress } from '../../platform/progress.ts'
 import { fundamentalsFiles, readFundamentalsFile } from '../data/dataset-reader.ts'
 import type { Dataset, DatasetManifest } from '../data/format.ts'
 import { parseCompanyFacts } from '../data/fundamentals/index.ts'
-import { storedCompanyJson } from '../data/fundamentals/stored.ts'
+import { storedCompanyGzip } from '../data/fundamentals/stored.ts'
 import { STORE_FILES } from '../model-store/layout.ts'
 import type { StoreBuildWriter } from '../model-store/writer.ts'
 import { tsWorker } from './isolated.ts'
@@ -15,7 +15,8 @@ import { tsWorker } from './isolated.ts'
 /**
  * The build's fundamentals stage (docs/methodology.md §13): every SEC companyfacts document of
  * the dataset is parsed once into its point-in-time quarters and stored as a digest per company
- * (STORE_FILES.fundamentals), and the dataset's rate curves as one document (STORE_FILES.rates),
+ * (STORE_FILES.fundamentals, gzip-compressed on the thread that parsed it, the deflate itself on
+ * libuv's pool), and the dataset's rate curves as one document (STORE_FILES.rates),
  * so GET /fundamentals reads digests and never parses a filing. A document the parser rejects is
  * left out with a note naming the CIK and the reason (the rest of the build goes on). With
  * `reuse` (an incremental build over the same fundamentals files) the previous build's digests
@@ -42,9 +43,9 @@ export type DocumentWriter = Pick<StoreBuildWriter, 'writeDocument' | 'linkDocum
 /** A DocumentWriter over a build directory, for a thread that has no StoreBuildWriter. */
 export function documentWriter(dir: string): DocumentWriter {
   return {
-    async writeDocument(path, json) {
+    async writeDocument(path, data) {
       await mkdir(dirname(join(dir, path)), { recursive: true })
-      await writeFile(join(dir, path), json)
+      await writeFile(join(dir, path), data)
     },
     async linkDocument(prevDir, path) {
       await mkdir(dirname(join(dir, path)), { recursive: true })
@@ -172,6 +173,13 @@ export async function writeFundamentals(
 ): Promise<{ companies: number; failed: number }> {
   let companies = 0
   let failed = 0
+  const leftOut = (cik: number, err: unknown) => {
+    failed++
+    if (failed <= 20) notes.push(`fundamentals of CIK ${cik} left out: ${(err as Error).message}`)
+  }
+  // One digest is gzipped and written (the deflate on libuv's pool) while the next company is
+  // parsed; this promise never rejects (a failed write leaves its company out).
+  let writing: Promise<void> = Promise.resolve()
   progress.start('build: parse filings (companies)', sources.length)
   try {
     for (const [k, f] of sources.entries()) {
@@ -184,17 +192,24 @@ export async function writeFundamentals(
               () => false,
             )
           : false
-        if (!linked) {
+        if (linked) companies++
+        else {
           const doc = JSON.parse(gunzipSync(await f.gzipped()).toString('utf8')) as unknown
-          await writer.writeDocument(path, storedCompanyJson(parseCompanyFacts(doc)))
+          const company = parseCompanyFacts(doc)
+          await writing
+          writing = storedCompanyGzip(company)
+            .then((bytes) => writer.writeDocument(path, bytes))
+            .then(
+              () => void companies++,
+              (err: unknown) => leftOut(f.cik, err),
+            )
         }
-        companies++
       } catch (err) {
-        failed++
-        if (failed <= 20) notes.push(`fundamentals of CIK ${f.cik} left out: ${(err as Error).message}`)
+        leftOut(f.cik, err)
       }
       progress.update(k + 1)
     }
+    await writing
   } finally {
     progress.stop()
   }

@@ -44,8 +44,13 @@ export const STORE_FILES = {
   factors: 'meta/factors.json',
   factorReturns: 'factors/returns',
   vixLevel: 'factors/vix_level',
-  /** Parsed SEC fundamentals, one document per company (engine/data/fundamentals/stored.ts). */
-  fundamentals: (cik: number) => `fundamentals/CIK${String(cik).padStart(10, '0')}.json`,
+  /**
+   * Parsed SEC fundamentals, one gzip-compressed JSON document per company
+   * (engine/data/fundamentals/stored.ts). Builds made before the digests were compressed hold
+   * `fundamentals/CIK##########.json` instead: ModelStore.document reads that name when this one
+   * is missing.
+   */
+  fundamentals: (cik: number) => `fundamentals/CIK${String(cik).padStart(10, '0')}.json.gz`,
   /** Interest-rate curves on their own dates: {tenors, days, values (null = none)}. */
   rates: 'meta/rates.json',
 } as const

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { gunzipSync } from 'node:zlib'
 import { isoFromDay, parseIsoDay } from '../../platform/dates.ts'
 import { AppError } from '../../platform/errors.ts'
 import type { BlobReader } from '../object-store/types.ts'
@@ -65,11 +66,20 @@ function checkManifest(manifest: StoreManifest, dir: string): void {
 }
 
 /** A missing document reads as null; any other failure (an unreachable remote store) is thrown. */
-type ReadText = (path: string) => Promise<string | null>
+type ReadBytes = (path: string) => Promise<Uint8Array | null>
 
-async function readLocalText(file: string): Promise<string | null> {
+const utf8 = new TextDecoder()
+const text = (bytes: Uint8Array | null): string | null => (bytes === null ? null : utf8.decode(bytes))
+/**
+ * gzip's magic number (RFC 1952): a `.gz` document is inflated when its bytes are gzip, so one
+ * an HTTP server sent with `Content-Encoding: gzip` (fetch inflates it) still reads. JSON text
+ * never starts with 0x1f.
+ */
+const isGzip = (b: Uint8Array): boolean => b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b
+
+async function readLocalBytes(file: string): Promise<Uint8Array | null> {
   try {
-    return await readFile(file, 'utf8')
+    return await readFile(file)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
     throw err
@@ -113,7 +123,7 @@ export class ModelStore {
     readonly dir: string,
     /** The build id CURRENT named when opened (null: the store root was a build directory). */
     readonly buildId: string | null,
-    private readonly readText: ReadText,
+    private readonly readBytes: ReadBytes,
     readonly manifest: StoreManifest,
     readonly calendar: Int32Array,
     readonly symbols: SymbolMeta[],
@@ -158,7 +168,7 @@ export class ModelStore {
     }
     checkManifest(manifest, dir)
     const zarr = await openZarrStore(dir, { cacheBytes: opts.cacheBytes })
-    return ModelStore.finish(dir, id, (p) => readLocalText(join(dir, p)), manifest, zarr)
+    return ModelStore.finish(dir, id, (p) => readLocalBytes(join(dir, p)), manifest, zarr)
   }
 
   /**
@@ -173,13 +183,10 @@ export class ModelStore {
     if (!id) refuse(`no published build at ${blobs.url} (erm3 publish writes CURRENT last)`)
     const base = `${STORE_FILES.builds}/${id}`
     const dir = `${blobs.url}/${base}`
-    const readText: ReadText = async (p) => {
-      const bytes = await blobs.get(`${base}/${p}`)
-      return bytes === null ? null : new TextDecoder().decode(bytes)
-    }
+    const readBytes: ReadBytes = (p) => blobs.get(`${base}/${p}`)
     const [manifestText, listingText] = await Promise.all([
-      readText(STORE_FILES.manifest),
-      readText(STORE_FILES.listing),
+      readBytes(STORE_FILES.manifest).then(text),
+      readBytes(STORE_FILES.listing).then(text),
     ])
     if (manifestText === null) refuse(`no manifest in ${dir}`)
     if (listingText === null) refuse(`${dir} has no ${STORE_FILES.listing}: publish it with erm3 publish`)
@@ -197,20 +204,20 @@ export class ModelStore {
     const metadata = new Map<string, string>()
     for (const [p, text] of Object.entries(listing.metadata ?? {})) metadata.set(`${base}/${p}`, text)
     const zarr = await openRemoteZarrStore(blobs, base, files, { cacheBytes: opts.cacheBytes, metadata })
-    return ModelStore.finish(dir, id, readText, manifest, zarr)
+    return ModelStore.finish(dir, id, readBytes, manifest, zarr)
   }
 
   private static async finish(
     dir: string,
     id: string | null,
-    readText: ReadText,
+    readBytes: ReadBytes,
     manifest: StoreManifest,
     zarr: ZarrStoreReader,
   ): Promise<ModelStore> {
     const json = async <T>(p: string): Promise<T> => {
-      const text = await readText(p)
-      if (text === null) refuse(`${dir}: ${p} is missing`)
-      return JSON.parse(text) as T
+      const bytes = await readBytes(p)
+      if (bytes === null) refuse(`${dir}: ${p} is missing`)
+      return JSON.parse(utf8.decode(bytes)) as T
     }
     try {
       const calendar = (await zarr.readArray1D(STORE_FILES.calendar)) as Int32Array
@@ -218,9 +225,11 @@ export class ModelStore {
         json<SymbolMeta[]>(STORE_FILES.symbols),
         json<string[]>(STORE_FILES.etfs),
         json<string[]>(STORE_FILES.industries),
-        readText(STORE_FILES.factors).then((t) => (t === null ? null : (JSON.parse(t) as FactorMeta[]))),
+        readBytes(STORE_FILES.factors).then((b) =>
+          b === null ? null : (JSON.parse(utf8.decode(b)) as FactorMeta[]),
+        ),
       ])
-      return new ModelStore(dir, id, readText, manifest, calendar, symbols, etfs, industries, factors, zarr)
+      return new ModelStore(dir, id, readBytes, manifest, calendar, symbols, etfs, industries, factors, zarr)
     } catch (e) {
       await zarr.close()
       throw e
@@ -363,7 +372,12 @@ export class ModelStore {
   /**
    * A JSON document of the build (STORE_FILES.fundamentals(cik), STORE_FILES.rates), parsed once
    * and kept among the last DOCUMENT_CACHE used; null when the build has none. Callers share the
-   * parsed value: treat it as read-only.
+   * parsed value: treat it as read-only. Gzip bytes are inflated on this thread, like the parse:
+   * a digest inflates in about 0.25 ms and parses in 2.8 ms, and the async API's trips to libuv's
+   * pool took 0.4–0.9 ms (docs/performance.md). When a `.gz` path is missing, the same name
+   * without `.gz` is read as plain JSON (a build made before the fundamentals digests were
+   * compressed). A document that cannot be inflated or parsed rejects with an Error naming the
+   * file (a 500 logged with its cause, as any failed read).
    */
   document(path: string): Promise<unknown> {
     const hit = this.documents.get(path)
@@ -372,7 +386,7 @@ export class ModelStore {
       this.documents.set(path, hit)
       return hit
     }
-    const p = this.readText(path).then((text) => (text === null ? null : (JSON.parse(text) as unknown)))
+    const p = this.readDocument(path)
     p.catch(() => this.documents.delete(path))
     this.documents.set(path, p)
     if (this.documents.size > DOCUMENT_CACHE) {
@@ -380,6 +394,23 @@ export class ModelStore {
       if (oldest !== undefined) this.documents.delete(oldest)
     }
     return p
+  }
+
+  private async readDocument(path: string): Promise<unknown> {
+    let name = path
+    let bytes = await this.readBytes(name)
+    if (bytes === null && name.endsWith('.gz')) {
+      name = name.slice(0, -'.gz'.length)
+      bytes = await this.readBytes(name)
+    }
+    if (bytes === null) return null
+    try {
+      return JSON.parse(utf8.decode(isGzip(bytes) ? gunzipSync(bytes) : bytes)) as unknown
+    } catch (e) {
+      throw new Error(
+        `model store: ${this.dir}/${name} is corrupt (${(e as Error).message}); rebuild the store`,
+      )
+    }
   }
 
   /** The VIX level on every calendar day (NaN = none). */

@@ -57,13 +57,14 @@ export class StoreBuildWriter {
   }
 
   /**
-   * A JSON document of the build (the fundamentals digests, the rate curves) at `path` under the
-   * build directory; its parent directories are made as needed.
+   * A document of the build at `path` under the build directory: JSON text (the rate curves) or
+   * its gzip bytes under a `.gz` name (the fundamentals digests); parent directories are made as
+   * needed.
    */
-  async writeDocument(path: string, json: string): Promise<void> {
+  async writeDocument(path: string, data: string | Uint8Array): Promise<void> {
     const file = join(this.dir, path)
     await mkdir(dirname(file), { recursive: true })
-    await writeFile(file, json)
+    await writeFile(file, data)
   }
 
   /** Hard-links `prevDir`'s document at `path` into this build (the same bytes, no copy). */
