@@ -101,9 +101,11 @@ export async function readDataset(
   const manifest = await readManifest(dir)
   const verify = opts.verify ?? true
   const tail = tailRead(manifest, opts.fromDay ?? 0)
-  // A tail read checks the panels part by part as it decodes them (verifiedParts).
-  const byParts = (path: string) =>
-    tail !== null && (path.startsWith('prices/') || path === DATASET_FILES.series)
+  // The panels of a version 2 dataset are checked part by part as they are decoded
+  // (verifiedParts): a tail read checks only what it reads, a whole read reads each file once
+  // (not once to hash and again to decode). Unverified whole reads read each file in one piece.
+  const partsRead = tail !== null || (verify && manifest.format_version >= 2)
+  const byParts = (path: string) => partsRead && (path.startsWith('prices/') || path === DATASET_FILES.series)
   // Verify what this read loads: fundamentals and truth only when they are asked for.
   const loads = (path: string) =>
     (opts.fundamentals === true || !path.startsWith('fundamentals/')) &&
@@ -117,6 +119,8 @@ export async function readDataset(
     if (!byParts(path)) return readPanel(dir, path, calendar)
     const parts = manifest.files[path]?.parts
     if (!parts) fail(dir, `${path} has no part digests in the manifest`)
+    // A whole file's parts at once: one buffer the size of the largest, reused file after file.
+    if (tail === null) arena.reserve(manifest.files[path].bytes)
     return readPanel(dir, path, calendar, { fromDay: tail ?? 0, parts: verify ? parts : null, arena })
   }
   const adj = await panel(DATASET_FILES.price('adj_close'))

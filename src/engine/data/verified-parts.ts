@@ -26,6 +26,14 @@ export class ByteArena {
     this.used += n
     return out
   }
+  /** Room for `n` bytes after a reset, allocated now (in one piece) if the buffer is smaller. */
+  reserve(n: number): void {
+    if (this.buf.length < n) {
+      this.buf = new Uint8Array(n)
+      this.used = 0
+    }
+  }
+
   /** Every buffer taken so far may be overwritten from here on. */
   reset(): void {
     this.used = 0
