@@ -101,10 +101,10 @@ export async function readDataset(
   const manifest = await readManifest(dir)
   const verify = opts.verify ?? true
   const tail = tailRead(manifest, opts.fromDay ?? 0)
-  // The panels of a version 2 dataset are checked part by part as they are decoded
-  // (verifiedParts): a tail read checks only what it reads, a whole read reads each file once
-  // (not once to hash and again to decode). Unverified whole reads read each file in one piece.
-  const partsRead = tail !== null || (verify && manifest.format_version >= 2)
+  // The panels of a version 2 dataset are read part by part into one arena and, when verifying,
+  // checked as they are decoded (verifiedParts): a tail read checks only what it reads, a whole
+  // read reads each file once (not once to hash and again to decode).
+  const partsRead = manifest.format_version >= 2
   const byParts = (path: string) => partsRead && (path.startsWith('prices/') || path === DATASET_FILES.series)
   // Verify what this read loads: fundamentals and truth only when they are asked for.
   const loads = (path: string) =>
@@ -121,7 +121,7 @@ export async function readDataset(
     if (!parts) fail(dir, `${path} has no part digests in the manifest`)
     // A whole file's parts at once: one buffer the size of the largest, reused file after file.
     if (tail === null) arena.reserve(manifest.files[path].bytes)
-    return readPanel(dir, path, calendar, { fromDay: tail ?? 0, parts: verify ? parts : null, arena })
+    return readPanel(dir, path, calendar, { fromDay: tail ?? 0, parts, verify, arena })
   }
   const adj = await panel(DATASET_FILES.price('adj_close'))
   const symbols = adj.names
@@ -274,19 +274,20 @@ function factorRow(r: CsvRow): FactorRow {
   }
 }
 
-/** A panel, whole or (with `tail`) from the row group holding tail.fromDay on. */
+/**
+ * A panel: with `tail` (a version 2 dataset), part by part from the row group holding
+ * tail.fromDay on (0: whole); without, the whole file in one read.
+ */
 async function readPanel(
   dir: string,
   path: string,
   calendar: Int32Array,
-  tail?: { fromDay: number; parts: FileDigest['parts'] | null; arena: ByteArena },
+  tail?: { fromDay: number; parts: NonNullable<FileDigest['parts']>; verify: boolean; arena: ByteArena },
 ): Promise<{ names: string[]; values: Panel; firstRow: number }> {
   const file = join(dir, path)
   const table = tail
     ? await withFileSource(file, async (raw) => {
-        const src = tail.parts
-          ? verifiedParts(raw, tail.parts, (m) => fail(dir, `${path}: ${m}`), tail.arena)
-          : raw
+        const src = verifiedParts(raw, tail.parts, (m) => fail(dir, `${path}: ${m}`), tail.arena, tail.verify)
         const fromRow = tail.fromDay
         try {
           return await decodeSource(src, await readMeta(src, { fromRow }), {
