@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { CompactReader } from '../../src/engine/parquet/thrift.ts'
+import { CompactReader } from '../../src/engine/parquet/thrift-reader.ts'
 import * as fc from '../helpers/fc.ts'
 
 type V =

@@ -1,5 +1,5 @@
+import { sharedArray } from '../model/columns.ts'
 import type { StockField } from '../model/stock-kernel.ts'
-import { sharedArray } from './columns.ts'
 
 /**
  * Memory for engine blocks. Allocating a fresh full-length array per symbol and field made V8

@@ -1,4 +1,5 @@
 import { type Progress, silentProgress } from '../../platform/progress.ts'
+import { columnsOf } from '../model/columns.ts'
 import type { ModelParams } from '../model/params.ts'
 import { windowWeights } from '../model/params.ts'
 import {
@@ -10,7 +11,6 @@ import {
 } from '../model/stock-kernel.ts'
 import { StyleBasis } from '../model/style-basis.ts'
 import { BlockBuffers } from './block-buffers.ts'
-import { columnsOf } from './columns.ts'
 import { type BuildInputs, etfObservationCounts } from './inputs.ts'
 import { KernelPool } from './kernel-pool.ts'
 

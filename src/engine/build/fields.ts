@@ -1,4 +1,5 @@
 import { FACTORS } from '../data/factors.ts'
+import { columnsOf } from '../model/columns.ts'
 import type { Panel } from '../model/panel.ts'
 import type { StockField } from '../model/stock-kernel.ts'
 import { STORED_FLOAT_FIELDS } from '../model-store/derived.ts'
@@ -11,7 +12,6 @@ import {
 } from '../model-store/layout.ts'
 import type { StoreBuildWriter } from '../model-store/writer.ts'
 import type { Column } from '../zarr/index.ts'
-import { columnsOf } from './columns.ts'
 import type { EngineBlock } from './engine.ts'
 import type { BuildInputs } from './inputs.ts'
 import { reversionFrom } from './tail.ts'

@@ -2,9 +2,9 @@ import { parseIsoDay } from '../../platform/dates.ts'
 import { AppError } from '../../platform/errors.ts'
 import { MARKET_ETF } from '../data/etf-registry.ts'
 import type { Dataset, SecurityRow } from '../data/format.ts'
+import { columnsOf } from '../model/columns.ts'
 import { type DefaultUniverseBasis, defaultUniverseBasis } from '../model/cross/index.ts'
 import type { Panel } from '../model/panel.ts'
-import { columnsOf } from './columns.ts'
 
 /**
  * Everything the engine needs, derived once from a dataset: returns (docs/methodology.md §2), the

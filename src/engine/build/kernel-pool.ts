@@ -6,10 +6,10 @@
  * views, never copies.
  */
 import type { Worker } from 'node:worker_threads'
+import { sharedArray } from '../model/columns.ts'
 import { type ModelParams, windowWeights } from '../model/params.ts'
 import { STOCK_FIELDS, type StockField } from '../model/stock-kernel.ts'
 import { type PairBasis, StyleBasis } from '../model/style-basis.ts'
-import { sharedArray } from './columns.ts'
 import type { EngineBlock } from './engine.ts'
 import type { BuildInputs } from './inputs.ts'
 import { tsWorker } from './isolated.ts'

@@ -1,6 +1,6 @@
+import { columnsOf } from '../model/columns.ts'
 import { STOCK_FIELDS, type StockField } from '../model/stock-kernel.ts'
 import type { BlockBuffers } from './block-buffers.ts'
-import { columnsOf } from './columns.ts'
 import type { EngineBlock } from './engine.ts'
 import type { IncrementalPlan } from './incremental.ts'
 import type { BuildInputs } from './inputs.ts'

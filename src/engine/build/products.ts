@@ -1,5 +1,6 @@
 import { isoFromDay } from '../../platform/dates.ts'
 import { type Progress, silentProgress } from '../../platform/progress.ts'
+import { columnsOf } from '../model/columns.ts'
 import {
   COHORTS,
   type DefaultUniverseBasis,
@@ -20,7 +21,6 @@ import {
   writeArray2D,
   writeArray2DIncremental,
 } from '../zarr/index.ts'
-import { columnsOf } from './columns.ts'
 import { REVERSION_Z } from './fields.ts'
 import type { IncrementalPlan } from './incremental.ts'
 import type { BuildInputs } from './inputs.ts'

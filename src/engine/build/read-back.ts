@@ -5,10 +5,11 @@
  * the stage reads goes through `readDays`, so a change of the store's layout or encoding changes
  * only this file.
  */
+
+import { type Ctor, columnsOf } from '../model/columns.ts'
 import { DerivedReader } from '../model-store/derive-read.ts'
 import { isDerived } from '../model-store/derived.ts'
 import { type Column, openZarrStore, type ZarrStoreReader } from '../zarr/index.ts'
-import { type Ctor, columnsOf } from './columns.ts'
 import type { BuildInputs } from './inputs.ts'
 
 /** Days read back at once: one day-chunk of the store (a whole chunk file per symbol chunk). */

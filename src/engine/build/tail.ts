@@ -5,6 +5,8 @@
  * are then placed at their calendar index in full-length columns. Days before `start` are left
  * unspecified: the incremental writers take them from the previous build, and nothing reads them.
  */
+
+import { type Ctor, columnsOf } from '../model/columns.ts'
 import {
   computeUniverses,
   DOLLAR_VOLUME_DAYS,
@@ -15,7 +17,6 @@ import {
   type Universes,
 } from '../model/cross/index.ts'
 import type { Panel } from '../model/panel.ts'
-import { type Ctor, columnsOf } from './columns.ts'
 import type { BuildInputs } from './inputs.ts'
 
 /** Full-length columns holding `tail` (days [from, days)) at their calendar index (columnsOf's firstDay). */

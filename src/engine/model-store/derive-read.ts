@@ -5,6 +5,7 @@
  * read that many days earlier, so every served day is the kernel's. The model store's reader and
  * the build's read-back both read through here.
  */
+import { columnsOf } from '../model/columns.ts'
 import type { Column, ZarrStoreReader } from '../zarr/index.ts'
 import {
   type DerivationInput,
@@ -28,15 +29,6 @@ function storedPath(field: DerivationInput): string {
   return (CODE_FIELDS as readonly string[]).includes(field)
     ? STORE_FILES.code(field)
     : STORE_FILES.field(field)
-}
-
-/**
- * `n` views whose days [from, from + len) are their own `len` values of one buffer (readInto
- * writes day d at view[d]; the days before `from` overlap the previous view and are never written).
- */
-function dayViews(n: number, from: number, len: number): Float64Array[] {
-  const buf = new Float64Array(from + n * len)
-  return Array.from({ length: n }, (_, i) => buf.subarray(i * len, from + (i + 1) * len))
 }
 
 export interface DerivedSource {
@@ -224,7 +216,7 @@ export class DerivedReader {
     const inputs: Record<string, Float64Array[]> = {}
     await Promise.all(
       plan.stored.map((f) => {
-        const views = dayViews(count, start, len)
+        const views = columnsOf(Float64Array, count, to, false, start)
         inputs[f] = views
         return this.src.zarr.readInto(storedPath(f), first, start, to, views)
       }),

@@ -1,6 +1,6 @@
 import { asStruct, int, type SchemaNode } from './footer.ts'
 import { decodeLevels, expandNulls } from './levels.ts'
-import { CompactReader } from './thrift.ts'
+import { CompactReader } from './thrift-reader.ts'
 import { Encoding, PageType, type ParquetColumn, PhysicalType, Repetition } from './types.ts'
 
 /** The chunk uses a feature the fast path does not implement; the caller falls back to hyparquet. */

@@ -1,4 +1,5 @@
-import { CompactReader, CT, type TStruct, type TValue } from './thrift.ts'
+import { CT, type TStruct, type TValue } from './thrift.ts'
+import { CompactReader } from './thrift-reader.ts'
 import { MAGIC, MAX_ROWS, Repetition } from './types.ts'
 
 export interface SchemaNode {

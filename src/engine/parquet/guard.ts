@@ -1,6 +1,7 @@
 import { compressors } from 'hyparquet-compressors'
 import { asStruct, int, optInt } from './footer.ts'
-import { CompactReader, type TStruct } from './thrift.ts'
+import type { TStruct } from './thrift.ts'
+import { CompactReader } from './thrift-reader.ts'
 import { PageType } from './types.ts'
 
 /**
