@@ -3,6 +3,7 @@ import { describe, test } from 'node:test'
 import { type ModelParams, windowWeights } from '../../src/engine/model/params.ts'
 import { Rng } from '../../src/engine/model/random.ts'
 import {
+  kernelStateSize,
   type MarketContext,
   runStock,
   STOCK_FIELDS,
@@ -174,6 +175,73 @@ describe('stock kernel', () => {
       }),
       { numRuns: 60 },
     )
+  })
+
+  test('runs resumed from the saved kernel state equal the full run, and save its state, bit for bit', () => {
+    const size = kernelStateSize(3)
+    const sameState = (a: Float64Array, b: Float64Array, what: string) => {
+      for (let j = 0; j < size; j++)
+        assert.ok(Object.is(a[j], b[j]), `${what}: state[${j}] ${a[j]} vs ${b[j]}`)
+    }
+    fc.assert(
+      fc.property(
+        scenario,
+        fc.integer({ min: 1, max: 179 }),
+        fc.integer({ min: 1, max: 179 }),
+        fc.option(fc.record({ at: fc.integer({ min: 1, max: 179 }), subOnly: fc.boolean() })),
+        (sc, c1, c2, drop) => {
+          const a = Math.min(c1, c2, sc.days - 1)
+          const b = Math.min(Math.max(c1, c2), sc.days - 1)
+          const { ctx, series } = build(sc)
+          // The stock loses its classification (or only its subsector) from day `drop.at` on.
+          if (drop) {
+            series.sub.fill(-1, drop.at)
+            if (!drop.subOnly) series.sec.fill(-1, drop.at)
+          }
+          const full = { ...emptyOut(sc.days), state: new Float64Array(size).fill(7) }
+          runStock(ctx, series, full, 0, sc.days)
+          // Three runs, the second and third resumed from the state the one before saved.
+          const inc = { ...emptyOut(sc.days), state: new Float64Array(size).fill(-3) }
+          runStock(ctx, series, inc, 0, a)
+          for (const [from, to] of [
+            [a, b],
+            [b, sc.days],
+          ]) {
+            if (from === to) continue
+            runStock(ctx, series, { ...inc, resume: true }, from, to)
+          }
+          for (const f of STOCK_FIELDS) {
+            for (let t = 0; t < sc.days; t++)
+              assert.ok(Object.is(full.fields[f][t], inc.fields[f][t]), `${f} t=${t}`)
+          }
+          for (let t = a; t < sc.days; t++) assert.equal(inc.subEff[t], full.subEff[t], `subEff t=${t}`)
+          sameState(inc.state, full.state, 'resumed')
+          // A replay from the rebase day saves the same state as the full run (canonical zeros).
+          const replay = { ...emptyOut(sc.days), state: new Float64Array(size).fill(5) }
+          runStock(ctx, series, replay, 0, a)
+          runStock(ctx, series, replay, a, sc.days)
+          sameState(replay.state, full.state, 'replayed')
+        },
+      ),
+      { numRuns: 100 },
+    )
+  })
+
+  test('resuming without a saved state is refused', () => {
+    const { ctx, series } = build({
+      seed: 3,
+      days: 60,
+      gapP: 0,
+      extremeP: 0,
+      listAt: 0,
+      delistAt: 400,
+      subStart: 0,
+      degenerate: false,
+      switchSectorAt: 400,
+      styleStart: 0,
+    })
+    const out = { ...emptyOut(60), state: new Float64Array(kernelStateSize(3)), resume: true }
+    assert.throws(() => runStock(ctx, series, out, 30, 60), /no saved state/)
   })
 
   test('identities: ERs sum to 1, gross = l3_cfr + l3_rr, cfr = Σ fr, raw-ETF hedge replicates the orthogonal fit', () => {

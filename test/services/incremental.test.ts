@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import { after, describe, test } from 'node:test'
@@ -120,6 +120,43 @@ describe('incremental build', () => {
       for (const [, p] of digests) assert.ok((await stat(p)).nlink >= 2, `${p} linked`)
     })
   }
+
+  /** A store of the prefix without its last 7 days, with its kernel state passed through `edit`. */
+  async function prefixStore(name: string, edit: (stateDir: string) => Promise<void>): Promise<string> {
+    const pre = join(dir, `prefix-${name}`)
+    const store = join(dir, `store-${name}`)
+    await prefix(7, pre)
+    await buildStore({ dataset: pre, store })
+    const cur = JSON.parse(await readFile(join(store, 'CURRENT'), 'utf8')).build as string
+    await edit(join(store, 'builds', cur, 'kernel', 'state'))
+    return store
+  }
+
+  test('the next build resumes from the stored kernel state (a changed state changes its numbers)', async () => {
+    const store = await prefixStore('tampered-state', async (stateDir) => {
+      const meta = JSON.parse(await readFile(join(stateDir, 'zarr.json'), 'utf8'))
+      const [values, symbols] = meta.shape as number[]
+      assert.equal(meta.attributes.kernel_state.days, full.calendar.length - 7)
+      // Every stock's L1 <r, r> doubled: level 1 of the new days must come out otherwise.
+      const file = join(stateDir, 'c', '0', '0')
+      const bytes = await readFile(file)
+      const v = new Float64Array(bytes.buffer, bytes.byteOffset, bytes.length / 8)
+      const cs = meta.chunk_grid.configuration.chunk_shape[1] as number
+      for (let j = 0; j < Math.min(cs, symbols); j++) if (v[j * values] === 1) v[j * values + 4] *= 2
+      await rm(file)
+      await writeFile(file, bytes)
+    })
+    const m = await buildStore({ dataset: fullDir, store, incremental: true })
+    assert.deepEqual(m.notes, [])
+    await assert.rejects(assertSameBuild(store, reference), /fields\/\w+\/c\/\d+\/0 differs/)
+  })
+
+  test('without a stored kernel state (an older build) the next build replays, byte-identical', async () => {
+    const store = await prefixStore('no-state', (stateDir) => rm(stateDir, { recursive: true }))
+    const m = await buildStore({ dataset: fullDir, store, incremental: true })
+    assert.deepEqual(m.notes, [])
+    assert.ok((await assertSameBuild(store, reference)) > 100)
+  })
 
   test('anything but appended days falls back to a full build and says why', async () => {
     const store = join(dir, 'store-restated')

@@ -3,6 +3,7 @@ import { columnsOf } from '../model/columns.ts'
 import type { ModelParams } from '../model/params.ts'
 import { windowWeights } from '../model/params.ts'
 import {
+  kernelStateSize,
   type MarketContext,
   runStock,
   STOCK_FIELDS,
@@ -21,6 +22,11 @@ export interface EngineBlock {
   /** fields[name][k] = symbol first+k's series (NaN for ETFs and days without a model). */
   fields: Record<StockField, Float64Array[]>
   subEff: Int16Array[]
+  /**
+   * Each symbol's kernel state (kernel-state.ts): the previous build's when the run resumes, and
+   * after the run the state after its last day.
+   */
+  state: Float64Array[]
   /** Pooled buffers behind `fields`, returned to the pool once the block is written. */
   recyclable: Float64Array[]
 }
@@ -30,6 +36,11 @@ export interface EngineRun {
   from: number
   /** Earlier outputs of the block (an incremental build reads them from the previous store). */
   prior?: (first: number, count: number, buffers: BlockBuffers) => Promise<EngineBlock>
+  /**
+   * The blocks' `state` (from `prior`) holds each stock's kernel state after day from − 1: the
+   * kernel continues from it instead of replaying from the rebase day.
+   */
+  resume?: boolean
   blockSize: number
   /**
    * First day of the block columns anything reads or writes (an incremental build's earliest
@@ -92,6 +103,7 @@ export async function runEngine(
   const T = x.calendar.length
   const N = x.symbols.length
   const threads = Math.min(run.threads ?? 1, Math.ceil(run.blockSize / 2))
+  const resume = run.resume === true
   const pool =
     threads > 1 && T - run.from >= POOL_MIN_DAYS
       ? KernelPool.start(threads, x, params, run.style ?? [])
@@ -116,7 +128,7 @@ export async function runEngine(
     if (first > 0 && run.gate) await run.gate
     return run.prior
       ? await run.prior(first, count, buffers)
-      : emptyBlock(first, count, T, x.isStock, buffers)
+      : emptyBlock(first, count, T, x.isStock, buffers, run.style?.length ?? 0)
   }
   // An incremental build's blocks load the previous build's days (reads in libuv's pool): the
   // next block loads while this one computes. Its blocks hold only their tail, so a third one
@@ -132,8 +144,8 @@ export async function runEngine(
         next = load(first + count)
         next.catch(() => {}) // awaited on the next turn; a failure must not surface as unhandled first
       }
-      if (pool) await pool.run(block, run.from, T)
-      else if (ctx) runBlock(ctx, x, block, run.from, T)
+      if (pool) await pool.run(block, run.from, T, resume)
+      else if (ctx) runBlock(ctx, x, block, run.from, T, resume)
       times.kernel += performance.now() - t0
       t0 = performance.now()
       if (pending) await pending
@@ -153,13 +165,22 @@ export async function runEngine(
   return { kernel: times.kernel / 1000, write_wait: times.write_wait / 1000 }
 }
 
-function runBlock(ctx: MarketContext, x: BuildInputs, block: EngineBlock, from: number, T: number): void {
+function runBlock(
+  ctx: MarketContext,
+  x: BuildInputs,
+  block: EngineBlock,
+  from: number,
+  T: number,
+  resume: boolean,
+): void {
   for (let k = 0; k < block.count; k++) {
     const i = block.first + k
     if (!x.isStock[i]) continue
     const out: StockOutput = {
       fields: Object.fromEntries(STOCK_FIELDS.map((f) => [f, block.fields[f][k]])) as StockOutput['fields'],
       subEff: block.subEff[k],
+      state: block.state[k],
+      resume,
     }
     runStock(ctx, { r: x.returns[i], sec: x.sec[i], sub: x.sub[i] }, out, from, T)
   }
@@ -175,6 +196,7 @@ function emptyBlock(
   days: number,
   isStock: Uint8Array,
   buffers: BlockBuffers,
+  styleFactors: number,
 ): EngineBlock {
   const fields = {} as Record<StockField, Float64Array[]>
   const recyclable: Float64Array[] = []
@@ -186,5 +208,6 @@ function emptyBlock(
   }
   const subEff = columnsOf(Int16Array, count, days, true)
   if (count > 0) new Int16Array(subEff[0].buffer).fill(-1)
-  return { first, count, fields, subEff, recyclable }
+  const state = columnsOf(Float64Array, count, kernelStateSize(styleFactors), true)
+  return { first, count, fields, subEff, state, recyclable }
 }

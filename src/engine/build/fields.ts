@@ -9,6 +9,7 @@ import {
   type CodeField,
   codeDType,
   type FloatField,
+  STORE_FILES,
 } from '../model-store/layout.ts'
 import type { StoreBuildWriter } from '../model-store/writer.ts'
 import type { Column } from '../zarr/index.ts'
@@ -104,4 +105,5 @@ export async function writeBlockFields(
   }
   for (const c of CODE_FIELDS) await w.writeBlock(`codes/${c}`, b.first, codes[c])
   await w.writeBlock(REVERSION_Z, b.first, reversionFrom(b.fields.l3_rr, start))
+  await w.writeBlock(STORE_FILES.kernelState, b.first, b.state)
 }

@@ -41,6 +41,7 @@ import { confirmIncremental, type IncrementalPlan, planIncremental } from './inc
 import { inputDigests } from './input-digests.ts'
 import { type BuildInputs, buildInputs, inputsBasis, releasePrices } from './inputs.ts'
 import { buildInWorker, callerHeapIsLarge } from './isolated.ts'
+import { canResume, createKernelState } from './kernel-state.ts'
 import { priorLoader } from './prior.ts'
 import { type Membership, writeProducts, writeUniverses } from './products.ts'
 
@@ -273,9 +274,12 @@ async function engineStage(
   // A kernel thread costs seconds to start (it loads the modules): worth it on a large market only.
   const threads = opts.threads ?? (x.symbols.length >= POOL_MIN_SYMBOLS ? availableParallelism() : 1)
   const start = plan?.from ?? 0
+  await createKernelState(writer, x.symbols.length, x.calendar.length, style.length)
+  // Each stock continues from the previous build's kernel state when it stored one for these days.
+  const resume = plan !== null && canResume(plan.prev, plan.from, style.length)
   const run: EngineRun = {
     from: start,
-    ...(plan ? { prior: priorLoader(plan, x) } : {}),
+    ...(plan ? { prior: priorLoader(plan, x, { styleFactors: style.length, resume }), resume } : {}),
     blockSize: engineBlockSize(opts, x.symbols.length),
     // The prior loader's earliest day: nothing of a block is read or written before it.
     firstDay: plan?.loadFrom ?? 0,

@@ -33,6 +33,8 @@ export interface KernelJob {
   to: number
   fields: Record<StockField, Float64Array[]>
   subEff: Int16Array[]
+  state: Float64Array[]
+  resume: boolean
 }
 
 export type KernelReply = { id: number; error?: string }
@@ -94,7 +96,7 @@ export class KernelPool {
   }
 
   /** Runs the kernel over days [from, to) of every stock of `block`, split across the workers. */
-  async run(block: EngineBlock, from: number, to: number): Promise<void> {
+  async run(block: EngineBlock, from: number, to: number, resume: boolean): Promise<void> {
     if (this.broken) throw this.broken
     const W = this.workers.length
     const jobs: Promise<void>[] = []
@@ -112,6 +114,8 @@ export class KernelPool {
         to,
         fields,
         subEff: block.subEff.slice(a, b),
+        state: block.state.slice(a, b),
+        resume,
       }
       jobs.push(
         new Promise<void>((resolve, reject) => {

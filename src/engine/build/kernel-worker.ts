@@ -24,6 +24,8 @@ if (port) {
         const out: StockOutput = {
           fields: Object.fromEntries(STOCK_FIELDS.map((f) => [f, job.fields[f][k]])) as StockOutput['fields'],
           subEff: job.subEff[k],
+          state: job.state[k],
+          resume: job.resume,
         }
         runStock(ctx, { r: init.returns[i], sec: init.sec[i], sub: init.sub[i] }, out, job.from, job.to)
       }

@@ -4,6 +4,7 @@ import type { BlockBuffers } from './block-buffers.ts'
 import type { EngineBlock } from './engine.ts'
 import type { IncrementalPlan } from './incremental.ts'
 import type { BuildInputs } from './inputs.ts'
+import { kernelStateBlock } from './kernel-state.ts'
 
 /** Fields read back over that history: the inputs of reversion and rankings. */
 const TAIL_FIELDS: ReadonlySet<StockField> = new Set([
@@ -33,7 +34,12 @@ const LEVEL_CODES: ReadonlySet<StockField> = new Set(['lstar_level', 'recommende
  * inputs from loadFrom. Nothing else: the chunk holding `from` keeps its earlier days' bytes
  * from the previous build (BlockArray appends), so other days before `from` may hold anything.
  */
-export function priorLoader(plan: IncrementalPlan, x: BuildInputs) {
+export function priorLoader(
+  plan: IncrementalPlan,
+  x: BuildInputs,
+  /** The kernel's state: its style factors, and whether the run resumes from the stored one. */
+  kernel: { styleFactors: number; resume: boolean },
+) {
   const T = x.calendar.length
   return async (first: number, count: number, buffers: BlockBuffers): Promise<EngineBlock> => {
     const fields = {} as Record<StockField, Float64Array[]>
@@ -57,7 +63,11 @@ export function priorLoader(plan: IncrementalPlan, x: BuildInputs) {
     // What the store holds for the other symbols (ETFs) is not wanted: their columns stay NaN.
     const discard = new Float64Array(T)
     const stocks = (cols: Float64Array[]) => cols.map((c, k) => (x.isStock[first + k] ? c : discard))
+    let state: Float64Array[] = []
     await Promise.all([
+      kernelStateBlock(first, count, kernel.styleFactors, kernel.resume ? plan.prev : null).then((s) => {
+        state = s
+      }),
       ...[...byFrom].map(([from, fs]) =>
         plan.prev.readManyInto(
           fs.map((f) => `fields/${f}`),
@@ -73,7 +83,7 @@ export function priorLoader(plan: IncrementalPlan, x: BuildInputs) {
     // the first day of the inputs, and nothing reads it before (columnsOf's firstDay).
     const subEff = columnsOf(Int16Array, count, T, false, plan.inputFrom)
     if (count > 0) new Int16Array(subEff[0].buffer).fill(-1)
-    return { first, count, fields, subEff, recyclable }
+    return { first, count, fields, subEff, state, recyclable }
   }
 }
 

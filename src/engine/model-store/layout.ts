@@ -53,6 +53,11 @@ export const STORE_FILES = {
   fundamentals: (cik: number) => `fundamentals/CIK${String(cik).padStart(10, '0')}.json.gz`,
   /** Interest-rate curves on their own dates: {tenors, days, values (null = none)}. */
   rates: 'meta/rates.json',
+  /**
+   * float64 [value, symbol]: each stock's per-stock kernel state after the build's last day
+   * (engine/build/kernel-state.ts), from which the next incremental build continues.
+   */
+  kernelState: 'kernel/state',
 } as const
 
 /** The most symbols in one chunk of a [day, symbol] array. */

@@ -438,6 +438,15 @@ export class ModelStore {
     return { shape, dtype, chunks }
   }
 
+  /** An array's attributes, or null when the build has no such array. */
+  arrayAttributes(path: string): Record<string, unknown> | null {
+    try {
+      return this.zarr.meta(path).attributes
+    } catch {
+      return null
+    }
+  }
+
   /** A whole 1-D array of the build (e.g. universe/mask_as_of), read once and kept. */
   readArray1D(path: string): Promise<Column> {
     let a = this.arrays1D.get(path)

@@ -53,6 +53,37 @@ export class WindowMoments {
     this.peak = new Float64Array(k)
   }
 
+  /** Values `saveState` writes for a matrix of k variables, `required` of them required. */
+  static stateSize(k: number, required = k): number {
+    return (k * (k + 1)) / 2 + 1 + k + (k - required)
+  }
+
+  /**
+   * Writes the running state (sums, count, peaks, null counts) at `out[at …]`; returns the index
+   * after it. `loadState` of it continues the window exactly where this one stands (an
+   * incremental build resumes from the previous build's state instead of replaying).
+   */
+  saveState(out: Float64Array, at: number): number {
+    out.set(this.sums, at)
+    let p = at + this.sums.length
+    out[p++] = this.count
+    out.set(this.peak, p)
+    p += this.k
+    for (let j = 0; j < this.nulls.length; j++) out[p++] = this.nulls[j]
+    return p
+  }
+
+  /** Restores a state `saveState` wrote at `src[at …]`; returns the index after it. */
+  loadState(src: Float64Array, at: number): number {
+    this.sums.set(src.subarray(at, at + this.sums.length))
+    let p = at + this.sums.length
+    this.count = src[p++]
+    this.peak.set(src.subarray(p, p + this.k))
+    p += this.k
+    for (let j = 0; j < this.nulls.length; j++) this.nulls[j] = src[p++]
+    return p
+  }
+
   /** Index of <x_a, x_b> (a <= b) in `sums`. */
   idx(a: number, b: number): number {
     return a * this.k - (a * (a - 1)) / 2 + (b - a)

@@ -3,7 +3,7 @@ import { emptyFit, type LevelFit, type Moments, solveLevel } from './cascade.ts'
 import { lstarLevel, recommendedLevel } from './levels.ts'
 import { WindowMoments } from './moments.ts'
 import type { ModelParams } from './params.ts'
-import { StyleDays, styleSplit } from './style.ts'
+import { StyleDays, styleSplit, styleStateSize } from './style.ts'
 import type { StyleBasis } from './style-basis.ts'
 
 /** Per stock-day state fields (the model after the close of t). */
@@ -48,6 +48,29 @@ export interface StockOutput {
   fields: Record<StockField, Float64Array>
   /** Subsector ETF in effect per day (the sector ETF on fallback days; -1 = none). */
   subEff: Int16Array
+  /**
+   * The kernel's running state after the last day run (kernelStateSize values), written when
+   * given. With `resume`, it must hold the state a run ending at `from` saved: the run continues
+   * from it instead of replaying from the rebase day (same numbers, bit for bit).
+   */
+  state?: Float64Array
+  resume?: boolean
+}
+
+/** Moment matrices of the kernel's state: L1 (r, m), L2 (r, m, s), L3 (r, m, s, u), the 252-day volatility. */
+const M1_AT = 4
+const M2_AT = M1_AT + WindowMoments.stateSize(2)
+const M3_AT = M2_AT + WindowMoments.stateSize(3)
+const VOL_AT = M3_AT + WindowMoments.stateSize(4)
+const STYLE_AT = VOL_AT + WindowMoments.stateSize(2)
+
+/**
+ * Values of one stock's saved kernel state with `styleFactors` style factors (0: no style split):
+ * a header (saved, previous sector ETF, previous level-3 ETF, previous fallback), the four moment
+ * matrices, then the style split's state (style.ts).
+ */
+export function kernelStateSize(styleFactors: number): number {
+  return STYLE_AT + (styleFactors > 0 ? styleStateSize(styleFactors) : 0)
 }
 
 /** vol_252d_ann is a 252-day volatility whatever the estimation window is. */
@@ -78,7 +101,11 @@ export function runStock(
 ): void {
   const p = ctx.params
   const T = to
-  const start = from - (from % p.rebaseEvery)
+  const st = out.state
+  const resume = out.resume === true
+  if (resume && !(from > 0 && st && st[0] === 1))
+    throw new Error('stock kernel: no saved state to resume from')
+  const start = resume ? from : from - (from % p.rebaseEvery)
   const f = out.fields
   const w = ctx.weights
   const m1 = new WindowMoments(2, w)
@@ -100,11 +127,29 @@ export function runStock(
   const basis = ctx.styleBasis
   const sd = basis ? StyleDays.scratch(T) : null
   let prevFallback = false
+  if (resume && st) {
+    prevSec = st[1]
+    prevU = st[2]
+    prevFallback = st[3] === 1
+    m1.loadState(st, M1_AT)
+    // The L2 and L3 sums matter only while their ETFs stay (saveState): otherwise the first day
+    // rebases them.
+    if (prevSec >= 0) {
+      m2.loadState(st, M2_AT)
+      v2 = [s.r, ctx.m, ctx.etf[prevSec]]
+    }
+    if (prevU >= 0) {
+      m3.loadState(st, M3_AT)
+      v3 = [s.r, ctx.m, ctx.etf[prevSec], ctx.etf[prevU]]
+    }
+    volW.loadState(st, VOL_AT)
+    out.subEff[from - 1] = prevSec < 0 ? -1 : prevFallback ? prevSec : prevU
+  }
   // The decomposition of day `start` reads the subsector ETF in effect the day before, which no
   // replayed day writes when `from` is itself a rebase day.
-  if (start > 0) out.subEff[start - 1] = effectiveSub(ctx, s, start - 1)
+  else if (start > 0) out.subEff[start - 1] = effectiveSub(ctx, s, start - 1)
   for (let t = start; t < T; t++) {
-    const scheduled = t === start || t % p.rebaseEvery === 0
+    const scheduled = (t === start && !resume) || t % p.rebaseEvery === 0
     const sec = s.sec[t]
     const reg = s.sub[t]
     const fallback = sec >= 0 && !(reg >= 0 && ctx.etfObs[reg][t] >= p.minObs)
@@ -167,11 +212,38 @@ export function runStock(
     // ---- decomposition of day t's return with the state after t-1
     decompose(ctx, s, out, t)
   }
-  if (basis && sd) styleSplit(basis, s.r, sd, start, from, T, f.l3_res_er, f.l3_style_er, f.style_factors)
+  const saved = st ? { state: st, at: STYLE_AT, resume } : undefined
+  if (basis && sd)
+    styleSplit(basis, s.r, sd, start, from, T, f.l3_res_er, f.l3_style_er, f.style_factors, saved)
   else {
     f.l3_style_er.fill(Number.NaN, from, T)
     f.style_factors.fill(0, from, T)
   }
+  if (st) saveKernelState(st, [m1, m2, m3, volW], prevSec, prevU, prevFallback)
+}
+
+/**
+ * Writes a stock's state after its last day (StockOutput.state). Canonical: a sum the next day
+ * would rebase anyway (L2 without a sector ETF, L3 without a level-3 ETF) is saved as zeros, so
+ * a full run, a replay and a resumed run save the same bytes.
+ */
+function saveKernelState(
+  st: Float64Array,
+  [m1, m2, m3, volW]: WindowMoments[],
+  prevSec: number,
+  prevU: number,
+  prevFallback: boolean,
+): void {
+  st[0] = 1
+  st[1] = prevSec
+  st[2] = prevU
+  st[3] = prevFallback ? 1 : 0
+  m1.saveState(st, M1_AT)
+  if (prevSec >= 0) m2.saveState(st, M2_AT)
+  else st.fill(0, M2_AT, M3_AT)
+  if (prevU >= 0) m3.saveState(st, M3_AT)
+  else st.fill(0, M3_AT, VOL_AT)
+  volW.saveState(st, VOL_AT)
 }
 
 /** The ETF of level 3 on day t: the subsector's, or the sector's when the subsector falls back (as in runStock). */

@@ -124,10 +124,27 @@ export class StyleDays {
   }
 }
 
+/** Values of the style split's saved state (see `styleSplit`) with `ns` style factors. */
+export function styleStateSize(ns: number): number {
+  return 2 + ns + 1 + WindowMoments.stateSize(3 + ns, 3) + 1 + WindowMoments.stateSize(4 + ns, 4)
+}
+
+/** Where the style split keeps its state in the kernel's (stock-kernel.ts `StockOutput.state`). */
+export interface StyleState {
+  state: Float64Array
+  at: number
+  /** Continue from the state at `at` (saved by a run that ended at `from`) instead of replaying. */
+  resume: boolean
+}
+
 /**
  * The style split of days [from, to) of one stock (replayed from `start`, the kernel's replay
- * day, so an incremental run reproduces a full run's state): `resEr` is the level's residual
- * share (l3_res_er), `er` and `factors` receive l3_style_er and style_factors.
+ * day, so an incremental run reproduces a full run's state; or, with `saved.resume`, continued
+ * from the saved state, start = from): `resEr` is the level's residual share (l3_res_er), `er`
+ * and `factors` receive l3_style_er and style_factors. With `saved`, the state after the last
+ * day is written there: the previous day's level key, whether it used the stock's own moments,
+ * <r, f>, and the stock's own L2 and L3 moment matrices (each flagged present), canonical as the
+ * kernel's: what the next day would rebase is saved as zeros.
  *
  * <r, f> of the level (one sum per style factor, a null factor return counting as 0: a factor
  * with a null on a contributing day never takes part, so its sum is never read) follow the
@@ -146,6 +163,7 @@ export function styleSplit(
   resEr: Float64Array,
   er: Float64Array,
   factors: Float64Array,
+  saved?: StyleState,
 ): void {
   const { m, etf, params, weights, styleZ, style } = basis
   const ns = style.length
@@ -166,6 +184,26 @@ export function styleSplit(
   let subStyle = 0
   let subEtf = 0
   let subNx = 0
+  const resume = saved?.resume === true
+  const size2 = WindowMoments.stateSize(3 + ns, 3)
+  const size3 = WindowMoments.stateSize(4 + ns, 4)
+  if (saved && resume) {
+    const st = saved.state
+    let at = saved.at
+    prevKey = st[at++]
+    prevOwn = st[at++] === 1
+    cross.set(st.subarray(at, at + ns))
+    at += ns
+    if (st[at++] === 1) full2 = new WindowMoments(3 + ns, weights, 3)
+    at = full2 ? full2.loadState(st, at) : at + size2
+    if (st[at++] === 1) full3 = new WindowMoments(4 + ns, weights, 4)
+    if (full3) full3.loadState(st, at)
+    if (prevOwn) {
+      const sec = prevKey >> 16
+      const u = prevKey & 0xffff
+      vFull = u === 0xffff ? [r, m, etf[sec], ...style] : [r, m, etf[sec], etf[u], ...style]
+    }
+  }
   for (let t = start; t < to; t++) {
     const key = sd.key[t]
     if (key < 0) {
@@ -220,7 +258,7 @@ export function styleSplit(
       else full = full3 ??= new WindowMoments(4 + ns, weights, 4)
       const fresh = key !== prevKey || !prevOwn
       if (fresh) vFull = fallback ? [r, m, etf[sec], ...style] : [r, m, etf[sec], etf[u], ...style]
-      if (t === start || t % params.rebaseEvery === 0 || fresh) full.rebase(vFull, t)
+      if ((t === start && !resume) || t % params.rebaseEvery === 0 || fresh) full.rebase(vFull, t)
       else full.advance(vFull, t)
     }
     prevKey = key
@@ -254,5 +292,24 @@ export function styleSplit(
       er[t] = Math.min(Math.max(share / rr, 0), resT)
       factors[t] = styleKept
     }
+  }
+  if (saved) {
+    // Only what the next day reads: <r, f> while the level lasts, the own matrix in use.
+    const st = saved.state
+    let at = saved.at
+    st[at++] = prevKey
+    st[at++] = prevOwn ? 1 : 0
+    if (prevKey >= 0) st.set(cross, at)
+    else st.fill(0, at, at + ns)
+    at += ns
+    const own2 = prevOwn && (prevKey & 0xffff) === 0xffff ? full2 : null
+    const own3 = prevOwn && (prevKey & 0xffff) !== 0xffff ? full3 : null
+    st[at++] = own2 ? 1 : 0
+    if (own2) own2.saveState(st, at)
+    else st.fill(0, at, at + size2)
+    at += size2
+    st[at++] = own3 ? 1 : 0
+    if (own3) own3.saveState(st, at)
+    else st.fill(0, at, at + size3)
   }
 }
