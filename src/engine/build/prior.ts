@@ -6,15 +6,11 @@ import type { IncrementalPlan } from './incremental.ts'
 import type { BuildInputs } from './inputs.ts'
 import { kernelStateBlock } from './kernel-state.ts'
 
-/** Fields read back over that history: the inputs of reversion and rankings. */
-const TAIL_FIELDS: ReadonlySet<StockField> = new Set([
-  'l2_rr',
-  'l3_rr',
-  'l1_mkt_er',
-  'l2_mkt_er',
-  'l2_sec_er',
-  'l3_res_er',
-])
+/**
+ * Fields read back over that history: the input of the block's residual reversion (tail.ts
+ * reversionFrom). The rankings read theirs back from the new store (products.ts).
+ */
+const TAIL_FIELDS: ReadonlySet<StockField> = new Set(['l3_rr'])
 /** State the decomposition of the first new day reads from the day before it. */
 const SEAM_FIELDS: ReadonlySet<StockField> = new Set([
   'l1_mkt_hr',
@@ -30,7 +26,7 @@ const LEVEL_CODES: ReadonlySet<StockField> = new Set(['lstar_level', 'recommende
 
 /**
  * Loads what the engine and the cross-sectional stage read of the days before `from`: the state
- * of day from - 1 that the decomposition of day `from` uses, and the reversion and ranking
+ * of day from - 1 that the decomposition of day `from` uses, and the reversion
  * inputs from loadFrom. Nothing else: the chunk holding `from` keeps its earlier days' bytes
  * from the previous build (BlockArray appends), so other days before `from` may hold anything.
  */
