@@ -24,7 +24,7 @@ import {
 import { REVERSION_Z } from './fields.ts'
 import type { IncrementalPlan } from './incremental.ts'
 import type { BuildInputs } from './inputs.ts'
-import { type BuildReader, dayRanges, openBuildReader, readDays } from './read-back.ts'
+import { type BuildReader, dayRanges, openBuildReader, readDays, readFieldsDays } from './read-back.ts'
 import { universesFrom } from './tail.ts'
 
 /**
@@ -230,18 +230,28 @@ async function writeRankings(
   // kernels' 16-day blocks are on the calendar index, which the read-back columns keep).
   const longest = Math.max(...Object.values(WINDOW_DAYS))
   const from = Math.max(0, T - longest)
-  const field = (f: string) => readDays(reader, `fields/${f}`, Float64Array, N, from, T)
+  // Read together: the derived fields share their inputs' reads, the rest are read alongside.
+  const [[marketCap, l2Rr, l3Rr, l1MktEr, l2MktEr, l2SecEr, l3ResEr], subsectorEtf] = await Promise.all([
+    readFieldsDays(
+      reader,
+      ['market_cap', 'l2_rr', 'l3_rr', 'l1_mkt_er', 'l2_mkt_er', 'l2_sec_er', 'l3_res_er'],
+      N,
+      from,
+      T,
+    ),
+    readDays(reader, 'codes/subsector_etf', Int16Array, N, from, T),
+  ])
   const input = {
     returns: x.returns,
-    marketCap: await field('market_cap'),
-    l2Rr: await field('l2_rr'),
-    l3Rr: await field('l3_rr'),
-    l1MktEr: await field('l1_mkt_er'),
-    l2MktEr: await field('l2_mkt_er'),
-    l2SecEr: await field('l2_sec_er'),
-    l3ResEr: await field('l3_res_er'),
+    marketCap,
+    l2Rr,
+    l3Rr,
+    l1MktEr,
+    l2MktEr,
+    l2SecEr,
+    l3ResEr,
     sectorEtf: x.sec,
-    subsectorEtf: await readDays(reader, 'codes/subsector_etf', Int16Array, N, from, T),
+    subsectorEtf,
     active,
   }
   const attributes = { day: T - 1, date: isoFromDay(x.calendar[T - 1]) }

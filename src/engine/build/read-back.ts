@@ -8,7 +8,7 @@
 
 import { type Ctor, columnsOf } from '../model/columns.ts'
 import { DerivedReader } from '../model-store/derive-read.ts'
-import { isDerived } from '../model-store/derived.ts'
+import { type DerivedField, isDerived } from '../model-store/derived.ts'
 import { type Column, openZarrStore, type ZarrStoreReader } from '../zarr/index.ts'
 import type { BuildInputs } from './inputs.ts'
 
@@ -55,6 +55,36 @@ export async function readDays<C extends Column>(
   const field = path.startsWith('fields/') ? path.slice('fields/'.length) : ''
   if (isDerived(field)) await reader.derived.readInto([field], 0, from, to, [cols])
   else await reader.zarr.readInto(path, 0, from, to, cols)
+  return cols
+}
+
+/**
+ * readDays of several float fields at once: the fields the store derives are derived together,
+ * so their shared inputs are read once, while the stored ones are read alongside.
+ */
+export async function readFieldsDays(
+  reader: BuildReader,
+  fields: readonly string[],
+  symbols: number,
+  from: number,
+  to: number,
+): Promise<Float64Array[][]> {
+  const cols = fields.map(() => columnsOf(Float64Array, symbols, to, false, from))
+  const derived = fields.flatMap((f, j) => (isDerived(f) ? [j] : []))
+  await Promise.all([
+    derived.length > 0
+      ? reader.derived.readInto(
+          derived.map((j) => fields[j] as DerivedField),
+          0,
+          from,
+          to,
+          derived.map((j) => cols[j]),
+        )
+      : undefined,
+    ...fields.map((f, j) =>
+      isDerived(f) ? undefined : reader.zarr.readInto(`fields/${f}`, 0, from, to, cols[j]),
+    ),
+  ])
   return cols
 }
 
