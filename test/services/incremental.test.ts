@@ -111,7 +111,7 @@ describe('incremental build', () => {
       assert.ok(compared > 100, `compared ${compared} files`)
       // Old day-chunks were hard-linked, not rewritten.
       const cur = await files(store)
-      const linked = [...cur.entries()].filter(([rel]) => rel.startsWith('fields/l3_mkt_hr/c/0/'))
+      const linked = [...cur.entries()].filter(([rel]) => rel.startsWith('fields/l3_mkt_hr/c.0.'))
       assert.ok(linked.length > 0, 'old chunks present')
       assert.ok((await stat(linked[0][1])).nlink >= 2, 'old chunks are hard links')
       // The same filings: the parsed fundamentals are linked too (and byte-identical, above).
@@ -138,7 +138,7 @@ describe('incremental build', () => {
       const [values, symbols] = meta.shape as number[]
       assert.equal(meta.attributes.kernel_state.days, full.calendar.length - 7)
       // Every stock's L1 <r, r> doubled: level 1 of the new days must come out otherwise.
-      const file = join(stateDir, 'c', '0', '0')
+      const file = join(stateDir, 'c.0.0')
       const bytes = await readFile(file)
       const v = new Float64Array(bytes.buffer, bytes.byteOffset, bytes.length / 8)
       const cs = meta.chunk_grid.configuration.chunk_shape[1] as number
@@ -148,7 +148,7 @@ describe('incremental build', () => {
     })
     const m = await buildStore({ dataset: fullDir, store, incremental: true })
     assert.deepEqual(m.notes, [])
-    await assert.rejects(assertSameBuild(store, reference), /fields\/\w+\/c\/\d+\/0 differs/)
+    await assert.rejects(assertSameBuild(store, reference), /fields\/\w+\/c\.\d+\.0 differs/)
   })
 
   test('without a stored kernel state (an older build) the next build replays, byte-identical', async () => {

@@ -10,6 +10,7 @@ import type { Dataset } from '../../src/engine/data/format.ts'
 import { synthesizeDataset } from '../../src/engine/data/synthesize.ts'
 import { defaultUniverseBasis, industryPanelDay } from '../../src/engine/model/cross/index.ts'
 import { ModelStore } from '../../src/engine/model-store/reader.ts'
+import { rankingAt } from '../../src/services/analytics/rankings-day.ts'
 import { universeBasisOf } from '../../src/services/models.ts'
 import * as fc from '../helpers/fc.ts'
 import { importRealDataset, realDataPresent } from '../helpers/real-data.ts'
@@ -172,8 +173,11 @@ async function checkRankingCohort(ds: Dataset, store: ModelStore, member: (i: nu
   ranked.forEach(([i], k) => {
     want[i] = k + 1
   })
-  const ordinal = await store.readArray1D('rankings/gross_return_1d/ordinal_universe')
-  const size = await store.readArray1D('rankings/gross_return_1d/size_universe')
+  // data_as_of: the build's stored rankings.
+  const stored = await rankingAt(store, store.calendar.length - 1, 'gross_return', '1d')
+  assert.equal(t, store.calendar.length - 1)
+  const ordinal = stored.ordinal.universe
+  const size = stored.cohortSize.universe
   assert.deepEqual(Array.from(ordinal), Array.from(want))
   for (let i = 0; i < size.length; i++) if (ordinal[i] > 0) assert.equal(size[i], ranked.length)
   return ranked.length
@@ -464,7 +468,7 @@ describe('real prices-only fixture (../shared/data/real)', {
       assert.equal(m.universe_size, active)
       assert.ok(active > 100, `universe_size ${active}`)
       t.diagnostic(`real fixture: ${m.universe_basis} (${m.default_universe}), universe_size ${active}`)
-      const size = await store.readArray1D('rankings/gross_return_21d/size_universe')
+      const size = (await rankingAt(store, last, 'gross_return', '21d')).cohortSize.universe
       assert.ok(Math.max(...size) > 100)
       assert.ok((await checkEqualPanel(ds, store, member, last)) > 0)
       assert.ok((await reversionMembers(store, last)).length > 100)

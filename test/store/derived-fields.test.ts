@@ -149,7 +149,7 @@ describe('fields derived at read time', () => {
     ])
       assert.ok(Object.is(z.at([t, i]), kernel.l3_sub_beta[i][t]), `zarrita l3_sub_beta[${t}, ${i}]`)
     const manifest = JSON.parse(await readFile(join(store.dir, 'manifest.json'), 'utf8'))
-    assert.equal(manifest.store_version, 3)
+    assert.equal(manifest.store_version, 4)
     // A version-2 store (six of the derived fields stored) is refused, never read with this layout.
     const old = join(work, 'old-build')
     await cp(store.dir, old, { recursive: true })

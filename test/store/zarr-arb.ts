@@ -113,6 +113,11 @@ export async function zarritaAttrs(root: string, path: string): Promise<Record<s
   return node.attrs
 }
 
+/** The chunk files of the array at `dir` ("c.<i>.<k>" beside its zarr.json), sorted. */
+export async function chunkFiles(dir: string): Promise<string[]> {
+  return (await listFiles(dir)).filter((f) => f.startsWith('c.'))
+}
+
 /** Every file under dir, relative and sorted. */
 export async function listFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true })

@@ -77,14 +77,14 @@ export async function assertLinks(
   const { days, symbols } = c.spec
   const cd = c.spec.chunkDays ?? 256
   const cs = c.spec.chunkSymbols ?? 256
-  const dir = join(inc, 'f', 'c')
-  const files = (await listFiles(join(inc, 'f'))).filter((f) => f.startsWith('c/'))
+  const dir = join(inc, 'f')
+  const files = (await listFiles(dir)).filter((f) => f.startsWith('c.'))
   for (const f of files) {
-    const [i, k] = f.slice(2).split('/').map(Number)
+    const [i, k] = f.slice(2).split('.').map(Number)
     const early = (i + 1) * cd <= Math.min(fromDay, pd, days)
     const sameSyms = Math.min((k + 1) * cs, symbols) === Math.min((k + 1) * cs, ps)
     const prevStat = await stat(join(prev, 'f', f)).catch(() => null)
-    const linked = prevStat !== null && prevStat.ino === (await stat(join(dir, `${i}/${k}`))).ino
+    const linked = prevStat !== null && prevStat.ino === (await stat(join(dir, f))).ino
     assert.equal(linked, early && sameSyms, `chunk ${f} linked=${linked}`)
   }
 }

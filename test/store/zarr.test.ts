@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
@@ -19,6 +19,7 @@ import {
   assertSameColumn,
   assertSameTree,
   case2DArb,
+  chunkFiles,
   DTYPE_LIST,
   listFiles,
   makeColumn,
@@ -92,7 +93,7 @@ describe('zarr v3 store', () => {
       shape: [3, 2],
       data_type: 'float64',
       chunk_grid: { name: 'regular', configuration: { chunk_shape: [256, 256] } },
-      chunk_key_encoding: { name: 'default', configuration: { separator: '/' } },
+      chunk_key_encoding: { name: 'default', configuration: { separator: '.' } },
       fill_value: 'NaN',
       codecs: [
         { name: 'transpose', configuration: { order: [1, 0] } },
@@ -102,7 +103,7 @@ describe('zarr v3 store', () => {
       dimension_names: ['day', 'symbol'],
     })
     // Edge chunks are full-size on disk (Zarr v3), symbol-major.
-    const chunk = await readFile(join(root, 'fields/ret/c/0/0'))
+    const chunk = await readFile(join(root, 'fields/ret/c.0.0'))
     assert.equal(chunk.length, 256 * 256 * 8)
     assert.equal(new Float64Array(chunk.buffer, chunk.byteOffset, 512)[256 + 2], 5)
     assert.deepEqual(await zarritaAttrs(root, ''), { model_version: 'ERM3-L3-v1' })
@@ -128,7 +129,7 @@ describe('zarr v3 store', () => {
     await writeArray2D(root, 'z', [Float64Array.from([-0, -0, 1]), Float64Array.from([0, -0, 2])], spec)
     const doc = JSON.parse(await readFile(join(root, 'z', 'zarr.json'), 'utf8'))
     assert.equal(doc.fill_value, '0x8000000000000000')
-    assert.deepEqual(await listFiles(join(root, 'z', 'c')), ['0/1', '2/0', '2/1'])
+    assert.deepEqual(await chunkFiles(join(root, 'z')), ['c.0.1', 'c.2.0', 'c.2.1'])
     await writeArray2D(root, 'f', [Float32Array.from([0.1])], {
       dtype: 'float32',
       days: 1,
@@ -144,15 +145,38 @@ describe('zarr v3 store', () => {
     assert.deepEqual(await listFiles(join(root, 'f')), ['zarr.json'])
   })
 
+  test('an array of "/" chunk keys (store version 3, other writers) reads the same', async () => {
+    const root = await freshDir()
+    const spec = { dtype: 'float64', days: 5, symbols: 3, chunkDays: 2, chunkSymbols: 2 } as const
+    const cols = [0, 1, 2].map((j) => Float64Array.from([1, 2, 3, 4, 5], (v) => v * 10 + j))
+    await writeArray2D(root, 'a', cols, spec)
+    const dir = join(root, 'a')
+    // Rewrite it as c/<i>/<k> with the separator "/" in its zarr.json.
+    for (const f of await chunkFiles(dir)) {
+      const [, i, k] = f.split('.')
+      await mkdir(join(dir, 'c', i), { recursive: true })
+      await rename(join(dir, f), join(dir, 'c', i, k))
+    }
+    const doc = JSON.parse(await readFile(join(dir, 'zarr.json'), 'utf8'))
+    doc.chunk_key_encoding.configuration.separator = '/'
+    await writeFile(join(dir, 'zarr.json'), JSON.stringify(doc))
+    assert.deepEqual(await chunkFiles(dir), [])
+    const r = await openZarrStore(root)
+    for (const [j, c] of cols.entries()) assertSameColumn(await r.readColumn('a', j), c, `column ${j}`)
+    await r.close()
+    const z = await zarritaRead(root, 'a')
+    for (const [j, c] of cols.entries()) for (let t = 0; t < 5; t++) assert.equal(z.at([t, j]), c[t])
+  })
+
   test('all-fill chunks are not written; rewriting an array drops stale chunks', async () => {
     const root = await freshDir()
     const spec = { dtype: 'int16', days: 4, symbols: 4, chunkDays: 2, chunkSymbols: 2 } as const
     const full = Array.from({ length: 4 }, () => Int16Array.from([1, 2, 3, 4]))
     await writeArray2D(root, 'a', full, spec)
-    assert.equal((await listFiles(join(root, 'a', 'c'))).length, 4)
+    assert.equal((await chunkFiles(join(root, 'a'))).length, 4)
     const sparse = Array.from({ length: 4 }, (_, j) => Int16Array.from(j === 3 ? [0, 0, 0, 9] : [0, 0, 0, 0]))
     await writeArray2D(root, 'a', sparse, spec)
-    assert.deepEqual(await listFiles(join(root, 'a', 'c')), ['1/1'])
+    assert.deepEqual(await chunkFiles(join(root, 'a')), ['c.1.1'])
     const r = await openZarrStore(root)
     assertSameColumn(await r.readColumn('a', 0), sparse[0], 'fill column')
     await r.close()
@@ -201,8 +225,8 @@ describe('incremental writes', () => {
     )
     await writeArray2DIncremental(inc, prev, 'x', cols, spec, 999)
     let linked = 0
-    for (const f of await listFiles(join(inc, 'x', 'c')))
-      if ((await stat(join(inc, 'x', 'c', f))).ino === (await stat(join(prev, 'x', 'c', f))).ino) linked++
+    for (const f of await chunkFiles(join(inc, 'x')))
+      if ((await stat(join(inc, 'x', f))).ino === (await stat(join(prev, 'x', f))).ino) linked++
     assert.equal(linked, 3 * 3) // day-chunks 0..2 of 0..3, all three symbol-chunks
   })
 
@@ -273,7 +297,7 @@ describe('metadata validation', () => {
   test('a truncated chunk file is an error, not silent garbage', async () => {
     const root = await freshDir()
     await writeArray2D(root, 'a', [Float64Array.from([1, 2])], { dtype: 'float64', days: 2, symbols: 1 })
-    await writeFile(join(root, 'a', 'c', '0', '0'), new Uint8Array(8))
+    await writeFile(join(root, 'a', 'c.0.0'), new Uint8Array(8))
     const r = await openZarrStore(root)
     await assert.rejects(r.readRow('a', 0), /shorter than the chunk shape/)
     await r.close()
@@ -308,8 +332,8 @@ describe('bounded caches', () => {
       chunkSymbols: 2,
     })
     const pool = new FilePool(3)
-    for (const f of await listFiles(join(root, 'a', 'c')))
-      await pool.use(join(root, 'a', 'c', f), async (fd) => assert.ok(fd >= 0))
+    for (const f of await chunkFiles(join(root, 'a')))
+      await pool.use(join(root, 'a', f), async (fd) => assert.ok(fd >= 0))
     assert.equal(pool.openCount, 3)
     assert.equal(await pool.use(join(root, 'missing'), async () => 1), undefined)
     await pool.close()

@@ -2,7 +2,7 @@ import { isoFromDay } from '../../platform/dates.ts'
 import { type Progress, silentProgress } from '../../platform/progress.ts'
 import { columnsOf } from '../model/columns.ts'
 import {
-  COHORTS,
+  type Cohort,
   type DefaultUniverseBasis,
   defaultMember,
   industryPanelSeries,
@@ -12,7 +12,7 @@ import {
   type WeightBasis,
   WINDOW_DAYS,
 } from '../model/cross/index.ts'
-import { chunkSymbolsFor } from '../model-store/layout.ts'
+import { chunkSymbolsFor, RANKING_COHORT_COLUMNS, STORE_FILES } from '../model-store/layout.ts'
 import type { StoreBuildWriter } from '../model-store/writer.ts'
 import {
   type Array2DSpec,
@@ -254,16 +254,41 @@ async function writeRankings(
     subsectorEtf,
     active,
   }
-  const attributes = { day: T - 1, date: isoFromDay(x.calendar[T - 1]) }
-  const writes: [string, Column][] = []
-  for (const r of rankAllMetrics(input, T - 1)) {
-    const key = `rankings/${r.metric}_${r.window}`
-    writes.push([`${key}/value`, r.values])
-    for (const c of COHORTS) {
-      writes.push([`${key}/ordinal_${c}`, r.ordinal[c]])
-      writes.push([`${key}/size_${c}`, r.cohortSize[c]])
+  const ranked = rankAllMetrics(input, T - 1)
+  // Two [ranking, symbol] arrays (docs/model-store.md §rankings): one file each, not 196 arrays.
+  const rows = ranked.map((r) => `${r.metric}_${r.window}`)
+  const C = RANKING_COHORT_COLUMNS.length
+  const values = columnsOf(Float64Array, N, ranked.length)
+  const cohorts = columnsOf(Int16Array, N, ranked.length * C)
+  ranked.forEach((r, q) => {
+    const cols = RANKING_COHORT_COLUMNS.map((name) => {
+      const [kind, cohort] = name.split('_') as ['ordinal' | 'size', Cohort]
+      return kind === 'ordinal' ? r.ordinal[cohort] : r.cohortSize[cohort]
+    })
+    for (let j = 0; j < N; j++) {
+      values[j][q] = r.values[j]
+      for (let c = 0; c < C; c++) cohorts[j][q * C + c] = cols[c][j]
     }
-  }
-  // Nearly 200 tiny arrays: in flight together, their directory and file creations overlap.
-  await Promise.all(writes.map(([path, values]) => writeArray1D(w.dir, path, values, { attributes })))
+  })
+  const spec = (dtype: 'float64' | 'int16', names: string[]): Array2DSpec => ({
+    dtype,
+    days: names.length,
+    symbols: N,
+    chunkDays: Math.max(1, names.length),
+    chunkSymbols: Math.max(1, N),
+    dimensionNames: ['ranking', 'symbol'],
+    attributes: { day: T - 1, date: isoFromDay(x.calendar[T - 1]), rows: names },
+  })
+  await Promise.all([
+    writeArray2D(w.dir, STORE_FILES.rankingValues, values, spec('float64', rows)),
+    writeArray2D(
+      w.dir,
+      STORE_FILES.rankingCohorts,
+      cohorts,
+      spec(
+        'int16',
+        rows.flatMap((key) => RANKING_COHORT_COLUMNS.map((c) => `${key}/${c}`)),
+      ),
+    ),
+  ])
 }

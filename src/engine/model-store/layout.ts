@@ -16,11 +16,13 @@ import type { ModelParams } from '../model/params.ts'
  */
 export const STORE_FORMAT = 'erm3-model-store'
 /**
- * 2: the fields derived at read time (engine/model-store/derived.ts) are no longer stored. A store
- * of another version is refused (`rebuild the store`): `erm3 start` and the sandbox rebuild it, and
- * an incremental build becomes a full one.
+ * 2: the fields derived at read time (engine/model-store/derived.ts) are no longer stored. 3: more
+ * fields derived, symbol chunks fitted to the universe. 4: chunk files "c.<i>.<k>" beside each
+ * array's zarr.json (no chunk directories), the rankings of data_as_of in two arrays instead of
+ * 196, the kernel state. A store of another version is refused (`rebuild the store`): `erm3
+ * start` and the sandbox rebuild it, and an incremental build becomes a full one.
  */
-export const STORE_VERSION = 3
+export const STORE_VERSION = 4
 /** The methodology and model versions live in platform (one source for code and docs). */
 export { METHODOLOGY_VERSION, MODEL_VERSION } from '../../platform/model-version.ts'
 export const FACTOR_SET_ID = 'SPY_uni_mc_3000'
@@ -58,7 +60,24 @@ export const STORE_FILES = {
    * (engine/build/kernel-state.ts), from which the next incremental build continues.
    */
   kernelState: 'kernel/state',
+  /**
+   * The rankings of data_as_of (docs/model-store.md §rankings): float64 [ranking, symbol], the
+   * ranked values of the 28 metric × window rankings (RANKING_ROWS order).
+   */
+  rankingValues: 'rankings/value',
+  /** int16 [ranking × cohort column, symbol]: per ranking, RANKING_COHORT_COLUMNS. */
+  rankingCohorts: 'rankings/cohort',
 } as const
+
+/** The rows of a ranking's cohort columns in STORE_FILES.rankingCohorts, in order. */
+export const RANKING_COHORT_COLUMNS = [
+  'ordinal_universe',
+  'ordinal_sector',
+  'ordinal_subsector',
+  'size_universe',
+  'size_sector',
+  'size_subsector',
+] as const
 
 /** The most symbols in one chunk of a [day, symbol] array. */
 const MAX_CHUNK_SYMBOLS = 256

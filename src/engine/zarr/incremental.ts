@@ -6,10 +6,17 @@
  * and the result is byte-identical to a fresh write whenever the previous store holds what the
  * fresh write would have written before `fromDay` (the incremental build's contract).
  */
-import { closeSync, copyFileSync, linkSync, mkdirSync, openSync, readdirSync, readSync } from 'node:fs'
-import { mkdir, readFile } from 'node:fs/promises'
+import { closeSync, copyFileSync, linkSync, openSync, readdirSync, readSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { chunkCount, chunkFile, encodeChunk2D, type Grid2D, normalizePath } from './layout.ts'
+import {
+  CHUNK_SEPARATOR,
+  chunkCount,
+  chunkFile,
+  encodeChunk2D,
+  type Grid2D,
+  normalizePath,
+} from './layout.ts'
 import { parseNodeJson } from './metadata.ts'
 import { type Array2DSpec, type ArrayMeta, bytesOf, type Column, isAllFill } from './types.ts'
 import {
@@ -122,7 +129,8 @@ async function readPrevMeta(prevDir: string, path: string): Promise<ArrayMeta | 
     return null
   }
   const node = parseNodeJson(text, normalizePath(path), file)
-  return node.kind === 'array' && node.separator === '/' ? node.meta : null
+  // Chunks are linked by their file names: only an array of the separator written here.
+  return node.kind === 'array' && node.separator === CHUNK_SEPARATOR ? node.meta : null
 }
 
 function sameLayout(prev: ArrayMeta, g: Grid2D): boolean {
@@ -136,12 +144,11 @@ function sameLayout(prev: ArrayMeta, g: Grid2D): boolean {
 }
 
 /**
- * Links every existing chunk file (i < dayChunks, reusable k) of the previous array. The links
- * are synchronous on purpose: thousands of link(2) calls on cached metadata take microseconds
- * each, far less than a thread-pool round trip per call (docs/performance.md). A directory
- * creation costs far more (a new inode, a directory block): the day directories are made in
- * parallel on the thread pool, each with one mkdir(2), and builds set up their arrays
- * concurrently, so one array's links run while another's directories are being made.
+ * Links every existing chunk file (i < dayChunks, reusable k) of the previous array ("c.<i>.<k>"
+ * beside its zarr.json: one directory listing, no directory to make). The links are synchronous
+ * on purpose: thousands of link(2) calls on cached metadata take microseconds each, far less
+ * than a thread-pool round trip per call (docs/performance.md). Async so callers need not
+ * change should that ever be otherwise.
  */
 export async function linkChunks(
   prevDir: string,
@@ -151,25 +158,22 @@ export async function linkChunks(
   reusableK: (k: number) => boolean,
 ): Promise<void> {
   const nk = chunkCount(g.symbols, g.cs)
-  const days: [number, number[]][] = []
-  for (let i = 0; i < dayChunks; i++) {
-    // A missing chunk file was all fill; the fresh write would skip it too.
-    let names: string[]
-    try {
-      names = readdirSync(join(prevDir, 'c', String(i)))
-    } catch {
-      continue
-    }
-    const ks = names
-      .map((name) => (/^\d+$/.test(name) ? Number(name) : -1))
-      .filter((k) => k >= 0 && k < nk && reusableK(k))
-    if (ks.length > 0) days.push([i, ks])
+  let names: string[]
+  try {
+    names = readdirSync(prevDir)
+  } catch {
+    return
   }
-  if (days.length === 0) return
-  mkdirSync(join(dir, 'c'), { recursive: true })
-  await Promise.all(days.map(([i]) => mkdir(join(dir, 'c', String(i)))))
-  for (const [i, ks] of days)
-    for (const k of ks) linkOrCopy(chunkFile(prevDir, [i, k]), chunkFile(dir, [i, k]))
+  // A chunk tree of "/" keys (an older layout) would leave this array without its old days.
+  if (names.includes('c')) throw new Error(`zarr: ${prevDir} has "/" chunk keys: it cannot be appended to`)
+  // A missing chunk file was all fill; the fresh write would skip it too.
+  for (const name of names) {
+    const m = /^c\.(\d+)\.(\d+)$/.exec(name)
+    if (!m) continue
+    const i = Number(m[1])
+    const k = Number(m[2])
+    if (i < dayChunks && k < nk && reusableK(k)) linkOrCopy(join(prevDir, name), chunkFile(dir, [i, k]))
+  }
 }
 
 function linkOrCopy(from: string, to: string): void {

@@ -7,14 +7,26 @@
 import { sep } from 'node:path'
 import { type Column, type DType, isAllFill } from './types.ts'
 
-export function chunkKey(indices: readonly number[], separator: '/' | '.' = '/'): string {
+/**
+ * The chunk key separator erm3 writes: "c.<i>.<k>" files beside the array's zarr.json, so an
+ * array is one directory whatever its chunk count (a directory per day-chunk cost a mkdir of
+ * about 0.15–0.3 ms each on the machines of docs/performance.md, 1,400 of them per build).
+ * Readers take each array's separator from its zarr.json, so stores written with "/" still read.
+ */
+export const CHUNK_SEPARATOR = '.'
+
+export function chunkKey(indices: readonly number[], separator: '/' | '.' = CHUNK_SEPARATOR): string {
   let key = 'c'
   for (const x of indices) key += separator + x
   return key
 }
 
 /** Plain concatenation, not path.join: this runs for every read and `arrayDir` is normalised. */
-export function chunkFile(arrayDir: string, indices: readonly number[], separator: '/' | '.' = '/'): string {
+export function chunkFile(
+  arrayDir: string,
+  indices: readonly number[],
+  separator: '/' | '.' = CHUNK_SEPARATOR,
+): string {
   return `${arrayDir}${sep}${chunkKey(indices, separator)}`
 }
 

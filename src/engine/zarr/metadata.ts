@@ -4,6 +4,7 @@
  * node, instead of returning wrong numbers later.
  */
 import { AppError } from '../../platform/errors.ts'
+import { CHUNK_SEPARATOR } from './layout.ts'
 import { type ArrayMeta, DTYPES, type DType, isDType } from './types.ts'
 
 export class ZarrFormatError extends AppError {
@@ -35,7 +36,7 @@ export function arrayJson(m: Omit<ArrayMeta, 'path'>): string {
     shape: m.shape,
     data_type: m.dtype,
     chunk_grid: { name: 'regular', configuration: { chunk_shape: m.chunks } },
-    chunk_key_encoding: { name: 'default', configuration: { separator: '/' } },
+    chunk_key_encoding: { name: 'default', configuration: { separator: CHUNK_SEPARATOR } },
     fill_value: encodeFill(m.dtype, m.fillValue),
     codecs: m.shape.length === 2 ? CODECS_2D : CODECS_1D,
     attributes: m.attributes,

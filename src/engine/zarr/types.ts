@@ -16,6 +16,8 @@ export interface Array2DSpec {
   /** Default: NaN for floats, 0 for integers. */
   fillValue?: number
   attributes?: Record<string, unknown>
+  /** The two axes' names in zarr.json (default day, symbol). */
+  dimensionNames?: [string, string]
 }
 
 /** What the reader knows about one array, parsed once from its zarr.json. */

@@ -3,7 +3,7 @@
  * renames it atomically). Output depends only on the input, so two writes of the same data are
  * byte-identical; chunks holding only the fill value are not written.
  */
-import { mkdir, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, rm, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { chunkCount, chunkFile, encodeChunk2D, type Grid2D, normalizePath } from './layout.ts'
 import { arrayJson, checkFill, groupJson } from './metadata.ts'
@@ -53,7 +53,6 @@ export async function writeArray1D(
   const meta = { shape: [data.length], dtype, chunks: [chunk], fillValue: fill, dimensionNames: null }
   await writeFile(join(dir, 'zarr.json'), arrayJson({ ...meta, attributes: opts.attributes ?? {} }))
   const n = chunkCount(data.length, chunk)
-  const made = new DirMaker()
   await runBounded(
     n,
     WRITE_CONCURRENCY,
@@ -63,7 +62,6 @@ export async function writeArray1D(
       buf.set(part)
       buf.fill(fill, part.length)
       if (isAllFill(buf, fill)) return
-      await made.ensure(join(dir, 'c'))
       await writeFile(chunkFile(dir, [c]), bytesOf(buf))
     },
   )
@@ -114,7 +112,7 @@ export async function writeArrayJson2D(dir: string, g: Grid2D, spec: Array2DSpec
     chunks: [g.cd, g.cs],
     fillValue: g.fill,
     attributes: spec.attributes ?? {},
-    dimensionNames: ['day', 'symbol'],
+    dimensionNames: spec.dimensionNames ?? ['day', 'symbol'],
   })
   await writeFile(join(dir, 'zarr.json'), json)
 }
@@ -123,14 +121,11 @@ export async function writeArrayJson2D(dir: string, g: Grid2D, spec: Array2DSpec
 export type ChunkEncoder = (i: number, k: number, out: Column) => boolean | Promise<boolean>
 
 /**
- * What chunk writes can share across calls (a build writes each array block by block): the
- * chunk directories already made and the chunk buffers, so a block neither repeats the mkdirs of
- * the blocks before it nor allocates (and leaves V8 to collect) buffers of its own. Writes that
+ * What chunk writes can share across calls (a build writes each array block by block): the chunk
+ * buffers, so a block does not allocate (and leave V8 to collect) buffers of its own. Writes that
  * share one must not run concurrently with more than WRITE_CONCURRENCY buffers each in flight.
  */
-export class ChunkScratch extends ColumnPool {
-  readonly made = new DirMaker()
-}
+export class ChunkScratch extends ColumnPool {}
 
 /** Encodes and writes every chunk (i, k) for which `want(i, k)`, skipping all-fill chunks. */
 export async function writeChunks2D(
@@ -156,7 +151,6 @@ export async function writeChunks2D(
       const i = Math.floor(jobs[n] / nk)
       const k = jobs[n] % nk
       if (!(await encode(i, k, buf))) return
-      await scratch.made.ensure(join(dir, 'c', String(i)))
       await writeFile(chunkFile(dir, [i, k]), bytesOf(buf))
     })
   } finally {
@@ -165,27 +159,17 @@ export async function writeChunks2D(
 }
 
 /**
- * Creates the array directory and removes any old chunk tree in it: a stale chunk would shadow
- * the fill value, and writing through an old hard link would corrupt the previous store.
+ * Creates the array directory and, when it existed, removes any old chunks in it (a chunk tree
+ * of "/" keys, or "c." files): a stale chunk would shadow the fill value, and writing through an
+ * old hard link would corrupt the previous store. A directory just made (a new build's) has none.
  */
 export async function prepareArrayDir(root: string, path: string): Promise<string> {
   const dir = join(root, normalizePath(path))
-  await mkdir(dir, { recursive: true })
+  if ((await mkdir(dir, { recursive: true })) !== undefined) return dir
   await rm(join(dir, 'c'), { recursive: true, force: true })
+  const stale = (await readdir(dir)).filter((name) => name.startsWith('c.'))
+  await Promise.all(stale.map((name) => unlink(join(dir, name))))
   return dir
-}
-
-/** mkdir -p, once per directory even when many chunk writers ask concurrently. */
-class DirMaker {
-  private readonly made = new Map<string, Promise<unknown>>()
-  ensure(dir: string): Promise<unknown> {
-    let p = this.made.get(dir)
-    if (!p) {
-      p = mkdir(dir, { recursive: true })
-      this.made.set(dir, p)
-    }
-    return p
-  }
 }
 
 function checkPositiveInt(v: number, what: string): void {

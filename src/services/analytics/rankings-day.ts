@@ -12,6 +12,7 @@ import {
   type Universes,
   WINDOW_DAYS,
 } from '../../engine/model/cross/index.ts'
+import { RANKING_COHORT_COLUMNS, STORE_FILES } from '../../engine/model-store/layout.ts'
 import type { ModelStore, StoreField } from '../../engine/model-store/reader.ts'
 import { universeBasisOf } from '../models.ts'
 
@@ -197,19 +198,63 @@ async function storedRanking(
   metric: RankingMetric,
   window: RankingWindow,
 ): Promise<RankDay> {
-  const key = `rankings/${metric}_${window}`
-  const read = (name: string) => store.readArray1D(`${key}/${name}`)
-  const [values, ...cols] = await Promise.all([
-    read('value'),
-    ...COHORTS.map((c) => read(`ordinal_${c}`)),
-    ...COHORTS.map((c) => read(`size_${c}`)),
+  const all = await storedRankings(store)
+  const day = all.get(`${metric}_${window}`)
+  if (!day) throw new Error(`the build's rankings have no ${metric}_${window}`)
+  return day
+}
+
+const stored = new WeakMap<ModelStore, Promise<Map<string, RankDay>>>()
+
+/**
+ * Every ranking of data_as_of from the build's two [ranking, symbol] arrays
+ * (STORE_FILES.rankingValues and rankingCohorts), read once per store, by `<metric>_<window>`.
+ */
+function storedRankings(store: ModelStore): Promise<Map<string, RankDay>> {
+  let p = stored.get(store)
+  if (!p) {
+    p = readStoredRankings(store)
+    stored.set(store, p)
+    p.catch(() => stored.delete(store))
+  }
+  return p
+}
+
+async function readStoredRankings(store: ModelStore): Promise<Map<string, RankDay>> {
+  const n = store.symbols.length
+  const rows = (path: string): string[] => {
+    const names = store.arrayAttributes(path)?.rows
+    if (!Array.isArray(names)) throw new Error(`${path} has no rows attribute`)
+    return names.map(String)
+  }
+  const keys = rows(STORE_FILES.rankingValues)
+  const C = RANKING_COHORT_COLUMNS.length
+  // Per symbol, as the store keeps them (each symbol's rows are contiguous in the chunk).
+  const values = Array.from({ length: n }, () => new Float64Array(keys.length))
+  const cohorts = Array.from({ length: n }, () => new Int16Array(keys.length * C))
+  if (rows(STORE_FILES.rankingCohorts).length !== keys.length * C)
+    throw new Error(`${STORE_FILES.rankingCohorts} does not hold ${C} rows per ranking`)
+  await Promise.all([
+    store.readInto(STORE_FILES.rankingValues, 0, 0, keys.length, values),
+    store.readInto(STORE_FILES.rankingCohorts, 0, 0, keys.length * C, cohorts),
   ])
-  const by = (k: number) => ({
-    universe: cols[k] as Int16Array,
-    sector: cols[k + 1] as Int16Array,
-    subsector: cols[k + 2] as Int16Array,
+  const out = new Map<string, RankDay>()
+  keys.forEach((key, q) => {
+    const cut = key.lastIndexOf('_')
+    const cols = RANKING_COHORT_COLUMNS.map((_, c) => Int16Array.from(cohorts, (s) => s[q * C + c]))
+    const by = (name: 'ordinal' | 'size') =>
+      Object.fromEntries(
+        COHORTS.map((h) => [h, cols[RANKING_COHORT_COLUMNS.indexOf(`${name}_${h}`)]]),
+      ) as Record<(typeof COHORTS)[number], Int16Array>
+    out.set(key, {
+      metric: key.slice(0, cut) as RankingMetric,
+      window: key.slice(cut + 1) as RankingWindow,
+      values: Float64Array.from(values, (s) => s[q]),
+      ordinal: by('ordinal'),
+      cohortSize: by('size'),
+    })
   })
-  return { metric, window, values: values as Float64Array, ordinal: by(0), cohortSize: by(COHORTS.length) }
+  return out
 }
 
 const days = new WeakMap<ModelStore, Map<number, Promise<RankDay[]>>>()
