@@ -196,7 +196,7 @@ describe('shared model store on S3 and HTTP', () => {
       const start = log.length
       const r = await rawCall(app, 'GET', `/ticker-returns?ticker=${t}&years=3`, keys.get(app) as string)
       assert.equal(r.status, 200)
-      const chunkReads = log.slice(start).filter((l) => /\/c\/\d+\/\d+$/.test(l.path.replace(/\?.*$/, '')))
+      const chunkReads = log.slice(start).filter((l) => /\/c\.\d+\.\d+$/.test(l.path.replace(/\?.*$/, '')))
       assert.ok(chunkReads.length > 0, `${name}: chunks were read`)
       for (const l of chunkReads) {
         assert.ok(l.range, `${name}: ${l.path} was fetched whole`)
@@ -266,7 +266,7 @@ describe('shared model store on S3 and HTTP', () => {
   test('a store that stops answering (accepts, never replies): 503 after ERM3_STORE_TIMEOUT_MS, not a hang', async () => {
     let hang = false
     const server = await staticServer(pubDir, {
-      hold: (path) => (hang && /\/c\/\d+\/\d+$/.test(path) ? new Promise<void>(() => {}) : null),
+      hold: (path) => (hang && /\/c\.\d+\.\d+$/.test(path) ? new Promise<void>(() => {}) : null),
     })
     // The timeout covers every read, opening the store too: long enough for a busy machine to open it.
     const src = openBuildSource(server.url, { s3: s3Opts(), timeoutMs: 1500, cacheBytes: 2 ** 20 })
