@@ -1,8 +1,13 @@
 import assert from 'node:assert/strict'
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join, relative } from 'node:path'
 import { test } from 'node:test'
 import { type EngineBlock, runEngine } from '../../src/engine/build/engine.ts'
 import { factorSeries } from '../../src/engine/build/factors.ts'
+import { buildStore } from '../../src/engine/build/index.ts'
 import { buildInputs } from '../../src/engine/build/inputs.ts'
+import { writeDataset } from '../../src/engine/data/dataset-writer.ts'
 import { generateSynthetic } from '../../src/engine/data/synth/index.ts'
 import { DEFAULT_PARAMS } from '../../src/engine/model/params.ts'
 
@@ -30,6 +35,9 @@ async function outputs(threads: number): Promise<Map<string, Buffer>> {
     b.subEff.forEach((c, k) => {
       out.set(`subEff/${b.first + k}`, copy(c))
     })
+    b.state.forEach((c, k) => {
+      out.set(`state/${b.first + k}`, copy(c))
+    })
   })
   return out
 }
@@ -47,4 +55,33 @@ test('the kernel on worker threads writes the bytes of a run on the calling thre
     .filter(([k]) => k.startsWith('l3_res_er/'))
     .map(([, b]) => new Float64Array(b.buffer, b.byteOffset, b.length / 8))
   assert.ok(er.some((a) => a.some((v) => Number.isFinite(v))))
+})
+
+test('a build with threads (kernel pool, industry panel worker) writes the files of one without', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'erm3-threads-'))
+  try {
+    const dataset = join(dir, 'dataset')
+    await writeDataset(ds, dataset)
+    const files = async (store: string, threads: number) => {
+      await buildStore({ dataset, store, threads })
+      const cur = JSON.parse(await readFile(join(store, 'CURRENT'), 'utf8')).build as string
+      const base = join(store, 'builds', cur)
+      const out = new Map<string, Buffer>()
+      for (const e of await readdir(base, { recursive: true, withFileTypes: true }))
+        if (e.isFile() && e.name !== 'manifest.json') {
+          const p = join(e.parentPath, e.name)
+          out.set(relative(base, p), await readFile(p))
+        }
+      return out
+    }
+    const one = await files(join(dir, 'one'), 1)
+    const two = await files(join(dir, 'two'), 2)
+    assert.deepEqual([...two.keys()].sort(), [...one.keys()].sort())
+    for (const [rel, bytes] of one) assert.ok(bytes.equals(two.get(rel) ?? Buffer.alloc(0)), `${rel} differs`)
+    const panel = [...one.keys()].filter((rel) => rel.startsWith('products/industry_panel/'))
+    assert.ok(panel.length >= 12, `${panel.length} industry panel files`)
+    assert.ok(one.has('kernel/state/c.0.0'))
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
 })

@@ -82,8 +82,9 @@ export interface BuildOptions {
   fundamentalsThread?: boolean
   /**
    * Threads for the per-stock kernel of a full build (worker threads over the symbols of each
-   * block; the numbers do not depend on it); default: the available parallelism from 1,000
-   * securities up, else 1 (a thread costs seconds to start).
+   * block), and above 1 the industry panel on a thread of its own beside the other products;
+   * the numbers do not depend on it. Default: the available parallelism from 1,000 securities
+   * up, else 1 (a thread costs seconds to start).
    */
   threads?: number
 }
@@ -176,7 +177,7 @@ export async function buildStore(
     t = lap('engine_and_fields', t)
     timings.engine_kernel = Math.round(engine.kernel * 1000) / 1000
     timings.engine_write_wait = Math.round(engine.write_wait * 1000) / 1000
-    const products = await writeProducts(writer, x, active, basis, progress, plan)
+    const products = await writeProducts(writer, x, active, basis, progress, plan, panelThread(opts, x, plan))
     await writeFactorSeries(writer, factors, plan)
     t = lap('products', t)
     await fund.finish(notes, progress)
@@ -271,8 +272,7 @@ async function engineStage(
 ): Promise<EngineTimes> {
   // No panel outlives its block: every block buffer is pooled (products.ts reads fields back).
   const kept = new Set<StockField>()
-  // A kernel thread costs seconds to start (it loads the modules): worth it on a large market only.
-  const threads = opts.threads ?? (x.symbols.length >= POOL_MIN_SYMBOLS ? availableParallelism() : 1)
+  const threads = buildThreads(opts, x)
   const start = plan?.from ?? 0
   await createKernelState(writer, x.symbols.length, x.calendar.length, style.length)
   // Each stock continues from the previous build's kernel state when it stored one for these days.
@@ -297,6 +297,19 @@ async function engineStage(
   // The engine's blocks, before the products allocate theirs (not in an incremental build: see above).
   if (!plan) collectGarbage()
   return engine
+}
+
+/**
+ * Threads of the build's parallel stages (the kernel pool, the industry panel's worker). A thread
+ * costs seconds to start (it loads the modules): worth it on a large market only.
+ */
+function buildThreads(opts: BuildOptions, x: BuildInputs): number {
+  return opts.threads ?? (x.symbols.length >= POOL_MIN_SYMBOLS ? availableParallelism() : 1)
+}
+
+/** Whether the industry panel runs on a thread of its own: with threads, over 512 days or more. */
+function panelThread(opts: BuildOptions, x: BuildInputs, plan: IncrementalPlan | null): boolean {
+  return buildThreads(opts, x) > 1 && x.calendar.length - (plan?.from ?? 0) >= 512
 }
 
 /**

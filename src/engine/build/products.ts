@@ -5,40 +5,20 @@ import {
   type Cohort,
   type DefaultUniverseBasis,
   defaultMember,
-  industryPanelSeries,
-  type PanelLevel,
   rankAllMetrics,
   reversionDeciles,
-  type WeightBasis,
   WINDOW_DAYS,
 } from '../model/cross/index.ts'
 import { chunkSymbolsFor, RANKING_COHORT_COLUMNS, STORE_FILES } from '../model-store/layout.ts'
 import type { StoreBuildWriter } from '../model-store/writer.ts'
-import {
-  type Array2DSpec,
-  type Column,
-  writeArray1D,
-  writeArray2D,
-  writeArray2DIncremental,
-} from '../zarr/index.ts'
+import { type Array2DSpec, writeArray1D, writeArray2D } from '../zarr/index.ts'
 import { REVERSION_Z } from './fields.ts'
 import type { IncrementalPlan } from './incremental.ts'
+import { startIndustryPanel } from './industry-panel.ts'
 import type { BuildInputs } from './inputs.ts'
 import { type BuildReader, dayRanges, openBuildReader, readDays, readFieldsDays } from './read-back.ts'
 import { universesFrom } from './tail.ts'
-
-/**
- * Writes a [day, ·] array; incrementally (old day-chunks hard-linked) when a plan is given, in
- * which case the columns hold only the rewritten days (see tail.ts).
- */
-function writer2D(w: StoreBuildWriter, inc: IncrementalPlan | null) {
-  return (path: string, columns: Column[], spec: Array2DSpec) =>
-    inc
-      ? writeArray2DIncremental(w.dir, inc.prev.dir, path, columns, spec, inc.from, { requirePrevious: true })
-      : writeArray2D(w.dir, path, columns, spec)
-}
-
-const LEVELS: PanelLevel[] = ['market', 'sector', 'subsector']
+import { appendOf, writer2D } from './write-2d.ts'
 
 /** A [day, symbol] array in the store's symbol chunks (chunkSymbolsFor). */
 const spec = (dtype: 'int16' | 'uint8' | 'int8' | 'float64', days: number, symbols: number) => ({
@@ -48,8 +28,14 @@ const spec = (dtype: 'int16' | 'uint8' | 'int8' | 'float64', days: number, symbo
   chunkSymbols: chunkSymbolsFor(symbols),
 })
 
-/** Default-universe membership of (symbol, day) (cross/universe.ts defaultMember). */
-export type Membership = (i: number, t: number) => boolean
+/**
+ * Default-universe membership of (symbol, day) (cross/universe.ts defaultMember), and the bits
+ * it reads (on a SharedArrayBuffer: the products' worker thread reads them too).
+ */
+export type Membership = ((i: number, t: number) => boolean) & { readonly bits: Uint8Array[] }
+
+const membership = (bits: Uint8Array[]): Membership =>
+  Object.assign((i: number, t: number) => bits[i][t] === 1, { bits })
 
 /**
  * The universes of docs/methodology.md §11, written under universe/ before the engine runs: they
@@ -64,7 +50,7 @@ export async function writeUniverses(
 ): Promise<Membership> {
   const T = x.calendar.length
   const N = x.symbols.length
-  const write2D = writer2D(w, inc)
+  const write2D = writer2D(w.dir, appendOf(inc))
   const u = universesFrom(x, inc ? inc.from : 0)
   await write2D('universe/mc_rank', u.mcRank, spec('int16', T, N))
   await write2D('universe/dv_rank', u.dvRank, spec('int16', T, N))
@@ -75,9 +61,9 @@ export async function writeUniverses(
   // One byte per stock-day instead of the ranks and validity it is read from (which are dropped).
   const member = defaultMember(u, basis.universe_basis)
   const start = inc ? inc.from : 0
-  const bits = columnsOf(Uint8Array, N, T, false, start)
+  const bits = columnsOf(Uint8Array, N, T, true, start)
   for (let i = 0; i < N; i++) for (let t = start; t < T; t++) bits[i][t] = member(i, t) ? 1 : 0
-  return (i, t) => bits[i][t] === 1
+  return membership(bits)
 }
 
 /**
@@ -95,27 +81,46 @@ export async function writeProducts(
   basis: DefaultUniverseBasis,
   progress: Progress = silentProgress,
   inc: IncrementalPlan | null = null,
+  /** Compute the industry panel on a worker thread of its own (a full build of a large market). */
+  panelThread = false,
 ): Promise<{ universeSize: number; names: string[] }> {
   const T = x.calendar.length
   const N = x.symbols.length
   const dir = w.dir
-  const write2D = writer2D(w, inc)
+  const write2D = writer2D(dir, appendOf(inc))
   // An incremental build computes only the new days: older chunks are linked, and the chunk
   // holding the first new day keeps the earlier days' bytes.
   const start = inc ? inc.from : 0
-  // Three steps: reversion deciles, industry panel, rankings.
+  // Three steps: reversion deciles, rankings, industry panel (beside them on its own thread).
   progress.start('build: cross-sections (steps)', 3)
   const reader = await openBuildReader(dir, x)
+  const panel = startIndustryPanel(
+    {
+      dir,
+      append: appendOf(inc),
+      days: T,
+      industry: x.industry,
+      nIndustries: x.industries.length,
+      isStock: x.isStock,
+      etfSymbols: x.etfSymbols,
+      bits: active.bits,
+      weightBasis: basis.weight_basis,
+    },
+    panelThread,
+  )
   try {
     // Residual reversion: z was written per block; deciles and quality quintiles for every day.
     const { decile, quality } = await reversionBuckets(reader, x, active, start)
+    // The panel lists the build's arrays first: none is created before it has.
+    await panel.opened
     await write2D('products/reversion_decile', decile, spec('int8', T, N))
     await write2D('products/quality_quintile', quality, spec('int8', T, N))
     progress.update(1)
-    await writeIndustryPanel(reader, x, active, basis.weight_basis, start, write2D)
-    progress.update(2)
     await writeRankings(w, reader, x, active)
+    progress.update(2)
+    await panel.done
   } finally {
+    await panel.stop()
     await reader.close()
   }
   progress.update(3)
@@ -154,61 +159,6 @@ async function reversionBuckets(
     }
   }
   return { decile, quality }
-}
-
-/** Per level and day, each industry's weighted beta stats, stored as [day, industry] arrays. */
-async function writeIndustryPanel(
-  reader: BuildReader,
-  x: BuildInputs,
-  active: Membership,
-  weightBasis: WeightBasis,
-  start: number,
-  write2D: ReturnType<typeof writer2D>,
-): Promise<void> {
-  const T = x.calendar.length
-  const N = x.symbols.length
-  const nInd = x.industries.length
-  // Days before start come from the previous build, so only the rest is computed.
-  const series = LEVELS.map(() => ({
-    beta_mean: columnsOf(Float64Array, nInd, T, false, start),
-    beta_variance: columnsOf(Float64Array, nInd, T, false, start),
-    total_log_mcap_weight: columnsOf(Float64Array, nInd, T, false, start),
-    n_companies: columnsOf(Int32Array, nInd, T, false, start),
-  }))
-  // Every (day, industry) sums its members in symbol order on its own, so the panel computed one
-  // range of days at a time is the whole-panel computation's bit for bit.
-  for (const [a, b] of dayRanges(start, T)) {
-    const field = (f: string) => readDays(reader, `fields/${f}`, Float64Array, N, a, b)
-    const upTo = <C extends Float64Array | Int16Array | Int32Array>(cols: C[]) =>
-      cols.map((c) => c.subarray(0, b) as C)
-    const input = {
-      industry: upTo(x.industry),
-      nIndustries: nInd,
-      marketCap: await field('market_cap'),
-      l1MktBeta: await field('l1_mkt_beta'),
-      l2SecBeta: await field('l2_sec_beta'),
-      l3SubBeta: await field('l3_sub_beta'),
-      active,
-      weightBasis,
-    }
-    const out = series.map((o) => ({
-      beta_mean: upTo(o.beta_mean),
-      beta_variance: upTo(o.beta_variance),
-      total_log_mcap_weight: upTo(o.total_log_mcap_weight),
-      n_companies: upTo(o.n_companies),
-    }))
-    industryPanelSeries(input, LEVELS, a, out)
-  }
-  for (const [l, level] of LEVELS.entries()) {
-    const p = series[l]
-    const base = `products/industry_panel/${level}`
-    const attrs = { attributes: { dimension: 'industry index into meta/industries.json' } }
-    const dims = { days: T, symbols: nInd, chunkSymbols: Math.max(1, nInd), ...attrs }
-    await write2D(`${base}/beta_mean`, p.beta_mean, { dtype: 'float64', ...dims })
-    await write2D(`${base}/beta_variance`, p.beta_variance, { dtype: 'float64', ...dims })
-    await write2D(`${base}/total_log_mcap_weight`, p.total_log_mcap_weight, { dtype: 'float64', ...dims })
-    await write2D(`${base}/n_companies`, p.n_companies, { dtype: 'int32', ...dims })
-  }
 }
 
 /**
