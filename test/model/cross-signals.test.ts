@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { industryPanelDay, residualReversion, reversionDeciles } from '../../src/engine/model/cross/index.ts'
+import {
+  decileScratch,
+  industryPanelDay,
+  residualReversion,
+  reversionDeciles,
+} from '../../src/engine/model/cross/index.ts'
 import type { Panel } from '../../src/engine/model/panel.ts'
 import * as fc from '../helpers/fc.ts'
 import { naiveBuckets, naiveIndustryPanel, naiveReversion } from './cross-naive.ts'
@@ -126,15 +131,19 @@ describe('residual reversion (docs/methodology.md §12)', () => {
   test('deciles of z and quality quintiles of l3_sub_er over active members', () => {
     fc.assert(
       fc.property(seeds, fc.integer({ min: 1, max: 60 }), (seed, s) => {
-        const g = new WorldGen(seed, { symbols: s, days: 1, tieRate: 0.3 })
+        const g = new WorldGen(seed, { symbols: s, days: 4, tieRate: 0.3 })
         const z = g.returns()
         const q = g.fraction()
         const act = g.mask(0.8)
-        const got = reversionDeciles(z, q, 0, (i) => act[i][0] === 1)
-        const withZ = z.flatMap((a, i) => (act[i][0] && !Number.isNaN(a[0]) ? [{ i, v: a[0] }] : []))
-        const withQ = withZ.flatMap(({ i }) => (Number.isNaN(q[i][0]) ? [] : [{ i, v: q[i][0] }]))
-        assert.deepEqual(Array.from(got.decile), naiveBuckets(withZ, 10, s))
-        assert.deepEqual(Array.from(got.qualityQuintile), naiveBuckets(withQ, 5, s))
+        // Day after day with one scratch, as a build sweeps its days (the result is a view into it).
+        const scratch = decileScratch(s)
+        for (let t = 0; t < 4; t++) {
+          const got = reversionDeciles(z, q, t, (i) => act[i][t] === 1, scratch)
+          const withZ = z.flatMap((a, i) => (act[i][t] && !Number.isNaN(a[t]) ? [{ i, v: a[t] }] : []))
+          const withQ = withZ.flatMap(({ i }) => (Number.isNaN(q[i][t]) ? [] : [{ i, v: q[i][t] }]))
+          assert.deepEqual(Array.from(got.decile), naiveBuckets(withZ, 10, s), `day ${t}`)
+          assert.deepEqual(Array.from(got.qualityQuintile), naiveBuckets(withQ, 5, s), `day ${t}`)
+        }
       }),
       { numRuns: 200 },
     )

@@ -4,6 +4,7 @@ import { columnsOf } from '../model/columns.ts'
 import {
   type Cohort,
   type DefaultUniverseBasis,
+  decileScratch,
   defaultMember,
   rankAllMetrics,
   reversionDeciles,
@@ -147,11 +148,22 @@ async function reversionBuckets(
   const N = x.symbols.length
   const decile = columnsOf(Int8Array, N, T, false, start)
   const quality = columnsOf(Int8Array, N, T, false, start)
-  for (const [a, b] of dayRanges(start, T)) {
-    const z = await readDays(reader, REVERSION_Z, Float64Array, N, a, b)
-    const subEr = await readDays(reader, 'fields/l3_sub_er', Float64Array, N, a, b)
+  const scratch = decileScratch(N)
+  // The next range of days is read while this one is bucketed.
+  const ranges = dayRanges(start, T)
+  const read = ([a, b]: [number, number]) =>
+    Promise.all([
+      readDays(reader, REVERSION_Z, Float64Array, N, a, b),
+      readDays(reader, 'fields/l3_sub_er', Float64Array, N, a, b),
+    ])
+  let next = ranges.length > 0 ? read(ranges[0]) : null
+  for (let r = 0; r < ranges.length && next; r++) {
+    const [a, b] = ranges[r]
+    const [z, subEr] = await next
+    next = r + 1 < ranges.length ? read(ranges[r + 1]) : null
+    next?.catch(() => {}) // awaited on the next turn; a failure must not surface as unhandled first
     for (let t = a; t < b; t++) {
-      const d = reversionDeciles(z, subEr, t, (i) => active(i, t))
+      const d = reversionDeciles(z, subEr, t, (i) => active(i, t), scratch)
       for (let i = 0; i < N; i++) {
         decile[i][t] = d.decile[i]
         quality[i][t] = d.qualityQuintile[i]

@@ -20,7 +20,7 @@
  * summed directly (5 adds), which is exact enough and has no state.
  */
 import type { Panel } from '../panel.ts'
-import { orderBy } from './sort.ts'
+import { type OrderScratch, orderBy, orderScratch } from './sort.ts'
 
 export interface ReversionOptions {
   /** Days in the summed residual (default 5). */
@@ -141,14 +141,14 @@ export function reversionDeciles(
   l3SubEr: Panel,
   t: number,
   active: (i: number) => boolean,
+  /** Buffers reused from day to day (decileScratch): the result is then a view into them. */
+  scratch: DecileScratch = decileScratch(z.length),
 ): { decile: Int8Array; qualityQuintile: Int8Array } {
   const nSym = z.length
-  const decile = new Int8Array(nSym)
-  const qualityQuintile = new Int8Array(nSym)
-  const zt = new Float64Array(nSym)
-  const qt = new Float64Array(nSym)
-  const withZ = new Int32Array(nSym)
-  const withQ = new Int32Array(nSym)
+  const { zt, qt, withZ, withQ, decile, qualityQuintile, order } = scratch
+  if (zt.length !== nSym) throw new RangeError(`decile scratch for ${zt.length} symbols, not ${nSym}`)
+  decile.fill(0)
+  qualityQuintile.fill(0)
   let nz = 0
   let nq = 0
   for (let i = 0; i < nSym; i++) {
@@ -158,9 +158,32 @@ export function reversionDeciles(
     withZ[nz++] = i
     if (!Number.isNaN(qt[i])) withQ[nq++] = i
   }
-  bucket(orderBy(zt, withZ, nz, false), 10, decile)
-  bucket(orderBy(qt, withQ, nq, false), 5, qualityQuintile)
+  bucket(orderBy(zt, withZ, nz, false, order), 10, decile)
+  bucket(orderBy(qt, withQ, nq, false, order), 5, qualityQuintile)
   return { decile, qualityQuintile }
+}
+
+/** reversionDeciles' buffers for `n` symbols (a build sweeps thousands of days with one). */
+export interface DecileScratch {
+  zt: Float64Array
+  qt: Float64Array
+  withZ: Int32Array
+  withQ: Int32Array
+  decile: Int8Array
+  qualityQuintile: Int8Array
+  order: OrderScratch
+}
+
+export function decileScratch(n: number): DecileScratch {
+  return {
+    zt: new Float64Array(n),
+    qt: new Float64Array(n),
+    withZ: new Int32Array(n),
+    withQ: new Int32Array(n),
+    decile: new Int8Array(n),
+    qualityQuintile: new Int8Array(n),
+    order: orderScratch(n),
+  }
 }
 
 function bucket(order: Int32Array, buckets: number, out: Int8Array): void {
