@@ -73,6 +73,7 @@ const row = []
 for (let k = 0; k < 200; k++) { const t0 = performance.now(); await s.crossSection('l3_res_er', rnd(T)); row.push(performance.now() - t0) }
 const med = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1]
 const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)]
+await s.close()
 console.log(JSON.stringify({ historyMs: med(hist), historyP90: p90(hist), historyRrMs: med(histRr), latestMs: med(latest), rowMs: med(row), rowP90: p90(row) }))`
 
 function duBytes(dir: string): number {
