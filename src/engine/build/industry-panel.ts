@@ -10,7 +10,7 @@ import type { Worker } from 'node:worker_threads'
 import { columnsOf } from '../model/columns.ts'
 import { industryPanelSeries, type PanelLevel, type WeightBasis } from '../model/cross/index.ts'
 import { tsWorker } from './isolated.ts'
-import { type BuildReader, dayRanges, openBuildReader, readFieldsDays } from './read-back.ts'
+import { type BuildReader, dayRanges, openBuildReader, readAhead, readFieldsDays } from './read-back.ts'
 import { type Append, writer2D } from './write-2d.ts'
 
 const LEVELS: PanelLevel[] = ['market', 'sector', 'subsector']
@@ -59,16 +59,9 @@ async function writeIndustryPanel(reader: BuildReader, job: IndustryPanelJob): P
   }))
   const fields = ['market_cap', 'l1_mkt_beta', 'l2_sec_beta', 'l3_sub_beta']
   // Every (day, industry) sums its members in symbol order on its own, so the panel computed one
-  // range of days at a time is the whole-panel computation's bit for bit. The next range is read
-  // while this one is computed.
-  const ranges = dayRanges(start, T)
-  const read = (r: number) => readFieldsDays(reader, fields, N, ranges[r][0], ranges[r][1])
-  let next = ranges.length > 0 ? read(0) : null
-  for (let r = 0; r < ranges.length && next; r++) {
-    const [a, b] = ranges[r]
-    const [marketCap, l1MktBeta, l2SecBeta, l3SubBeta] = await next
-    next = r + 1 < ranges.length ? read(r + 1) : null
-    next?.catch(() => {}) // awaited on the next turn; a failure must not surface as unhandled first
+  // range of days at a time is the whole-panel computation's bit for bit.
+  const read = (a: number, b: number) => readFieldsDays(reader, fields, N, a, b)
+  await readAhead(dayRanges(start, T), read, ([marketCap, l1MktBeta, l2SecBeta, l3SubBeta], a, b) => {
     const upTo = <C extends Float64Array | Int16Array | Int32Array>(cols: C[]) =>
       cols.map((c) => c.subarray(0, b) as C)
     const input = {
@@ -88,7 +81,7 @@ async function writeIndustryPanel(reader: BuildReader, job: IndustryPanelJob): P
       n_companies: upTo(o.n_companies),
     }))
     industryPanelSeries(input, LEVELS, a, out)
-  }
+  })
   const write2D = writer2D(job.dir, job.append)
   for (const [l, level] of LEVELS.entries()) {
     const p = series[l]
@@ -110,21 +103,18 @@ export function startIndustryPanel(
   job: IndustryPanelJob,
   thread: boolean,
 ): { opened: Promise<void>; done: Promise<void>; stop: () => Promise<void> } {
-  if (!thread) {
-    let opened!: () => void
-    const open = new Promise<void>((resolve) => {
-      opened = resolve
-    })
-    const done = industryPanel(job, opened)
-    // A failure before the listing still lets the caller go on to see it from `done`.
-    done.catch(() => opened())
-    return { opened: open, done, stop: async () => {} }
-  }
-  const worker: Worker = tsWorker(new URL('./products-worker.ts', import.meta.url), job)
   let opened!: () => void
   const open = new Promise<void>((resolve) => {
     opened = resolve
   })
+  // A failure before the listing still lets the caller go on, to see it from `done`.
+  const settle = (done: Promise<void>) => done.catch(() => opened())
+  if (!thread) {
+    const done = industryPanel(job, opened)
+    settle(done)
+    return { opened: open, done, stop: async () => {} }
+  }
+  const worker: Worker = tsWorker(new URL('./products-worker.ts', import.meta.url), job)
   const done = new Promise<void>((resolve, reject) => {
     worker.on('message', (m: PanelWorkerMessage) => {
       if (m.kind === 'opened') opened()
@@ -134,7 +124,7 @@ export function startIndustryPanel(
     worker.on('error', reject)
     worker.on('exit', (code) => reject(new Error(`the industry panel's worker thread exited (code ${code})`)))
   })
-  done.catch(() => opened())
+  settle(done)
   return {
     opened: open,
     done,

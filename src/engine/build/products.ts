@@ -17,7 +17,14 @@ import { REVERSION_Z } from './fields.ts'
 import type { IncrementalPlan } from './incremental.ts'
 import { startIndustryPanel } from './industry-panel.ts'
 import type { BuildInputs } from './inputs.ts'
-import { type BuildReader, dayRanges, openBuildReader, readDays, readFieldsDays } from './read-back.ts'
+import {
+  type BuildReader,
+  dayRanges,
+  openBuildReader,
+  readAhead,
+  readDays,
+  readFieldsDays,
+} from './read-back.ts'
 import { universesFrom } from './tail.ts'
 import { appendOf, writer2D } from './write-2d.ts'
 
@@ -149,19 +156,12 @@ async function reversionBuckets(
   const decile = columnsOf(Int8Array, N, T, false, start)
   const quality = columnsOf(Int8Array, N, T, false, start)
   const scratch = decileScratch(N)
-  // The next range of days is read while this one is bucketed.
-  const ranges = dayRanges(start, T)
-  const read = ([a, b]: [number, number]) =>
+  const read = (a: number, b: number) =>
     Promise.all([
       readDays(reader, REVERSION_Z, Float64Array, N, a, b),
       readDays(reader, 'fields/l3_sub_er', Float64Array, N, a, b),
     ])
-  let next = ranges.length > 0 ? read(ranges[0]) : null
-  for (let r = 0; r < ranges.length && next; r++) {
-    const [a, b] = ranges[r]
-    const [z, subEr] = await next
-    next = r + 1 < ranges.length ? read(ranges[r + 1]) : null
-    next?.catch(() => {}) // awaited on the next turn; a failure must not surface as unhandled first
+  await readAhead(dayRanges(start, T), read, ([z, subEr], a, b) => {
     for (let t = a; t < b; t++) {
       const d = reversionDeciles(z, subEr, t, (i) => active(i, t), scratch)
       for (let i = 0; i < N; i++) {
@@ -169,7 +169,7 @@ async function reversionBuckets(
         quality[i][t] = d.qualityQuintile[i]
       }
     }
-  }
+  })
   return { decile, quality }
 }
 

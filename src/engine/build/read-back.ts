@@ -88,6 +88,24 @@ export async function readFieldsDays(
   return cols
 }
 
+/**
+ * Runs `work` over each day range in order with what `read` read for it, reading the next range
+ * while this one is worked on (a failed read surfaces when its range is reached, never unhandled).
+ */
+export async function readAhead<R>(
+  ranges: readonly [number, number][],
+  read: (a: number, b: number) => Promise<R>,
+  work: (data: R, a: number, b: number) => void,
+): Promise<void> {
+  let next = ranges.length > 0 ? read(ranges[0][0], ranges[0][1]) : null
+  for (let r = 0; r < ranges.length && next; r++) {
+    const data = await next
+    next = r + 1 < ranges.length ? read(ranges[r + 1][0], ranges[r + 1][1]) : null
+    next?.catch(() => {})
+    work(data, ranges[r][0], ranges[r][1])
+  }
+}
+
 /** Chunk-aligned day ranges covering [start, days): the first may start mid-chunk. */
 export function dayRanges(start: number, days: number): [number, number][] {
   const out: [number, number][] = []
