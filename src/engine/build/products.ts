@@ -175,8 +175,8 @@ async function reversionBuckets(
 
 /**
  * Rankings of data_as_of, precomputed (docs/methodology.md §12): per metric × window the ranked values
- * and, per cohort, the ordinal and the cohort size, as [symbol] arrays under
- * rankings/<metric>_<window>/. Rankings of any other day come from the same kernel on request
+ * and, per cohort, the ordinal and the cohort size, in two [ranking, symbol] arrays
+ * (STORE_FILES.rankingValues, rankingCohorts). Rankings of any other day come from the same kernel on request
  * (all 28 cheaply; docs/performance.md), so a build never pays for days nobody asks for, and an
  * incremental build only recomputes the new last day.
  */

@@ -19,8 +19,8 @@ import { universeBasisOf } from '../models.ts'
 /**
  * The 28 metric × window rankings (docs/methodology.md §12) of any trading day of a store.
  *
- * - data_as_of: the build's precomputed arrays (rankings/<metric>_<window>/…), read once per
- *   store (ModelStore keeps 1-D arrays).
+ * - data_as_of: the build's precomputed [ranking, symbol] arrays (rankings/value and
+ *   rankings/cohort), read once per store (storedRankings).
  * - Any other day t: the build's kernel (`rankAllMetrics`) on exactly the panels it reads — the
  *   seven per-stock series over the days ending at t that the longest window needs (one bulk
  *   read per field for all symbols), and at t alone the market cap, the sector and subsector ETF
